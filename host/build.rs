@@ -1,0 +1,39 @@
+//! Builds the first-party plugins under `plugins/` for wasm32-wasip2 and embeds them, with their
+//! `plugin.toml`, in the `passepartout` binary: a fresh machine needs no setup to have them.
+
+#[path = "build/guests.rs"]
+mod guests;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The first-party plugins, by package name (each is `plugins/<name>/`).
+const PLUGINS: &[&str] = &["shell-guard", "files", "eval"];
+
+fn main() {
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let workspace = Path::new(&manifest_dir)
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf();
+    guests::rerun_if_changed(&workspace, &["plugins", "skills-sdk", "wit", "Cargo.lock"]);
+    let built = guests::build(&workspace, PLUGINS);
+
+    let mut code = String::from(
+        "/// The first-party plugins, built from plugins/ by host/build.rs.\n\
+         pub static BUILTIN: &[Builtin] = &[\n",
+    );
+    for (name, wasm) in &built {
+        let manifest = workspace.join("plugins").join(name).join("plugin.toml");
+        writeln!(
+            code,
+            "    Builtin {{ dir: {name:?}, manifest: include_str!({:?}), component: include_bytes!({:?}) }},",
+            manifest.display().to_string(),
+            wasm.display().to_string(),
+        )
+        .expect("writing to a String");
+    }
+    code.push_str("];\n");
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin.rs");
+    std::fs::write(&out, code).expect("writing builtin.rs into OUT_DIR");
+}

@@ -1,0 +1,179 @@
+//! `passepartout plugins`: what is loaded, under which limits, with which grants.
+
+use std::process::ExitCode;
+
+use passepartout::runtime::{Kind, Plugin};
+use serde::Serialize;
+
+use super::Loaded;
+
+/// The JSON document `passepartout plugins --json` prints (docs/cli.md).
+#[derive(Serialize)]
+struct Listing<'a> {
+    plugins: Vec<Entry<'a>>,
+    errors: Vec<String>,
+    plugin_dir: Option<&'a std::path::Path>,
+    policy_file: Option<&'a std::path::Path>,
+    cache_dir: Option<&'a std::path::Path>,
+    pooling: bool,
+}
+
+#[derive(Serialize)]
+struct Entry<'a> {
+    name: &'a str,
+    version: &'a str,
+    description: &'a str,
+    kinds: &'a [Kind],
+    priority: i32,
+    origin: &'a passepartout::runtime::Origin,
+    sha256: &'a str,
+    from_cache: bool,
+    limits: &'a passepartout::runtime::Limits,
+    grants: &'a passepartout::runtime::Grants,
+    tools: Vec<Tool<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    read_only: bool,
+    timeout_ms: u64,
+}
+
+fn entry(p: &Plugin) -> Entry<'_> {
+    Entry {
+        name: &p.id.name,
+        version: &p.id.version,
+        description: &p.manifest.description,
+        kinds: &p.manifest.kinds,
+        priority: p.priority,
+        origin: &p.origin,
+        sha256: &p.sha256,
+        from_cache: p.from_cache,
+        limits: &p.limits,
+        grants: &p.grants,
+        tools: p
+            .tools
+            .iter()
+            .map(|t| Tool {
+                name: &t.name,
+                description: &t.description,
+                read_only: t.read_only,
+                timeout_ms: p.limits.tool_timeout(&t.name).as_millis() as u64,
+            })
+            .collect(),
+    }
+}
+
+pub fn run(loaded: &Loaded, json: bool) -> anyhow::Result<ExitCode> {
+    let report = &loaded.report;
+    let listing = Listing {
+        plugins: report.plugins.iter().map(entry).collect(),
+        errors: report.errors.iter().map(ToString::to_string).collect(),
+        plugin_dir: loaded.plugin_dir.as_deref(),
+        policy_file: loaded.policy_file.as_deref(),
+        cache_dir: loaded.runtime.cache_dir(),
+        pooling: loaded.runtime.pooling(),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&listing)?);
+    } else {
+        print_table(&listing);
+    }
+    Ok(if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn print_table(l: &Listing<'_>) {
+    for p in &l.plugins {
+        let kinds: Vec<String> = p
+            .kinds
+            .iter()
+            .map(|k| format!("{k:?}").to_lowercase())
+            .collect();
+        println!(
+            "{} {}  [{}]  priority {}  ({}, {})",
+            p.name,
+            p.version,
+            kinds.join(", "),
+            p.priority,
+            p.origin_label(),
+            if p.from_cache {
+                "compiled: cached"
+            } else {
+                "compiled: now"
+            }
+        );
+        if !p.description.is_empty() {
+            println!("  {}", p.description);
+        }
+        let lim = p.limits;
+        let mut limits = Vec::new();
+        if p.kinds.contains(&Kind::Gate) {
+            limits.push(format!(
+                "gate calls: fuel {}, timeout {} ms",
+                lim.gate_fuel,
+                lim.timeout.as_millis()
+            ));
+        }
+        if p.kinds.iter().any(|k| *k != Kind::Gate) {
+            let fuel = lim.tool_fuel.map_or("unbounded".into(), |f| f.to_string());
+            limits.push(format!("tool/skill calls: fuel {fuel}"));
+        }
+        limits.push(format!(
+            "memory {} MiB, output {} KiB",
+            lim.memory_bytes >> 20,
+            lim.max_output_bytes >> 10
+        ));
+        println!("  limits: {}", limits.join("; "));
+        let g = p.grants;
+        let mut grants: Vec<String> =
+            g.fs.iter()
+                .map(|m| format!("fs {} -> {} ({:?})", m.guest, m.host.display(), m.access))
+                .collect();
+        grants.extend(
+            g.env
+                .iter()
+                .map(|e| format!("env {}{}", e.name, if e.set { "" } else { " (unset)" })),
+        );
+        println!(
+            "  grants: {}",
+            if grants.is_empty() {
+                "none".into()
+            } else {
+                grants.join("; ")
+            }
+        );
+        for t in &p.tools {
+            println!(
+                "  tool {} ({}, timeout {} ms): {}",
+                t.name,
+                if t.read_only { "read-only" } else { "writes" },
+                t.timeout_ms,
+                t.description
+            );
+        }
+    }
+    for e in &l.errors {
+        eprintln!("error: {e}");
+    }
+    println!(
+        "{} plugin(s) loaded; plugin dir {}; policy {}; instances {}",
+        l.plugins.len(),
+        l.plugin_dir
+            .map_or("none".into(), |p| p.display().to_string()),
+        l.policy_file
+            .map_or("none".into(), |p| p.display().to_string()),
+        if l.pooling { "pooled" } else { "on demand" }
+    );
+}
+
+impl Entry<'_> {
+    fn origin_label(&self) -> String {
+        self.origin.to_string()
+    }
+}

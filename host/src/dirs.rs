@@ -1,0 +1,22 @@
+//! Where Passepartout keeps things, following the XDG base directories.
+
+use std::path::PathBuf;
+
+fn project() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "passepartout")
+}
+
+/// Third-party plugins: `$XDG_DATA_HOME/passepartout/plugins`.
+pub fn plugin_dir() -> Option<PathBuf> {
+    project().map(|p| p.data_dir().join("plugins"))
+}
+
+/// The operator's policy: `$XDG_CONFIG_HOME/passepartout/policy.toml`.
+pub fn policy_file() -> Option<PathBuf> {
+    project().map(|p| p.config_dir().join("policy.toml"))
+}
+
+/// Compiled components: `$XDG_CACHE_HOME/passepartout/compiled`.
+pub fn cache_dir() -> Option<PathBuf> {
+    project().map(|p| p.cache_dir().join("compiled"))
+}

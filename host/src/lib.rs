@@ -1,0 +1,13 @@
+//! # Passepartout
+//!
+//! An agent daemon in which a language model proposes actions, deterministic gates verify every
+//! proposal before anything runs it, and a person approves what a gate flags. Every skill, gate
+//! and tool is a WebAssembly component, run by [`runtime::Runtime`] under fuel, deadline and
+//! memory limits with only the capabilities its manifest asks for and the operator's policy
+//! grants.
+
+#![deny(missing_docs)]
+
+pub mod builtin;
+pub mod dirs;
+pub mod runtime;

@@ -1,0 +1,7 @@
+//! The `passepartout` command.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

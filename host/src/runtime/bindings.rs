@@ -1,0 +1,40 @@
+//! Host bindings generated from `wit/`, one module per world, sharing the `types` and `host`
+//! interfaces so that an `Action` is the same Rust type whichever role it goes to.
+
+/// The `gate-plugin` world; home of the shared interfaces.
+#[allow(missing_docs)]
+pub mod gate {
+    wasmtime::component::bindgen!({
+        world: "gate-plugin",
+        path: "../wit",
+    });
+}
+
+/// The `tool-plugin` world.
+#[allow(missing_docs)]
+pub mod tool {
+    wasmtime::component::bindgen!({
+        world: "tool-plugin",
+        path: "../wit",
+        with: {
+            "passepartout:plugin/types": super::gate::passepartout::plugin::types,
+            "passepartout:plugin/host": super::gate::passepartout::plugin::host,
+        },
+    });
+}
+
+/// The `skill-plugin` world.
+#[allow(missing_docs)]
+pub mod skill {
+    wasmtime::component::bindgen!({
+        world: "skill-plugin",
+        path: "../wit",
+        with: {
+            "passepartout:plugin/types": super::gate::passepartout::plugin::types,
+            "passepartout:plugin/host": super::gate::passepartout::plugin::host,
+        },
+    });
+}
+
+pub use gate::passepartout::plugin::host as host_api;
+pub use gate::passepartout::plugin::types;

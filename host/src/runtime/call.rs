@@ -1,0 +1,430 @@
+//! Calling a plugin: every call in a fresh Store (fresh instance, fresh WASI context), under its
+//! fuel, deadline and memory cap; every failure turned into a [`PluginError`] naming the plugin
+//! and the limit. A trap poisons only that Store, so the next call simply starts afresh.
+
+use std::time::Duration;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+use super::bindings::{gate, types};
+use super::capabilities::{env, fs};
+use super::engine::ticks;
+use super::error::{PluginError, ToolFailure};
+use super::limits::DEFAULT_GATE_TIMEOUT;
+use super::plugin::Plugin;
+use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
+
+/// Budget for one call.
+#[derive(Clone, Copy)]
+struct Budget {
+    fuel: Option<u64>,
+    timeout: Duration,
+}
+
+impl Plugin {
+    fn not_offered(&self, what: &str) -> PluginError {
+        PluginError::NotOffered {
+            plugin: self.id.clone(),
+            what: what.into(),
+        }
+    }
+
+    fn gate_budget(&self) -> Budget {
+        Budget {
+            fuel: Some(self.limits.gate_fuel),
+            timeout: self.limits.timeout,
+        }
+    }
+
+    fn gate_store(&self) -> Result<Store<GateData>, PluginError> {
+        let data = GateData {
+            common: HostCommon::new(self.id.clone(), self.limits.memory_bytes),
+        };
+        self.store(data, self.gate_budget())
+    }
+
+    fn tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
+        let mut b = WasiCtxBuilder::new();
+        // Deny by default: no sockets, no name lookup, no inherited env, args or stdio.
+        b.allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        fs::preopen(&mut b, &self.grants.fs).map_err(|detail| PluginError::Setup {
+            plugin: self.id.clone(),
+            detail,
+        })?;
+        env::apply(&mut b, &self.grants.env);
+        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        b.stderr(stderr.clone());
+        let data = ToolData {
+            common: HostCommon::new(self.id.clone(), self.limits.memory_bytes),
+            wasi: b.build(),
+            table: ResourceTable::new(),
+            stderr,
+        };
+        self.store(data, budget)
+    }
+
+    fn store<T: CallData>(&self, data: T, budget: Budget) -> Result<Store<T>, PluginError> {
+        let mut store = Store::new(&self.engine, data);
+        store.limiter(|d| &mut d.common().limiter);
+        store
+            .set_fuel(budget.fuel.unwrap_or(u64::MAX))
+            .map_err(|e| PluginError::Setup {
+                plugin: self.id.clone(),
+                detail: e.to_string(),
+            })?;
+        store.set_epoch_deadline(ticks(budget.timeout));
+        store.epoch_deadline_trap();
+        Ok(store)
+    }
+
+    /// Ask the gate for its verdict on `action`, in a fresh instance.
+    ///
+    /// # Errors
+    /// A [`PluginError`] when the gate traps, runs out of fuel, times out, exceeds its memory,
+    /// panics, calls anything it was not granted, or answers with more than its output cap.
+    /// Callers treat any error as a rejection (fail closed).
+    pub fn check(
+        &self,
+        action: &types::Action,
+        signal: &types::SignalView,
+    ) -> Result<types::Verdict, PluginError> {
+        let pre = self
+            .gate
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a gate"))?;
+        let budget = self.gate_budget();
+        let mut store = self.gate_store()?;
+        let result = pre.instantiate(&mut store).and_then(|g| {
+            g.passepartout_plugin_gate()
+                .call_check(&mut store, action, signal)
+        });
+        let verdict = result.map_err(|e| classify(&mut store, &e, budget))?;
+        self.check_verdict_size(verdict)
+    }
+
+    fn check_verdict_size(&self, verdict: types::Verdict) -> Result<types::Verdict, PluginError> {
+        let size = match &verdict {
+            types::Verdict::Pass => 0,
+            types::Verdict::Reject(r) | types::Verdict::RequireApproval(r) => r.len(),
+            types::Verdict::Modify(a) => {
+                a.args.len()
+                    + a.target.len()
+                    + a.text.as_ref().map_or(0, String::len)
+                    + a.explanation.as_ref().map_or(0, String::len)
+            }
+        };
+        self.check_output_size(size)?;
+        Ok(verdict)
+    }
+
+    fn check_output_size(&self, size: usize) -> Result<(), PluginError> {
+        let cap = usize::try_from(self.limits.max_output_bytes).unwrap_or(usize::MAX);
+        if size > cap {
+            return Err(PluginError::OutputTooLarge {
+                plugin: self.id.clone(),
+                size,
+                cap,
+            });
+        }
+        Ok(())
+    }
+
+    /// Call tool `name` with `args` (a JSON object), in a fresh instance with the plugin's
+    /// grants, under the tool's deadline (its own, else the plugin's, else the seed's).
+    ///
+    /// # Errors
+    /// [`PluginError::Tool`] for the tool's own error; [`PluginError::NotOffered`] for a tool
+    /// it does not have; any limit or trap as for [`Plugin::check`].
+    pub fn call_tool(&self, name: &str, args: &str) -> Result<String, PluginError> {
+        let pre = self
+            .tool
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a tool"))?;
+        if !self.tools.iter().any(|t| t.name == name) {
+            return Err(self.not_offered(&format!("has no tool {name:?}")));
+        }
+        let budget = Budget {
+            fuel: self.limits.tool_fuel,
+            timeout: self.limits.tool_timeout(name),
+        };
+        let mut store = self.tool_store(budget)?;
+        let result = pre.instantiate(&mut store).and_then(|t| {
+            t.passepartout_plugin_tool()
+                .call_call(&mut store, name, args)
+        });
+        match result.map_err(|e| classify(&mut store, &e, budget))? {
+            Ok(output) => {
+                self.check_output_size(output.len())?;
+                Ok(output)
+            }
+            Err(e) => Err(PluginError::Tool {
+                plugin: self.id.clone(),
+                tool: name.to_owned(),
+                error: match e {
+                    types::ToolError::InvalidArgs(m) => ToolFailure::InvalidArgs(m),
+                    types::ToolError::Denied(m) => ToolFailure::Denied(m),
+                    types::ToolError::Failed(m) => ToolFailure::Failed(m),
+                    types::ToolError::TimedOut => ToolFailure::TimedOut,
+                },
+            }),
+        }
+    }
+
+    /// Whether the skill handles `signal`.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub fn skill_triggers(&self, signal: &types::SignalView) -> Result<bool, PluginError> {
+        let pre = self
+            .skill
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a skill"))?;
+        let budget = self.skill_budget();
+        let mut store = self.tool_store(budget)?;
+        pre.instantiate(&mut store)
+            .and_then(|s| {
+                s.passepartout_plugin_skill()
+                    .call_triggers(&mut store, signal)
+            })
+            .map_err(|e| classify(&mut store, &e, budget))
+    }
+
+    /// The skill's prompt for `signal`, if it has one.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub fn skill_prompt(&self, signal: &types::SignalView) -> Result<Option<String>, PluginError> {
+        let pre = self
+            .skill
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a skill"))?;
+        let budget = self.skill_budget();
+        let mut store = self.tool_store(budget)?;
+        let prompt = pre
+            .instantiate(&mut store)
+            .and_then(|s| {
+                s.passepartout_plugin_skill()
+                    .call_prompt(&mut store, signal)
+            })
+            .map_err(|e| classify(&mut store, &e, budget))?;
+        self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
+        Ok(prompt)
+    }
+
+    fn skill_budget(&self) -> Budget {
+        Budget {
+            fuel: self.limits.tool_fuel,
+            timeout: self
+                .limits
+                .tool_default_timeout
+                .unwrap_or(DEFAULT_GATE_TIMEOUT),
+        }
+    }
+
+    pub(crate) fn describe_gate(&self) -> Result<types::GateInfo, PluginError> {
+        let pre = self
+            .gate
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a gate"))?;
+        let budget = self.gate_budget();
+        let mut store = self.gate_store()?;
+        pre.instantiate(&mut store)
+            .and_then(|g| g.passepartout_plugin_gate().call_describe(&mut store))
+            .map_err(|e| classify(&mut store, &e, budget))
+    }
+
+    pub(crate) fn describe_tools(&self) -> Result<Vec<types::ToolInfo>, PluginError> {
+        let pre = self
+            .tool
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a tool"))?;
+        let budget = self.skill_budget();
+        let mut store = self.tool_store(budget)?;
+        pre.instantiate(&mut store)
+            .and_then(|t| t.passepartout_plugin_tool().call_describe(&mut store))
+            .map_err(|e| classify(&mut store, &e, budget))
+    }
+
+    pub(crate) fn describe_skill(&self) -> Result<types::SkillInfo, PluginError> {
+        let pre = self
+            .skill
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a skill"))?;
+        let budget = self.skill_budget();
+        let mut store = self.tool_store(budget)?;
+        pre.instantiate(&mut store)
+            .and_then(|s| s.passepartout_plugin_skill().call_describe(&mut store))
+            .map_err(|e| classify(&mut store, &e, budget))
+    }
+
+    /// An instance of the gate kept alive across calls: the cheapest way to call a gate many
+    /// times. Each call gets the full fuel budget and deadline again. A gate keeps no state a
+    /// caller can observe, but memory it allocated does persist between calls of one
+    /// `LiveGate`; use [`Plugin::check`] when that matters.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub fn live_gate(&self) -> Result<LiveGate<'_>, PluginError> {
+        let pre = self
+            .gate
+            .as_ref()
+            .ok_or_else(|| self.not_offered("is not a gate"))?;
+        let mut store = self.gate_store()?;
+        let instance = pre
+            .instantiate(&mut store)
+            .map_err(|e| classify(&mut store, &e, self.gate_budget()))?;
+        Ok(LiveGate {
+            plugin: self,
+            store,
+            instance,
+        })
+    }
+}
+
+/// A gate instance reused across calls (see [`Plugin::live_gate`]).
+pub struct LiveGate<'a> {
+    plugin: &'a Plugin,
+    store: Store<GateData>,
+    instance: gate::GatePlugin,
+}
+
+impl LiveGate<'_> {
+    /// The gate's verdict on `action`.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`]. After an error the instance is replaced by a fresh one.
+    pub fn check(
+        &mut self,
+        action: &types::Action,
+        signal: &types::SignalView,
+    ) -> Result<types::Verdict, PluginError> {
+        let budget = self.plugin.gate_budget();
+        let store = &mut self.store;
+        let refuel = store
+            .set_fuel(self.plugin.limits.gate_fuel)
+            .map_err(|e| PluginError::Setup {
+                plugin: self.plugin.id.clone(),
+                detail: e.to_string(),
+            });
+        refuel?;
+        store.set_epoch_deadline(ticks(budget.timeout));
+        match self
+            .instance
+            .passepartout_plugin_gate()
+            .call_check(&mut *store, action, signal)
+        {
+            Ok(v) => self.plugin.check_verdict_size(v),
+            Err(e) => {
+                let err = classify(store, &e, budget);
+                // A trap poisons the Store: start over in a new one.
+                if let Ok(fresh) = self.plugin.live_gate() {
+                    self.store = fresh.store;
+                    self.instance = fresh.instance;
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+/// Turn a failed call into the error that says which limit or rule stopped it.
+fn classify<T: CallData>(
+    store: &mut Store<T>,
+    err: &wasmtime::Error,
+    budget: Budget,
+) -> PluginError {
+    let stderr = store.data().stderr();
+    let common = store.data_mut().common();
+    let plugin = common.plugin.clone();
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => {
+            return PluginError::OutOfFuel {
+                plugin,
+                fuel: budget.fuel.unwrap_or(u64::MAX),
+            };
+        }
+        Some(Trap::Interrupt) => {
+            return PluginError::TimedOut {
+                plugin,
+                timeout: budget.timeout,
+            };
+        }
+        Some(Trap::StackOverflow) => return PluginError::StackOverflow { plugin },
+        _ => {}
+    }
+    // A refused allocation is followed by an abort (a trap, or a WASI call to print the error):
+    // report the cap, which is the cause.
+    if common.limiter.hit {
+        return PluginError::OutOfMemory {
+            plugin,
+            cap_bytes: common.limiter_cap(),
+        };
+    }
+    if let Some(message) = common.panic.take() {
+        return PluginError::Panicked { plugin, message };
+    }
+    let detail = format!("{err:#}");
+    if let Some(import) = unknown_import(&detail) {
+        return PluginError::Denied { plugin, import };
+    }
+    if let Some(message) = stderr.as_deref().and_then(panic_from_stderr) {
+        return PluginError::Panicked { plugin, message };
+    }
+    let detail = match stderr {
+        Some(s) => format!("{detail}; stderr: {}", tail(&s, 1024)),
+        None => detail,
+    };
+    PluginError::Trapped { plugin, detail }
+}
+
+/// wasmtime's message for a call to an import stubbed by `define_unknown_imports_as_traps`.
+fn unknown_import(detail: &str) -> Option<String> {
+    let start = detail.find("unknown import: `")? + "unknown import: `".len();
+    let len = detail[start..].find('`')?;
+    Some(detail[start..start + len].to_owned())
+}
+
+/// Rust's default panic message on stderr: `thread '...' panicked at src/x.rs:1:2:\nmessage`.
+fn panic_from_stderr(stderr: &str) -> Option<String> {
+    let at = stderr.find("panicked at ")?;
+    Some(
+        stderr[at + "panicked at ".len()..]
+            .trim()
+            .replace('\n', " "),
+    )
+}
+
+fn tail(s: &str, max: usize) -> &str {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_import_in_wasmtime_messages() {
+        let msg = "error while executing: unknown import: `wasi:cli/environment@0.2.6#get-environment` has not been defined";
+        assert_eq!(
+            unknown_import(msg).as_deref(),
+            Some("wasi:cli/environment@0.2.6#get-environment")
+        );
+        assert_eq!(unknown_import("wasm trap: unreachable"), None);
+    }
+
+    #[test]
+    fn finds_a_panic_on_stderr() {
+        let stderr =
+            "thread '<unnamed>' panicked at src/lib.rs:3:5:\nboom\nnote: run with RUST_BACKTRACE";
+        assert!(panic_from_stderr(stderr).is_some_and(|m| m.contains("boom")));
+    }
+}

@@ -1,0 +1,42 @@
+//! Environment variables: by name only. A plugin sees a variable when its manifest asks for the
+//! name and the policy grants it; the value is the daemon's own at load. Nothing else of the
+//! daemon's environment is inherited.
+
+use serde::Serialize;
+use wasmtime_wasi::WasiCtxBuilder;
+
+/// One variable a plugin gets.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EnvGrant {
+    /// Its name.
+    pub name: String,
+    /// Its value; never shown by `passepartout plugins`.
+    #[serde(skip)]
+    pub value: String,
+    /// Whether the daemon had it set (unset variables are granted but stay unset).
+    pub set: bool,
+}
+
+/// The variables a plugin gets: asked for and granted.
+pub fn resolve(asked: &[String], granted: &[String]) -> Vec<EnvGrant> {
+    asked
+        .iter()
+        .filter(|name| granted.contains(name))
+        .map(|name| {
+            // ambient authority: reading the daemon's environment for a granted name.
+            let value = std::env::var(name).ok();
+            EnvGrant {
+                name: name.clone(),
+                set: value.is_some(),
+                value: value.unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// Set the granted variables in a call's WASI context.
+pub fn apply(builder: &mut WasiCtxBuilder, env: &[EnvGrant]) {
+    for e in env.iter().filter(|e| e.set) {
+        builder.env(&e.name, &e.value);
+    }
+}

@@ -1,0 +1,100 @@
+//! Capabilities: what a plugin asked for (manifest) ∩ what the operator granted (policy), then
+//! how each is enforced when a call starts. One module per capability; the audit reads the same
+//! [`Grants`] the runtime enforces, so the two cannot disagree.
+
+pub mod env;
+pub mod fs;
+
+use serde::Serialize;
+
+use super::error::{LoadError, PluginId};
+use super::manifest::{CapabilityRequest, Kind, MemoryAccess};
+use super::policy::PluginPolicy;
+
+pub use fs::Mount;
+
+/// The capabilities a plugin's tool and skill calls run with. Gate calls get none of them.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Grants {
+    /// Directories preopened for the plugin.
+    pub fs: Vec<Mount>,
+    /// Environment variables set for the plugin (names only are shown; values stay private).
+    pub env: Vec<env::EnvGrant>,
+    /// Hosts for outbound HTTP.
+    pub net: Vec<String>,
+    /// Programs it may run.
+    pub process: Vec<String>,
+    /// Access to the memory store.
+    pub memory: MemoryAccess,
+}
+
+impl Grants {
+    /// Resolve what `plugin` gets: each capability it asked for that `policy` also grants.
+    ///
+    /// # Errors
+    /// [`LoadError::Invalid`] for a gate-only plugin that asks for capabilities or a mount whose
+    /// host directory is missing; [`LoadError::Unenforceable`] for a grant this runtime cannot
+    /// enforce (it is refused, never silently dropped).
+    pub fn resolve(
+        plugin: &PluginId,
+        kinds: &[Kind],
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+    ) -> Result<Grants, LoadError> {
+        let invalid = |message: String| LoadError::Invalid {
+            plugin: plugin.clone(),
+            message,
+        };
+        let gate_only = kinds.iter().all(|k| *k == Kind::Gate);
+        let asks_anything = !asked.fs.is_empty()
+            || !asked.env.is_empty()
+            || !asked.net.is_empty()
+            || !asked.process.is_empty();
+        if gate_only && asks_anything {
+            return Err(invalid(
+                "a gate gets no filesystem, environment, network or processes (it must be a pure \
+                 function of the action); remove [capabilities] from plugin.toml"
+                    .into(),
+            ));
+        }
+        let grants = Grants {
+            fs: fs::resolve(&asked.fs, &policy.fs).map_err(invalid)?,
+            env: env::resolve(&asked.env, &policy.env),
+            net: intersect(&asked.net, &policy.net),
+            process: intersect(&asked.process, &policy.process),
+            memory: asked.memory.min(policy.memory),
+        };
+        let unenforceable = |grant: String, why: &str| LoadError::Unenforceable {
+            plugin: plugin.clone(),
+            grant,
+            why: why.into(),
+        };
+        if !grants.net.is_empty() {
+            return Err(unenforceable(
+                format!("network access to {:?}", grants.net),
+                "outbound HTTP (wasi:http with a host allow-list) is not linked by this runtime",
+            ));
+        }
+        if !grants.process.is_empty() {
+            return Err(unenforceable(
+                format!("running programs {:?}", grants.process),
+                "the host process interface is not part of this runtime",
+            ));
+        }
+        if grants.memory != MemoryAccess::None {
+            return Err(unenforceable(
+                format!("memory access {:?}", grants.memory),
+                "the memory store's host interface is not part of this runtime",
+            ));
+        }
+        Ok(grants)
+    }
+}
+
+fn intersect(asked: &[String], granted: &[String]) -> Vec<String> {
+    asked
+        .iter()
+        .filter(|a| granted.contains(a))
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,237 @@
+//! Errors at the plugin boundary. Every one names the plugin and its version, as
+//! `plugin "files" 0.1.0: ...`, and says which limit or grant was involved.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A plugin's identity: its manifest's name and version.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct PluginId {
+    /// The plugin's name, unique among loaded plugins.
+    pub name: String,
+    /// The plugin's version (semver, from its manifest).
+    pub version: String,
+}
+
+impl fmt::Display for PluginId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "plugin {:?} {}", self.name, self.version)
+    }
+}
+
+/// The limit a call ran into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The fuel budget (`limits.fuel`).
+    Fuel,
+    /// The wall-clock deadline (`limits.timeout_ms` / `limits.tool_timeout_ms`).
+    Timeout,
+    /// The memory cap (`limits.memory_mib`).
+    Memory,
+    /// The wasm stack (unbounded recursion).
+    Stack,
+    /// The output cap (`limits.max_output_kib`).
+    Output,
+}
+
+/// Why a call into a loaded plugin failed. The host keeps serving after any of these, and the
+/// plugin's next call starts in a fresh instance.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The call used up its fuel budget.
+    #[error(
+        "{plugin}: ran out of fuel ({fuel} units per call; raise `limits.fuel` in its policy if this is legitimate)"
+    )]
+    OutOfFuel {
+        /// The plugin.
+        plugin: PluginId,
+        /// The budget it had.
+        fuel: u64,
+    },
+    /// The call ran past its deadline.
+    #[error("{plugin}: timed out after {} ms (`limits.timeout_ms`)", timeout.as_millis())]
+    TimedOut {
+        /// The plugin.
+        plugin: PluginId,
+        /// The deadline it had.
+        timeout: Duration,
+    },
+    /// The plugin tried to grow its memory past its cap.
+    #[error("{plugin}: exceeded its memory cap of {} MiB (`limits.memory_mib`)", cap_bytes >> 20)]
+    OutOfMemory {
+        /// The plugin.
+        plugin: PluginId,
+        /// The cap, in bytes.
+        cap_bytes: u64,
+    },
+    /// The plugin overflowed the wasm stack, usually by unbounded recursion.
+    #[error("{plugin}: overflowed its stack (unbounded recursion?)")]
+    StackOverflow {
+        /// The plugin.
+        plugin: PluginId,
+    },
+    /// The plugin panicked.
+    #[error("{plugin}: panicked: {message}")]
+    Panicked {
+        /// The plugin.
+        plugin: PluginId,
+        /// What it said when it panicked.
+        message: String,
+    },
+    /// The plugin called a host function it was not granted (for a gate: any WASI call).
+    #[error("{plugin}: called `{import}`, which it was not granted; the call was stopped")]
+    Denied {
+        /// The plugin.
+        plugin: PluginId,
+        /// The import it called, e.g. `wasi:filesystem/preopens@0.2.6#get-directories`.
+        import: String,
+    },
+    /// The plugin returned more than its output cap.
+    #[error(
+        "{plugin}: returned {size} bytes, more than its output cap of {cap} bytes (`limits.max_output_kib`)"
+    )]
+    OutputTooLarge {
+        /// The plugin.
+        plugin: PluginId,
+        /// What it returned.
+        size: usize,
+        /// The cap.
+        cap: usize,
+    },
+    /// Any other trap (unreachable, out-of-bounds access, ...).
+    #[error("{plugin}: trapped: {detail}")]
+    Trapped {
+        /// The plugin.
+        plugin: PluginId,
+        /// The trap and what the plugin last said.
+        detail: String,
+    },
+    /// A tool reported an error of its own (bad arguments, a failed operation).
+    #[error("{plugin}: tool {tool:?}: {error}")]
+    Tool {
+        /// The plugin.
+        plugin: PluginId,
+        /// The tool called.
+        tool: String,
+        /// The tool's own error.
+        error: ToolFailure,
+    },
+    /// The plugin does not have the role or tool asked for.
+    #[error("{plugin}: {what}")]
+    NotOffered {
+        /// The plugin.
+        plugin: PluginId,
+        /// What is missing, e.g. `is not a gate`, `has no tool "x"`.
+        what: String,
+    },
+    /// The host could not set up the call (a mount that vanished, ...).
+    #[error("{plugin}: could not start the call: {detail}")]
+    Setup {
+        /// The plugin.
+        plugin: PluginId,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+impl PluginError {
+    /// The plugin the error is about.
+    pub fn plugin(&self) -> &PluginId {
+        match self {
+            Self::OutOfFuel { plugin, .. }
+            | Self::TimedOut { plugin, .. }
+            | Self::OutOfMemory { plugin, .. }
+            | Self::StackOverflow { plugin }
+            | Self::Panicked { plugin, .. }
+            | Self::Denied { plugin, .. }
+            | Self::OutputTooLarge { plugin, .. }
+            | Self::Trapped { plugin, .. }
+            | Self::Tool { plugin, .. }
+            | Self::NotOffered { plugin, .. }
+            | Self::Setup { plugin, .. } => plugin,
+        }
+    }
+
+    /// The limit the call ran into, if that is why it failed.
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            Self::OutOfFuel { .. } => Some(Limit::Fuel),
+            Self::TimedOut { .. } => Some(Limit::Timeout),
+            Self::OutOfMemory { .. } => Some(Limit::Memory),
+            Self::StackOverflow { .. } => Some(Limit::Stack),
+            Self::OutputTooLarge { .. } => Some(Limit::Output),
+            _ => None,
+        }
+    }
+}
+
+/// A tool's own error, as the `tool-error` variant of the WIT.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(tag = "kind", content = "message", rename_all = "snake_case")]
+pub enum ToolFailure {
+    /// The arguments did not fit the tool's schema.
+    #[error("invalid arguments: {0}")]
+    InvalidArgs(String),
+    /// The tool refused (not granted, outside its mounts, ...).
+    #[error("denied: {0}")]
+    Denied(String),
+    /// The tool tried and failed.
+    #[error("failed: {0}")]
+    Failed(String),
+    /// The tool gave up waiting.
+    #[error("timed out")]
+    TimedOut,
+}
+
+/// Why a plugin could not be loaded. Loading goes on with the other plugins.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A manifest or policy file could not be read or parsed.
+    #[error("{path}: {message}")]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// The component could not be read, compiled or linked.
+    #[error("{plugin}: {message}")]
+    Component {
+        /// The plugin.
+        plugin: PluginId,
+        /// What failed.
+        message: String,
+    },
+    /// The manifest and the component disagree, or a limit is out of range.
+    #[error("{plugin}: {message}")]
+    Invalid {
+        /// The plugin.
+        plugin: PluginId,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The plugin would get a grant this runtime cannot enforce: refused, never ignored.
+    #[error(
+        "{plugin}: {grant} is granted, but this runtime cannot enforce it yet: {why}. Remove it from plugin.toml or policy.toml."
+    )]
+    Unenforceable {
+        /// The plugin.
+        plugin: PluginId,
+        /// The grant, e.g. `network hosts ["example.com"]`.
+        grant: String,
+        /// Why it cannot be enforced.
+        why: String,
+    },
+    /// Two plugins share a name.
+    #[error("two plugins are named {name:?}: {first} and {second}; rename or remove one")]
+    Duplicate {
+        /// The name.
+        name: String,
+        /// Where the first came from.
+        first: String,
+        /// Where the second came from.
+        second: String,
+    },
+}

@@ -1,0 +1,228 @@
+//! Effective limits: the policy's value, else the manifest's, else the defaults here.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::manifest::{Kind, LimitSpec};
+
+/// Fuel for a gate call when nothing says otherwise: ~600 units for a small check, so this
+/// leaves three orders of magnitude of room while stopping a loop within milliseconds.
+pub const DEFAULT_GATE_FUEL: u64 = 20_000_000;
+/// Deadline for gate and skill calls when nothing says otherwise.
+pub const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Memory cap for gate-only plugins.
+pub const DEFAULT_GATE_MEMORY_MIB: u64 = 16;
+/// Memory cap for every other plugin.
+pub const DEFAULT_MEMORY_MIB: u64 = 64;
+/// Output cap per call.
+pub const DEFAULT_MAX_OUTPUT_KIB: u64 = 1024;
+/// The largest memory cap a plugin may have (the pooling allocator reserves this per slot).
+pub const MAX_MEMORY_MIB: u64 = 1024;
+/// The longest deadline a call may have.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The seed's per-tool timeouts: shell 300 s, search-files 30 s, eval 10 s, others 120 s.
+pub fn seed_tool_timeout(tool: &str) -> Duration {
+    Duration::from_secs(match tool {
+        "shell" => 300,
+        "search-files" => 30,
+        "eval" | "eval-form" => 10,
+        _ => 120,
+    })
+}
+
+/// The limits a plugin runs under.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Limits {
+    /// Fuel per gate call (always bounded).
+    pub gate_fuel: u64,
+    /// Fuel per tool or skill call; `None` is unbounded (the deadline still applies).
+    pub tool_fuel: Option<u64>,
+    /// Deadline per gate or skill call.
+    #[serde(serialize_with = "millis", rename = "timeout_ms")]
+    pub timeout: Duration,
+    /// Deadline per tool call, for tools with their own (others use [`seed_tool_timeout`]
+    /// unless `timeout_ms` is set).
+    #[serde(serialize_with = "millis_map", rename = "tool_timeout_ms")]
+    pub tool_timeouts: BTreeMap<String, Duration>,
+    /// Deadline for tools not in `tool_timeouts`, if one was configured.
+    #[serde(serialize_with = "opt_millis", rename = "tool_default_timeout_ms")]
+    pub tool_default_timeout: Option<Duration>,
+    /// Memory cap, bytes.
+    pub memory_bytes: u64,
+    /// Output cap per call, bytes.
+    pub max_output_bytes: u64,
+}
+
+impl Limits {
+    /// Resolve the limits for a plugin with `kinds` from its manifest and its policy entry.
+    ///
+    /// # Errors
+    /// A message naming the limit that is zero or past its maximum.
+    pub fn resolve(
+        kinds: &[Kind],
+        manifest: &LimitSpec,
+        policy: &LimitSpec,
+    ) -> Result<Limits, String> {
+        let fuel = policy.fuel.or(manifest.fuel);
+        if fuel == Some(0) {
+            return Err("limits.fuel must be at least 1".into());
+        }
+        let timeout_ms = policy.timeout_ms.or(manifest.timeout_ms);
+        let mut tool_timeouts = BTreeMap::new();
+        for (tool, ms) in manifest
+            .tool_timeout_ms
+            .iter()
+            .chain(&policy.tool_timeout_ms)
+        {
+            tool_timeouts.insert(
+                tool.clone(),
+                checked_timeout(*ms, &format!("tool_timeout_ms.{tool}"))?,
+            );
+        }
+        let gate_only = kinds.iter().all(|k| *k == Kind::Gate);
+        let memory_mib = policy
+            .memory_mib
+            .or(manifest.memory_mib)
+            .unwrap_or(if gate_only {
+                DEFAULT_GATE_MEMORY_MIB
+            } else {
+                DEFAULT_MEMORY_MIB
+            });
+        if memory_mib == 0 || memory_mib > MAX_MEMORY_MIB {
+            return Err(format!(
+                "limits.memory_mib is {memory_mib}: use 1 to {MAX_MEMORY_MIB}"
+            ));
+        }
+        let output_kib = policy
+            .max_output_kib
+            .or(manifest.max_output_kib)
+            .unwrap_or(DEFAULT_MAX_OUTPUT_KIB);
+        if output_kib == 0 || output_kib > 64 * 1024 {
+            return Err(format!(
+                "limits.max_output_kib is {output_kib}: use 1 to 65536"
+            ));
+        }
+        let timeout = timeout_ms
+            .map(|ms| checked_timeout(ms, "timeout_ms"))
+            .transpose()?;
+        Ok(Limits {
+            gate_fuel: fuel.unwrap_or(DEFAULT_GATE_FUEL),
+            tool_fuel: fuel,
+            timeout: timeout.unwrap_or(DEFAULT_GATE_TIMEOUT),
+            tool_timeouts,
+            tool_default_timeout: timeout,
+            memory_bytes: memory_mib << 20,
+            max_output_bytes: output_kib << 10,
+        })
+    }
+
+    /// The deadline for a call of tool `name`: its own, else the plugin's, else the seed's.
+    pub fn tool_timeout(&self, name: &str) -> Duration {
+        self.tool_timeouts
+            .get(name)
+            .copied()
+            .or(self.tool_default_timeout)
+            .unwrap_or_else(|| seed_tool_timeout(name))
+    }
+}
+
+fn checked_timeout(ms: u64, what: &str) -> Result<Duration, String> {
+    let d = Duration::from_millis(ms);
+    if ms == 0 || d > MAX_TIMEOUT {
+        return Err(format!(
+            "limits.{what} is {ms}: use 1 to {} ms",
+            MAX_TIMEOUT.as_millis()
+        ));
+    }
+    Ok(d)
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+fn opt_millis<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+        None => s.serialize_none(),
+    }
+}
+
+fn millis_map<S: serde::Serializer>(
+    m: &BTreeMap<String, Duration>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        map.serialize_entry(k, &(v.as_millis() as u64))?;
+    }
+    map.end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_timeouts() {
+        assert_eq!(seed_tool_timeout("shell"), Duration::from_secs(300));
+        assert_eq!(seed_tool_timeout("search-files"), Duration::from_secs(30));
+        assert_eq!(seed_tool_timeout("eval"), Duration::from_secs(10));
+        assert_eq!(
+            seed_tool_timeout("nonexistent-tool"),
+            Duration::from_secs(120)
+        );
+    }
+
+    #[test]
+    fn policy_beats_manifest_and_specific_beats_general() {
+        let manifest = LimitSpec {
+            timeout_ms: Some(5000),
+            memory_mib: Some(32),
+            ..Default::default()
+        };
+        let mut policy = LimitSpec {
+            memory_mib: Some(8),
+            ..Default::default()
+        };
+        policy.tool_timeout_ms.insert("eval".into(), 250);
+        let l = Limits::resolve(&[Kind::Tool], &manifest, &policy).expect("valid");
+        assert_eq!(l.memory_bytes, 8 << 20);
+        assert_eq!(l.tool_timeout("eval"), Duration::from_millis(250));
+        assert_eq!(l.tool_timeout("shell"), Duration::from_millis(5000));
+        assert_eq!(l.tool_fuel, None);
+        assert_eq!(l.gate_fuel, DEFAULT_GATE_FUEL);
+    }
+
+    #[test]
+    fn tools_without_a_timeout_get_the_seed_defaults() {
+        let l = Limits::resolve(&[Kind::Tool], &LimitSpec::default(), &LimitSpec::default())
+            .expect("valid");
+        assert_eq!(l.tool_timeout("shell"), Duration::from_secs(300));
+        assert_eq!(l.tool_timeout("read-file"), Duration::from_secs(120));
+    }
+
+    #[test]
+    fn out_of_range_limits_are_refused() {
+        let bad = LimitSpec {
+            memory_mib: Some(0),
+            ..Default::default()
+        };
+        assert!(
+            Limits::resolve(&[Kind::Gate], &bad, &LimitSpec::default())
+                .is_err_and(|e| e.contains("memory_mib"))
+        );
+        let bad = LimitSpec {
+            fuel: Some(0),
+            ..Default::default()
+        };
+        assert!(
+            Limits::resolve(&[Kind::Gate], &LimitSpec::default(), &bad)
+                .is_err_and(|e| e.contains("fuel"))
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! `plugin.toml`: what a plugin is and what it asks for. The operator's policy decides what it
+//! gets (see [`crate::runtime::policy`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A plugin's manifest, read from the `plugin.toml` beside its component.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Unique name: lowercase letters, digits and `-`.
+    pub name: String,
+    /// Semver version.
+    pub version: String,
+    /// One sentence for people: what the plugin does.
+    #[serde(default)]
+    pub description: String,
+    /// The roles the component exports: `gate`, `tool`, `skill`.
+    pub kinds: Vec<Kind>,
+    /// Gates run highest priority first; skills likewise. Default 0.
+    #[serde(default)]
+    pub priority: i32,
+    /// The component's file name, beside the manifest. Default `plugin.wasm`.
+    #[serde(default = "default_component")]
+    pub component: String,
+    /// The limits the plugin asks for; the policy may override them.
+    #[serde(default)]
+    pub limits: LimitSpec,
+    /// The capabilities the plugin asks for; it gets those the policy also grants.
+    #[serde(default)]
+    pub capabilities: CapabilityRequest,
+}
+
+fn default_component() -> String {
+    "plugin.wasm".into()
+}
+
+/// A role a plugin can take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Exports `passepartout:plugin/gate`.
+    Gate,
+    /// Exports `passepartout:plugin/tool`.
+    Tool,
+    /// Exports `passepartout:plugin/skill`.
+    Skill,
+}
+
+impl Kind {
+    /// The WIT interface this role exports.
+    pub fn interface(self) -> &'static str {
+        match self {
+            Kind::Gate => "passepartout:plugin/gate@0.1.0",
+            Kind::Tool => "passepartout:plugin/tool@0.1.0",
+            Kind::Skill => "passepartout:plugin/skill@0.1.0",
+        }
+    }
+}
+
+/// Limits as written in a manifest or a policy; unset fields fall back (policy, then manifest,
+/// then the defaults in [`crate::runtime::limits`]).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSpec {
+    /// Fuel per call. Gates always have a budget; tools only when this is set.
+    pub fuel: Option<u64>,
+    /// Wall-clock deadline per call, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Per-tool deadlines, by tool name, in milliseconds.
+    #[serde(default)]
+    pub tool_timeout_ms: BTreeMap<String, u64>,
+    /// Memory cap, in MiB.
+    pub memory_mib: Option<u64>,
+    /// Cap on what one call may return, in KiB.
+    pub max_output_kib: Option<u64>,
+}
+
+/// Access to a mounted directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Read files and list directories.
+    ReadOnly,
+    /// Also create, write, rename and delete.
+    ReadWrite,
+}
+
+/// Access to Passepartout's memory (the Org object store).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryAccess {
+    /// No access: the memory interface is not linked.
+    #[default]
+    None,
+    /// Read-only queries.
+    Read,
+    /// Queries and writes.
+    ReadWrite,
+}
+
+/// The capabilities a manifest asks for.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityRequest {
+    /// Directories to be mounted, by the path the plugin sees.
+    #[serde(default)]
+    pub fs: Vec<FsRequest>,
+    /// Environment variables, by name.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Hosts for outbound HTTP.
+    #[serde(default)]
+    pub net: Vec<String>,
+    /// Programs it may run through the host's process interface.
+    #[serde(default)]
+    pub process: Vec<String>,
+    /// Access to the memory store.
+    #[serde(default)]
+    pub memory: MemoryAccess,
+}
+
+/// A directory a plugin asks to have mounted.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsRequest {
+    /// The absolute path the plugin sees, e.g. `/workspace`.
+    pub guest: String,
+    /// The most access it needs.
+    pub access: Access,
+    /// Why, for the operator and the audit.
+    #[serde(default)]
+    pub why: Option<String>,
+}
+
+impl Manifest {
+    /// Parse and validate a manifest.
+    ///
+    /// # Errors
+    /// A message naming the bad field and what is expected (TOML errors carry line and column).
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let m: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 64
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !name_ok {
+            return Err(format!(
+                "name {:?}: use 1-64 lowercase letters, digits and `-`",
+                self.name
+            ));
+        }
+        let version_ok = self.version.split('.').count() >= 3
+            && self.version.split(['-', '+']).next().is_some_and(|core| {
+                core.split('.')
+                    .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            });
+        if !version_ok {
+            return Err(format!(
+                "version {:?}: use semver, e.g. 0.1.0",
+                self.version
+            ));
+        }
+        if self.kinds.is_empty() {
+            return Err("kinds: list at least one of gate, tool, skill".into());
+        }
+        if self.component.is_empty()
+            || self.component.contains(['/', '\\'])
+            || self.component.starts_with('.')
+        {
+            return Err(format!(
+                "component {:?}: give a file name beside plugin.toml, without a path",
+                self.component
+            ));
+        }
+        for fs in &self.capabilities.fs {
+            crate::runtime::capabilities::fs::check_guest_path(&fs.guest)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+//! The plugin runtime: wasmtime, the WIT bindings, manifests and policy, limits, capabilities,
+//! the compiled-artifact cache, and the calls themselves.
+
+pub mod bindings;
+pub mod cache;
+pub mod call;
+pub mod capabilities;
+pub mod engine;
+pub mod error;
+pub mod limits;
+pub mod loader;
+pub mod manifest;
+pub mod plugin;
+pub mod policy;
+pub mod state;
+
+use std::path::PathBuf;
+
+use wasmtime::Engine;
+use wasmtime::component::{HasSelf, Linker};
+
+pub use bindings::types;
+pub use call::LiveGate;
+pub use capabilities::Grants;
+pub use error::{Limit, LoadError, PluginError, PluginId, ToolFailure};
+pub use limits::Limits;
+pub use loader::LoadReport;
+pub use manifest::{Kind, Manifest};
+pub use plugin::{Origin, Plugin, PluginSource};
+pub use policy::Policy;
+
+use state::{GateData, HostCommon, ToolData};
+
+/// How to build a [`Runtime`].
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached; `None` compiles every time.
+    pub cache_dir: Option<PathBuf>,
+    /// Try the pooling allocator (falls back to on-demand when unavailable).
+    pub pooling: bool,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            cache_dir: crate::dirs::cache_dir(),
+            pooling: true,
+        }
+    }
+}
+
+/// The plugin host: one engine, its epoch ticker, the artifact cache and the base linkers.
+/// Load plugins with [`Runtime::load`] or [`Runtime::load_all`]; each [`Plugin`] is then called
+/// directly, from any thread.
+pub struct Runtime {
+    engine: Engine,
+    pooling: bool,
+    cache: cache::ArtifactCache,
+    gate_linker: Linker<GateData>,
+    tool_linker: Linker<ToolData>,
+    _ticker: engine::EpochTicker,
+}
+
+impl Runtime {
+    /// Build the engine (probing the pooling allocator), start the epoch ticker and prepare the
+    /// linkers: gates get only our `host` interface; tools and skills get it and WASI p2.
+    ///
+    /// # Errors
+    /// The engine cannot be created, or the linkers cannot be built (a wasmtime bug).
+    pub fn new(config: RuntimeConfig) -> anyhow::Result<Runtime> {
+        let (engine, pooling) = engine::build(config.pooling)?;
+        let cache = cache::ArtifactCache::new(config.cache_dir, &engine);
+
+        let mut gate_linker = Linker::<GateData>::new(&engine);
+        add_host::<GateData>(&mut gate_linker, |d| &mut d.common)?;
+
+        let mut tool_linker = Linker::<ToolData>::new(&engine);
+        add_host::<ToolData>(&mut tool_linker, |d| &mut d.common)?;
+        wasmtime_wasi::p2::add_to_linker_sync(&mut tool_linker)
+            .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
+
+        let ticker = engine::EpochTicker::start(&engine);
+        Ok(Runtime {
+            engine,
+            pooling,
+            cache,
+            gate_linker,
+            tool_linker,
+            _ticker: ticker,
+        })
+    }
+
+    /// Whether instances come from the pooling allocator.
+    pub fn pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// The compiled-artifact cache directory, if caching.
+    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+        self.cache.dir()
+    }
+}
+
+fn add_host<T: 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut HostCommon,
+) -> anyhow::Result<()> {
+    bindings::types::add_to_linker::<T, HasSelf<HostCommon>>(linker, get)
+        .map_err(|e| anyhow::anyhow!("linking the types interface: {e}"))?;
+    bindings::host_api::add_to_linker::<T, HasSelf<HostCommon>>(linker, get)
+        .map_err(|e| anyhow::anyhow!("linking the host interface: {e}"))?;
+    Ok(())
+}

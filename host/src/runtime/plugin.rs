@@ -1,0 +1,260 @@
+//! A loaded plugin: its manifest, effective limits and grants, compiled component and one
+//! `InstancePre` per role. Calls are in [`super::call`].
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+use super::Runtime;
+use super::bindings::{gate, skill, tool, types};
+use super::capabilities::Grants;
+use super::error::{LoadError, PluginId};
+use super::limits::Limits;
+use super::manifest::{Kind, Manifest};
+use super::policy::Policy;
+use super::state::{GateData, ToolData};
+
+/// The WIT package version this host links.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// Where a plugin came from.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "kind", content = "path", rename_all = "snake_case")]
+pub enum Origin {
+    /// Built into the `passepartout` binary (the first-party plugins).
+    Builtin,
+    /// A folder in the plugin directory.
+    Dir(PathBuf),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Builtin => write!(f, "built in"),
+            Origin::Dir(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// A plugin not yet loaded: its manifest text and component bytes.
+pub struct PluginSource {
+    /// Where it came from.
+    pub origin: Origin,
+    /// The manifest's path, for error messages.
+    pub manifest_path: PathBuf,
+    /// The manifest, as TOML.
+    pub manifest: Cow<'static, str>,
+    /// The component's bytes.
+    pub component: Cow<'static, [u8]>,
+}
+
+/// A loaded plugin, ready to call.
+pub struct Plugin {
+    /// Name and version.
+    pub id: PluginId,
+    /// The manifest as written.
+    pub manifest: Manifest,
+    /// Priority (the policy's, else the manifest's).
+    pub priority: i32,
+    /// The limits it runs under.
+    pub limits: Limits,
+    /// What its tool and skill calls can reach.
+    pub grants: Grants,
+    /// Where it came from.
+    pub origin: Origin,
+    /// sha256 of the component.
+    pub sha256: String,
+    /// Whether the compiled component came from the on-disk cache.
+    pub from_cache: bool,
+    /// The gate's own description, when it is a gate.
+    pub gate_info: Option<types::GateInfo>,
+    /// The tools it offers, when it is a tool.
+    pub tools: Vec<types::ToolInfo>,
+    /// The skill's description, when it is a skill.
+    pub skill_info: Option<types::SkillInfo>,
+    pub(crate) engine: Engine,
+    pub(crate) gate: Option<gate::GatePluginPre<GateData>>,
+    pub(crate) tool: Option<tool::ToolPluginPre<ToolData>>,
+    pub(crate) skill: Option<skill::SkillPluginPre<ToolData>>,
+}
+
+impl Plugin {
+    /// Whether the plugin takes `kind`.
+    pub fn is(&self, kind: Kind) -> bool {
+        self.manifest.kinds.contains(&kind)
+    }
+}
+
+impl Runtime {
+    /// Load one plugin: parse and check its manifest, resolve its limits and grants against
+    /// `policy`, compile (or load from the cache), check its exports, link each role, and ask
+    /// each role to describe itself.
+    ///
+    /// # Errors
+    /// A [`LoadError`] naming the plugin (or the manifest file) and what to fix.
+    pub fn load(&self, source: &PluginSource, policy: &Policy) -> Result<Plugin, LoadError> {
+        let manifest = Manifest::parse(&source.manifest).map_err(|message| LoadError::Config {
+            path: source.manifest_path.clone(),
+            message,
+        })?;
+        let id = PluginId {
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+        };
+        let invalid = |message: String| LoadError::Invalid {
+            plugin: id.clone(),
+            message,
+        };
+        let component_err = |message: String| LoadError::Component {
+            plugin: id.clone(),
+            message,
+        };
+        let entry = policy.for_plugin(&manifest.name);
+        let limits =
+            Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits).map_err(invalid)?;
+        let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
+
+        let compiled = self
+            .cache
+            .load(&self.engine, &source.component)
+            .map_err(|e| {
+                component_err(format!("does not compile as a WebAssembly component: {e}"))
+            })?;
+        let component = compiled.component;
+        check_exports(&self.engine, &component, &manifest.kinds).map_err(invalid)?;
+
+        let link_err = |e: wasmtime::Error| {
+            component_err(format!(
+                "cannot be linked: {e:#}. It imports an interface this host does not provide to \
+                 its role; `passepartout plugins` lists what each plugin is granted"
+            ))
+        };
+        let gate_pre = if manifest.kinds.contains(&Kind::Gate) {
+            let mut linker: Linker<GateData> = self.gate_linker.clone();
+            // Everything but our host interface traps: a gate holds no capability at all.
+            linker
+                .define_unknown_imports_as_traps(&component)
+                .map_err(link_err)?;
+            let pre = linker.instantiate_pre(&component).map_err(link_err)?;
+            Some(gate::GatePluginPre::new(pre).map_err(link_err)?)
+        } else {
+            None
+        };
+        // Tools and skills get WASI (denying all but their grants, per call) and our host
+        // interface. An import beyond those is refused here, at link time. (Not stubbed with
+        // `define_unknown_imports_as_traps`: that shadows the semver-compatible WASI instances,
+        // so a guest built against wasi@0.2.6 would find its calls trapping.)
+        let tool_linker = &self.tool_linker;
+        let tool_pre = if manifest.kinds.contains(&Kind::Tool) {
+            let pre = tool_linker.instantiate_pre(&component).map_err(link_err)?;
+            Some(tool::ToolPluginPre::new(pre).map_err(link_err)?)
+        } else {
+            None
+        };
+        let skill_pre = if manifest.kinds.contains(&Kind::Skill) {
+            let pre = tool_linker.instantiate_pre(&component).map_err(link_err)?;
+            Some(skill::SkillPluginPre::new(pre).map_err(link_err)?)
+        } else {
+            None
+        };
+
+        let mut plugin = Plugin {
+            id: id.clone(),
+            priority: entry.priority.unwrap_or(manifest.priority),
+            manifest,
+            limits,
+            grants,
+            origin: source.origin.clone(),
+            sha256: compiled.sha256,
+            from_cache: compiled.from_cache,
+            gate_info: None,
+            tools: Vec::new(),
+            skill_info: None,
+            engine: self.engine.clone(),
+            gate: gate_pre,
+            tool: tool_pre,
+            skill: skill_pre,
+        };
+        let describe_err =
+            |e: super::error::PluginError| component_err(format!("describe failed: {e}"));
+        if plugin.gate.is_some() {
+            plugin.gate_info = Some(plugin.describe_gate().map_err(describe_err)?);
+        }
+        if plugin.tool.is_some() {
+            let tools = plugin.describe_tools().map_err(describe_err)?;
+            check_tools(&tools).map_err(invalid)?;
+            plugin.tools = tools;
+        }
+        if plugin.skill.is_some() {
+            plugin.skill_info = Some(plugin.describe_skill().map_err(describe_err)?);
+        }
+        Ok(plugin)
+    }
+}
+
+/// The component must export exactly the roles its manifest lists, at a WIT version we link.
+fn check_exports(
+    engine: &Engine,
+    component: &wasmtime::component::Component,
+    kinds: &[Kind],
+) -> Result<(), String> {
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    for name in &exports {
+        if let Some(rest) = name.strip_prefix("passepartout:plugin/") {
+            if let Some((_, version)) = rest.split_once('@') {
+                if version != WIT_VERSION {
+                    return Err(format!(
+                        "exports {name}, built against passepartout:plugin@{version}; this host links @{WIT_VERSION}. Rebuild it with a matching passepartout-sdk."
+                    ));
+                }
+            }
+        }
+    }
+    for kind in [Kind::Gate, Kind::Tool, Kind::Skill] {
+        let exported = exports.iter().any(|e| e == kind.interface());
+        let declared = kinds.contains(&kind);
+        if declared && !exported {
+            return Err(format!(
+                "plugin.toml lists kind {kind:?} but the component does not export {} (it exports: {})",
+                kind.interface(),
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                }
+            ));
+        }
+        if exported && !declared {
+            return Err(format!(
+                "the component exports {} but plugin.toml does not list {kind:?} in kinds",
+                kind.interface()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_tools(tools: &[types::ToolInfo]) -> Result<(), String> {
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("describe lists the tool {:?} twice", w[0]));
+    }
+    for t in tools {
+        if serde_json::from_str::<serde_json::Value>(&t.parameters).map_or(true, |v| !v.is_object())
+        {
+            return Err(format!(
+                "tool {:?}: parameters is not a JSON Schema object",
+                t.name
+            ));
+        }
+    }
+    Ok(())
+}

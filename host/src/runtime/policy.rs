@@ -1,0 +1,106 @@
+//! `policy.toml`: what the operator grants. A plugin gets what its manifest asks for AND its
+//! policy entry grants; nothing is inherited from the daemon.
+//!
+//! ```toml
+//! # Applies to every plugin without a [plugins.NAME] entry of its own.
+//! [default]
+//! limits = { timeout_ms = 60000 }
+//!
+//! [plugins.files]
+//! fs = [{ guest = "/workspace", host = "~/projects/notes", access = "read-write" }]
+//! env = ["LANG"]
+//! limits = { memory_mib = 128 }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::LoadError;
+use super::manifest::{Access, LimitSpec, MemoryAccess};
+
+/// The operator's policy.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// The entry for plugins that have none of their own. Empty by default: nothing granted.
+    #[serde(default)]
+    pub default: PluginPolicy,
+    /// Entries by plugin name. An entry replaces `default` entirely for that plugin.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, PluginPolicy>,
+}
+
+/// What the operator grants one plugin.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginPolicy {
+    /// Directories mounted for the plugin.
+    #[serde(default)]
+    pub fs: Vec<FsGrant>,
+    /// Environment variables passed through by name (the daemon's value at load).
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Hosts for outbound HTTP.
+    #[serde(default)]
+    pub net: Vec<String>,
+    /// Programs the plugin may run.
+    #[serde(default)]
+    pub process: Vec<String>,
+    /// Access to the memory store.
+    #[serde(default)]
+    pub memory: MemoryAccess,
+    /// Limit overrides: these win over the manifest's.
+    #[serde(default)]
+    pub limits: LimitSpec,
+    /// Priority override for gates and skills.
+    #[serde(default)]
+    pub priority: Option<i32>,
+}
+
+/// A directory the operator mounts for a plugin.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsGrant {
+    /// The path the plugin sees; must match a path its manifest asks for.
+    pub guest: String,
+    /// The directory on this machine (`~/` is the daemon user's home).
+    pub host: PathBuf,
+    /// The most access granted; the plugin gets the lesser of this and what it asked for.
+    pub access: Access,
+}
+
+impl Policy {
+    /// Read a policy file. A missing file is an empty policy (nothing granted).
+    ///
+    /// # Errors
+    /// [`LoadError::Config`] naming the file and the TOML error (line, column, field).
+    pub fn load(path: &Path) -> Result<Policy, LoadError> {
+        // ambient authority: the operator's own policy file.
+        match std::fs::read_to_string(path) {
+            Ok(text) => Policy::parse(&text).map_err(|message| LoadError::Config {
+                path: path.to_owned(),
+                message,
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Policy::default()),
+            Err(e) => Err(LoadError::Config {
+                path: path.to_owned(),
+                message: format!("cannot read the policy: {e}"),
+            }),
+        }
+    }
+
+    /// Parse a policy from TOML text.
+    ///
+    /// # Errors
+    /// The TOML or schema error, with line and column.
+    pub fn parse(text: &str) -> Result<Policy, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The entry that applies to plugin `name`.
+    pub fn for_plugin(&self, name: &str) -> &PluginPolicy {
+        self.plugins.get(name).unwrap_or(&self.default)
+    }
+}

@@ -1,0 +1,162 @@
+//! What each call's Store holds: the plugin's identity, its memory cap, what it logged, and (for
+//! tools and skills) its WASI context built from its grants.
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::{host_api, types};
+use super::error::PluginId;
+
+/// Longest log line kept from a plugin.
+const MAX_LOG_LINE: usize = 4096;
+/// Most log lines kept per call.
+const MAX_LOG_LINES: u32 = 100;
+/// How much of a tool's stderr is kept (a panic message without the SDK's hook lands there).
+pub const STDERR_CAPACITY: usize = 64 * 1024;
+
+/// State every call has, whatever its role.
+pub struct HostCommon {
+    pub(crate) plugin: PluginId,
+    pub(crate) limiter: MemoryCap,
+    log_lines: u32,
+    pub(crate) panic: Option<String>,
+}
+
+impl HostCommon {
+    pub(crate) fn new(plugin: PluginId, memory_cap: u64) -> HostCommon {
+        HostCommon {
+            plugin,
+            limiter: MemoryCap {
+                cap: usize::try_from(memory_cap).unwrap_or(usize::MAX),
+                hit: false,
+            },
+            log_lines: 0,
+            panic: None,
+        }
+    }
+}
+
+impl HostCommon {
+    /// The memory cap, in bytes.
+    pub(crate) fn limiter_cap(&self) -> u64 {
+        self.limiter.cap as u64
+    }
+}
+
+impl types::Host for HostCommon {}
+
+impl host_api::Host for HostCommon {
+    fn log(&mut self, level: types::LogLevel, message: String) {
+        if self.log_lines >= MAX_LOG_LINES {
+            return;
+        }
+        self.log_lines += 1;
+        let mut message = message;
+        if message.len() > MAX_LOG_LINE {
+            let mut cut = MAX_LOG_LINE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push_str(" [cut]");
+        }
+        let p = &self.plugin;
+        match level {
+            types::LogLevel::Debug => {
+                tracing::debug!(plugin = %p.name, version = %p.version, "{message}")
+            }
+            types::LogLevel::Info => {
+                tracing::info!(plugin = %p.name, version = %p.version, "{message}")
+            }
+            types::LogLevel::Warn => {
+                tracing::warn!(plugin = %p.name, version = %p.version, "{message}")
+            }
+            types::LogLevel::Error => {
+                tracing::error!(plugin = %p.name, version = %p.version, "{message}");
+                // The SDK's panic hook says `panicked: ...` just before the instance aborts.
+                if let Some(rest) = message.strip_prefix("panicked: ") {
+                    self.panic = Some(rest.to_owned());
+                }
+            }
+        }
+    }
+}
+
+/// The memory cap, remembering whether a plugin ran into it (so that the abort that follows a
+/// refused allocation is reported as the memory limit, not as a bare trap).
+pub struct MemoryCap {
+    cap: usize,
+    pub(crate) hit: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let ok = desired <= self.cap;
+        self.hit |= !ok;
+        Ok(ok)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// Store data for a gate call: no WASI at all.
+pub struct GateData {
+    pub(crate) common: HostCommon,
+}
+
+/// Store data for a tool or skill call: WASI built from the plugin's grants.
+pub struct ToolData {
+    pub(crate) common: HostCommon,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) stderr: MemoryOutputPipe,
+}
+
+impl WasiView for ToolData {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Access to the common part of either kind of store data.
+pub trait CallData: Send + 'static {
+    /// The common state.
+    fn common(&mut self) -> &mut HostCommon;
+    /// What the plugin wrote to stderr, if it had one.
+    fn stderr(&self) -> Option<String> {
+        None
+    }
+}
+
+impl CallData for GateData {
+    fn common(&mut self) -> &mut HostCommon {
+        &mut self.common
+    }
+}
+
+impl CallData for ToolData {
+    fn common(&mut self) -> &mut HostCommon {
+        &mut self.common
+    }
+    fn stderr(&self) -> Option<String> {
+        let bytes = self.stderr.contents();
+        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    }
+}

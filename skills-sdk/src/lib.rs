@@ -1,0 +1,189 @@
+//! # passepartout-sdk
+//!
+//! Everything a Rust author needs to write a Passepartout plugin: a gate that verifies proposed
+//! actions, a tool that does work, or a skill that shapes prompts. Implement one trait, invoke one
+//! macro, build for `wasm32-wasip2`: the result is a WebAssembly component that the Passepartout
+//! host loads against the `passepartout:plugin@0.1.0` WIT package (the `wit/` folder of this
+//! repository; read it for the exact contract).
+//!
+//! ## A complete gate
+//!
+//! ```no_run
+//! use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
+//!
+//! struct NoSudo;
+//!
+//! impl Gate for NoSudo {
+//!     fn describe() -> GateInfo {
+//!         GateInfo { description: "Rejects shell commands run through sudo.".into() }
+//!     }
+//!
+//!     fn check(action: Action, _signal: SignalView) -> Verdict {
+//!         let args = action.args_json();
+//!         let command = args["command"].as_str().unwrap_or_default();
+//!         if command.split_whitespace().any(|word| word == "sudo") {
+//!             Verdict::Reject("sudo is not allowed; run the command without it".into())
+//!         } else {
+//!             Verdict::Pass
+//!         }
+//!     }
+//! }
+//!
+//! passepartout_sdk::export_gate!(NoSudo);
+//! ```
+//!
+//! ## A complete tool
+//!
+//! ```no_run
+//! use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Shout { text: String }
+//!
+//! struct Upper;
+//!
+//! impl Tool for Upper {
+//!     fn describe() -> Vec<ToolInfo> {
+//!         vec![ToolInfo {
+//!             name: "shout".into(),
+//!             description: "Returns the text in capital letters.".into(),
+//!             parameters: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#.into(),
+//!             read_only: true,
+//!         }]
+//!     }
+//!
+//!     fn call(name: String, args: String) -> Result<String, ToolError> {
+//!         match name.as_str() {
+//!             "shout" => Ok(parse_args::<Shout>(&args)?.text.to_uppercase()),
+//!             other => Err(ToolError::InvalidArgs(format!("no tool named {other}"))),
+//!         }
+//!     }
+//! }
+//!
+//! passepartout_sdk::export_tool!(Upper);
+//! ```
+//!
+//! ## Build and install
+//!
+//! The crate is a `cdylib`:
+//!
+//! ```toml
+//! [lib]
+//! crate-type = ["cdylib"]
+//!
+//! [dependencies]
+//! passepartout-sdk = "0.1"
+//! serde = { version = "1", features = ["derive"] }
+//! ```
+//!
+//! Then, once per machine `rustup target add wasm32-wasip2`, and
+//! `cargo build --release --target wasm32-wasip2`. The component is
+//! `target/wasm32-wasip2/release/<crate>.wasm` (rustc already makes it a component).
+//!
+//! Install it by making a folder for it in the plugin directory
+//! (`$XDG_DATA_HOME/passepartout/plugins/<name>/`, or the `--plugins DIR` you pass) holding the
+//! component and a `plugin.toml`:
+//!
+//! ```toml
+//! name = "no-sudo"
+//! version = "0.1.0"
+//! description = "Rejects shell commands run through sudo."
+//! kinds = ["gate"]
+//! priority = 50
+//! component = "no_sudo.wasm"
+//!
+//! [limits]
+//! fuel = 10_000_000      # per call; the same budget on every machine
+//! timeout_ms = 1000
+//! memory_mib = 16
+//!
+//! # Tools ask for what they need; the operator's policy.toml decides what they get:
+//! # [[capabilities.fs]]
+//! # guest = "/workspace"
+//! # access = "read-write"
+//! # env = ["LANG"]
+//! ```
+//!
+//! `passepartout plugins` then lists it with its limits and effective grants.
+//!
+//! ## Panics
+//!
+//! A panic inside a plugin ends the call; the host reports it as a panic of your plugin (with the
+//! message, which the export macros forward to the host log) and the next call starts afresh.
+
+#![deny(missing_docs)]
+
+/// Bindings generated from `wit/` by wit-bindgen, one module per world. Plugin authors use the
+/// re-exports at the crate root; the macros use these paths.
+#[doc(hidden)]
+pub mod bindings {
+    /// The `gate-plugin` world; also the home of the shared `types` and `host` interfaces.
+    pub mod gate {
+        wit_bindgen::generate!({
+            world: "gate-plugin",
+            path: "../wit",
+            pub_export_macro: true,
+            export_macro_name: "__export_gate_world",
+            default_bindings_module: "passepartout_sdk::bindings::gate",
+        });
+    }
+    /// The `tool-plugin` world.
+    pub mod tool {
+        wit_bindgen::generate!({
+            world: "tool-plugin",
+            path: "../wit",
+            with: {
+                "passepartout:plugin/types@0.1.0": crate::bindings::gate::passepartout::plugin::types,
+                "passepartout:plugin/host@0.1.0": crate::bindings::gate::passepartout::plugin::host,
+            },
+            pub_export_macro: true,
+            export_macro_name: "__export_tool_world",
+            default_bindings_module: "passepartout_sdk::bindings::tool",
+        });
+    }
+    /// The `skill-plugin` world.
+    pub mod skill {
+        wit_bindgen::generate!({
+            world: "skill-plugin",
+            path: "../wit",
+            with: {
+                "passepartout:plugin/types@0.1.0": crate::bindings::gate::passepartout::plugin::types,
+                "passepartout:plugin/host@0.1.0": crate::bindings::gate::passepartout::plugin::host,
+            },
+            pub_export_macro: true,
+            export_macro_name: "__export_skill_world",
+            default_bindings_module: "passepartout_sdk::bindings::skill",
+        });
+    }
+}
+
+mod args;
+mod roles;
+
+pub use args::parse_args;
+pub use bindings::gate::passepartout::plugin::types::{
+    Action, GateInfo, LogLevel, SignalView, SkillInfo, ToolError, ToolInfo, Verdict,
+};
+pub use roles::{Gate, Skill, Tool};
+
+/// Write `message` to the daemon's log at `level`, tagged with this plugin's name and version.
+///
+/// The host cuts lines longer than 4 KiB and keeps at most 100 lines per call.
+pub fn log(level: LogLevel, message: &str) {
+    bindings::gate::passepartout::plugin::host::log(level, message);
+}
+
+/// Not part of the API: used by the export macros.
+#[doc(hidden)]
+pub mod __private {
+    /// Forward panic messages to the host log (once per instance), so that the host can say
+    /// what a panicking plugin said instead of only "unreachable executed".
+    pub fn init() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            std::panic::set_hook(Box::new(|info| {
+                crate::log(crate::LogLevel::Error, &format!("panicked: {info}"));
+            }));
+        });
+    }
+}
