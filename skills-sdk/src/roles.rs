@@ -41,6 +41,8 @@ macro_rules! export_gate {
         #[doc(hidden)]
         pub struct __PassepartoutGate;
         $crate::__gate_guest!(__PassepartoutGate, $ty, $crate::bindings::gate);
+        // Natively (unit tests, benchmarks) there is no component to export from.
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::gate::__export_gate_world!(__PassepartoutGate with_types_in $crate::bindings::gate);
     };
 }
@@ -52,6 +54,8 @@ macro_rules! export_tool {
         #[doc(hidden)]
         pub struct __PassepartoutTool;
         $crate::__tool_guest!(__PassepartoutTool, $ty, $crate::bindings::tool);
+        // Natively (unit tests, benchmarks) there is no component to export from.
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::tool::__export_tool_world!(__PassepartoutTool with_types_in $crate::bindings::tool);
     };
 }
@@ -78,6 +82,8 @@ macro_rules! export_skill {
                 <$ty as $crate::Skill>::prompt(signal)
             }
         }
+        // Natively (unit tests, benchmarks) there is no component to export from.
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::skill::__export_skill_world!(__PassepartoutSkill with_types_in $crate::bindings::skill);
     };
 }

@@ -7,6 +7,7 @@ pub mod gate {
     wasmtime::component::bindgen!({
         world: "gate-plugin",
         path: "../wit",
+        additional_derives: [PartialEq, Eq, serde::Serialize],
     });
 }
 

@@ -93,6 +93,20 @@ impl Plugin {
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<types::Verdict, PluginError> {
+        self.check_metered(action, signal)
+            .map(|(verdict, _)| verdict)
+    }
+
+    /// As [`Plugin::check`], also returning the fuel the call used (instantiation included).
+    /// For a given gate and input this number is the same on every machine.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub fn check_metered(
+        &self,
+        action: &types::Action,
+        signal: &types::SignalView,
+    ) -> Result<(types::Verdict, u64), PluginError> {
         let pre = self
             .gate
             .as_ref()
@@ -104,7 +118,8 @@ impl Plugin {
                 .call_check(&mut store, action, signal)
         });
         let verdict = result.map_err(|e| classify(&mut store, &e, budget))?;
-        self.check_verdict_size(verdict)
+        let used = self.limits.gate_fuel - store.get_fuel().unwrap_or(0);
+        Ok((self.check_verdict_size(verdict)?, used))
     }
 
     fn check_verdict_size(&self, verdict: types::Verdict) -> Result<types::Verdict, PluginError> {

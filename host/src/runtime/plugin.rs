@@ -217,26 +217,24 @@ fn check_exports(
             }
         }
     }
-    for kind in [Kind::Gate, Kind::Tool, Kind::Skill] {
-        let exported = exports.iter().any(|e| e == kind.interface());
-        let declared = kinds.contains(&kind);
-        if declared && !exported {
-            return Err(format!(
-                "plugin.toml lists kind {kind:?} but the component does not export {} (it exports: {})",
-                kind.interface(),
-                if exports.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    exports.join(", ")
-                }
-            ));
-        }
-        if exported && !declared {
-            return Err(format!(
-                "the component exports {} but plugin.toml does not list {kind:?} in kinds",
-                kind.interface()
-            ));
-        }
+    let exported = |kind: Kind| exports.iter().any(|e| e == kind.interface());
+    let all = [Kind::Gate, Kind::Tool, Kind::Skill];
+    if let Some(kind) = all.into_iter().find(|k| kinds.contains(k) && !exported(*k)) {
+        return Err(format!(
+            "plugin.toml lists kind {kind:?} but the component does not export {} (it exports: {})",
+            kind.interface(),
+            if exports.is_empty() {
+                "nothing".to_owned()
+            } else {
+                exports.join(", ")
+            }
+        ));
+    }
+    if let Some(kind) = all.into_iter().find(|k| !kinds.contains(k) && exported(*k)) {
+        return Err(format!(
+            "the component exports {} but plugin.toml does not list {kind:?} in kinds",
+            kind.interface()
+        ));
     }
     Ok(())
 }

@@ -107,7 +107,13 @@ fn unwrap(words: &[String]) -> Vec<String> {
             return Vec::new();
         };
         let name = basename(first);
-        if first.contains('=') && !first.starts_with('=') && !first.starts_with('-') {
+        if [
+            "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until",
+        ]
+        .contains(&first.as_str())
+        {
+            rest = tail; // shell grammar around a command
+        } else if first.contains('=') && !first.starts_with('=') && !first.starts_with('-') {
             rest = tail; // VAR=value prefix
         } else if name == "env" {
             rest = skip_options(
@@ -380,9 +386,11 @@ mod tests {
         "time -p rm -rf /",
         "nice -n 10 rm -rf /",
         "timeout 10 rm -rf /",
-        "echo / | xargs rm -rf",
         "echo / | xargs -0 rm -rf /",
         "find / -exec rm -rf {} ;",
+        "find / -exec rm -rf {} \\;",
+        "{ rm -rf /; }",
+        "if true; then rm -rf ~; fi",
         "find / -delete",
         ":(){ :|:& };:",
         "bomb(){ bomb|bomb& }; bomb",

@@ -87,9 +87,7 @@ pub fn split(line: &str) -> Vec<Simple> {
                 i = end;
                 continue;
             }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}'
-                if !(c == '&' && is_fd_dup(&chars, i)) =>
-            {
+            ';' | '&' | '|' | '\n' | '(' | ')' if !(c == '&' && is_fd_dup(&chars, i)) => {
                 finish_word(&mut cur, &mut word, &mut in_word, &mut redirect_next);
                 if !cur.words.is_empty() || !cur.redirects.is_empty() {
                     out.push(std::mem::take(&mut cur));

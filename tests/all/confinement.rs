@@ -1,0 +1,164 @@
+//! A tool reaches only what its manifest asks for AND the policy grants: mounts (with the
+//! granted access), environment variables by name, and nothing else of the daemon's.
+
+use passepartout::runtime::{PluginError, ToolFailure};
+
+use crate::{fresh_runtime, hostile_tool, still_serves};
+
+struct Fixture {
+    _cache: tempfile::TempDir,
+    data: tempfile::TempDir,
+    outside: tempfile::TempDir,
+    tool: passepartout::runtime::Plugin,
+    _rt: passepartout::runtime::Runtime,
+}
+
+fn fixture() -> Fixture {
+    let (rt, cache) = fresh_runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    let outside = tempfile::tempdir().expect("temp dir");
+    std::fs::write(data.path().join("inside.txt"), "granted content").expect("write");
+    std::fs::write(
+        outside.path().join("secret.txt"),
+        "SECRET outside the mount",
+    )
+    .expect("write");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), data.path().join("link"))
+        .expect("symlink");
+    let policy = format!(
+        r#"[plugins.hostile-tool]
+fs = [{{ guest = "/data", host = "{}", access = "read-only" }}]
+env = ["CARGO_PKG_NAME", "PATH"]
+"#,
+        data.path().display()
+    );
+    let tool = hostile_tool(&rt, &policy);
+    Fixture {
+        _cache: cache,
+        data,
+        outside,
+        tool,
+        _rt: rt,
+    }
+}
+
+fn failure(result: Result<String, PluginError>) -> ToolFailure {
+    match result {
+        Err(PluginError::Tool { error, .. }) => error,
+        other => panic!("expected the tool's own I/O error, got {other:?}"),
+    }
+}
+
+#[test]
+fn reads_inside_its_mount() {
+    let f = fixture();
+    assert_eq!(
+        f.tool
+            .call_tool("read", r#"{"path":"/data/inside.txt"}"#)
+            .expect("read"),
+        "granted content"
+    );
+}
+
+#[test]
+fn cannot_open_etc_passwd() {
+    let f = fixture();
+    let err = failure(f.tool.call_tool("read", r#"{"path":"/etc/passwd"}"#));
+    // No preopen covers /etc: the path does not exist for the plugin.
+    assert!(
+        matches!(&err, ToolFailure::Failed(m) if m.starts_with("NotFound")),
+        "{err:?}"
+    );
+    still_serves(&f.tool);
+}
+
+#[test]
+fn cannot_climb_out_of_a_mount_with_dotdot() {
+    let f = fixture();
+    let escape = format!(
+        r#"{{"path":"/data/../../../..{}/secret.txt"}}"#,
+        f.outside.path().display()
+    );
+    let err = failure(f.tool.call_tool("read", &escape));
+    assert!(
+        matches!(&err, ToolFailure::Failed(m) if m.starts_with("PermissionDenied")),
+        "{err:?}"
+    );
+    let err = failure(
+        f.tool
+            .call_tool("read", r#"{"path":"/data/../etc/passwd"}"#),
+    );
+    assert!(
+        matches!(&err, ToolFailure::Failed(m) if m.starts_with("PermissionDenied")),
+        "{err:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn cannot_follow_a_symlink_out_of_a_mount() {
+    let f = fixture();
+    let err = failure(f.tool.call_tool("read", r#"{"path":"/data/link"}"#));
+    assert!(
+        matches!(&err, ToolFailure::Failed(m) if m.starts_with("PermissionDenied")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn cannot_write_into_a_read_only_mount() {
+    let f = fixture();
+    // The manifest asks read-write; the policy grants read-only; read-only wins.
+    let err = failure(
+        f.tool
+            .call_tool("write", r#"{"path":"/data/new.txt","content":"x"}"#),
+    );
+    assert!(
+        matches!(&err, ToolFailure::Failed(m) if m.starts_with("PermissionDenied")),
+        "{err:?}"
+    );
+    assert!(!f.data.path().join("new.txt").exists());
+    let err = failure(f.tool.call_tool(
+        "write",
+        r#"{"path":"/data/inside.txt","content":"overwritten"}"#,
+    ));
+    assert!(
+        matches!(&err, ToolFailure::Failed(m) if m.starts_with("PermissionDenied")),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.data.path().join("inside.txt")).expect("read"),
+        "granted content"
+    );
+}
+
+#[test]
+fn sees_only_the_environment_variables_asked_for_and_granted() {
+    // cargo sets CARGO_PKG_NAME and CARGO_MANIFEST_DIR for test runs. The manifest asks for
+    // both, the policy grants CARGO_PKG_NAME and PATH: only CARGO_PKG_NAME gets through.
+    let f = fixture();
+    let env = f.tool.call_tool("env", "{}").expect("env");
+    let expected =
+        std::env::var("CARGO_PKG_NAME").map_or(String::new(), |v| format!("CARGO_PKG_NAME={v}\n"));
+    assert_eq!(
+        env, expected,
+        "nothing else of the daemon's environment is inherited"
+    );
+    let args = f.tool.call_tool("args", "{}").expect("args");
+    assert_eq!(args, "", "no arguments are inherited");
+}
+
+#[test]
+fn has_no_network() {
+    let f = fixture();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let err = failure(
+        f.tool
+            .call_tool("connect", &format!(r#"{{"addr":"{addr}"}}"#)),
+    );
+    assert!(matches!(&err, ToolFailure::Failed(_)), "{err:?}");
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(listener.accept().is_err(), "no connection may arrive");
+}

@@ -1,0 +1,170 @@
+//! Gates are pure functions: any WASI call traps (reported as a denial naming the import), fuel
+//! bounds them deterministically, and every failure names the gate. The pipeline counts any
+//! error as a rejection (fail closed).
+
+use passepartout::runtime::types::Verdict;
+use passepartout::runtime::{Limit, PluginError};
+use serde_json::json;
+
+use crate::{action, fresh_runtime, hostile_gate, signal};
+
+fn misbehave(what: &str) -> passepartout::runtime::types::Action {
+    action("anything", json!({ "do": what }))
+}
+
+fn passes(gate: &passepartout::runtime::Plugin) {
+    let v = gate
+        .check(&misbehave("pass"), &signal())
+        .expect("the next call succeeds");
+    assert_eq!(v, Verdict::Pass);
+}
+
+#[test]
+fn a_gate_that_tries_any_wasi_call_is_stopped_naming_the_import() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    for (what, interface) in [
+        ("env", "wasi:cli/environment"),
+        ("read", "wasi:"),
+        ("clock", "wasi:clocks/wall-clock"),
+        ("random", "wasi:random"),
+    ] {
+        let err = gate.check(&misbehave(what), &signal()).expect_err(what);
+        match &err {
+            PluginError::Denied { plugin, import } => {
+                assert_eq!(plugin.name, "hostile-gate");
+                assert!(import.starts_with(interface), "{what}: {import}");
+            }
+            other => panic!("{what}: expected a denial, got {other:?}"),
+        }
+        assert!(
+            err.to_string().contains("which it was not granted"),
+            "{err}"
+        );
+        passes(&gate);
+    }
+}
+
+#[test]
+fn a_looping_gate_runs_out_of_fuel() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let err = gate
+        .check(&misbehave("spin"), &signal())
+        .expect_err("loops");
+    assert!(
+        matches!(
+            err,
+            PluginError::OutOfFuel {
+                fuel: 5_000_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(err.limit(), Some(Limit::Fuel));
+    assert!(
+        err.to_string()
+            .starts_with("plugin \"hostile-gate\" 6.6.6: ran out of fuel"),
+        "{err}"
+    );
+    passes(&gate);
+}
+
+#[test]
+fn a_looping_gate_with_plenty_of_fuel_hits_its_deadline() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| {
+        m.replace("fuel = 5_000_000", "fuel = 1_000_000_000_000")
+            .replace("timeout_ms = 2000", "timeout_ms = 100")
+    });
+    let err = gate
+        .check(&misbehave("spin"), &signal())
+        .expect_err("loops");
+    assert!(matches!(err, PluginError::TimedOut { .. }), "{err:?}");
+    passes(&gate);
+}
+
+#[test]
+fn a_gate_growing_memory_stops_at_its_cap() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let err = gate
+        .check(&misbehave("grow"), &signal())
+        .expect_err("grows");
+    assert!(
+        matches!(err, PluginError::OutOfMemory { cap_bytes, .. } if cap_bytes == 16 << 20),
+        "{err:?}"
+    );
+    passes(&gate);
+}
+
+#[test]
+fn a_panicking_gate_says_what_it_said() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let err = gate
+        .check(&misbehave("panic"), &signal())
+        .expect_err("panics");
+    assert!(
+        matches!(&err, PluginError::Panicked { message, .. } if message.contains("hostile gate panics on purpose")),
+        "{err:?}"
+    );
+    passes(&gate);
+}
+
+#[test]
+fn a_verdict_past_the_output_cap_is_refused() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let err = gate
+        .check(&misbehave("huge"), &signal())
+        .expect_err("too big");
+    assert!(
+        matches!(err, PluginError::OutputTooLarge { size, cap, .. } if size == 1 << 20 && cap == 64 << 10),
+        "{err:?}"
+    );
+    passes(&gate);
+}
+
+#[test]
+fn fuel_use_is_the_same_for_the_same_input_on_any_engine() {
+    let (rt1, _c1) = fresh_runtime();
+    let (rt2, _c2) = fresh_runtime();
+    let a = misbehave("reject");
+    let (v1, fuel1) = hostile_gate(&rt1, |m| m)
+        .check_metered(&a, &signal())
+        .expect("check");
+    let (v2, fuel2) = hostile_gate(&rt1, |m| m)
+        .check_metered(&a, &signal())
+        .expect("check");
+    let (v3, fuel3) = hostile_gate(&rt2, |m| m)
+        .check_metered(&a, &signal())
+        .expect("check");
+    assert!(matches!(&v1, Verdict::Reject(r) if r.starts_with("rejected")));
+    assert_eq!((&v1, fuel1), (&v2, fuel2));
+    assert_eq!((&v1, fuel1), (&v3, fuel3));
+    assert!(fuel1 > 0 && fuel1 < 5_000_000, "{fuel1}");
+}
+
+#[test]
+fn a_reused_instance_gives_the_same_verdicts_and_recovers_from_a_trap() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let mut live = gate.live_gate().expect("instance");
+    for _ in 0..3 {
+        assert_eq!(
+            live.check(&misbehave("pass"), &signal()).expect("pass"),
+            Verdict::Pass
+        );
+    }
+    assert!(matches!(
+        live.check(&misbehave("spin"), &signal()),
+        Err(PluginError::OutOfFuel { .. })
+    ));
+    assert_eq!(
+        live.check(&misbehave("pass"), &signal())
+            .expect("recovered"),
+        Verdict::Pass
+    );
+}

@@ -1,0 +1,131 @@
+//! Every limit stops a runaway plugin with an error naming the plugin, its version and the
+//! limit; the host keeps serving and the plugin's next call succeeds.
+
+use std::time::{Duration, Instant};
+
+use passepartout::runtime::{Limit, PluginError};
+
+use crate::{fresh_runtime, hostile_tool, still_serves};
+
+fn named(err: &PluginError) -> String {
+    let text = err.to_string();
+    assert!(
+        text.contains("plugin \"hostile-tool\" 6.6.6"),
+        "error must name the plugin and version: {text}"
+    );
+    text
+}
+
+#[test]
+fn infinite_loop_is_stopped_by_the_deadline() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(
+        &rt,
+        "[plugins.hostile-tool.limits]\ntool_timeout_ms = { spin = 200 }\n",
+    );
+    let start = Instant::now();
+    let err = tool.call_tool("spin", "{}").expect_err("must not return");
+    assert!(
+        matches!(err, PluginError::TimedOut { timeout, .. } if timeout == Duration::from_millis(200)),
+        "{err:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "stopped promptly: {:?}",
+        start.elapsed()
+    );
+    assert!(named(&err).contains("timed out after 200 ms"));
+    assert_eq!(err.limit(), Some(Limit::Timeout));
+    still_serves(&tool);
+}
+
+#[test]
+fn infinite_loop_is_stopped_by_fuel() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(&rt, "[plugins.hostile-tool.limits]\nfuel = 50_000_000\n");
+    let err = tool.call_tool("spin", "{}").expect_err("must not return");
+    assert!(
+        matches!(
+            err,
+            PluginError::OutOfFuel {
+                fuel: 50_000_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(named(&err).contains("ran out of fuel"));
+    still_serves(&tool);
+}
+
+#[test]
+fn memory_growth_stops_at_the_cap() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(&rt, "[plugins.hostile-tool.limits]\nmemory_mib = 24\n");
+    let err = tool.call_tool("grow", "{}").expect_err("must not return");
+    assert!(
+        matches!(err, PluginError::OutOfMemory { cap_bytes, .. } if cap_bytes == 24 << 20),
+        "{err:?}"
+    );
+    assert!(named(&err).contains("memory cap of 24 MiB"));
+    still_serves(&tool);
+}
+
+#[test]
+fn unbounded_recursion_overflows_the_stack_only() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(&rt, "");
+    let err = tool
+        .call_tool("recurse", "{}")
+        .expect_err("must not return");
+    assert!(matches!(err, PluginError::StackOverflow { .. }), "{err:?}");
+    still_serves(&tool);
+}
+
+#[test]
+fn a_panic_is_reported_with_its_message() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(&rt, "");
+    let err = tool.call_tool("panic", "{}").expect_err("must not return");
+    match &err {
+        PluginError::Panicked { message, .. } => assert!(
+            message.contains("hostile plugin panics on purpose"),
+            "{message}"
+        ),
+        other => panic!("expected a panic, got {other:?}"),
+    }
+    named(&err);
+    still_serves(&tool);
+}
+
+#[test]
+fn a_50_mb_output_is_refused() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(&rt, "");
+    let err = tool.call_tool("huge", "{}").expect_err("must be refused");
+    assert!(
+        matches!(err, PluginError::OutputTooLarge { size: 50_000_000, cap, .. } if cap == 1 << 20),
+        "{err:?}"
+    );
+    still_serves(&tool);
+}
+
+#[test]
+fn one_plugin_failing_does_not_disturb_calls_on_other_threads() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(
+        &rt,
+        "[plugins.hostile-tool.limits]\ntool_timeout_ms = { spin = 300 }\n",
+    );
+    std::thread::scope(|s| {
+        let spinner = s.spawn(|| tool.call_tool("spin", "{}"));
+        for i in 0..20 {
+            let out = tool
+                .call_tool("echo", &format!(r#"{{"text":"call {i}"}}"#))
+                .expect("echo");
+            assert_eq!(out, format!("call {i}"));
+        }
+        let err = spinner.join().expect("thread").expect_err("spin times out");
+        assert!(matches!(err, PluginError::TimedOut { .. }));
+    });
+}

@@ -1,0 +1,194 @@
+//! Loading refuses, with a clear error, what it cannot run safely; one bad plugin does not stop
+//! the others.
+
+use passepartout::runtime::{LoadError, Policy, loader};
+use passepartout_tests::{
+    HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM, HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, source,
+};
+
+use crate::fresh_runtime;
+
+fn load_err(
+    wasm: &str,
+    manifest: &str,
+    edit: impl FnOnce(String) -> String,
+    policy: &str,
+) -> LoadError {
+    let (rt, _cache) = fresh_runtime();
+    let policy = Policy::parse(policy).expect("policy");
+    match rt.load(&source(wasm, manifest, edit), &policy) {
+        Ok(p) => panic!("{} should not load", p.id),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_grant_the_runtime_cannot_enforce_is_refused() {
+    let err = load_err(
+        HOSTILE_TOOL_WASM,
+        HOSTILE_TOOL_MANIFEST,
+        |m| {
+            m.replace(
+                "[capabilities]\n",
+                "[capabilities]\nnet = [\"example.com\"]\n",
+            )
+        },
+        "[plugins.hostile-tool]\nnet = [\"example.com\"]\n",
+    );
+    assert!(
+        matches!(&err, LoadError::Unenforceable { grant, .. } if grant.contains("example.com")),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("cannot enforce"), "{err}");
+}
+
+#[test]
+fn a_network_request_without_a_grant_loads_with_nothing() {
+    let (rt, _cache) = fresh_runtime();
+    let plugin = rt
+        .load(
+            &source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
+                m.replace(
+                    "[capabilities]\n",
+                    "[capabilities]\nnet = [\"example.com\"]\n",
+                )
+            }),
+            &Policy::default(),
+        )
+        .expect("loads: asking is not getting");
+    assert!(plugin.grants.net.is_empty());
+}
+
+#[test]
+fn a_gate_may_not_ask_for_capabilities() {
+    let err = load_err(
+        HOSTILE_GATE_WASM,
+        HOSTILE_GATE_MANIFEST,
+        |m| m + "\n[capabilities]\nenv = [\"HOME\"]\n",
+        "",
+    );
+    assert!(
+        matches!(&err, LoadError::Invalid { message, .. } if message.contains("a gate gets no filesystem")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn kinds_must_match_the_exports() {
+    let err = load_err(
+        HOSTILE_GATE_WASM,
+        HOSTILE_GATE_MANIFEST,
+        |m| m.replace("kinds = [\"gate\"]", "kinds = [\"tool\"]"),
+        "",
+    );
+    assert!(
+        matches!(&err, LoadError::Invalid { message, .. } if message.contains("does not export passepartout:plugin/tool@0.1.0")),
+        "{err:?}"
+    );
+    let err = load_err(
+        HOSTILE_GATE_WASM,
+        HOSTILE_GATE_MANIFEST,
+        |m| m.replace("kinds = [\"gate\"]", "kinds = [\"gate\", \"skill\"]"),
+        "",
+    );
+    assert!(err.to_string().contains("skill"), "{err}");
+}
+
+#[test]
+fn a_bad_manifest_names_the_file_and_the_line() {
+    let err = load_err(
+        HOSTILE_GATE_WASM,
+        HOSTILE_GATE_MANIFEST,
+        |m| m.replace("priority = 10", "priority = \"high\""),
+        "",
+    );
+    let text = err.to_string();
+    assert!(matches!(err, LoadError::Config { .. }), "{text}");
+    assert!(
+        text.contains("plugin.toml") && text.contains("line 5"),
+        "{text}"
+    );
+    let err = load_err(
+        HOSTILE_GATE_WASM,
+        HOSTILE_GATE_MANIFEST,
+        |m| m.replace("name = \"hostile-gate\"", "name = \"Hostile Gate\""),
+        "",
+    );
+    assert!(err.to_string().contains("lowercase"), "{err}");
+    let err = load_err(
+        HOSTILE_GATE_WASM,
+        HOSTILE_GATE_MANIFEST,
+        |m| m + "\nsuperpowers = true\n",
+        "",
+    );
+    assert!(err.to_string().contains("superpowers"), "{err}");
+}
+
+#[test]
+fn a_mount_of_a_missing_directory_is_refused() {
+    let err = load_err(
+        HOSTILE_TOOL_WASM,
+        HOSTILE_TOOL_MANIFEST,
+        |m| m,
+        "[plugins.hostile-tool]\nfs = [{ guest = \"/data\", host = \"/nonexistent/passepartout\", access = \"read-only\" }]\n",
+    );
+    assert!(
+        err.to_string().contains("/nonexistent/passepartout"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_policy_key_is_an_error_not_a_silent_grant() {
+    let err = Policy::parse("[plugins.files]\nfilesystem = []\n").expect_err("unknown key");
+    assert!(err.contains("filesystem"), "{err}");
+}
+
+#[test]
+fn a_plugin_directory_loads_what_it_can_and_reports_the_rest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let good = dir.path().join("hostile-gate");
+    std::fs::create_dir(&good).expect("mkdir");
+    std::fs::copy(HOSTILE_GATE_WASM, good.join("hostile_gate.wasm")).expect("copy");
+    std::fs::copy(HOSTILE_GATE_MANIFEST, good.join("plugin.toml")).expect("copy");
+    std::fs::create_dir(dir.path().join("no-manifest")).expect("mkdir");
+    let garbage = dir.path().join("garbage");
+    std::fs::create_dir(&garbage).expect("mkdir");
+    std::fs::write(
+        garbage.join("plugin.toml"),
+        "name = \"garbage\"\nversion = \"1.0.0\"\nkinds = [\"gate\"]\n",
+    )
+    .expect("write");
+    std::fs::write(garbage.join("plugin.wasm"), b"\0asm but not really").expect("write");
+
+    let (rt, _cache) = fresh_runtime();
+    let (sources, mut errors) = loader::dir_sources(dir.path());
+    let mut sources = sources;
+    sources.extend(loader::builtin_sources());
+    // The hostile gate also comes as a duplicate from a second source.
+    sources.push(source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m));
+    let mut report = rt.load_all(&sources, &Policy::default());
+    errors.append(&mut report.errors);
+    let names: Vec<&str> = report.plugins.iter().map(|p| p.id.name.as_str()).collect();
+    assert_eq!(names, ["hostile-gate", "shell-guard", "files", "eval"]);
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("no-manifest") && m.contains("plugin.toml")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("plugin \"garbage\" 1.0.0") && m.contains("does not compile")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("two plugins are named \"hostile-gate\"")),
+        "{messages:#?}"
+    );
+}

@@ -1,0 +1,53 @@
+//! A hostile gate for the runtime's containment tests. `args.do` picks the misbehaviour.
+
+use std::hint::black_box;
+
+use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
+
+/// The hostile gate.
+pub struct HostileGate;
+
+impl Gate for HostileGate {
+    fn describe() -> GateInfo {
+        GateInfo {
+            description: "hostile test gate".into(),
+        }
+    }
+
+    fn check(action: Action, _signal: SignalView) -> Verdict {
+        let what = action.args_json()["do"]
+            .as_str()
+            .unwrap_or("pass")
+            .to_owned();
+        match what.as_str() {
+            "pass" => Verdict::Pass,
+            "reject" => Verdict::Reject(format!("rejected {} bytes of args", action.args.len())),
+            "env" => Verdict::Reject(format!("HOME={:?}", std::env::var("HOME"))),
+            "read" => Verdict::Reject(format!("{:?}", std::fs::read_to_string("/etc/passwd"))),
+            "clock" => Verdict::Reject(format!("{:?}", std::time::SystemTime::now())),
+            "random" => {
+                let s = std::collections::hash_map::RandomState::new();
+                Verdict::Reject(format!("{s:?}"))
+            }
+            "spin" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = black_box(n.wrapping_add(1));
+                }
+            }
+            "grow" => {
+                // Reserve without filling: the memory cap must stop it, not the fuel budget.
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(Vec::with_capacity(1 << 20));
+                    black_box(&hoard);
+                }
+            }
+            "panic" => panic!("hostile gate panics on purpose"),
+            "huge" => Verdict::Reject("x".repeat(1 << 20)),
+            other => Verdict::Reject(format!("unknown misbehaviour {other}")),
+        }
+    }
+}
+
+passepartout_sdk::export_gate!(HostileGate);

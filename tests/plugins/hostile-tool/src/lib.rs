@@ -1,0 +1,77 @@
+//! A hostile tool for the runtime's containment tests. Each tool tries one thing it must not
+//! be able to do, or breaks one limit; `echo` shows the plugin still works afterwards.
+
+use std::hint::black_box;
+
+use passepartout_sdk::{Tool, ToolError, ToolInfo};
+
+/// The hostile tool plugin.
+pub struct Hostile;
+
+const TOOLS: &[&str] = &[
+    "read", "write", "env", "args", "connect", "spin", "grow", "recurse", "panic", "huge", "echo",
+];
+
+fn arg(args: &str, key: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(args).unwrap_or_default();
+    v[key].as_str().unwrap_or_default().to_owned()
+}
+
+fn io_err(e: std::io::Error) -> ToolError {
+    ToolError::Failed(format!("{:?}: {e}", e.kind()))
+}
+
+fn recurse(depth: u64) -> u64 {
+    // black_box keeps the call from becoming a loop.
+    black_box(recurse(black_box(depth + 1))) + 1
+}
+
+impl Tool for Hostile {
+    fn describe() -> Vec<ToolInfo> {
+        TOOLS
+            .iter()
+            .map(|name| ToolInfo {
+                name: (*name).into(),
+                description: format!("hostile: {name}"),
+                parameters: r#"{"type":"object"}"#.into(),
+                read_only: false,
+            })
+            .collect()
+    }
+
+    fn call(name: String, args: String) -> Result<String, ToolError> {
+        match name.as_str() {
+            "read" => std::fs::read_to_string(arg(&args, "path")).map_err(io_err),
+            "write" => std::fs::write(arg(&args, "path"), arg(&args, "content"))
+                .map(|()| "written".into())
+                .map_err(io_err),
+            "env" => Ok(std::env::vars()
+                .map(|(k, v)| format!("{k}={v}\n"))
+                .collect()),
+            "args" => Ok(std::env::args().collect::<Vec<_>>().join(" ")),
+            "connect" => std::net::TcpStream::connect(arg(&args, "addr"))
+                .map(|_| "connected".into())
+                .map_err(io_err),
+            "spin" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = black_box(n.wrapping_add(1));
+                }
+            }
+            "grow" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    black_box(&hoard);
+                }
+            }
+            "recurse" => Ok(recurse(0).to_string()),
+            "panic" => panic!("hostile plugin panics on purpose"),
+            "huge" => Ok("x".repeat(50_000_000)),
+            "echo" => Ok(arg(&args, "text")),
+            other => Err(ToolError::InvalidArgs(format!("no tool {other}"))),
+        }
+    }
+}
+
+passepartout_sdk::export_tool!(Hostile);

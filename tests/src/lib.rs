@@ -1,0 +1,47 @@
+//! Paths of the test-only plugins, built from tests/plugins/ by this crate's build script, and
+//! helpers shared by the end-to-end tests.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use passepartout::runtime::{Origin, PluginSource, Runtime, RuntimeConfig};
+
+/// The hostile tool's component.
+pub const HOSTILE_TOOL_WASM: &str = env!("HOSTILE_TOOL_WASM");
+/// The hostile tool's manifest.
+pub const HOSTILE_TOOL_MANIFEST: &str = env!("HOSTILE_TOOL_MANIFEST");
+/// The hostile gate's component.
+pub const HOSTILE_GATE_WASM: &str = env!("HOSTILE_GATE_WASM");
+/// The hostile gate's manifest.
+pub const HOSTILE_GATE_MANIFEST: &str = env!("HOSTILE_GATE_MANIFEST");
+
+/// A source for a plugin built by this crate, with its manifest text possibly edited.
+///
+/// # Panics
+/// When the built files are missing (the build script failed).
+pub fn source(wasm: &str, manifest: &str, edit: impl FnOnce(String) -> String) -> PluginSource {
+    let text = std::fs::read_to_string(manifest).expect("test plugin manifest");
+    PluginSource {
+        origin: Origin::Dir(
+            PathBuf::from(manifest)
+                .parent()
+                .unwrap_or(Path::new("."))
+                .to_owned(),
+        ),
+        manifest_path: PathBuf::from(manifest),
+        manifest: Cow::Owned(edit(text)),
+        component: Cow::Owned(std::fs::read(wasm).expect("test plugin component")),
+    }
+}
+
+/// A runtime caching compiled components in `cache`.
+///
+/// # Panics
+/// When the engine cannot be built.
+pub fn runtime(cache: &Path) -> Runtime {
+    Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache.to_owned()),
+        pooling: true,
+    })
+    .expect("runtime")
+}
