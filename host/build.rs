@@ -16,7 +16,10 @@ fn main() {
         .parent()
         .expect("host/ has a parent")
         .to_path_buf();
-    guests::rerun_if_changed(&workspace, &["plugins", "skills-sdk", "wit", "Cargo.lock"]);
+    guests::rerun_if_changed(
+        &workspace,
+        &["plugins", "skills-sdk", "wit", "Cargo.lock", "Cargo.toml"],
+    );
     let built = guests::build(&workspace, PLUGINS);
 
     let mut code = String::from(

@@ -16,7 +16,13 @@ fn main() {
         .to_path_buf();
     guests::rerun_if_changed(
         &workspace,
-        &["tests/plugins", "skills-sdk", "wit", "Cargo.lock"],
+        &[
+            "tests/plugins",
+            "skills-sdk",
+            "wit",
+            "Cargo.lock",
+            "Cargo.toml",
+        ],
     );
     for (name, wasm) in guests::build(&workspace, TEST_PLUGINS) {
         let var = name.to_uppercase().replace('-', "_");

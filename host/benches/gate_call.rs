@@ -1,1 +1,141 @@
-fn main() {}
+//! The shell-guard gate three ways, in one process: as a native Rust function (the very same
+//! code, linked natively), as a WASM component in a reused instance, and as a WASM component
+//! in a fresh Store and instance per call (what the pipeline does). Prints the ratios.
+//!
+//! Run: `cargo bench -p passepartout --bench gate_call`
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::Criterion;
+use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader, types};
+
+/// (label, command). `None` is an action with no command at all (a reply): what is left is
+/// the cost of the call itself.
+const COMMANDS: &[(&str, Option<&str>)] = &[
+    ("no-command", None),
+    ("harmless", Some("ls -la /tmp && grep -r TODO src")),
+    ("dangerous", Some("sudo bash -c 'rm -rf /'")),
+];
+
+fn args(command: Option<&str>) -> String {
+    command.map_or_else(
+        || "{}".to_owned(),
+        |c| serde_json::json!({ "command": c }).to_string(),
+    )
+}
+
+fn host_action(command: Option<&str>) -> types::Action {
+    types::Action {
+        target: if command.is_some() { "tool" } else { "chat" }.into(),
+        tool: command.map(|_| "shell".into()),
+        args: args(command),
+        text: None,
+        explanation: None,
+    }
+}
+
+fn host_signal() -> types::SignalView {
+    types::SignalView {
+        kind: "event".into(),
+        sensor: Some("user-input".into()),
+        text: None,
+        source: None,
+        depth: 0,
+        payload: "{}".into(),
+    }
+}
+
+fn native_check(command: Option<&str>) -> passepartout_sdk::Verdict {
+    use passepartout_sdk::Gate;
+    let action = passepartout_sdk::Action {
+        target: if command.is_some() { "tool" } else { "chat" }.into(),
+        tool: command.map(|_| "shell".into()),
+        args: args(command),
+        text: None,
+        explanation: None,
+    };
+    let signal = passepartout_sdk::SignalView {
+        kind: "event".into(),
+        sensor: Some("user-input".into()),
+        text: None,
+        source: None,
+        depth: 0,
+        payload: "{}".into(),
+    };
+    shell_guard::ShellGuard::check(action, signal)
+}
+
+fn main() {
+    let cache = std::env::temp_dir().join("passepartout-bench-cache");
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache),
+        pooling: true,
+    })
+    .expect("runtime");
+    let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());
+    let guard = report
+        .plugins
+        .iter()
+        .find(|p| p.id.name == "shell-guard")
+        .expect("shell-guard loads");
+    let mut live = guard.live_gate().expect("instance");
+    let signal = host_signal();
+
+    let mut c = Criterion::default().configure_from_args();
+    for (label, command) in COMMANDS {
+        let action = host_action(*command);
+        // The three must agree before their speed means anything.
+        let native = native_check(*command);
+        let wasm = guard.check(&action, &signal).expect("check");
+        assert_eq!(
+            format!("{native:?}"),
+            format!("{wasm:?}"),
+            "native and WASM verdicts differ"
+        );
+
+        let mut group = c.benchmark_group(format!("shell-guard/{label}"));
+        group.bench_function("native", |b| b.iter(|| native_check(black_box(*command))));
+        group.bench_function("wasm-reused-instance", |b| {
+            b.iter(|| live.check(black_box(&action), &signal).expect("check"))
+        });
+        group.bench_function("wasm-fresh-instance", |b| {
+            b.iter(|| guard.check(black_box(&action), &signal).expect("check"))
+        });
+        group.finish();
+    }
+    c.final_summary();
+    print_ratios();
+}
+
+/// Read criterion's estimates back and print each WASM variant against the native baseline.
+fn print_ratios() {
+    let root = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("criterion");
+    let mean = |group: &str, id: &str| -> Option<f64> {
+        let path = root.join(group).join(id).join("new/estimates.json");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        v["median"]["point_estimate"].as_f64()
+    };
+    println!("\nshell-guard check, median time per call and ratio to native:");
+    for (label, _) in COMMANDS {
+        let group = format!("shell-guard_{label}");
+        let Some(native) = mean(&group, "native") else {
+            println!("  {label}: no estimates (run without --test / filters)");
+            continue;
+        };
+        println!("  {label:<10} native                {:>10.0} ns", native);
+        for id in ["wasm-reused-instance", "wasm-fresh-instance"] {
+            if let Some(t) = mean(&group, id) {
+                println!(
+                    "  {label:<10} {id:<21} {:>10.0} ns  = {:>6.1}x native",
+                    t,
+                    t / native
+                );
+            }
+        }
+    }
+}

@@ -89,13 +89,13 @@ impl ArtifactCache {
         let serialized = engine.precompile_component(bytes)?;
         // SAFETY: `serialized` was produced just now by `engine` itself.
         let component = unsafe { Component::deserialize(engine, &serialized)? };
-        if let Some(path) = &path {
-            if let Err(e) = write_atomically(path, &serialized) {
-                tracing::warn!(
-                    "cannot write the compiled cache entry {}: {e}",
-                    path.display()
-                );
-            }
+        if let Some(path) = &path
+            && let Err(e) = write_atomically(path, &serialized)
+        {
+            tracing::warn!(
+                "cannot write the compiled cache entry {}: {e}",
+                path.display()
+            );
         }
         Ok(Compiled {
             component,

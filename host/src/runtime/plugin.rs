@@ -207,14 +207,14 @@ fn check_exports(
         .map(|(name, _)| name.to_owned())
         .collect();
     for name in &exports {
-        if let Some(rest) = name.strip_prefix("passepartout:plugin/") {
-            if let Some((_, version)) = rest.split_once('@') {
-                if version != WIT_VERSION {
-                    return Err(format!(
-                        "exports {name}, built against passepartout:plugin@{version}; this host links @{WIT_VERSION}. Rebuild it with a matching passepartout-sdk."
-                    ));
-                }
-            }
+        if let Some(rest) = name.strip_prefix("passepartout:plugin/")
+            && let Some((_, version)) = rest.split_once('@')
+            && version != WIT_VERSION
+        {
+            return Err(format!(
+                "exports {name}, built against passepartout:plugin@{version}; this host links \
+                 @{WIT_VERSION}. Rebuild it with a matching passepartout-sdk."
+            ));
         }
     }
     let exported = |kind: Kind| exports.iter().any(|e| e == kind.interface());

@@ -121,12 +121,11 @@ fn unwrap(words: &[String]) -> Vec<String> {
                 &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
             );
             if let Some(split_string) = tail.iter().position(|a| a == "-S" || a == "--split-string")
+                && let Some(s) = tail.get(split_string + 1)
             {
-                if let Some(s) = tail.get(split_string + 1) {
-                    let mut joined: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
-                    joined.extend(tail[split_string + 2..].iter().cloned());
-                    return unwrap(&joined);
-                }
+                let mut joined: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
+                joined.extend(tail[split_string + 2..].iter().cloned());
+                return unwrap(&joined);
             }
         } else if WRAPPERS.contains(&name) {
             let skip_value: &[&str] = match name {
@@ -202,10 +201,10 @@ fn shell_c(args: &[String], depth: u32) -> Option<String> {
 /// `find ... -exec CMD {} ;`, `-execdir`, `-ok`, and `find / -delete`.
 fn find(args: &[String], depth: u32) -> Option<String> {
     let roots: Vec<&String> = args.iter().take_while(|a| !a.starts_with('-')).collect();
-    if args.iter().any(|a| a == "-delete") {
-        if let Some(root) = roots.iter().find(|r| is_system_dir(r)) {
-            return Some(format!("find {root} -delete removes system files"));
-        }
+    if args.iter().any(|a| a == "-delete")
+        && let Some(root) = roots.iter().find(|r| is_system_dir(r))
+    {
+        return Some(format!("find {root} -delete removes system files"));
     }
     let mut i = 0;
     while i < args.len() {
@@ -313,10 +312,10 @@ fn normalise(path: &str) -> &str {
     loop {
         let before = p;
         for suffix in ["/*", "/.", "/"] {
-            if p.len() > 1 {
-                if let Some(stripped) = p.strip_suffix(suffix) {
-                    p = if stripped.is_empty() { "/" } else { stripped };
-                }
+            if p.len() > 1
+                && let Some(stripped) = p.strip_suffix(suffix)
+            {
+                p = if stripped.is_empty() { "/" } else { stripped };
             }
         }
         if p == before {

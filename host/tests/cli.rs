@@ -1,0 +1,189 @@
+//! The `passepartout` binary as a user runs it, on a fresh machine: no config, an empty
+//! plugin directory, a private cache.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn passepartout(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_passepartout"))
+        .args(args)
+        .env_clear()
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("HOME", home)
+        .output()
+        .expect("run passepartout")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn plugins_json_lists_the_first_party_plugins_with_limits_and_grants() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let first = json(&passepartout(home.path(), &["plugins", "--json"]));
+    let plugins = first["plugins"].as_array().expect("plugins");
+    let names: Vec<&str> = plugins.iter().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(names, ["shell-guard", "files", "eval"]);
+
+    let guard = &plugins[0];
+    assert_eq!(guard["kinds"], serde_json::json!(["gate"]));
+    assert_eq!(guard["priority"], 100);
+    assert_eq!(guard["limits"]["gate_fuel"], 10_000_000);
+    assert_eq!(guard["limits"]["timeout_ms"], 1000);
+    assert_eq!(guard["limits"]["memory_bytes"], 16 << 20);
+    assert_eq!(guard["grants"]["fs"], serde_json::json!([]));
+    assert_eq!(guard["origin"]["kind"], "builtin");
+    assert_eq!(guard["sha256"].as_str().map(str::len), Some(64));
+
+    let eval = &plugins[2];
+    assert_eq!(eval["tools"][0]["name"], "eval");
+    assert_eq!(eval["tools"][0]["timeout_ms"], 10_000);
+    assert_eq!(eval["limits"]["tool_fuel"], serde_json::Value::Null);
+    assert!(
+        plugins.iter().all(|p| p["from_cache"] == false),
+        "a fresh machine compiles"
+    );
+    assert_eq!(first["errors"], serde_json::json!([]));
+
+    let second = json(&passepartout(home.path(), &["plugins", "--json"]));
+    assert!(
+        second["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .all(|p| p["from_cache"] == true),
+        "the second start compiles nothing"
+    );
+}
+
+#[test]
+fn the_policy_grants_a_mount_and_the_files_tool_uses_it() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    std::fs::write(ws.join("hello.txt"), "hello from the mount").expect("write");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("policy.toml"),
+        format!("[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-only\" }}]\n", ws.display()),
+    )
+    .expect("policy");
+    let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
+    let files = &listing["plugins"][1];
+    assert_eq!(files["grants"]["fs"][0]["guest"], "/workspace");
+    assert_eq!(files["grants"]["fs"][0]["access"], "read-only");
+
+    let out = passepartout(
+        home.path(),
+        &["call", "read-file", r#"{"path":"/workspace/hello.txt"}"#],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "hello from the mount"
+    );
+
+    let out = passepartout(
+        home.path(),
+        &[
+            "call",
+            "write-file",
+            r#"{"path":"/workspace/x","content":"y"}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("plugin \"files\" 0.1.0"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn check_runs_the_gates_and_exits_non_zero_on_a_rejection() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = passepartout(
+        home.path(),
+        &[
+            "check",
+            r#"{"tool":"shell","args":{"command":"sudo rm -rf /"}}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("shell-guard: reject: rm -r / deletes a system directory")
+    );
+    let out = passepartout(
+        home.path(),
+        &["check", r#"{"tool":"shell","args":{"command":"ls"}}"#],
+    );
+    assert!(out.status.success());
+}
+
+#[test]
+fn bad_input_gets_an_error_that_says_what_to_fix() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let policy = home.path().join("policy.toml");
+    std::fs::write(&policy, "[plugins.files]\nfs = \"everything\"\n").expect("write");
+    let out = passepartout(
+        home.path(),
+        &["plugins", "--policy", policy.to_str().expect("utf-8 path")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("policy.toml") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+
+    let out = passepartout(home.path(), &["call", "eval", "not json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("JSON object"));
+}
+
+#[test]
+fn a_broken_third_party_plugin_is_reported_and_the_rest_still_load() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let broken = home.path().join("plugins/broken");
+    std::fs::create_dir_all(&broken).expect("mkdir");
+    std::fs::write(
+        broken.join("plugin.toml"),
+        "name = \"broken\"\nversion = \"1.0.0\"\nkinds = [\"tool\"]\n",
+    )
+    .expect("write");
+    std::fs::write(broken.join("plugin.wasm"), b"garbage").expect("write");
+    let dir = home.path().join("plugins");
+    let out = passepartout(
+        home.path(),
+        &[
+            "plugins",
+            "--json",
+            "--plugins",
+            dir.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let listing: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("JSON even on failure");
+    assert_eq!(listing["plugins"].as_array().map(Vec::len), Some(3));
+    assert!(
+        listing["errors"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("plugin \"broken\" 1.0.0")),
+        "{listing}"
+    );
+}
