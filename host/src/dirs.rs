@@ -20,3 +20,8 @@ pub fn policy_file() -> Option<PathBuf> {
 pub fn cache_dir() -> Option<PathBuf> {
     project().map(|p| p.cache_dir().join("compiled"))
 }
+
+/// The database (journal, approvals): `$XDG_DATA_HOME/passepartout/passepartout.db`.
+pub fn database() -> Option<PathBuf> {
+    project().map(|p| p.data_dir().join("passepartout.db"))
+}

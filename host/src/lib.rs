@@ -8,6 +8,11 @@
 
 #![deny(missing_docs)]
 
+pub mod approvals;
 pub mod builtin;
 pub mod dirs;
+pub mod gates;
+pub mod journal;
+pub mod pipeline;
 pub mod runtime;
+pub mod signal;

@@ -1,6 +1,7 @@
 //! Command-line interface: parse, call the library, print.
 
-mod call;
+mod journal;
+mod pipeline;
 mod plugins;
 
 use std::path::PathBuf;
@@ -35,6 +36,9 @@ pub struct Common {
     /// Compile every plugin, neither reading nor writing the cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// The database of the journal and approvals [default: $XDG_DATA_HOME/passepartout/passepartout.db]
+    #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_DB")]
+    db: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -45,18 +49,64 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Call one tool of a plugin with JSON arguments, in the sandbox, and print its output.
-    Call {
-        /// The tool's name, e.g. `eval` or `read-file`.
-        tool: String,
-        /// The arguments, a JSON object, e.g. '{"expression": "(+ 1 2)"}'.
-        #[arg(default_value = "{}")]
-        args: String,
-    },
-    /// Run every gate, highest priority first, on an action and print each verdict.
-    Check {
-        /// The action as JSON: {"target": "tool", "tool": "shell", "args": {"command": "rm -rf /"}}
+    /// Dry run: run every gate on an action and print the verdict and trace. Runs nothing.
+    /// Exit 0 passed, 3 rejected, 4 approval required, 2 bad input.
+    Verify {
+        /// The action, JSON: {"target": "tool", "tool": "shell", "args": {"cmd": "ls"}}
+        #[arg(long)]
         action: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Direct request: gates, then the actuator; prints the result and the trace.
+    /// Exit 0 ran, 3 rejected, 4 approval required (token printed), 5 the tool failed, 2 bad input.
+    Act {
+        /// The action, JSON: {"target": "tool", "tool": "eval", "args": {"expression": "(+ 1 2)"}}
+        #[arg(long)]
+        action: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the actions waiting for approval.
+    Approvals {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a suspended action: it runs (after a last-mile verify). Exit codes as `act`.
+    Approve {
+        /// The token printed when it was suspended.
+        token: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deny a suspended action: it is dropped.
+    Deny {
+        /// The token printed when it was suspended.
+        token: String,
+    },
+    /// The tamper-evident journal of proposals, verdicts, approvals and results.
+    Journal {
+        #[command(subcommand)]
+        command: JournalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum JournalCommand {
+    /// Check the hash chain; name the first record edited, removed or reordered. Exit 1 if any.
+    Verify,
+    /// Print the last records.
+    Show {
+        /// How many records, from the end.
+        #[arg(long, default_value_t = 20)]
+        last: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -69,11 +119,22 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         )
         .with_writer(std::io::stderr)
         .init();
+    if let Command::Journal { command } = &cli.command {
+        let journal = journal::open(&cli.common)?;
+        return match command {
+            JournalCommand::Verify => journal::verify(&journal),
+            JournalCommand::Show { last, json } => journal::show(&journal, *last, *json),
+        };
+    }
     let loaded = load(&cli.common)?;
     match cli.command {
         Command::Plugins { json } => plugins::run(&loaded, json),
-        Command::Call { tool, args } => call::tool(&loaded, &tool, &args),
-        Command::Check { action } => call::check(&loaded, &action),
+        Command::Verify { action, json } => pipeline::verify(loaded, &action, json),
+        Command::Act { action, json } => pipeline::act(loaded, &cli.common, &action, json),
+        Command::Approvals { json } => pipeline::approvals(loaded, &cli.common, json),
+        Command::Approve { token, json } => pipeline::approve(loaded, &cli.common, &token, json),
+        Command::Deny { token } => pipeline::deny(loaded, &cli.common, &token),
+        Command::Journal { .. } => Ok(ExitCode::from(2)),
     }
 }
 

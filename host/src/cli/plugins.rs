@@ -31,6 +31,8 @@ struct Entry<'a> {
     limits: &'a passepartout::runtime::Limits,
     grants: &'a passepartout::runtime::Grants,
     tools: Vec<Tool<'a>>,
+    depends_on: &'a [String],
+    telemetry: passepartout::runtime::plugin::TelemetrySnapshot,
 }
 
 #[derive(Serialize)]
@@ -63,6 +65,8 @@ fn entry(p: &Plugin) -> Entry<'_> {
                 timeout_ms: p.limits.tool_timeout(&t.name).as_millis() as u64,
             })
             .collect(),
+        depends_on: &p.manifest.depends_on,
+        telemetry: p.telemetry.snapshot(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! fuel, deadline and memory cap; every failure turned into a [`PluginError`] naming the plugin
 //! and the limit. A trap poisons only that Store, so the next call simply starts afresh.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, Trap};
@@ -107,6 +107,14 @@ impl Plugin {
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<(types::Verdict, u64), PluginError> {
+        self.counted(|| self.check_metered_uncounted(action, signal))
+    }
+
+    fn check_metered_uncounted(
+        &self,
+        action: &types::Action,
+        signal: &types::SignalView,
+    ) -> Result<(types::Verdict, u64), PluginError> {
         let pre = self
             .gate
             .as_ref()
@@ -120,6 +128,13 @@ impl Plugin {
         let verdict = result.map_err(|e| classify(&mut store, &e, budget))?;
         let used = self.limits.gate_fuel - store.get_fuel().unwrap_or(0);
         Ok((self.check_verdict_size(verdict)?, used))
+    }
+
+    fn counted<T>(&self, f: impl FnOnce() -> Result<T, PluginError>) -> Result<T, PluginError> {
+        let start = Instant::now();
+        let result = f();
+        self.telemetry.record(start, result.is_ok());
+        result
     }
 
     fn check_verdict_size(&self, verdict: types::Verdict) -> Result<types::Verdict, PluginError> {
@@ -156,6 +171,10 @@ impl Plugin {
     /// [`PluginError::Tool`] for the tool's own error; [`PluginError::NotOffered`] for a tool
     /// it does not have; any limit or trap as for [`Plugin::check`].
     pub fn call_tool(&self, name: &str, args: &str) -> Result<String, PluginError> {
+        self.counted(|| self.call_tool_uncounted(name, args))
+    }
+
+    fn call_tool_uncounted(&self, name: &str, args: &str) -> Result<String, PluginError> {
         let pre = self
             .tool
             .as_ref()
@@ -195,6 +214,22 @@ impl Plugin {
     /// # Errors
     /// As for [`Plugin::check`].
     pub fn skill_triggers(&self, signal: &types::SignalView) -> Result<bool, PluginError> {
+        self.counted(|| {
+            self.skill_call(signal, |s, store, v| {
+                s.passepartout_plugin_skill().call_triggers(store, v)
+            })
+        })
+    }
+
+    fn skill_call<T>(
+        &self,
+        signal: &types::SignalView,
+        f: impl FnOnce(
+            &super::bindings::skill::SkillPlugin,
+            &mut Store<ToolData>,
+            &types::SignalView,
+        ) -> wasmtime::Result<T>,
+    ) -> Result<T, PluginError> {
         let pre = self
             .skill
             .as_ref()
@@ -202,10 +237,7 @@ impl Plugin {
         let budget = self.skill_budget();
         let mut store = self.tool_store(budget)?;
         pre.instantiate(&mut store)
-            .and_then(|s| {
-                s.passepartout_plugin_skill()
-                    .call_triggers(&mut store, signal)
-            })
+            .and_then(|s| f(&s, &mut store, signal))
             .map_err(|e| classify(&mut store, &e, budget))
     }
 
@@ -214,21 +246,13 @@ impl Plugin {
     /// # Errors
     /// As for [`Plugin::check`].
     pub fn skill_prompt(&self, signal: &types::SignalView) -> Result<Option<String>, PluginError> {
-        let pre = self
-            .skill
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a skill"))?;
-        let budget = self.skill_budget();
-        let mut store = self.tool_store(budget)?;
-        let prompt = pre
-            .instantiate(&mut store)
-            .and_then(|s| {
-                s.passepartout_plugin_skill()
-                    .call_prompt(&mut store, signal)
-            })
-            .map_err(|e| classify(&mut store, &e, budget))?;
-        self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
-        Ok(prompt)
+        self.counted(|| {
+            let prompt = self.skill_call(signal, |s, store, v| {
+                s.passepartout_plugin_skill().call_prompt(store, v)
+            })?;
+            self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
+            Ok(prompt)
+        })
     }
 
     fn skill_budget(&self) -> Budget {

@@ -30,6 +30,9 @@ pub struct Manifest {
     /// The capabilities the plugin asks for; it gets those the policy also grants.
     #[serde(default)]
     pub capabilities: CapabilityRequest,
+    /// Skills this skill builds on: they are ordered before it, and a cycle is refused.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
 }
 
 fn default_component() -> String {

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use serde::Serialize;
 use wasmtime::Engine;
@@ -75,10 +77,52 @@ pub struct Plugin {
     pub tools: Vec<types::ToolInfo>,
     /// The skill's description, when it is a skill.
     pub skill_info: Option<types::SkillInfo>,
+    /// Calls made, failures and time spent, since load.
+    pub telemetry: Telemetry,
     pub(crate) engine: Engine,
     pub(crate) gate: Option<gate::GatePluginPre<GateData>>,
     pub(crate) tool: Option<tool::ToolPluginPre<ToolData>>,
     pub(crate) skill: Option<skill::SkillPluginPre<ToolData>>,
+}
+
+/// Counters of a plugin's calls (gate checks, tool calls, skill triggers and prompts).
+#[derive(Debug, Default)]
+pub struct Telemetry {
+    executions: AtomicU64,
+    failures: AtomicU64,
+    total_micros: AtomicU64,
+}
+
+/// A snapshot of [`Telemetry`], as `passepartout plugins --json` prints it.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct TelemetrySnapshot {
+    /// Calls made.
+    pub executions: u64,
+    /// Calls that failed (trap, limit, tool error).
+    pub failures: u64,
+    /// Time spent in calls, microseconds.
+    pub total_micros: u64,
+}
+
+impl Telemetry {
+    /// Count one call that started at `start`.
+    pub fn record(&self, start: Instant, ok: bool) {
+        self.executions.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.total_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> TelemetrySnapshot {
+        TelemetrySnapshot {
+            executions: self.executions.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+            total_micros: self.total_micros.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Plugin {
@@ -173,6 +217,7 @@ impl Runtime {
             gate_info: None,
             tools: Vec::new(),
             skill_info: None,
+            telemetry: Telemetry::default(),
             engine: self.engine.clone(),
             gate: gate_pre,
             tool: tool_pre,

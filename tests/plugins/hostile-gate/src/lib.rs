@@ -22,6 +22,12 @@ impl Gate for HostileGate {
         match what.as_str() {
             "pass" => Verdict::Pass,
             "reject" => Verdict::Reject(format!("rejected {} bytes of args", action.args.len())),
+            "approve" => Verdict::RequireApproval("a person must agree to this".into()),
+            "modify" => {
+                let mut changed = action.clone();
+                changed.args = r#"{"do":"pass","expression":"(* 6 7)"}"#.into();
+                Verdict::Modify(changed)
+            }
             "env" => Verdict::Reject(format!("HOME={:?}", std::env::var("HOME"))),
             "read" => Verdict::Reject(format!("{:?}", std::fs::read_to_string("/etc/passwd"))),
             "clock" => Verdict::Reject(format!("{:?}", std::time::SystemTime::now())),

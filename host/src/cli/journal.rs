@@ -1,0 +1,43 @@
+//! `passepartout journal verify | show`.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use passepartout::journal::Journal;
+
+use super::Common;
+
+/// Open the journal database named by `--db` (or the default).
+pub fn open(common: &Common) -> anyhow::Result<Journal> {
+    let path = common
+        .db
+        .clone()
+        .or_else(passepartout::dirs::database)
+        .context("no database path: pass --db FILE")?;
+    Journal::open(&path).with_context(|| format!("cannot open the database {}", path.display()))
+}
+
+pub fn verify(journal: &Journal) -> anyhow::Result<ExitCode> {
+    match journal.verify()? {
+        Ok(n) => {
+            println!("journal intact: {n} records, each chained to the one before");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(broken) => {
+            println!("journal BROKEN: {broken}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+pub fn show(journal: &Journal, last: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let records = journal.records(Some(last))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    } else {
+        for r in records {
+            println!("{:>6}  {}  {:<18} {}", r.seq, r.at, r.kind, r.body);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,211 @@
+//! `passepartout verify | act | approvals | approve | deny`: the pipeline without a daemon.
+
+use std::process::ExitCode;
+
+use passepartout::gates::{self, Outcome};
+use passepartout::journal::Journal;
+use passepartout::pipeline::actuators::Outbox;
+use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
+use passepartout::signal::{Action, Payload, Signal, SignalType};
+use serde_json::json;
+
+use super::{Common, Loaded};
+
+/// Exit codes of `verify`, `act` and `approve`.
+const PASSED: u8 = 0;
+const BAD_INPUT: u8 = 2;
+const REJECTED: u8 = 3;
+const APPROVAL: u8 = 4;
+const TOOL_FAILED: u8 = 5;
+
+fn pipeline(loaded: Loaded, journal: Journal, outbox: &Outbox) -> anyhow::Result<Pipeline> {
+    let p = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
+    Ok(p.with_actuator("cli", outbox.actuator("cli")))
+}
+
+fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Result<ExitCode> {
+    if let Some(j) = journal {
+        j.append("attempt", &json!({ "error": message, "input": raw }))?;
+    }
+    eprintln!("passepartout: {message}");
+    Ok(ExitCode::from(BAD_INPUT))
+}
+
+fn request(action: &Action) -> Signal {
+    let mut payload = Payload::default();
+    payload.extra.insert("action".into(), json!(action));
+    Signal {
+        kind: SignalType::Request,
+        payload,
+        meta: passepartout::signal::Meta {
+            source: Some("cli".into()),
+            session: None,
+        },
+        depth: 0,
+        status: None,
+        approved_action: None,
+    }
+}
+
+pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
+    let mut action = match Action::from_json(raw) {
+        Ok(a) => a,
+        Err(e) => return bad_input(&e, None, raw),
+    };
+    let outbox = Outbox::new();
+    let pipeline = pipeline(loaded, Journal::in_memory()?, &outbox)?;
+    action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
+    let v = gates::verify(&pipeline.gates(), &action, &request(&action));
+    let (verdict, code, detail) = match &v.outcome {
+        Outcome::Passed(_) => ("passed", PASSED, json!(null)),
+        Outcome::Rejected { gate, reason } => (
+            "rejected",
+            REJECTED,
+            json!({ "gate": gate, "reason": reason }),
+        ),
+        Outcome::NeedsApproval { reasons, .. } => ("approval_required", APPROVAL, json!(reasons)),
+    };
+    if json_out {
+        let action = match &v.outcome {
+            Outcome::Passed(a) | Outcome::NeedsApproval { action: a, .. } => a,
+            Outcome::Rejected { .. } => &action,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({ "verdict": verdict, "detail": detail, "action": action, "trace": v.trace })
+            )?
+        );
+    } else {
+        for g in &v.trace {
+            let reason = g
+                .reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            println!(
+                "  {:<16} {:<16} {:>6} us{reason}",
+                g.gate,
+                format!("{:?}", g.verdict).to_lowercase(),
+                g.micros
+            );
+        }
+        println!(
+            "{verdict}{}",
+            if detail.is_null() {
+                String::new()
+            } else {
+                format!(": {detail}")
+            }
+        );
+    }
+    Ok(ExitCode::from(code))
+}
+
+fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Result<ExitCode> {
+    let code = exit_code(report);
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "steps": report.steps, "sent": outbox.sent() }))?
+        );
+        return Ok(ExitCode::from(code));
+    }
+    for step in &report.steps {
+        for g in &step.trace {
+            let reason = g
+                .reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            eprintln!(
+                "  gate {:<16} {:<16}{reason}",
+                g.gate,
+                format!("{:?}", g.verdict).to_lowercase()
+            );
+        }
+        match &step.outcome {
+            StepOutcome::Ran { result, .. } => println!("{result}"),
+            StepOutcome::ToolFailed { message, .. } => eprintln!("error: {message}"),
+            StepOutcome::Rejected { gate, reason, .. } => eprintln!("rejected by {gate}: {reason}"),
+            StepOutcome::Suspended { token, reasons } => {
+                println!("approval required ({}). Token: {token}", reasons.join("; "));
+                println!("  passepartout approve {token}    or    passepartout deny {token}");
+            }
+            StepOutcome::Failed { error } => eprintln!("error: {error}"),
+            StepOutcome::Dropped { why } => eprintln!("dropped: {why}"),
+            StepOutcome::Nothing => {}
+        }
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// The exit code of the first step: what happened to the action that was asked for.
+fn exit_code(report: &Report) -> u8 {
+    match report.steps.first().map(|s| &s.outcome) {
+        Some(StepOutcome::Ran { .. }) | Some(StepOutcome::Nothing) | None => PASSED,
+        Some(StepOutcome::Rejected { .. }) => REJECTED,
+        Some(StepOutcome::Suspended { .. }) => APPROVAL,
+        Some(StepOutcome::ToolFailed { .. }) => TOOL_FAILED,
+        Some(StepOutcome::Failed { .. }) | Some(StepOutcome::Dropped { .. }) => BAD_INPUT,
+    }
+}
+
+pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
+    let journal = super::journal::open(common)?;
+    let action = match Action::from_json(raw) {
+        Ok(a) => a,
+        Err(e) => return bad_input(&e, Some(&journal), raw),
+    };
+    let outbox = Outbox::new();
+    let pipeline = pipeline(loaded, journal, &outbox)?;
+    let report = pipeline.run(request(&action));
+    print_report(&report, &outbox, json_out)
+}
+
+pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
+    drop(loaded);
+    let journal = super::journal::open(common)?;
+    let pending = passepartout::approvals::Approvals::new(&journal)?.pending()?;
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&pending)?);
+    } else if pending.is_empty() {
+        println!("no action is waiting for approval");
+    } else {
+        for p in pending {
+            println!(
+                "{}  {}  ({})",
+                p.token,
+                serde_json::to_string(&p.action)?,
+                p.reasons.join("; ")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn approve(
+    loaded: Loaded,
+    common: &Common,
+    token: &str,
+    json_out: bool,
+) -> anyhow::Result<ExitCode> {
+    let outbox = Outbox::new();
+    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox)?;
+    match pipeline.approve(token) {
+        Ok(report) => print_report(&report, &outbox, json_out),
+        Err(e) => bad_input(&e.to_string(), None, token),
+    }
+}
+
+pub fn deny(loaded: Loaded, common: &Common, token: &str) -> anyhow::Result<ExitCode> {
+    let outbox = Outbox::new();
+    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox)?;
+    match pipeline.deny(token) {
+        Ok(action) => {
+            println!("denied; dropped {}", serde_json::to_string(&action)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => bad_input(&e.to_string(), None, token),
+    }
+}

@@ -1,0 +1,285 @@
+//! The journal: every proposal, gate verdict, approval decision and tool result, appended to
+//! SQLite. Each record carries the hash of the one before, so an edited, removed or reordered
+//! record breaks the chain at that point and `passepartout journal verify` names it.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The hash the first record chains from.
+const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// One journal record.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Record {
+    /// Position, from 1, without gaps.
+    pub seq: i64,
+    /// When: seconds since the Unix epoch (UTC), with microseconds.
+    pub at: String,
+    /// `proposal`, `verdict`, `approval`, `tool-result`, `attempt`...
+    pub kind: String,
+    /// The record itself, JSON.
+    pub body: serde_json::Value,
+    /// The previous record's hash.
+    pub prev_hash: String,
+    /// sha256 over prev_hash, seq, at, kind and body.
+    pub hash: String,
+}
+
+/// Where the chain first breaks.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Break {
+    /// The record's content does not match its hash: it was edited.
+    #[error("record {seq} was edited: its content no longer matches its hash")]
+    Edited {
+        /// The record.
+        seq: i64,
+    },
+    /// A record is missing before this one.
+    #[error("record {expected} is missing: the next record is {found}")]
+    Removed {
+        /// The seq that should come next.
+        expected: i64,
+        /// The seq found instead.
+        found: i64,
+    },
+    /// The record does not chain from the one before it (moved or replaced).
+    #[error("record {seq} does not follow the record before it (reordered or replaced)")]
+    Reordered {
+        /// The record.
+        seq: i64,
+    },
+}
+
+/// The journal, in an SQLite database.
+pub struct Journal {
+    conn: Mutex<Connection>,
+}
+
+fn hash(prev: &str, seq: i64, at: &str, kind: &str, body: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [prev, &seq.to_string(), at, kind, body] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    format!("{secs:.6}")
+}
+
+impl Journal {
+    /// Open (creating if needed) the journal in the database at `path`.
+    ///
+    /// # Errors
+    /// The database cannot be opened or its table created.
+    pub fn open(path: &Path) -> rusqlite::Result<Journal> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        Journal::with(Connection::open(path)?)
+    }
+
+    /// A journal in memory (tests, dry runs).
+    ///
+    /// # Errors
+    /// As for [`Journal::open`].
+    pub fn in_memory() -> rusqlite::Result<Journal> {
+        Journal::with(Connection::open_in_memory()?)
+    }
+
+    fn with(conn: Connection) -> rusqlite::Result<Journal> {
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS journal (
+                seq INTEGER PRIMARY KEY,
+                at TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                body TEXT NOT NULL,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL
+            );",
+        )?;
+        Ok(Journal {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Append a record of `kind` with `body`. Returns its seq.
+    ///
+    /// # Errors
+    /// The database refused the write.
+    pub fn append(&self, kind: &str, body: &serde_json::Value) -> rusqlite::Result<i64> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn.transaction()?;
+        let last: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .ok();
+        let (seq, prev) = match last {
+            Some((s, h)) => (s + 1, h),
+            None => (1, GENESIS.to_owned()),
+        };
+        let at = now();
+        let body = body.to_string();
+        let h = hash(&prev, seq, &at, kind, &body);
+        tx.execute(
+            "INSERT INTO journal (seq, at, kind, body, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![seq, at, kind, body, prev, h],
+        )?;
+        tx.commit()?;
+        Ok(seq)
+    }
+
+    /// The last `n` records (all when `None`), oldest first.
+    ///
+    /// # Errors
+    /// The database could not be read.
+    pub fn records(&self, last: Option<usize>) -> rusqlite::Result<Vec<Record>> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let limit = last.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let mut stmt = conn.prepare(
+            "SELECT seq, at, kind, body, prev_hash, hash FROM
+               (SELECT * FROM journal ORDER BY seq DESC LIMIT ?1) ORDER BY seq ASC",
+        )?;
+        let rows = stmt.query_map([limit], |r| {
+            let body: String = r.get(3)?;
+            Ok(Record {
+                seq: r.get(0)?,
+                at: r.get(1)?,
+                kind: r.get(2)?,
+                body: serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body)),
+                prev_hash: r.get(4)?,
+                hash: r.get(5)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// Walk the chain from the start. `Ok(count)` when intact; the first break otherwise.
+    ///
+    /// # Errors
+    /// The outer error: the database could not be read.
+    pub fn verify(&self) -> rusqlite::Result<Result<usize, Break>> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stmt = conn
+            .prepare("SELECT seq, at, kind, body, prev_hash, hash FROM journal ORDER BY seq ASC")?;
+        let mut rows = stmt.query([])?;
+        let mut expected_seq = 1;
+        let mut prev = GENESIS.to_owned();
+        let mut count = 0;
+        while let Some(r) = rows.next()? {
+            let seq: i64 = r.get(0)?;
+            let (at, kind, body): (String, String, String) = (r.get(1)?, r.get(2)?, r.get(3)?);
+            let (prev_hash, stored): (String, String) = (r.get(4)?, r.get(5)?);
+            if hash(&prev_hash, seq, &at, &kind, &body) != stored {
+                return Ok(Err(Break::Edited { seq }));
+            }
+            if seq != expected_seq {
+                return Ok(Err(Break::Removed {
+                    expected: expected_seq,
+                    found: seq,
+                }));
+            }
+            if prev_hash != prev {
+                return Ok(Err(Break::Reordered { seq }));
+            }
+            prev = stored;
+            expected_seq += 1;
+            count += 1;
+        }
+        Ok(Ok(count))
+    }
+
+    /// Run `f` on the underlying connection (approvals share the database).
+    pub(crate) fn with_conn<R>(&self, f: impl FnOnce(&Connection) -> R) -> R {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        f(&conn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn journal(n: usize) -> Journal {
+        let j = Journal::in_memory().expect("journal");
+        for i in 0..n {
+            j.append("proposal", &json!({ "n": i })).expect("append");
+        }
+        j
+    }
+
+    #[test]
+    fn an_intact_chain_verifies() {
+        assert_eq!(journal(5).verify().expect("read"), Ok(5));
+        assert_eq!(journal(0).verify().expect("read"), Ok(0));
+    }
+
+    #[test]
+    fn an_edit_is_found_at_its_record() {
+        let j = journal(5);
+        j.with_conn(|c| {
+            c.execute("UPDATE journal SET body = '{\"n\":99}' WHERE seq = 3", [])
+                .expect("edit")
+        });
+        assert_eq!(j.verify().expect("read"), Err(Break::Edited { seq: 3 }));
+    }
+
+    #[test]
+    fn a_removal_is_found() {
+        let j = journal(5);
+        j.with_conn(|c| {
+            c.execute("DELETE FROM journal WHERE seq = 2", [])
+                .expect("delete")
+        });
+        assert_eq!(
+            j.verify().expect("read"),
+            Err(Break::Removed {
+                expected: 2,
+                found: 3
+            })
+        );
+    }
+
+    #[test]
+    fn a_swap_is_found() {
+        let j = journal(4);
+        j.with_conn(|c| {
+            c.execute_batch(
+                "UPDATE journal SET seq = -2 WHERE seq = 2;
+                 UPDATE journal SET seq = 2 WHERE seq = 3;
+                 UPDATE journal SET seq = 3 WHERE seq = -2;",
+            )
+            .expect("swap")
+        });
+        // The hash covers seq, so a moved record no longer matches its own hash.
+        assert_eq!(j.verify().expect("read"), Err(Break::Edited { seq: 2 }));
+    }
+
+    #[test]
+    fn a_rewritten_record_with_a_fresh_hash_still_breaks_the_chain() {
+        let j = journal(4);
+        let forged = hash(GENESIS, 3, "0", "proposal", "{}");
+        j.with_conn(|c| {
+            c.execute(
+                "UPDATE journal SET at = '0', body = '{}', prev_hash = ?1, hash = ?2 WHERE seq = 3",
+                params![GENESIS, forged],
+            )
+            .expect("forge")
+        });
+        assert_eq!(j.verify().expect("read"), Err(Break::Reordered { seq: 3 }));
+    }
+}

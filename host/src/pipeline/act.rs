@@ -1,0 +1,316 @@
+//! Act: suspend what needs approval, verify once more what is about to run (last mile),
+//! dispatch to the actuator, and turn the result into feedback for the loop.
+
+use serde_json::json;
+
+use super::actuators::{ActError, format_result};
+use super::error::PipelineError;
+use super::reason::Reasoned;
+use super::{Pipeline, Step, StepOutcome};
+use crate::approvals::Approvals;
+use crate::gates::{self, Outcome};
+use crate::signal::{Action, GateTrace, Payload, Signal, SignalType};
+
+impl Pipeline {
+    /// Check that `action` can be performed as written: its target has an actuator, and that
+    /// actuator accepts it (a known tool, arguments matching its schema). Runs nothing.
+    ///
+    /// # Errors
+    /// What is wrong, naming the field.
+    pub fn validate(&self, action: &Action) -> Result<(), String> {
+        let Some(actuator) = self.actuators.get(&action.target) else {
+            let known: Vec<&str> = self.actuators.keys().map(String::as_str).collect();
+            return Err(format!(
+                "target {:?} has no actuator; known targets: {}",
+                action.target,
+                known.join(", ")
+            ));
+        };
+        actuator.validate(action).map_err(|e| e.to_string())
+    }
+
+    /// The Act stage for what Reason decided about `signal`. Returns the step and the feedback
+    /// signal, if any.
+    ///
+    /// # Errors
+    /// The approvals database failed.
+    pub fn act(
+        &self,
+        signal: &Signal,
+        reasoned: Reasoned,
+    ) -> Result<(Step, Option<Signal>), PipelineError> {
+        let step = |proposal: Option<Action>, trace: GateTrace, outcome| Step {
+            depth: signal.depth,
+            sensor: signal.payload.sensor.clone(),
+            proposal,
+            trace,
+            outcome,
+        };
+        match reasoned {
+            Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
+            Reasoned::Invalid { action, reason } => {
+                self.tell_source(signal, &format!("cannot do that: {reason}"));
+                Ok((
+                    step(
+                        Some(action),
+                        Vec::new(),
+                        StepOutcome::Failed { error: reason },
+                    ),
+                    None,
+                ))
+            }
+            Reasoned::Rejected {
+                action,
+                gate,
+                reason,
+                attempts,
+                trace,
+            } => {
+                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"));
+                Ok((
+                    step(
+                        Some(action),
+                        trace,
+                        StepOutcome::Rejected {
+                            gate,
+                            reason,
+                            attempts,
+                        },
+                    ),
+                    None,
+                ))
+            }
+            Reasoned::NeedsApproval {
+                action,
+                reasons,
+                trace,
+            } => {
+                let outcome = self.suspend(&action, signal, reasons)?;
+                Ok((step(Some(action), trace, outcome), None))
+            }
+            Reasoned::Approved { action, trace } => {
+                let (outcome, last_mile, feedback) = self.execute(action.clone(), signal, false)?;
+                let trace = if last_mile.is_empty() {
+                    trace
+                } else {
+                    last_mile
+                };
+                Ok((step(Some(action), trace, outcome), feedback))
+            }
+        }
+    }
+
+    fn suspend(
+        &self,
+        action: &Action,
+        signal: &Signal,
+        reasons: Vec<String>,
+    ) -> Result<StepOutcome, PipelineError> {
+        let approvals =
+            Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        let pending = approvals
+            .suspend(action, signal, reasons.clone(), self.config.approval_expiry)
+            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        self.record(
+            "approval-requested",
+            json!({ "token": pending.token, "action": action, "reasons": reasons }),
+        );
+        self.tell_source(
+            signal,
+            &format!(
+                "approval needed ({}): run `passepartout approve {}` or `passepartout deny {}`",
+                reasons.join("; "),
+                pending.token,
+                pending.token
+            ),
+        );
+        Ok(StepOutcome::Suspended {
+            token: pending.token,
+            reasons,
+        })
+    }
+
+    /// Verify `action` one last time and run it. `approved` says a person approved it already,
+    /// so an approval request from the gates is satisfied; a rejection still stops it.
+    pub(crate) fn execute(
+        &self,
+        action: Action,
+        signal: &Signal,
+        approved: bool,
+    ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
+        let last_mile = gates::verify(&self.gates(), &action, signal);
+        for g in &last_mile.trace {
+            let mut record = json!(g);
+            record["last_mile"] = json!(true);
+            self.record("verdict", record);
+        }
+        let trace = last_mile.trace;
+        let action = match last_mile.outcome {
+            Outcome::Passed(a) => a,
+            Outcome::NeedsApproval { action: a, .. } if approved => a,
+            Outcome::NeedsApproval { action: a, reasons } => {
+                let outcome = self.suspend(&a, signal, reasons)?;
+                return Ok((outcome, trace, None));
+            }
+            Outcome::Rejected { gate, reason } => {
+                self.log(format!(
+                    "last-mile verify: gate {gate} blocked the action: {reason}"
+                ));
+                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"));
+                return Ok((
+                    StepOutcome::Rejected {
+                        gate,
+                        reason,
+                        attempts: 1,
+                    },
+                    trace,
+                    None,
+                ));
+            }
+        };
+        if let Err(reason) = self.validate(&action) {
+            return Ok((StepOutcome::Failed { error: reason }, trace, None));
+        }
+        let Some(actuator) = self.actuators.get(&action.target) else {
+            return Ok((
+                StepOutcome::Failed {
+                    error: format!("no actuator for {:?}", action.target),
+                },
+                trace,
+                None,
+            ));
+        };
+        let result = actuator.act(&action, signal);
+        let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
+        let formatted = format_result(&tool, &result);
+        self.record(
+            "tool-result",
+            json!({ "target": action.target, "tool": action.tool, "ok": result.is_ok(), "result": formatted }),
+        );
+        let silent = self
+            .config
+            .silent_actuators
+            .iter()
+            .any(|s| *s == action.target);
+        let depth = signal.depth + 1;
+        let feedback = |sensor: &str, fields: serde_json::Value| {
+            let mut payload = Payload {
+                sensor: Some(sensor.into()),
+                ..Payload::default()
+            };
+            if let serde_json::Value::Object(m) = fields {
+                payload.extra = m;
+            }
+            Signal {
+                kind: SignalType::Event,
+                payload,
+                meta: signal.meta.clone(),
+                depth,
+                status: None,
+                approved_action: None,
+            }
+        };
+        match result {
+            Ok(output) => {
+                self.log(format!("{tool}: ran"));
+                if action.target == "tool" {
+                    self.tell_source(signal, &formatted);
+                }
+                let fb = (!silent)
+                    .then(|| feedback("tool-output", json!({ "tool": tool, "result": output })));
+                Ok((
+                    StepOutcome::Ran {
+                        target: action.target,
+                        result: formatted,
+                    },
+                    trace,
+                    fb,
+                ))
+            }
+            Err(e) => {
+                let message = e.to_string();
+                self.log(format!("{tool}: failed: {message}"));
+                self.tell_source(signal, &formatted);
+                let fb = match e {
+                    ActError::Invalid(_) => None,
+                    ActError::Tool(_) => Some(feedback(
+                        "tool-error",
+                        json!({ "tool": tool, "message": message }),
+                    )),
+                };
+                Ok((StepOutcome::ToolFailed { tool, message }, trace, fb))
+            }
+        }
+    }
+
+    /// Send `text` to the client the signal came from, when it has an actuator (and is not
+    /// the tool actuator itself).
+    fn tell_source(&self, signal: &Signal, text: &str) {
+        let Some(source) = signal.meta.source.as_deref() else {
+            return;
+        };
+        if source == "tool" {
+            return;
+        }
+        if let Some(actuator) = self.actuators.get(source) {
+            let _ = actuator.act(
+                &Action {
+                    target: source.into(),
+                    text: Some(text.into()),
+                    ..Action::default()
+                },
+                signal,
+            );
+        }
+    }
+
+    /// A person approves the suspended action `token`: it runs (after the last-mile verify;
+    /// a rejection still stops it), and its feedback goes round the loop.
+    ///
+    /// # Errors
+    /// An unknown, already decided or expired token.
+    pub fn approve(&self, token: &str) -> Result<super::Report, PipelineError> {
+        let approvals =
+            Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        let pending = approvals
+            .decide(token, true)
+            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        self.record(
+            "approval",
+            json!({ "token": token, "decision": "approved", "action": pending.action }),
+        );
+        let (outcome, trace, feedback) =
+            self.execute(pending.action.clone(), &pending.signal, true)?;
+        let mut report = super::Report {
+            steps: vec![Step {
+                depth: pending.signal.depth,
+                sensor: Some("approval".into()),
+                proposal: Some(pending.action),
+                trace,
+                outcome,
+            }],
+        };
+        if let Some(fb) = feedback {
+            report.steps.extend(self.run(fb).steps);
+        }
+        Ok(report)
+    }
+
+    /// A person denies the suspended action `token`: it is dropped, and the decision journaled.
+    ///
+    /// # Errors
+    /// An unknown, already decided or expired token.
+    pub fn deny(&self, token: &str) -> Result<Action, PipelineError> {
+        let approvals =
+            Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        let pending = approvals
+            .decide(token, false)
+            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        self.record(
+            "approval",
+            json!({ "token": token, "decision": "denied", "action": pending.action }),
+        );
+        self.tell_source(&pending.signal, "denied: the action was dropped");
+        Ok(pending.action)
+    }
+}

@@ -1,0 +1,244 @@
+//! Actuators: what finally performs an approved action. `tool` runs a tool plugin in its
+//! sandbox; an [`Outbox`] collects replies for a client (the CLI prints them; the daemon sends
+//! them to the client that asked).
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::runtime::{Kind, Plugin, PluginError, ToolFailure};
+use crate::signal::{Action, Signal};
+
+/// Why an actuator could not perform an action.
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    /// The action is not something this actuator can perform (bad input: nothing ran).
+    #[error("{0}")]
+    Invalid(String),
+    /// The tool ran and failed, or a limit stopped it.
+    #[error("{0}")]
+    Tool(#[from] PluginError),
+}
+
+/// Performs approved actions for one target.
+pub trait Actuator: Send + Sync {
+    /// Check, without running anything, that this actuator can perform `action`.
+    ///
+    /// # Errors
+    /// [`ActError::Invalid`] naming what is wrong (unknown tool, bad arguments).
+    fn validate(&self, action: &Action) -> Result<(), ActError> {
+        let _ = action;
+        Ok(())
+    }
+    /// Perform `action`, answering `signal`. Returns the result text.
+    ///
+    /// # Errors
+    /// Anything that failed; for tools, the plugin's error naming the plugin.
+    fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError>;
+}
+
+/// Runs tools of tool plugins, in their sandbox, under the tool's deadline.
+pub struct ToolActuator {
+    plugins: Vec<Arc<Plugin>>,
+}
+
+impl ToolActuator {
+    /// The tools of the tool plugins among `plugins`.
+    pub fn new(plugins: &[Arc<Plugin>]) -> ToolActuator {
+        ToolActuator {
+            plugins: plugins
+                .iter()
+                .filter(|p| p.is(Kind::Tool))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    fn find(
+        &self,
+        action: &Action,
+    ) -> Result<(&Plugin, &crate::runtime::types::ToolInfo), ActError> {
+        let Some(name) = action.tool.as_deref() else {
+            return Err(ActError::Invalid(
+                "a tool action needs `tool`: the name of the tool to call".into(),
+            ));
+        };
+        self.plugins
+            .iter()
+            .find_map(|p| {
+                p.tools
+                    .iter()
+                    .find(|t| t.name == name)
+                    .map(|t| (p.as_ref(), t))
+            })
+            .ok_or_else(|| {
+                let known: Vec<&str> = self
+                    .plugins
+                    .iter()
+                    .flat_map(|p| p.tools.iter().map(|t| t.name.as_str()))
+                    .collect();
+                ActError::Invalid(format!(
+                    "unknown tool {name:?}; the loaded tools are: {}",
+                    known.join(", ")
+                ))
+            })
+    }
+}
+
+impl Actuator for ToolActuator {
+    fn validate(&self, action: &Action) -> Result<(), ActError> {
+        let (_, info) = self.find(action)?;
+        let schema: Value = serde_json::from_str(&info.parameters).unwrap_or(Value::Null);
+        check_args(&info.name, &schema, &action.args).map_err(ActError::Invalid)
+    }
+
+    fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
+        self.validate(action)?;
+        let (plugin, info) = self.find(action)?;
+        let args = Value::Object(action.args.clone()).to_string();
+        Ok(plugin.call_tool(&info.name, &args)?)
+    }
+}
+
+/// Check `args` against the top level of a tool's JSON Schema: required properties present,
+/// declared properties of the declared JSON type, no others when `additionalProperties` is
+/// false. Names the field that is wrong.
+///
+/// # Errors
+/// A message naming the tool, the field and what was expected.
+pub fn check_args(
+    tool: &str,
+    schema: &Value,
+    args: &serde_json::Map<String, Value>,
+) -> Result<(), String> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for field in required.iter().filter_map(Value::as_str) {
+            if !args.contains_key(field) {
+                return Err(format!(
+                    "tool {tool:?}: missing required argument `{field}`"
+                ));
+            }
+        }
+    }
+    for (field, value) in args {
+        match props.and_then(|p| p.get(field)) {
+            Some(spec) => {
+                if let Some(ty) = spec.get("type").and_then(Value::as_str) {
+                    let ok = match ty {
+                        "string" => value.is_string(),
+                        "integer" => value.is_i64() || value.is_u64(),
+                        "number" => value.is_number(),
+                        "boolean" => value.is_boolean(),
+                        "array" => value.is_array(),
+                        "object" => value.is_object(),
+                        "null" => value.is_null(),
+                        _ => true,
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "tool {tool:?}: argument `{field}` must be of type {ty}, got {value}"
+                        ));
+                    }
+                }
+            }
+            None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                return Err(format!("tool {tool:?}: unexpected argument `{field}`"));
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// The seed's result formatting: the content on success, `ERROR [tool]: message` on failure.
+pub fn format_result(tool: &str, result: &Result<String, ActError>) -> String {
+    match result {
+        Ok(content) => content.clone(),
+        Err(ActError::Tool(PluginError::Tool { error, .. })) => {
+            let msg = match error {
+                ToolFailure::InvalidArgs(m) | ToolFailure::Denied(m) | ToolFailure::Failed(m) => {
+                    m.clone()
+                }
+                ToolFailure::TimedOut => "timed out".into(),
+            };
+            format!("ERROR [{tool}]: {msg}")
+        }
+        Err(e) => format!("ERROR [{tool}]: {e}"),
+    }
+}
+
+/// Collects what is sent to a client: `(target, text)` pairs, in order.
+#[derive(Clone, Default)]
+pub struct Outbox {
+    sent: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl Outbox {
+    /// An empty outbox.
+    pub fn new() -> Outbox {
+        Outbox::default()
+    }
+
+    /// Everything sent so far.
+    pub fn sent(&self) -> Vec<(String, String)> {
+        self.sent.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// An actuator that delivers into this outbox under `target`.
+    pub fn actuator(&self, target: &str) -> Box<dyn Actuator> {
+        Box::new(OutboxActuator {
+            target: target.to_owned(),
+            outbox: self.clone(),
+        })
+    }
+
+    /// Deliver `text` to `target`.
+    pub fn send(&self, target: &str, text: &str) {
+        self.sent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((target.to_owned(), text.to_owned()));
+    }
+}
+
+struct OutboxActuator {
+    target: String,
+    outbox: Outbox,
+}
+
+impl Actuator for OutboxActuator {
+    fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
+        let text = action
+            .text
+            .clone()
+            .or_else(|| {
+                (!action.args.is_empty()).then(|| Value::Object(action.args.clone()).to_string())
+            })
+            .unwrap_or_default();
+        self.outbox.send(&self.target, &text);
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_checked_against_the_schema_naming_the_field() {
+        let schema = json!({"type":"object","properties":{"path":{"type":"string"},"n":{"type":"integer"}},"required":["path"],"additionalProperties":false});
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        assert!(check_args("t", &schema, &args(json!({"path": "/x", "n": 3}))).is_ok());
+        assert!(check_args("t", &schema, &args(json!({}))).is_err_and(|e| e.contains("`path`")));
+        assert!(
+            check_args("t", &schema, &args(json!({"path": 1})))
+                .is_err_and(|e| e.contains("`path` must be of type string"))
+        );
+        assert!(
+            check_args("t", &schema, &args(json!({"path": "/x", "zz": 1})))
+                .is_err_and(|e| e.contains("`zz`"))
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! The loop: Perceive → Reason → Act, again with the feedback, until there is none, the depth
+//! limit is passed or an interrupt arrives; a failed cycle is recovered as seed 002 says.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+
+use super::error::{PipelineError, Recovery};
+use super::{Pipeline, Report, Step, StepOutcome};
+use crate::signal::{Payload, Signal, SignalType};
+
+impl Pipeline {
+    /// Perceive: normalise a raw signal (sensor names lowercase, `_` as `-`).
+    pub fn perceive(&self, mut signal: Signal) -> Signal {
+        if let Some(s) = &mut signal.payload.sensor {
+            *s = s.trim().to_lowercase().replace('_', "-");
+        }
+        signal
+    }
+
+    /// Run `signal` and all the feedback it produces through the pipeline.
+    pub fn run(&self, signal: Signal) -> Report {
+        let mut report = Report::default();
+        let mut current = Some(signal);
+        while let Some(signal) = current.take() {
+            let dropped = |why: &str| Step {
+                depth: signal.depth,
+                sensor: signal.payload.sensor.clone(),
+                proposal: None,
+                trace: Vec::new(),
+                outcome: StepOutcome::Dropped { why: why.into() },
+            };
+            if signal.depth > self.config.max_depth {
+                self.log(format!(
+                    "metabolism: depth {} is past the limit of {}; dropped",
+                    signal.depth, self.config.max_depth
+                ));
+                report.steps.push(dropped("past the depth limit"));
+                break;
+            }
+            if self.interrupt.load(Ordering::Relaxed) {
+                report.steps.push(dropped("interrupted"));
+                break;
+            }
+            let signal = self.perceive(signal);
+            let cycle = self
+                .reason(&signal)
+                .and_then(|reasoned| self.act(&signal, reasoned));
+            match cycle {
+                Ok((step, feedback)) => {
+                    report.steps.push(step);
+                    current = feedback;
+                }
+                Err(e) => {
+                    self.record("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
+                    report.steps.push(Step {
+                        depth: signal.depth,
+                        sensor: signal.payload.sensor.clone(),
+                        proposal: None,
+                        trace: Vec::new(),
+                        outcome: StepOutcome::Failed {
+                            error: e.to_string(),
+                        },
+                    });
+                    match self.recover(&signal, &e) {
+                        Some(next) => current = Some(next),
+                        None if self.config.recovery == Recovery::Abort => break,
+                        None => {}
+                    }
+                }
+            }
+        }
+        report
+    }
+
+    /// The seed's recovery: a failure at depth ≤ 2 that is not itself a loop-error or
+    /// tool-error comes back as a loop-error event one level deeper; others are dropped.
+    fn recover(&self, signal: &Signal, error: &PipelineError) -> Option<Signal> {
+        self.log(format!("metabolism: {error}"));
+        let message = match &self.config.recovery {
+            Recovery::Skip | Recovery::Abort => return None,
+            Recovery::Fallback(text) => text.clone(),
+            Recovery::Reinject => error.to_string(),
+        };
+        let terminal = matches!(signal.sensor(), Some("loop-error" | "tool-error"));
+        if terminal || signal.depth > 2 {
+            return None;
+        }
+        let mut payload = Payload {
+            sensor: Some("loop-error".into()),
+            text: Some(message.clone()),
+            ..Payload::default()
+        };
+        payload.extra.insert("message".into(), json!(message));
+        payload.extra.insert("depth".into(), json!(signal.depth));
+        Some(Signal {
+            kind: SignalType::Event,
+            payload,
+            meta: signal.meta.clone(),
+            depth: signal.depth + 1,
+            status: None,
+            approved_action: None,
+        })
+    }
+}

@@ -1,0 +1,306 @@
+//! The metabolic pipeline: Perceive → Reason → Act, repeated while Act produces feedback.
+//!
+//! - [`reason`]: only user input and chat messages go to the model; its answer is parsed as
+//!   data into an [`Action`], verified by every gate, retried up to 3 times with the rejection
+//!   fed back. Direct requests skip the model, never the gates.
+//! - [`act`]: approval suspends the action under a token; otherwise a last-mile verify, then the
+//!   actuator (explicit target, else the signal's source, else the default), and feedback.
+//! - [`metabolism`]: the loop, its depth limit, interrupt and error recovery.
+//!
+//! Every proposal, gate verdict, approval decision and tool result goes into the [`Journal`].
+
+pub mod act;
+pub mod actuators;
+pub mod error;
+pub mod metabolism;
+pub mod provider;
+pub mod reason;
+pub mod skills;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::gates::GateCheck;
+use crate::journal::Journal;
+use crate::runtime::{Kind, Plugin};
+use crate::signal::{Action, GateTrace};
+
+pub use actuators::Actuator;
+pub use error::{PipelineError, Recovery};
+pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema};
+
+/// Settings of the pipeline, with the seed's defaults.
+#[derive(Clone, Debug)]
+pub struct PipelineConfig {
+    /// The assistant's name in the prompt's IDENTITY (seed: `MEMEX_ASSISTANT`, default `Agent`).
+    pub assistant_name: String,
+    /// Standing mandates, written into IDENTITY before anything else.
+    pub mandates: Vec<String>,
+    /// Where an action goes with no target and no source (seed: `DEFAULT_ACTUATOR`, `cli`).
+    pub default_actuator: String,
+    /// Actuators whose result is not fed back (seed: `SILENT_ACTUATORS`).
+    pub silent_actuators: Vec<String>,
+    /// Signals deeper than this are dropped (seed: 10).
+    pub max_depth: u32,
+    /// Attempts the model gets when gates reject its proposal (seed: 3).
+    pub attempts: u32,
+    /// How long a suspended action waits for approval.
+    pub approval_expiry: Duration,
+    /// What to do with a failed cycle (seed: re-inject a loop-error event).
+    pub recovery: Recovery,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            assistant_name: "Agent".into(),
+            mandates: Vec::new(),
+            default_actuator: "cli".into(),
+            silent_actuators: vec!["cli".into(), "system-message".into(), "emacs".into()],
+            max_depth: 10,
+            attempts: 3,
+            approval_expiry: crate::approvals::DEFAULT_EXPIRY,
+            recovery: Recovery::Reinject,
+        }
+    }
+}
+
+impl PipelineConfig {
+    /// The defaults, overridden by the seed's environment variables `MEMEX_ASSISTANT`,
+    /// `DEFAULT_ACTUATOR` and `SILENT_ACTUATORS` (comma-separated).
+    pub fn from_env() -> PipelineConfig {
+        let mut c = PipelineConfig::default();
+        // ambient authority: the daemon's own configuration.
+        if let Ok(name) = std::env::var("MEMEX_ASSISTANT") {
+            c.assistant_name = name;
+        }
+        if let Ok(target) = std::env::var("DEFAULT_ACTUATOR") {
+            c.default_actuator = target.trim().to_lowercase();
+        }
+        if let Ok(silent) = std::env::var("SILENT_ACTUATORS") {
+            c.silent_actuators = silent
+                .split(',')
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect();
+        }
+        c
+    }
+}
+
+/// What happened to one signal in one round of the loop.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Step {
+    /// The signal's depth.
+    pub depth: u32,
+    /// Its sensor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensor: Option<String>,
+    /// The action proposed, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Action>,
+    /// The gates' trace for the last verification of this step.
+    pub trace: GateTrace,
+    /// How it ended.
+    pub outcome: StepOutcome,
+}
+
+/// How a step ended.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum StepOutcome {
+    /// Nothing to do (not a signal Reason handles, or no proposal).
+    Nothing,
+    /// An actuator ran the action.
+    Ran {
+        /// The actuator.
+        target: String,
+        /// Its result, formatted as the seed does.
+        result: String,
+    },
+    /// The tool failed (its own error, or a limit).
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// The error, naming the plugin.
+        message: String,
+    },
+    /// A gate rejected the action (after every retry, for the model).
+    Rejected {
+        /// The gate.
+        gate: String,
+        /// Its reason.
+        reason: String,
+        /// Proposals the model made.
+        attempts: u32,
+    },
+    /// Suspended until a person approves.
+    Suspended {
+        /// The approval token.
+        token: String,
+        /// Why the gates asked.
+        reasons: Vec<String>,
+    },
+    /// The cycle failed; see recovery.
+    Failed {
+        /// The error.
+        error: String,
+    },
+    /// The signal was dropped (too deep, interrupted).
+    Dropped {
+        /// Why.
+        why: String,
+    },
+}
+
+/// Everything that happened while processing one signal and its feedback.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Report {
+    /// Each round, in order.
+    pub steps: Vec<Step>,
+}
+
+impl Report {
+    /// The last step's outcome.
+    pub fn last(&self) -> Option<&StepOutcome> {
+        self.steps.last().map(|s| &s.outcome)
+    }
+}
+
+/// The pipeline: plugins, gates, the model, actuators, journal and settings.
+pub struct Pipeline {
+    plugins: Vec<Arc<Plugin>>,
+    gates: Vec<Arc<dyn GateCheck>>,
+    skills: Vec<Arc<Plugin>>,
+    provider: Option<Box<dyn Provider>>,
+    actuators: BTreeMap<String, Box<dyn Actuator>>,
+    journal: Journal,
+    config: PipelineConfig,
+    interrupt: Arc<AtomicBool>,
+    logs: Mutex<VecDeque<String>>,
+}
+
+/// Lines of recent activity kept for the prompt's LOGS section.
+const LOG_LINES: usize = 20;
+
+impl Pipeline {
+    /// A pipeline over `plugins`: their gates verify, their tools run through the `tool`
+    /// actuator, their skills shape prompts (ordered by their dependencies).
+    ///
+    /// # Errors
+    /// [`PipelineError::Pipeline`] when skill dependencies name a missing skill or form a cycle.
+    pub fn new(
+        plugins: Vec<Plugin>,
+        journal: Journal,
+        config: PipelineConfig,
+    ) -> Result<Pipeline, PipelineError> {
+        let plugins: Vec<Arc<Plugin>> = plugins.into_iter().map(Arc::new).collect();
+        let gates = plugins
+            .iter()
+            .filter(|p| p.is(Kind::Gate))
+            .map(|p| p.clone() as Arc<dyn GateCheck>)
+            .collect();
+        let skills = skills::order(&plugins)?;
+        let mut actuators: BTreeMap<String, Box<dyn Actuator>> = BTreeMap::new();
+        actuators.insert(
+            "tool".into(),
+            Box::new(actuators::ToolActuator::new(&plugins)),
+        );
+        let mut p = Pipeline {
+            plugins,
+            gates,
+            skills,
+            provider: None,
+            actuators,
+            journal,
+            config,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            logs: Mutex::new(VecDeque::new()),
+        };
+        p.sort_gates();
+        Ok(p)
+    }
+
+    fn sort_gates(&mut self) {
+        self.gates.sort_by(|a, b| {
+            b.priority()
+                .cmp(&a.priority())
+                .then_with(|| a.name().cmp(b.name()))
+        });
+    }
+
+    /// Use `provider` for Reason. Without one, user input gets a clear error and direct
+    /// requests keep working.
+    pub fn with_provider(mut self, provider: Box<dyn Provider>) -> Pipeline {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Add (or replace) the actuator `name`.
+    pub fn with_actuator(mut self, name: &str, actuator: Box<dyn Actuator>) -> Pipeline {
+        self.actuators.insert(name.to_owned(), actuator);
+        self
+    }
+
+    /// Add a gate that is not a plugin (tests at the trait boundary).
+    pub fn with_gate(mut self, gate: Arc<dyn GateCheck>) -> Pipeline {
+        self.gates.push(gate);
+        self.sort_gates();
+        self
+    }
+
+    /// The plugins.
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    /// Set to stop the loop before its next round (SIGINT, SIGTERM).
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// The gates, in walk order.
+    pub fn gates(&self) -> Vec<&dyn GateCheck> {
+        self.gates.iter().map(|g| g.as_ref()).collect()
+    }
+
+    /// Append to the journal; a journal that cannot be written is logged, never silently.
+    pub(crate) fn record(&self, kind: &str, body: serde_json::Value) {
+        if let Err(e) = self.journal.append(kind, &body) {
+            tracing::error!("cannot write the journal ({kind}): {e}");
+        }
+    }
+
+    /// Remember a line for the prompt's LOGS section.
+    pub(crate) fn log(&self, line: String) {
+        tracing::info!("{line}");
+        let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+        if logs.len() == LOG_LINES {
+            logs.pop_front();
+        }
+        logs.push_back(line);
+    }
+
+    pub(crate) fn recent_logs(&self) -> Vec<String> {
+        self.logs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+}

@@ -1,0 +1,54 @@
+//! The model behind Reason, as a trait: the HTTP providers (OpenAI-compatible, Anthropic, the
+//! cascade) implement it in their own module.
+
+use serde::Serialize;
+
+use super::error::PipelineError;
+
+/// A tool as offered to the model for function calling.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ToolSchema {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// One request to the model.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProviderRequest {
+    /// The system prompt (IDENTITY, TOOLS, CONTEXT, LOGS).
+    pub system: String,
+    /// The user prompt (the skill's prompt or the raw text).
+    pub prompt: String,
+    /// The tools, as function-calling schemas.
+    pub tools: Vec<ToolSchema>,
+}
+
+/// The model's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProviderReply {
+    /// Text (a reply, or a JSON action to parse).
+    Text(String),
+    /// A function call.
+    ToolCall {
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        arguments: serde_json::Value,
+    },
+}
+
+/// A language model.
+pub trait Provider: Send + Sync {
+    /// Its name, for errors and the journal.
+    fn name(&self) -> &str;
+    /// Ask the model.
+    ///
+    /// # Errors
+    /// [`PipelineError::Llm`] (unreachable, error status, malformed answer) or
+    /// [`PipelineError::Budget`].
+    fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError>;
+}

@@ -1,0 +1,242 @@
+//! The records every stage passes along: [`Signal`], [`Action`], [`Verdict`] and the
+//! [`GateTrace`]. JSON on the wire (serde); one definition used by every stage.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::runtime::types as wit;
+
+/// What kind of signal this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalType {
+    /// Something happened: user input, a chat message, a heartbeat, a tool's output.
+    Event,
+    /// A client asks for an action directly (it skips the model, never the gates).
+    Request,
+    /// A line for the log.
+    Log,
+}
+
+/// Where a signal is in the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Reason produced an approved action (or none).
+    Reasoned,
+    /// A gate asked for a person's approval.
+    RequiresApproval,
+    /// The action waits under an approval token.
+    Suspended,
+    /// Act ran.
+    Acted,
+}
+
+/// The payload: the sensor that produced the signal, its text, and any other fields.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Payload {
+    /// `user-input`, `chat-message`, `heartbeat`, `tool-output`, `tool-error`, `loop-error`,
+    /// `approval`...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensor: Option<String>,
+    /// The text carried, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Any other field.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Who sent the signal.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The client or sensor it came from; replies go back there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The conversation it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// A signal travelling through Perceive, Reason and Act.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Signal {
+    /// Event, request or log.
+    #[serde(rename = "type")]
+    pub kind: SignalType,
+    /// Sensor, text and other fields.
+    #[serde(default)]
+    pub payload: Payload,
+    /// Source and session.
+    #[serde(default)]
+    pub meta: Meta,
+    /// Rounds of the loop that led here (0 for fresh input).
+    #[serde(default)]
+    pub depth: u32,
+    /// Where it is in the pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// The action Reason approved, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_action: Option<Action>,
+}
+
+impl Signal {
+    /// An event from `sensor` with `text`, from client `source`.
+    pub fn event(sensor: &str, text: Option<&str>, source: Option<&str>) -> Signal {
+        Signal {
+            kind: SignalType::Event,
+            payload: Payload {
+                sensor: Some(sensor.into()),
+                text: text.map(Into::into),
+                extra: Map::new(),
+            },
+            meta: Meta {
+                source: source.map(Into::into),
+                session: None,
+            },
+            depth: 0,
+            status: None,
+            approved_action: None,
+        }
+    }
+
+    /// The sensor, if any.
+    pub fn sensor(&self) -> Option<&str> {
+        self.payload.sensor.as_deref()
+    }
+
+    /// What plugins see of this signal.
+    pub fn view(&self) -> wit::SignalView {
+        wit::SignalView {
+            kind: match self.kind {
+                SignalType::Event => "event",
+                SignalType::Request => "request",
+                SignalType::Log => "log",
+            }
+            .into(),
+            sensor: self.payload.sensor.clone(),
+            text: self.payload.text.clone(),
+            source: self.meta.source.clone(),
+            depth: self.depth,
+            payload: serde_json::to_string(&self.payload).unwrap_or_else(|_| "{}".into()),
+        }
+    }
+}
+
+/// An action proposed by the model or a client.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Action {
+    /// The actuator: `tool`, or a client such as `cli`. Resolved before the gates see it.
+    #[serde(default)]
+    pub target: String,
+    /// For `target = "tool"`: the tool to call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Arguments (a JSON object).
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    /// Text: the reply to send, the message to log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Why the proposer wants it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+}
+
+impl Action {
+    /// A reply to send back.
+    pub fn reply(text: &str) -> Action {
+        Action {
+            text: Some(text.into()),
+            ..Action::default()
+        }
+    }
+
+    /// Parse an action from JSON.
+    ///
+    /// # Errors
+    /// A message naming the field that is wrong (serde's), e.g. `unknown field "tol"`.
+    pub fn from_json(text: &str) -> Result<Action, String> {
+        serde_json::from_str(text).map_err(|e| format!("the action is not valid: {e}"))
+    }
+
+    /// Fill in the target the seed's way: explicit, else `tool` for a tool call, else the
+    /// signal's source, else `default`.
+    pub fn resolve_target(&mut self, source: Option<&str>, default: &str) {
+        if self.target.is_empty() {
+            self.target = if self.tool.is_some() {
+                "tool".into()
+            } else {
+                source.unwrap_or(default).into()
+            };
+        }
+    }
+
+    /// The WIT form handed to gates.
+    pub fn to_wit(&self) -> wit::Action {
+        wit::Action {
+            target: self.target.clone(),
+            tool: self.tool.clone(),
+            args: Value::Object(self.args.clone()).to_string(),
+            text: self.text.clone(),
+            explanation: self.explanation.clone(),
+        }
+    }
+
+    /// Back from the WIT form a gate returned with `modify`.
+    ///
+    /// # Errors
+    /// The gate's args were not a JSON object.
+    pub fn from_wit(a: &wit::Action) -> Result<Action, String> {
+        let args = match serde_json::from_str::<Value>(&a.args) {
+            Ok(Value::Object(m)) => m,
+            _ => return Err(format!("modified args are not a JSON object: {}", a.args)),
+        };
+        Ok(Action {
+            target: a.target.clone(),
+            tool: a.tool.clone(),
+            args,
+            text: a.text.clone(),
+            explanation: a.explanation.clone(),
+        })
+    }
+}
+
+/// A gate's decision, as the trace records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceVerdict {
+    /// Passed unchanged.
+    Pass,
+    /// Replaced the action.
+    Modify,
+    /// Refused.
+    Reject,
+    /// Asked for a person's approval.
+    RequireApproval,
+    /// Failed (trap, fuel, deadline...): counted as a rejection.
+    Error,
+}
+
+/// One gate's entry in the trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateRecord {
+    /// The gate's name.
+    pub gate: String,
+    /// Its version.
+    pub version: String,
+    /// Its priority.
+    pub priority: i32,
+    /// What it decided.
+    pub verdict: TraceVerdict,
+    /// Its reason (reject, approval, error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Wall-clock time of the call, microseconds.
+    pub micros: u64,
+}
+
+/// Every gate that ran, in order.
+pub type GateTrace = Vec<GateRecord>;
