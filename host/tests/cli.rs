@@ -84,7 +84,11 @@ fn the_policy_grants_a_mount_and_the_files_tool_uses_it() {
 
     let out = passepartout(
         home.path(),
-        &["call", "read-file", r#"{"path":"/workspace/hello.txt"}"#],
+        &[
+            "act",
+            "--action",
+            r#"{"tool":"read-file","args":{"path":"/workspace/hello.txt"}}"#,
+        ],
     );
     assert!(
         out.status.success(),
@@ -99,12 +103,12 @@ fn the_policy_grants_a_mount_and_the_files_tool_uses_it() {
     let out = passepartout(
         home.path(),
         &[
-            "call",
-            "write-file",
-            r#"{"path":"/workspace/x","content":"y"}"#,
+            "act",
+            "--action",
+            r#"{"tool":"write-file","args":{"path":"/workspace/x","content":"y"}}"#,
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(5), "the tool failed");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("plugin \"files\" 0.1.0"),
         "{}",
@@ -113,25 +117,108 @@ fn the_policy_grants_a_mount_and_the_files_tool_uses_it() {
 }
 
 #[test]
-fn check_runs_the_gates_and_exits_non_zero_on_a_rejection() {
+fn verify_is_a_dry_run_that_exits_3_with_the_reason_in_the_trace() {
     let home = tempfile::tempdir().expect("temp dir");
     let out = passepartout(
         home.path(),
         &[
-            "check",
-            r#"{"tool":"shell","args":{"command":"sudo rm -rf /"}}"#,
+            "verify",
+            "--action",
+            r#"{"target":"tool","tool":"shell","args":{"cmd":"rm -rf /"}}"#,
+            "--json",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("shell-guard: reject: rm -r / deletes a system directory")
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["verdict"], "rejected");
+    assert_eq!(v["trace"][0]["gate"], "shell-guard");
+    assert_eq!(v["trace"][0]["verdict"], "reject");
+    assert_eq!(
+        v["trace"][0]["reason"],
+        "rm -r / deletes a system directory"
     );
     let out = passepartout(
         home.path(),
-        &["check", r#"{"tool":"shell","args":{"command":"ls"}}"#],
+        &[
+            "verify",
+            "--action",
+            r#"{"tool":"shell","args":{"cmd":"ls"}}"#,
+        ],
     );
-    assert!(out.status.success());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !home
+            .path()
+            .join("data/passepartout/passepartout.db")
+            .exists(),
+        "a dry run writes nothing"
+    );
+}
+
+#[test]
+fn act_runs_eval_and_the_journal_detects_an_edited_row() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = passepartout(
+        home.path(),
+        &[
+            "act",
+            "--action",
+            r#"{"target":"tool","tool":"eval","args":{"expression":"(+ 1 2)"}}"#,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3");
+    let out = passepartout(
+        home.path(),
+        &[
+            "act",
+            "--action",
+            r#"{"tool":"shell","args":{"command":"rm -rf ~"}}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "rejected by a gate");
+
+    let out = passepartout(home.path(), &["journal", "verify"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = passepartout(home.path(), &["journal", "show", "--json"]);
+    let records: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let kinds: Vec<&str> = records
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter_map(|r| r["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "proposal",
+            "verdict",
+            "verdict",
+            "tool-result",
+            "proposal",
+            "verdict"
+        ]
+    );
+
+    let db = rusqlite::Connection::open(home.path().join("data/passepartout/passepartout.db"))
+        .expect("db");
+    db.execute(
+        "UPDATE journal SET body = replace(body, '(+ 1 2)', '(+ 1 3)') WHERE seq = 1",
+        [],
+    )
+    .expect("tamper");
+    let out = passepartout(home.path(), &["journal", "verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("record 1 was edited"), "{stdout}");
 }
 
 #[test]
@@ -150,9 +237,32 @@ fn bad_input_gets_an_error_that_says_what_to_fix() {
         "{stderr}"
     );
 
-    let out = passepartout(home.path(), &["call", "eval", "not json"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("JSON object"));
+    for (action, needle) in [
+        ("not json", "the action is not valid"),
+        (r#"{"tool":"eval","argz":{}}"#, "unknown field `argz`"),
+        (r#"{"tool":"nope"}"#, "unknown tool \"nope\""),
+        (
+            r#"{"tool":"eval","args":{"expression":3}}"#,
+            "`expression` must be of type string",
+        ),
+        (
+            r#"{"target":"telegram","text":"hi"}"#,
+            "\"telegram\" has no actuator",
+        ),
+    ] {
+        let out = passepartout(home.path(), &["act", "--action", action]);
+        assert_eq!(out.status.code(), Some(2), "{action}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{action}: {stderr}");
+    }
+    let out = passepartout(home.path(), &["journal", "show", "--json"]);
+    let records: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        records
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["kind"] == "attempt")),
+        "the journal records bad attempts"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod first_party;
 mod gates;
 mod limits;
 mod loading;
+mod pipeline;
 
 use passepartout::runtime::types::{Action, SignalView};
 use passepartout::runtime::{Plugin, Policy, Runtime};

@@ -45,3 +45,7 @@ pub fn runtime(cache: &Path) -> Runtime {
     })
     .expect("runtime")
 }
+/// The test skill's component.
+pub const ECHO_SKILL_WASM: &str = env!("ECHO_SKILL_WASM");
+/// The test skill's manifest.
+pub const ECHO_SKILL_MANIFEST: &str = env!("ECHO_SKILL_MANIFEST");

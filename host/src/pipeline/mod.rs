@@ -17,6 +17,9 @@ pub mod provider;
 pub mod reason;
 pub mod skills;
 
+#[cfg(test)]
+mod proptests;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

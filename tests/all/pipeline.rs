@@ -1,0 +1,562 @@
+//! The pipeline end to end with real WASM gates, tools and skills: direct requests, the model
+//! path (a Provider implemented here, at the trait boundary), retries, approval, the loop.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use passepartout::journal::Journal;
+use passepartout::pipeline::actuators::Outbox;
+use passepartout::pipeline::{
+    Pipeline, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, Recovery,
+    StepOutcome,
+};
+use passepartout::runtime::{Plugin, Policy, loader};
+use passepartout::signal::{Payload, Signal, SignalType};
+use passepartout_tests::{
+    ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM, source,
+};
+use serde_json::json;
+
+use crate::fresh_runtime;
+
+/// A model that answers from a script and remembers what it was asked.
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<ProviderReply>>,
+    requests: Mutex<Vec<ProviderRequest>>,
+}
+
+struct Scripted(Arc<Script>);
+
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
+        self.0.requests.lock().expect("lock").push(request.clone());
+        self.0
+            .replies
+            .lock()
+            .expect("lock")
+            .pop_front()
+            .ok_or_else(|| PipelineError::Llm {
+                message: "script exhausted".into(),
+                provider: Some("scripted".into()),
+                cascade: vec!["scripted".into()],
+                attempt_count: 1,
+            })
+    }
+}
+
+struct Setup {
+    pipeline: Pipeline,
+    outbox: Outbox,
+    script: Arc<Script>,
+    _cache: tempfile::TempDir,
+}
+
+fn plugins(
+    policy: &str,
+    extra: Vec<passepartout::runtime::PluginSource>,
+) -> (Vec<Plugin>, tempfile::TempDir) {
+    let (rt, cache) = fresh_runtime();
+    let mut sources = loader::builtin_sources();
+    sources.extend(extra);
+    let report = rt.load_all(&sources, &Policy::parse(policy).expect("policy"));
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    (report.plugins, cache)
+}
+
+fn setup_with(
+    policy: &str,
+    extra: Vec<passepartout::runtime::PluginSource>,
+    replies: Vec<ProviderReply>,
+    config: PipelineConfig,
+) -> Setup {
+    let (plugins, cache) = plugins(policy, extra);
+    let script = Arc::new(Script {
+        replies: Mutex::new(replies.into()),
+        requests: Mutex::new(Vec::new()),
+    });
+    let outbox = Outbox::new();
+    let pipeline = Pipeline::new(plugins, Journal::in_memory().expect("journal"), config)
+        .expect("pipeline")
+        .with_provider(Box::new(Scripted(script.clone())))
+        .with_actuator("cli", outbox.actuator("cli"));
+    Setup {
+        pipeline,
+        outbox,
+        script,
+        _cache: cache,
+    }
+}
+
+fn setup(replies: Vec<ProviderReply>) -> Setup {
+    setup_with("", Vec::new(), replies, PipelineConfig::default())
+}
+
+fn with_hostile_gate(priority: i32, replies: Vec<ProviderReply>) -> Setup {
+    let policy = format!("[plugins.hostile-gate]\npriority = {priority}\n");
+    setup_with(
+        &policy,
+        vec![source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m)],
+        replies,
+        PipelineConfig::default(),
+    )
+}
+
+fn request(action: serde_json::Value) -> Signal {
+    let mut payload = Payload::default();
+    payload.extra.insert("action".into(), action);
+    Signal {
+        kind: SignalType::Request,
+        payload,
+        meta: passepartout::signal::Meta {
+            source: Some("cli".into()),
+            session: None,
+        },
+        depth: 0,
+        status: None,
+        approved_action: None,
+    }
+}
+
+fn user(text: &str) -> Signal {
+    Signal::event("user-input", Some(text), Some("cli"))
+}
+
+fn kinds(journal: &Journal) -> Vec<String> {
+    journal
+        .records(None)
+        .expect("records")
+        .into_iter()
+        .map(|r| r.kind)
+        .collect()
+}
+
+fn eval_call(expr: &str) -> ProviderReply {
+    ProviderReply::ToolCall {
+        name: "eval".into(),
+        arguments: json!({ "expression": expr }),
+    }
+}
+
+#[test]
+fn a_direct_request_runs_through_the_gates_then_the_tool() {
+    let s = setup(vec![]);
+    let report = s.pipeline.run(request(
+        json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}}),
+    ));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "3".into()
+        }
+    );
+    assert_eq!(
+        report.steps[0]
+            .trace
+            .iter()
+            .map(|g| g.gate.as_str())
+            .collect::<Vec<_>>(),
+        ["shell-guard"]
+    );
+    // The tool's output goes round the loop once more as a tool-output event.
+    assert_eq!(report.steps[1].sensor.as_deref(), Some("tool-output"));
+    assert_eq!(report.steps.len(), 2);
+    assert_eq!(s.outbox.sent(), [("cli".to_owned(), "3".to_owned())]);
+    assert_eq!(
+        kinds(s.pipeline.journal()),
+        ["proposal", "verdict", "verdict", "tool-result"]
+    );
+    assert_eq!(s.pipeline.journal().verify().expect("read"), Ok(4));
+    assert!(
+        s.script.requests.lock().expect("lock").is_empty(),
+        "direct requests skip the model"
+    );
+}
+
+#[test]
+fn a_direct_request_never_skips_the_gates() {
+    let s = setup(vec![]);
+    let report = s.pipeline.run(request(
+        json!({"tool": "shell", "args": {"cmd": "rm -rf /"}}),
+    ));
+    match &report.steps[0].outcome {
+        StepOutcome::Rejected { gate, reason, .. } => {
+            assert_eq!(gate, "shell-guard");
+            assert!(reason.contains("rm -r /"), "{reason}");
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert!(
+        !kinds(s.pipeline.journal()).contains(&"tool-result".to_owned()),
+        "nothing ran"
+    );
+}
+
+#[test]
+fn a_failing_gate_rejects_and_is_named() {
+    let s = with_hostile_gate(10, vec![]);
+    let report = s.pipeline.run(request(
+        json!({"tool": "eval", "args": {"do": "spin", "expression": "1"}}),
+    ));
+    match &report.steps[0].outcome {
+        StepOutcome::Rejected { gate, reason, .. } => {
+            assert_eq!(gate, "hostile-gate");
+            assert!(reason.contains("ran out of fuel"), "{reason}");
+        }
+        other => panic!("expected fail-closed rejection, got {other:?}"),
+    }
+    let trace = &report.steps[0].trace;
+    assert_eq!(
+        trace.iter().map(|g| g.gate.as_str()).collect::<Vec<_>>(),
+        ["shell-guard", "hostile-gate"]
+    );
+    assert_eq!(trace[1].verdict, passepartout::signal::TraceVerdict::Error);
+}
+
+#[test]
+fn a_modification_is_what_later_gates_and_the_actuator_see() {
+    // hostile-gate (priority 200) runs before shell-guard (100) and rewrites the args.
+    let s = with_hostile_gate(200, vec![]);
+    let report = s.pipeline.run(request(json!({"tool": "eval", "args": {"do": "modify", "command": "rm -rf /", "expression": "(+ 1 2)"}})));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "42".into()
+        }
+    );
+}
+
+#[test]
+fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
+    let s = with_hostile_gate(10, vec![]);
+    let ask = || {
+        s.pipeline.run(request(
+            json!({"tool": "eval", "args": {"do": "approve", "expression": "(+ 1 2)"}}),
+        ))
+    };
+    let report = ask();
+    let StepOutcome::Suspended { token, reasons } = &report.steps[0].outcome else {
+        panic!("expected suspension, got {:?}", report.steps[0].outcome);
+    };
+    assert_eq!(
+        reasons,
+        &["hostile-gate: a person must agree to this".to_owned()]
+    );
+    assert!(
+        s.outbox.sent()[0].1.contains(token.as_str()),
+        "the asking client is told the token"
+    );
+    assert!(
+        !kinds(s.pipeline.journal()).contains(&"tool-result".to_owned()),
+        "nothing ran yet"
+    );
+
+    let approved = s.pipeline.approve(token).expect("approve");
+    assert_eq!(
+        approved.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "3".into()
+        }
+    );
+    assert!(s.pipeline.approve(token).is_err(), "a token is used once");
+
+    let report = ask();
+    let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
+        panic!("suspended")
+    };
+    let dropped = s.pipeline.deny(token).expect("deny");
+    assert_eq!(dropped.tool.as_deref(), Some("eval"));
+    let journal = kinds(s.pipeline.journal());
+    assert_eq!(
+        journal.iter().filter(|k| *k == "approval").count(),
+        2,
+        "both decisions journaled"
+    );
+    assert_eq!(
+        journal.iter().filter(|k| *k == "tool-result").count(),
+        1,
+        "only the approved one ran"
+    );
+}
+
+#[test]
+fn the_model_calls_a_tool_and_its_output_comes_back() {
+    let s = setup(vec![eval_call("(+ 1 2)")]);
+    let report = s.pipeline.run(user("what is 1 + 2?"));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "3".into()
+        }
+    );
+    assert_eq!(report.steps[1].sensor.as_deref(), Some("tool-output"));
+    let requests = s.script.requests.lock().expect("lock");
+    assert_eq!(requests.len(), 1);
+    let r = &requests[0];
+    assert_eq!(r.prompt, "what is 1 + 2?");
+    let at = |needle: &str| {
+        r.system
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from {}", r.system))
+    };
+    assert_eq!(at("IDENTITY: Agent"), 0);
+    assert!(
+        at("TOOLS:") < at("CONTEXT:") && at("CONTEXT:") < at("LOGS:"),
+        "the seed's order"
+    );
+    let eval = r
+        .tools
+        .iter()
+        .find(|t| t.name == "eval")
+        .expect("eval offered as a function");
+    assert_eq!(eval.parameters["required"], json!(["expression"]));
+}
+
+#[test]
+fn a_rejection_is_fed_back_and_the_model_tries_again() {
+    let s = setup(vec![
+        ProviderReply::ToolCall {
+            name: "shell".into(),
+            arguments: json!({"command": "rm -rf /"}),
+        },
+        ProviderReply::Text(
+            "```json\n{\"Tool\": \"eval\", \"ARGS\": {\"expression\": \"(* 6 7)\"}}\n```".into(),
+        ),
+    ]);
+    let report = s.pipeline.run(user("clean up"));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "42".into()
+        }
+    );
+    let requests = s.script.requests.lock().expect("lock");
+    assert_eq!(requests.len(), 2);
+    assert!(!requests[0].system.contains("PREVIOUS PROPOSAL REJECTED"));
+    assert!(
+        requests[1]
+            .system
+            .contains("PREVIOUS PROPOSAL REJECTED: gate shell-guard rejected tool shell"),
+        "{}",
+        requests[1].system
+    );
+}
+
+#[test]
+fn three_rejections_end_the_attempt() {
+    let shell = || ProviderReply::ToolCall {
+        name: "shell".into(),
+        arguments: json!({"command": "mkfs.ext4 /dev/sda"}),
+    };
+    let s = setup(vec![shell(), shell(), shell(), eval_call("1")]);
+    let report = s.pipeline.run(user("format it"));
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::Rejected { gate, attempts: 3, .. } if gate == "shell-guard"),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert_eq!(s.script.requests.lock().expect("lock").len(), 3);
+    assert!(
+        s.outbox.sent()[0]
+            .1
+            .starts_with("rejected by gate shell-guard")
+    );
+}
+
+#[test]
+fn approval_required_is_not_a_rejection() {
+    let s = with_hostile_gate(
+        10,
+        vec![ProviderReply::ToolCall {
+            name: "eval".into(),
+            arguments: json!({"do": "approve", "expression": "1"}),
+        }],
+    );
+    let report = s.pipeline.run(user("do it"));
+    assert!(matches!(
+        report.steps[0].outcome,
+        StepOutcome::Suspended { .. }
+    ));
+    assert_eq!(s.script.requests.lock().expect("lock").len(), 1, "no retry");
+}
+
+#[test]
+fn a_plain_answer_is_a_reply_to_the_client() {
+    let s = setup(vec![ProviderReply::Text("Hello! (+ 1 2)".into())]);
+    let report = s.pipeline.run(user("hi"));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "cli".into(),
+            result: "Hello! (+ 1 2)".into()
+        }
+    );
+    assert_eq!(
+        report.steps.len(),
+        1,
+        "cli is a silent actuator: no feedback"
+    );
+    assert_eq!(
+        s.outbox.sent(),
+        [("cli".to_owned(), "Hello! (+ 1 2)".to_owned())]
+    );
+}
+
+#[test]
+fn only_user_input_and_chat_messages_reach_the_model() {
+    let s = setup(vec![eval_call("1")]);
+    let report = s.pipeline.run(Signal::event("heartbeat", None, None));
+    assert_eq!(report.steps[0].outcome, StepOutcome::Nothing);
+    assert!(s.script.requests.lock().expect("lock").is_empty());
+}
+
+#[test]
+fn without_a_model_user_input_gets_a_clear_error_and_direct_requests_still_work() {
+    let (plugins, _cache) = plugins("", Vec::new());
+    let outbox = Outbox::new();
+    let pipeline = Pipeline::new(
+        plugins,
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("cli", outbox.actuator("cli"));
+    let report = pipeline.run(user("hello"));
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::Failed { error } if error.contains("OPENAI_API_KEY")),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    // Seed recovery: re-injected as a loop-error event one level deeper, which ends there.
+    assert_eq!(report.steps[1].sensor.as_deref(), Some("loop-error"));
+    assert_eq!(report.steps[1].depth, 1);
+    assert_eq!(report.steps.len(), 2);
+    let report = pipeline.run(request(
+        json!({"tool": "eval", "args": {"expression": "(+ 2 2)"}}),
+    ));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "4".into()
+        }
+    );
+}
+
+#[test]
+fn recovery_can_skip_instead() {
+    let config = PipelineConfig {
+        recovery: Recovery::Skip,
+        ..PipelineConfig::default()
+    };
+    let s = setup_with("", Vec::new(), vec![], config);
+    let report = s.pipeline.run(user("hello"));
+    assert_eq!(report.steps.len(), 1, "the failed signal is dropped");
+}
+
+#[test]
+fn the_depth_limit_and_the_interrupt_stop_the_loop() {
+    let s = setup(vec![]);
+    let mut deep = Signal::event("heartbeat", None, None);
+    deep.depth = 11;
+    assert!(matches!(
+        s.pipeline.run(deep).last(),
+        Some(StepOutcome::Dropped { .. })
+    ));
+    let mut ok = Signal::event("heartbeat", None, None);
+    ok.depth = 10;
+    assert_eq!(s.pipeline.run(ok).last(), Some(&StepOutcome::Nothing));
+    s.pipeline
+        .interrupt_flag()
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        matches!(s.pipeline.run(user("hi")).last(), Some(StepOutcome::Dropped { why }) if why == "interrupted")
+    );
+}
+
+#[test]
+fn a_triggered_skill_supplies_the_prompt() {
+    let s = setup_with(
+        "",
+        vec![source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, |m| m)],
+        vec![eval_call("1"), eval_call("1")],
+        PipelineConfig::default(),
+    );
+    s.pipeline.run(user("plain words"));
+    s.pipeline.run(user("say it #echo"));
+    let requests = s.script.requests.lock().expect("lock");
+    assert_eq!(requests[0].prompt, "plain words");
+    assert_eq!(requests[1].prompt, "ECHO SKILL PROMPT for: say it #echo");
+    let skill = s
+        .pipeline
+        .plugins()
+        .iter()
+        .find(|p| p.id.name == "echo-skill")
+        .expect("skill");
+    let t = skill.telemetry.snapshot();
+    assert_eq!(
+        (t.executions, t.failures),
+        (3, 0),
+        "two triggers and one prompt"
+    );
+}
+
+#[test]
+fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
+    let skill = |name: &'static str, deps: &'static str| {
+        source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, move |m| {
+            m.replace(
+                "name = \"echo-skill\"",
+                &format!("name = \"{name}\"\ndepends_on = [{deps}]"),
+            )
+        })
+    };
+    let (plugins_ok, _c1) = plugins("", vec![skill("base", ""), skill("top", "\"base\"")]);
+    assert!(
+        Pipeline::new(
+            plugins_ok,
+            Journal::in_memory().expect("journal"),
+            PipelineConfig::default()
+        )
+        .is_ok()
+    );
+    let (cyclic, _c2) = plugins("", vec![skill("a", "\"b\""), skill("b", "\"a\"")]);
+    let err = Pipeline::new(
+        cyclic,
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .err()
+    .expect("cycle refused");
+    assert!(err.to_string().contains("a -> b -> a"), "{err}");
+    let (missing, _c3) = plugins("", vec![skill("lonely", "\"ghost\"")]);
+    let err = Pipeline::new(
+        missing,
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .err()
+    .expect("missing refused");
+    assert!(err.to_string().contains("\"ghost\""), "{err}");
+}
+
+#[test]
+fn a_target_with_no_actuator_runs_nothing() {
+    let s = setup(vec![]);
+    let report = s
+        .pipeline
+        .run(request(json!({"target": "telegram", "text": "hi"})));
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::Failed { error } if error.contains("\"telegram\" has no actuator")),
+        "{:?}",
+        report.steps[0].outcome
+    );
+}
