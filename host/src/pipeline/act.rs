@@ -187,11 +187,7 @@ impl Pipeline {
             "tool-result",
             json!({ "target": action.target, "tool": action.tool, "ok": result.is_ok(), "result": formatted }),
         );
-        let silent = self
-            .config
-            .silent_actuators
-            .iter()
-            .any(|s| *s == action.target);
+        let silent = self.config.silent_actuators.contains(&action.target);
         let depth = signal.depth + 1;
         let feedback = |sensor: &str, fields: serde_json::Value| {
             let mut payload = Payload {

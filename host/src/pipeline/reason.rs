@@ -135,25 +135,25 @@ impl Pipeline {
         let trace = verification.trace;
         // Gates first (a rejection says more than "no such tool"), then whether the action can
         // be performed at all: nothing that cannot run is run or put to a person.
-        let invalid = |action: Action| match self.validate(&action) {
-            Ok(()) => Ok(action),
-            Err(reason) => {
+        let check = |action: &Action| {
+            let result = self.validate(action);
+            if let Err(reason) = &result {
                 self.record("invalid", json!({ "action": action, "reason": reason }));
-                Err(Reasoned::Invalid { action, reason })
             }
+            result
         };
         match verification.outcome {
-            Outcome::Passed(action) => match invalid(action) {
-                Ok(action) => Reasoned::Approved { action, trace },
-                Err(r) => r,
+            Outcome::Passed(action) => match check(&action) {
+                Ok(()) => Reasoned::Approved { action, trace },
+                Err(reason) => Reasoned::Invalid { action, reason },
             },
-            Outcome::NeedsApproval { action, reasons } => match invalid(action) {
-                Ok(action) => Reasoned::NeedsApproval {
+            Outcome::NeedsApproval { action, reasons } => match check(&action) {
+                Ok(()) => Reasoned::NeedsApproval {
                     action,
                     reasons,
                     trace,
                 },
-                Err(r) => r,
+                Err(reason) => Reasoned::Invalid { action, reason },
             },
             Outcome::Rejected { gate, reason } => {
                 self.log(format!(

@@ -91,7 +91,7 @@ pub fn order(plugins: &[Arc<Plugin>]) -> Result<Vec<Arc<Plugin>>, PipelineError>
 pub fn prompt(skills: &[Arc<Plugin>], signal: &Signal) -> Option<(String, String)> {
     let view = signal.view();
     let mut by_priority: Vec<&Arc<Plugin>> = skills.iter().collect();
-    by_priority.sort_by(|a, b| b.priority.cmp(&a.priority));
+    by_priority.sort_by_key(|p| std::cmp::Reverse(p.priority));
     for skill in by_priority {
         match skill.skill_triggers(&view) {
             Ok(true) => match skill.skill_prompt(&view) {
