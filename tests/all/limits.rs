@@ -129,3 +129,15 @@ fn one_plugin_failing_does_not_disturb_calls_on_other_threads() {
         assert!(matches!(err, PluginError::TimedOut { .. }));
     });
 }
+
+#[test]
+fn deadlines_still_fire_after_the_runtime_is_dropped() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(
+        &rt,
+        "[plugins.hostile-tool.limits]\ntool_timeout_ms = { spin = 100 }\n",
+    );
+    drop(rt); // the plugin keeps the epoch ticker alive
+    let err = tool.call_tool("spin", "{}").expect_err("must not return");
+    assert!(matches!(err, PluginError::TimedOut { .. }), "{err:?}");
+}

@@ -560,3 +560,34 @@ fn a_target_with_no_actuator_runs_nothing() {
         report.steps[0].outcome
     );
 }
+
+#[test]
+fn a_tool_past_its_deadline_becomes_a_tool_error_event() {
+    let policy = "[plugins.hostile-tool]\nlimits = { tool_timeout_ms = { spin = 150 } }\n";
+    let s = setup_with(
+        policy,
+        vec![source(
+            passepartout_tests::HOSTILE_TOOL_WASM,
+            passepartout_tests::HOSTILE_TOOL_MANIFEST,
+            |m| m,
+        )],
+        vec![],
+        PipelineConfig::default(),
+    );
+    let report = s.pipeline.run(request(json!({"tool": "spin"})));
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::ToolFailed { tool, message } if tool == "spin" && message.contains("timed out after 150 ms")),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert_eq!(
+        report.steps[1].sensor.as_deref(),
+        Some("tool-error"),
+        "the failure goes round the loop"
+    );
+    assert!(
+        s.outbox.sent()[0].1.starts_with("ERROR [spin]: "),
+        "{:?}",
+        s.outbox.sent()
+    );
+}

@@ -74,7 +74,8 @@ impl Default for PipelineConfig {
 
 impl PipelineConfig {
     /// The defaults, overridden by the seed's environment variables `MEMEX_ASSISTANT`,
-    /// `DEFAULT_ACTUATOR` and `SILENT_ACTUATORS` (comma-separated).
+    /// `DEFAULT_ACTUATOR` and `SILENT_ACTUATORS` (comma-separated), and by
+    /// `PASSEPARTOUT_APPROVAL_EXPIRY_SECS`.
     pub fn from_env() -> PipelineConfig {
         let mut c = PipelineConfig::default();
         // ambient authority: the daemon's own configuration.
@@ -83,6 +84,12 @@ impl PipelineConfig {
         }
         if let Ok(target) = std::env::var("DEFAULT_ACTUATOR") {
             c.default_actuator = target.trim().to_lowercase();
+        }
+        if let Some(secs) = std::env::var("PASSEPARTOUT_APPROVAL_EXPIRY_SECS")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            c.approval_expiry = Duration::from_secs(secs);
         }
         if let Ok(silent) = std::env::var("SILENT_ACTUATORS") {
             c.silent_actuators = silent

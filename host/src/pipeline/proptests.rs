@@ -153,3 +153,113 @@ proptest! {
         prop_assert_eq!(pipeline.journal().verify().expect("read"), Ok(pipeline.journal().records(None).expect("read").len()));
     }
 }
+
+/// A gate that passes the first time it is asked and rejects after: the last-mile verify must
+/// catch what changed between Reason and Act.
+struct Fickle(std::sync::atomic::AtomicU32);
+
+impl GateCheck for Fickle {
+    fn name(&self) -> &str {
+        "fickle"
+    }
+    fn version(&self) -> &str {
+        "0.0.0"
+    }
+    fn priority(&self) -> i32 {
+        0
+    }
+    fn check(
+        &self,
+        _action: &wit::Action,
+        _signal: &wit::SignalView,
+    ) -> Result<wit::Verdict, PluginError> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(if n == 0 {
+            wit::Verdict::Pass
+        } else {
+            wit::Verdict::Reject("changed my mind".into())
+        })
+    }
+}
+
+#[test]
+fn the_last_mile_verify_blocks_what_reason_let_through() {
+    let recorder = Recorder::default();
+    let pipeline = Pipeline::new(
+        Vec::new(),
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(recorder.clone()))
+    .with_gate(Arc::new(Fickle(std::sync::atomic::AtomicU32::new(0))));
+    let mut payload = Payload::default();
+    payload
+        .extra
+        .insert("action".into(), json!({ "target": "rec", "text": "hello" }));
+    let signal = Signal {
+        kind: SignalType::Request,
+        payload,
+        meta: Default::default(),
+        depth: 0,
+        status: None,
+        approved_action: None,
+    };
+    let report = pipeline.run(signal);
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::Rejected { gate, .. } if gate == "fickle"),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert!(
+        recorder
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty(),
+        "nothing ran"
+    );
+}
+
+#[test]
+fn an_expired_approval_cannot_be_used() {
+    let recorder = Recorder::default();
+    let config = PipelineConfig {
+        approval_expiry: std::time::Duration::ZERO,
+        ..PipelineConfig::default()
+    };
+    let pipeline = Pipeline::new(Vec::new(), Journal::in_memory().expect("journal"), config)
+        .expect("pipeline")
+        .with_actuator("rec", Box::new(recorder.clone()))
+        .with_gate(Arc::new(FakeGate {
+            name: "ask".into(),
+            priority: 0,
+            verdict: V::Approve,
+        }));
+    let mut payload = Payload::default();
+    payload
+        .extra
+        .insert("action".into(), json!({ "target": "rec", "text": "hello" }));
+    let signal = Signal {
+        kind: SignalType::Request,
+        payload,
+        meta: Default::default(),
+        depth: 0,
+        status: None,
+        approved_action: None,
+    };
+    let report = pipeline.run(signal);
+    let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
+        panic!("suspended")
+    };
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let err = pipeline.approve(token).expect_err("expired");
+    assert!(err.to_string().contains("expired"), "{err}");
+    assert!(
+        recorder
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    );
+}

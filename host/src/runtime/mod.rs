@@ -58,7 +58,7 @@ pub struct Runtime {
     cache: cache::ArtifactCache,
     gate_linker: Linker<GateData>,
     tool_linker: Linker<ToolData>,
-    _ticker: engine::EpochTicker,
+    ticker: std::sync::Arc<engine::EpochTicker>,
 }
 
 impl Runtime {
@@ -79,14 +79,14 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_sync(&mut tool_linker)
             .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
 
-        let ticker = engine::EpochTicker::start(&engine);
+        let ticker = std::sync::Arc::new(engine::EpochTicker::start(&engine));
         Ok(Runtime {
             engine,
             pooling,
             cache,
             gate_linker,
             tool_linker,
-            _ticker: ticker,
+            ticker,
         })
     }
 

@@ -80,6 +80,9 @@ pub struct Plugin {
     /// Calls made, failures and time spent, since load.
     pub telemetry: Telemetry,
     pub(crate) engine: Engine,
+    /// Keeps the epoch ticker running while this plugin lives, even after its Runtime is
+    /// dropped: without ticks, deadlines would never fire.
+    _ticker: std::sync::Arc<super::engine::EpochTicker>,
     pub(crate) gate: Option<gate::GatePluginPre<GateData>>,
     pub(crate) tool: Option<tool::ToolPluginPre<ToolData>>,
     pub(crate) skill: Option<skill::SkillPluginPre<ToolData>>,
@@ -219,6 +222,7 @@ impl Runtime {
             skill_info: None,
             telemetry: Telemetry::default(),
             engine: self.engine.clone(),
+            _ticker: self.ticker.clone(),
             gate: gate_pre,
             tool: tool_pre,
             skill: skill_pre,
