@@ -25,3 +25,8 @@ pub fn cache_dir() -> Option<PathBuf> {
 pub fn database() -> Option<PathBuf> {
     project().map(|p| p.data_dir().join("passepartout.db"))
 }
+
+/// The pins recorded at install: `$XDG_CONFIG_HOME/passepartout/pins.toml`.
+pub fn pins_file() -> Option<PathBuf> {
+    project().map(|p| p.config_dir().join("pins.toml"))
+}

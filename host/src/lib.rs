@@ -9,9 +9,11 @@
 #![deny(missing_docs)]
 
 pub mod approvals;
+pub mod audit;
 pub mod builtin;
 pub mod dirs;
 pub mod gates;
+pub mod install;
 pub mod journal;
 pub mod pipeline;
 pub mod runtime;

@@ -162,7 +162,7 @@ fn a_plugin_directory_loads_what_it_can_and_reports_the_rest() {
     std::fs::write(garbage.join("plugin.wasm"), b"\0asm but not really").expect("write");
 
     let (rt, _cache) = fresh_runtime();
-    let (sources, mut errors) = loader::dir_sources(dir.path());
+    let (sources, mut errors) = loader::dir_sources(dir.path(), &Default::default());
     let mut sources = sources;
     sources.extend(loader::builtin_sources());
     // The hostile gate also comes as a duplicate from a second source.

@@ -1,6 +1,7 @@
 //! End-to-end tests of the plugin runtime: real components built from source, real wasmtime,
 //! real files. One binary, one module per feature (as wasmtime's tests/all).
 
+mod audit;
 mod cache;
 mod confinement;
 mod first_party;

@@ -31,6 +31,7 @@ pub fn source(wasm: &str, manifest: &str, edit: impl FnOnce(String) -> String) -
         manifest_path: PathBuf::from(manifest),
         manifest: Cow::Owned(edit(text)),
         component: Cow::Owned(std::fs::read(wasm).expect("test plugin component")),
+        pin: None,
     }
 }
 
@@ -49,3 +50,7 @@ pub fn runtime(cache: &Path) -> Runtime {
 pub const ECHO_SKILL_WASM: &str = env!("ECHO_SKILL_WASM");
 /// The test skill's manifest.
 pub const ECHO_SKILL_MANIFEST: &str = env!("ECHO_SKILL_MANIFEST");
+/// The future gate's component (exports passepartout:plugin/gate@0.2.0).
+pub const FUTURE_GATE_WASM: &str = env!("FUTURE_GATE_WASM");
+/// The future gate's manifest.
+pub const FUTURE_GATE_MANIFEST: &str = env!("FUTURE_GATE_MANIFEST");

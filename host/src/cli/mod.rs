@@ -1,14 +1,19 @@
 //! Command-line interface: parse, call the library, print.
 
+mod audit;
 mod journal;
 mod pipeline;
+mod plugin_cmd;
 mod plugins;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use passepartout::runtime::{LoadReport, Policy, Runtime, RuntimeConfig, loader};
+use passepartout::runtime::pins::Pins;
+use passepartout::runtime::{
+    LoadError, LoadReport, PluginSource, Policy, Runtime, RuntimeConfig, loader,
+};
 
 /// Passepartout: an agent runtime where every skill, gate and tool is a sandboxed WebAssembly
 /// component, and nothing runs that the gates, the capabilities and a person did not allow.
@@ -88,10 +93,66 @@ enum Command {
         /// The token printed when it was suspended.
         token: String,
     },
+    /// What every plugin can do: declared / granted / imported / enforced, and findings.
+    /// Exit 0 clean, 1 a finding at or above --fail-on, 2 usage error.
+    Audit {
+        #[command(subcommand)]
+        command: Option<AuditCommand>,
+        /// Print JSON (schema: docs/audit.md).
+        #[arg(long, global = true)]
+        json: bool,
+        /// The least severity that makes the exit code 1.
+        #[arg(long, value_enum, default_value = "high")]
+        fail_on: passepartout::audit::Severity,
+    },
+    /// Install, update or remove a third-party plugin.
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
     /// The tamper-evident journal of proposals, verdicts, approvals and results.
     Journal {
         #[command(subcommand)]
         command: JournalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// What a new build of a plugin adds or removes: capabilities, imports, exports, limits.
+    Diff {
+        /// The old build: a folder with plugin.toml and the component (or the plugin.toml).
+        old: PathBuf,
+        /// The new build.
+        new: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Copy a plugin (a folder with plugin.toml and its component) into the plugin directory,
+    /// pin its sha256, print its audit and ask for consent if it asks for any capability.
+    Install {
+        /// The plugin's folder or plugin.toml.
+        path: PathBuf,
+        /// Consent without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Replace an installed plugin with a new build: shows the diff and asks again.
+    Update {
+        /// The installed plugin's name.
+        name: String,
+        /// The new build's folder or plugin.toml.
+        path: PathBuf,
+        /// Consent without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Remove an installed plugin and its pin.
+    Remove {
+        /// The plugin's name.
+        name: String,
     },
 }
 
@@ -126,6 +187,30 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             JournalCommand::Show { last, json } => journal::show(&journal, *last, *json),
         };
     }
+    match &cli.command {
+        Command::Audit {
+            command,
+            json,
+            fail_on,
+        } => {
+            let setup = setup(&cli.common)?;
+            return match command {
+                None => audit::run(&setup, *json, *fail_on),
+                Some(AuditCommand::Diff { old, new }) => audit::diff(&setup, old, new, *json),
+            };
+        }
+        Command::Plugin { command } => {
+            let setup = setup(&cli.common)?;
+            return match command {
+                PluginCommand::Install { path, yes } => plugin_cmd::install(&setup, path, *yes),
+                PluginCommand::Update { name, path, yes } => {
+                    plugin_cmd::update(&setup, name, path, *yes)
+                }
+                PluginCommand::Remove { name } => plugin_cmd::remove(&setup, name),
+            };
+        }
+        _ => {}
+    }
     let loaded = load(&cli.common)?;
     match cli.command {
         Command::Plugins { json } => plugins::run(&loaded, json),
@@ -134,8 +219,22 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Approvals { json } => pipeline::approvals(loaded, &cli.common, json),
         Command::Approve { token, json } => pipeline::approve(loaded, &cli.common, &token, json),
         Command::Deny { token } => pipeline::deny(loaded, &cli.common, &token),
-        Command::Journal { .. } => Ok(ExitCode::from(2)),
+        Command::Journal { .. } | Command::Audit { .. } | Command::Plugin { .. } => {
+            Ok(ExitCode::from(2))
+        }
     }
+}
+
+/// What the commands start from: the runtime, the policy, the pins and the plugin sources,
+/// before anything is loaded (the audit reads these without running a plugin).
+pub struct Setup {
+    runtime: Runtime,
+    policy: Policy,
+    policy_file: Option<PathBuf>,
+    pins_file: Option<PathBuf>,
+    plugin_dir: Option<PathBuf>,
+    sources: Vec<PluginSource>,
+    source_errors: Vec<LoadError>,
 }
 
 /// Everything the commands need: the runtime, what loaded, and where from.
@@ -146,7 +245,7 @@ pub struct Loaded {
     policy_file: Option<PathBuf>,
 }
 
-fn load(common: &Common) -> anyhow::Result<Loaded> {
+fn setup(common: &Common) -> anyhow::Result<Setup> {
     let cache_dir = if common.no_cache {
         None
     } else {
@@ -164,25 +263,45 @@ fn load(common: &Common) -> anyhow::Result<Loaded> {
         Some(p) => Policy::load(p)?,
         None => Policy::default(),
     };
+    // Pins live beside the default policy, never beside a candidate policy given with --policy.
+    let pins_file = passepartout::dirs::pins_file();
+    let pins = match &pins_file {
+        Some(p) => Pins::load(p).map_err(anyhow::Error::msg)?,
+        None => Pins::default(),
+    };
     let plugin_dir = common
         .plugins
         .clone()
         .or_else(passepartout::dirs::plugin_dir);
     let mut sources = loader::builtin_sources();
-    let mut errors = Vec::new();
+    let mut source_errors = Vec::new();
     if let Some(dir) = &plugin_dir {
-        let (more, errs) = loader::dir_sources(dir);
+        let (more, errs) = loader::dir_sources(dir, &pins);
         sources.extend(more);
-        errors.extend(errs);
+        source_errors.extend(errs);
     }
-    let mut report = runtime.load_all(&sources, &policy);
+    Ok(Setup {
+        runtime,
+        policy,
+        policy_file,
+        pins_file,
+        plugin_dir,
+        sources,
+        source_errors,
+    })
+}
+
+fn load(common: &Common) -> anyhow::Result<Loaded> {
+    let s = setup(common)?;
+    let mut report = s.runtime.load_all(&s.sources, &s.policy);
+    let mut errors = s.source_errors;
     errors.append(&mut report.errors);
     report.errors = errors;
     Ok(Loaded {
-        runtime,
+        runtime: s.runtime,
         report,
-        plugin_dir,
-        policy_file,
+        plugin_dir: s.plugin_dir,
+        policy_file: s.policy_file,
     })
 }
 

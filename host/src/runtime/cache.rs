@@ -55,15 +55,20 @@ impl ArtifactCache {
         self.dir.as_deref()
     }
 
-    /// Load the compiled form of `bytes` from the cache, or compile it and store it.
+    /// Load the compiled form of `bytes` (whose sha256 is `sha256`, hex) from the cache, or
+    /// compile it and store it.
     ///
     /// A corrupt or unreadable cache entry is recompiled and replaced; a cache that cannot be
     /// written only costs a compile next time.
     ///
     /// # Errors
     /// The component does not compile (not a component, invalid WebAssembly).
-    pub fn load(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Compiled> {
-        let sha256 = hex::encode(Sha256::digest(bytes));
+    pub fn load(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha256: String,
+    ) -> wasmtime::Result<Compiled> {
         let path = self
             .dir
             .as_ref()

@@ -224,6 +224,18 @@ pub enum LoadError {
         /// Why it cannot be enforced.
         why: String,
     },
+    /// The component changed since it was installed.
+    #[error(
+        "{plugin}: its component's sha256 is {found}, but {pinned} was pinned at install; it was changed after install. Refusing to load it: reinstall with `passepartout plugin update`."
+    )]
+    Tampered {
+        /// The plugin.
+        plugin: PluginId,
+        /// The pinned sha256.
+        pinned: String,
+        /// The sha256 found.
+        found: String,
+    },
     /// Two plugins share a name.
     #[error("two plugins are named {name:?}: {first} and {second}; rename or remove one")]
     Duplicate {

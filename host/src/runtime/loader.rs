@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::Runtime;
 use super::error::LoadError;
+use super::pins::Pins;
 use super::plugin::{Origin, Plugin, PluginSource};
 use super::policy::Policy;
 
@@ -27,13 +28,15 @@ pub fn builtin_sources() -> Vec<PluginSource> {
             manifest_path: Path::new("<built in>").join(b.dir).join("plugin.toml"),
             manifest: Cow::Borrowed(b.manifest),
             component: Cow::Borrowed(b.component),
+            pin: None,
         })
         .collect()
 }
 
-/// Read every `<dir>/*/plugin.toml` and its component. A missing directory has no plugins.
-/// Folders that cannot be read become errors in the second list; reading goes on.
-pub fn dir_sources(dir: &Path) -> (Vec<PluginSource>, Vec<LoadError>) {
+/// Read every `<dir>/*/plugin.toml` and its component, each with its pin from `pins` (by the
+/// manifest's name). A missing directory has no plugins. Folders that cannot be read become
+/// errors in the second list; reading goes on.
+pub fn dir_sources(dir: &Path, pins: &Pins) -> (Vec<PluginSource>, Vec<LoadError>) {
     let mut sources = Vec::new();
     let mut errors = Vec::new();
     // ambient authority: the operator's plugin directory.
@@ -69,12 +72,17 @@ pub fn dir_sources(dir: &Path) -> (Vec<PluginSource>, Vec<LoadError>) {
                 continue;
             }
         };
-        let component_name = match toml::from_str::<toml::Table>(&text) {
-            Ok(t) => t
-                .get("component")
-                .and_then(|c| c.as_str())
-                .unwrap_or("plugin.wasm")
-                .to_owned(),
+        let (component_name, pin) = match toml::from_str::<toml::Table>(&text) {
+            Ok(t) => (
+                t.get("component")
+                    .and_then(|c| c.as_str())
+                    .unwrap_or("plugin.wasm")
+                    .to_owned(),
+                t.get("name")
+                    .and_then(|n| n.as_str())
+                    .and_then(|n| pins.plugins.get(n))
+                    .cloned(),
+            ),
             Err(e) => {
                 errors.push(config_err(e.to_string()));
                 continue;
@@ -93,6 +101,7 @@ pub fn dir_sources(dir: &Path) -> (Vec<PluginSource>, Vec<LoadError>) {
                 manifest_path,
                 manifest: Cow::Owned(text),
                 component: Cow::Owned(bytes),
+                pin,
             }),
             Err(e) => errors.push(LoadError::Config {
                 path: component_path,

@@ -7,9 +7,11 @@ pub mod call;
 pub mod capabilities;
 pub mod engine;
 pub mod error;
+pub mod inspect;
 pub mod limits;
 pub mod loader;
 pub mod manifest;
+pub mod pins;
 pub mod plugin;
 pub mod policy;
 pub mod state;
@@ -93,6 +95,19 @@ impl Runtime {
     /// Whether instances come from the pooling allocator.
     pub fn pooling(&self) -> bool {
         self.pooling
+    }
+
+    /// Compile (or load from the cache) `bytes` and read its imports and exports, without
+    /// instantiating it. Returns the interfaces, the sha256 and whether the cache was used.
+    ///
+    /// # Errors
+    /// The bytes are not a valid component.
+    pub fn inspect(&self, bytes: &[u8]) -> wasmtime::Result<(inspect::Interfaces, String)> {
+        let compiled = self.cache.load(&self.engine, bytes, pins::sha256(bytes))?;
+        Ok((
+            inspect::interfaces(&self.engine, &compiled.component),
+            compiled.sha256,
+        ))
     }
 
     /// The compiled-artifact cache directory, if caching.

@@ -51,6 +51,8 @@ pub struct PluginSource {
     pub manifest: Cow<'static, str>,
     /// The component's bytes.
     pub component: Cow<'static, [u8]>,
+    /// The sha256 recorded at install, if any; a component that no longer matches is refused.
+    pub pin: Option<String>,
 }
 
 /// A loaded plugin, ready to call.
@@ -164,9 +166,17 @@ impl Runtime {
             Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits).map_err(invalid)?;
         let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
 
+        let sha256 = super::pins::sha256(&source.component);
+        if let Some(pin) = source.pin.as_ref().filter(|pin| **pin != sha256) {
+            return Err(LoadError::Tampered {
+                plugin: id,
+                pinned: pin.clone(),
+                found: sha256,
+            });
+        }
         let compiled = self
             .cache
-            .load(&self.engine, &source.component)
+            .load(&self.engine, &source.component, sha256)
             .map_err(|e| {
                 component_err(format!("does not compile as a WebAssembly component: {e}"))
             })?;

@@ -57,37 +57,55 @@ impl Grants {
                     .into(),
             ));
         }
-        let grants = Grants {
-            fs: fs::resolve(&asked.fs, &policy.fs).map_err(invalid)?,
+        let grants = Grants::intersect(asked, policy).map_err(invalid)?;
+        grants.check_enforceable(plugin)?;
+        Ok(grants)
+    }
+
+    /// Each capability asked for AND granted, without judging whether the runtime can enforce
+    /// it (the audit shows these as they are; [`Grants::resolve`] then refuses the rest).
+    ///
+    /// # Errors
+    /// A mount whose host directory is missing.
+    pub fn intersect(asked: &CapabilityRequest, policy: &PluginPolicy) -> Result<Grants, String> {
+        Ok(Grants {
+            fs: fs::resolve(&asked.fs, &policy.fs)?,
             env: env::resolve(&asked.env, &policy.env),
             net: intersect(&asked.net, &policy.net),
             process: intersect(&asked.process, &policy.process),
             memory: asked.memory.min(policy.memory),
-        };
+        })
+    }
+
+    /// Refuse grants this runtime cannot enforce.
+    ///
+    /// # Errors
+    /// [`LoadError::Unenforceable`] naming the grant and why.
+    pub fn check_enforceable(&self, plugin: &PluginId) -> Result<(), LoadError> {
         let unenforceable = |grant: String, why: &str| LoadError::Unenforceable {
             plugin: plugin.clone(),
             grant,
             why: why.into(),
         };
-        if !grants.net.is_empty() {
+        if !self.net.is_empty() {
             return Err(unenforceable(
-                format!("network access to {:?}", grants.net),
+                format!("network access to {:?}", self.net),
                 "outbound HTTP (wasi:http with a host allow-list) is not linked by this runtime",
             ));
         }
-        if !grants.process.is_empty() {
+        if !self.process.is_empty() {
             return Err(unenforceable(
-                format!("running programs {:?}", grants.process),
+                format!("running programs {:?}", self.process),
                 "the host process interface is not part of this runtime",
             ));
         }
-        if grants.memory != MemoryAccess::None {
+        if self.memory != MemoryAccess::None {
             return Err(unenforceable(
-                format!("memory access {:?}", grants.memory),
+                format!("memory access {:?}", self.memory),
                 "the memory store's host interface is not part of this runtime",
             ));
         }
-        Ok(grants)
+        Ok(())
     }
 }
 

@@ -1,0 +1,553 @@
+//! `passepartout audit`: what every plugin can do, read from the component itself without
+//! running it, compared with what its manifest declares, what the policy grants and how the
+//! runtime enforces it. It uses the runtime's own capability code ([`Grants::intersect`],
+//! [`Grants::check_enforceable`], [`Limits::resolve`]), so the audit and the runtime cannot
+//! disagree.
+
+pub mod classify;
+pub mod diff;
+pub mod render;
+
+use serde::Serialize;
+
+use crate::runtime::capabilities::Grants;
+use crate::runtime::manifest::{Kind, Manifest, MemoryAccess};
+use crate::runtime::plugin::{Origin, PluginSource, WIT_VERSION};
+use crate::runtime::policy::{PluginPolicy, Policy};
+use crate::runtime::{Limits, PluginId, Runtime};
+use classify::{Class, classify, provided_to_tools};
+
+/// The version of the JSON schema below; bumped only on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How serious a finding is.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing; nothing to fix.
+    Info,
+    /// Untidy, harmless: the runtime denies or ignores it.
+    Low,
+    /// A grant wider than needed.
+    Medium,
+    /// The plugin will be refused, was tampered with, or reaches for what a gate must not.
+    High,
+}
+
+/// The kinds of finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// Imports a capability it was not granted (the runtime denies it; the message says how).
+    ImportsUngranted,
+    /// Granted a capability it never imports.
+    OverGranted,
+    /// The policy grants what the manifest does not declare (no effect).
+    GrantedNotDeclared,
+    /// A limit without a bound.
+    UnboundedLimit,
+    /// The component's sha256 differs from the pin recorded at install.
+    HashMismatch,
+    /// Built against a WIT version this host does not link.
+    UnsupportedWit,
+    /// A gate imports something beyond our host interface.
+    GateImportsWasi,
+    /// Imports an interface this host does not provide: it will not link.
+    NotProvided,
+    /// A grant this runtime cannot enforce: the plugin will be refused at load.
+    Unenforceable,
+    /// Installed in the plugin directory without a pin.
+    Unpinned,
+    /// The manifest or component cannot be read.
+    Invalid,
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Finding {
+    /// What kind.
+    pub kind: FindingKind,
+    /// How serious.
+    pub severity: Severity,
+    /// What was found and what to do.
+    pub message: String,
+}
+
+/// One capability of one plugin, four ways.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CapabilityRow {
+    /// filesystem, environment, network, process, memory, clocks, random, runtime, host.
+    pub capability: &'static str,
+    /// What the manifest asks for.
+    pub declared: Vec<String>,
+    /// What the policy grants.
+    pub granted: Vec<String>,
+    /// What the plugin gets (declared AND granted).
+    pub effective: Vec<String>,
+    /// The component's imports in this class.
+    pub imported: Vec<String>,
+    /// How the runtime enforces it, for this plugin.
+    pub enforced: String,
+}
+
+/// The audit of one plugin.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PluginAudit {
+    /// From the manifest (or the folder, if the manifest is unreadable).
+    pub name: String,
+    /// From the manifest.
+    pub version: String,
+    /// Roles declared.
+    pub kinds: Vec<Kind>,
+    /// Where it came from.
+    pub origin: Origin,
+    /// sha256 of the component.
+    pub sha256: Option<String>,
+    /// The pin recorded at install.
+    pub pinned: Option<String>,
+    /// The passepartout:plugin version it targets.
+    pub wit_version: Option<String>,
+    /// Every import.
+    pub imports: Vec<String>,
+    /// Every export.
+    pub exports: Vec<String>,
+    /// The limits it would run under.
+    pub limits: Option<Limits>,
+    /// Each capability, declared / granted / effective / imported / enforced.
+    pub capabilities: Vec<CapabilityRow>,
+    /// What is worth attention.
+    pub findings: Vec<Finding>,
+}
+
+/// The whole report (`passepartout audit --json`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AuditReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The WIT version this host links.
+    pub host_wit_version: &'static str,
+    /// Per plugin, in load order.
+    pub plugins: Vec<PluginAudit>,
+    /// Findings per severity.
+    pub summary: Summary,
+}
+
+/// Counts of findings.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Summary {
+    /// High.
+    pub high: usize,
+    /// Medium.
+    pub medium: usize,
+    /// Low.
+    pub low: usize,
+    /// Info.
+    pub info: usize,
+}
+
+impl AuditReport {
+    /// The most serious finding, if any.
+    pub fn worst(&self) -> Option<Severity> {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.findings.iter().map(|f| f.severity))
+            .max()
+    }
+}
+
+/// Audit every source against `policy`, reading each component without running it.
+pub fn audit(runtime: &Runtime, sources: &[PluginSource], policy: &Policy) -> AuditReport {
+    let plugins: Vec<PluginAudit> = sources
+        .iter()
+        .map(|s| audit_one(runtime, s, policy))
+        .collect();
+    let mut summary = Summary::default();
+    for f in plugins.iter().flat_map(|p| &p.findings) {
+        match f.severity {
+            Severity::High => summary.high += 1,
+            Severity::Medium => summary.medium += 1,
+            Severity::Low => summary.low += 1,
+            Severity::Info => summary.info += 1,
+        }
+    }
+    AuditReport {
+        schema_version: SCHEMA_VERSION,
+        host_wit_version: WIT_VERSION,
+        plugins,
+        summary,
+    }
+}
+
+fn finding(kind: FindingKind, severity: Severity, message: String) -> Finding {
+    Finding {
+        kind,
+        severity,
+        message,
+    }
+}
+
+/// Audit one plugin.
+pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> PluginAudit {
+    let fallback_name = match &source.origin {
+        Origin::Dir(p) => p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        Origin::Builtin => String::new(),
+    };
+    let mut audit = PluginAudit {
+        name: fallback_name,
+        version: String::new(),
+        kinds: Vec::new(),
+        origin: source.origin.clone(),
+        sha256: Some(crate::runtime::pins::sha256(&source.component)),
+        pinned: source.pin.clone(),
+        wit_version: None,
+        imports: Vec::new(),
+        exports: Vec::new(),
+        limits: None,
+        capabilities: Vec::new(),
+        findings: Vec::new(),
+    };
+    let manifest = match Manifest::parse(&source.manifest) {
+        Ok(m) => m,
+        Err(e) => {
+            audit.findings.push(finding(
+                FindingKind::Invalid,
+                Severity::High,
+                format!("{}: {e}", source.manifest_path.display()),
+            ));
+            return audit;
+        }
+    };
+    audit.name = manifest.name.clone();
+    audit.version = manifest.version.clone();
+    audit.kinds = manifest.kinds.clone();
+    let id = PluginId {
+        name: manifest.name.clone(),
+        version: manifest.version.clone(),
+    };
+
+    if let (Some(pin), Some(sha)) = (&audit.pinned, &audit.sha256)
+        && pin != sha
+    {
+        audit.findings.push(finding(
+            FindingKind::HashMismatch,
+            Severity::High,
+            format!("the component's sha256 is {sha} but {pin} was pinned at install: it changed after install, and the runtime refuses to load it"),
+        ));
+    }
+    if source.pin.is_none() && matches!(source.origin, Origin::Dir(_)) {
+        audit.findings.push(finding(
+            FindingKind::Unpinned,
+            Severity::Low,
+            "copied into the plugin directory by hand: no sha256 was pinned; `passepartout plugin install` pins it".into(),
+        ));
+    }
+
+    let interfaces = match runtime.inspect(&source.component) {
+        Ok((i, _)) => i,
+        Err(e) => {
+            audit.findings.push(finding(
+                FindingKind::Invalid,
+                Severity::High,
+                format!("the component cannot be read: {e}"),
+            ));
+            return audit;
+        }
+    };
+    audit.imports = interfaces.imports.clone();
+    audit.exports = interfaces.exports.clone();
+    audit.wit_version = interfaces
+        .exports
+        .iter()
+        .chain(&interfaces.imports)
+        .filter(|n| n.starts_with("passepartout:plugin/"))
+        .find_map(|n| n.split_once('@').map(|(_, v)| v.to_owned()));
+    if let Some(v) = audit.wit_version.as_deref().filter(|v| *v != WIT_VERSION) {
+        audit.findings.push(finding(
+            FindingKind::UnsupportedWit,
+            Severity::High,
+            format!("built against passepartout:plugin@{v}; this host links @{WIT_VERSION}: it will be refused at load. Rebuild it with a matching SDK."),
+        ));
+    }
+
+    let entry = policy.for_plugin(&manifest.name);
+    match Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits) {
+        Ok(l) => {
+            if l.tool_fuel.is_none() && manifest.kinds.iter().any(|k| *k != Kind::Gate) {
+                audit.findings.push(finding(
+                    FindingKind::UnboundedLimit,
+                    Severity::Info,
+                    "tool and skill calls have no fuel bound; the deadline still stops them. Set limits.fuel to bound their compute deterministically.".into(),
+                ));
+            }
+            audit.limits = Some(l);
+        }
+        Err(e) => audit
+            .findings
+            .push(finding(FindingKind::Invalid, Severity::High, e)),
+    }
+
+    capabilities(&mut audit, &id, &manifest, entry, &interfaces.imports);
+    audit
+}
+
+fn capabilities(
+    audit: &mut PluginAudit,
+    id: &PluginId,
+    manifest: &Manifest,
+    entry: &PluginPolicy,
+    imports: &[String],
+) {
+    let gate_only = manifest.kinds.iter().all(|k| *k == Kind::Gate);
+    let asked = &manifest.capabilities;
+    let effective = match Grants::intersect(asked, entry) {
+        Ok(g) => g,
+        Err(e) => {
+            audit
+                .findings
+                .push(finding(FindingKind::Invalid, Severity::High, e));
+            Grants::default()
+        }
+    };
+    if let Err(e) = effective.check_enforceable(id) {
+        audit.findings.push(finding(
+            FindingKind::Unenforceable,
+            Severity::High,
+            e.to_string(),
+        ));
+    }
+    let imported = |class: Class| -> Vec<String> {
+        imports
+            .iter()
+            .filter(|i| classify(i) == class)
+            .cloned()
+            .collect()
+    };
+
+    let mounts = |m: &[crate::runtime::capabilities::Mount]| -> Vec<String> {
+        m.iter()
+            .map(|m| format!("{} -> {} ({:?})", m.guest, m.host.display(), m.access))
+            .collect()
+    };
+    let memory = |m: MemoryAccess| {
+        if m == MemoryAccess::None {
+            Vec::new()
+        } else {
+            vec![format!("{m:?}")]
+        }
+    };
+    let rows: Vec<(Class, Vec<String>, Vec<String>, Vec<String>)> = vec![
+        (
+            Class::Filesystem,
+            asked
+                .fs
+                .iter()
+                .map(|f| format!("{} ({:?})", f.guest, f.access))
+                .collect(),
+            entry
+                .fs
+                .iter()
+                .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
+                .collect(),
+            mounts(&effective.fs),
+        ),
+        (
+            Class::Environment,
+            asked.env.clone(),
+            entry.env.clone(),
+            effective.env.iter().map(|e| e.name.clone()).collect(),
+        ),
+        (
+            Class::Network,
+            asked.net.clone(),
+            entry.net.clone(),
+            effective.net.clone(),
+        ),
+        (
+            Class::Process,
+            asked.process.clone(),
+            entry.process.clone(),
+            effective.process.clone(),
+        ),
+        (
+            Class::Memory,
+            memory(asked.memory),
+            memory(entry.memory),
+            memory(effective.memory),
+        ),
+        (Class::Clocks, Vec::new(), Vec::new(), Vec::new()),
+        (Class::Random, Vec::new(), Vec::new(), Vec::new()),
+        (Class::Runtime, Vec::new(), Vec::new(), Vec::new()),
+        (Class::Host, Vec::new(), Vec::new(), Vec::new()),
+        (Class::Unknown, Vec::new(), Vec::new(), Vec::new()),
+    ];
+    for (class, declared, granted, eff) in rows {
+        let imp = imported(class);
+        if class == Class::Unknown && imp.is_empty() {
+            continue;
+        }
+        let enforced = enforcement(class, gate_only, &eff, &imp);
+        findings_for(
+            audit, class, gate_only, &declared, &granted, &eff, &imp, &enforced,
+        );
+        audit.capabilities.push(CapabilityRow {
+            capability: class.name(),
+            declared,
+            granted,
+            effective: eff,
+            imported: imp,
+            enforced,
+        });
+    }
+}
+
+/// How the runtime enforces `class` for this plugin.
+fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[String]) -> String {
+    if gate_only {
+        return match class {
+            Class::Host => "linked: log only".into(),
+            _ if imported.is_empty() => "not imported; not linked for gates".into(),
+            _ => {
+                "not linked for gates: any call traps, and the gate's verdict counts as a rejection"
+                    .into()
+            }
+        };
+    }
+    let not_linked = imported
+        .iter()
+        .filter(|i| !provided_to_tools(i))
+        .cloned()
+        .collect::<Vec<_>>();
+    if !not_linked.is_empty() {
+        return format!(
+            "not provided by this host ({}): the plugin will not link, so it is refused at load",
+            not_linked.join(", ")
+        );
+    }
+    match class {
+        Class::Filesystem if effective.is_empty() => {
+            "no preopened directory: every path is NotFound".into()
+        }
+        Class::Filesystem => format!(
+            "WASI preopens confined by cap-std: {}",
+            effective.join("; ")
+        ),
+        Class::Environment if effective.is_empty() => {
+            "empty environment: nothing of the daemon's is inherited".into()
+        }
+        Class::Environment => format!("only these variables are set: {}", effective.join(", ")),
+        Class::Network => {
+            "sockets and name lookup are disabled in the WASI context; wasi:http is not linked"
+                .into()
+        }
+        Class::Process | Class::Memory => {
+            "host interface not linked: refused at load if granted".into()
+        }
+        Class::Clocks => "real clocks (not a grantable capability)".into(),
+        Class::Random => "host randomness (not a grantable capability)".into(),
+        Class::Runtime => {
+            "stdin empty, stdout discarded, stderr kept (64 KiB) for error messages".into()
+        }
+        Class::Host => "linked: log only".into(),
+        Class::Unknown => "not provided: refused at load".into(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn findings_for(
+    audit: &mut PluginAudit,
+    class: Class,
+    gate_only: bool,
+    declared: &[String],
+    granted: &[String],
+    effective: &[String],
+    imported: &[String],
+    enforced: &str,
+) {
+    let cap = class.name();
+    let grantable = matches!(
+        class,
+        Class::Filesystem | Class::Environment | Class::Network | Class::Process | Class::Memory
+    );
+    if gate_only {
+        if !imported.is_empty() && class != Class::Host {
+            let (severity, what) = match class {
+                Class::Runtime | Class::Environment => (
+                    Severity::Info,
+                    "the WASI runtime baseline Rust's std links in",
+                ),
+                _ => (Severity::High, "a capability gates must not have"),
+            };
+            audit.findings.push(finding(
+                FindingKind::GateImportsWasi,
+                severity,
+                format!(
+                    "the gate imports {} ({what}); {enforced}",
+                    imported.join(", ")
+                ),
+            ));
+        }
+        return;
+    }
+    let not_linked: Vec<&String> = imported.iter().filter(|i| !provided_to_tools(i)).collect();
+    if !not_linked.is_empty() {
+        audit.findings.push(finding(
+            FindingKind::NotProvided,
+            Severity::High,
+            format!(
+                "imports {}: {enforced}",
+                not_linked
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+        return;
+    }
+    if grantable {
+        if !imported.is_empty() && effective.is_empty() {
+            // Rust's std imports wasi:cli/environment whether or not it reads a variable.
+            let severity = if class == Class::Environment {
+                Severity::Info
+            } else {
+                Severity::Low
+            };
+            audit.findings.push(finding(
+                FindingKind::ImportsUngranted,
+                severity,
+                format!(
+                    "imports {cap} ({}) but is granted none: it will be denied ({enforced})",
+                    imported.join(", ")
+                ),
+            ));
+        }
+        if imported.is_empty() && !effective.is_empty() {
+            audit.findings.push(finding(
+                FindingKind::OverGranted,
+                Severity::Medium,
+                format!("granted {cap} ({}) but the component never imports it: remove the grant from policy.toml", effective.join("; ")),
+            ));
+        }
+        if !granted.is_empty() && declared.is_empty() {
+            audit.findings.push(finding(
+                FindingKind::GrantedNotDeclared,
+                Severity::Low,
+                format!("policy.toml grants {cap} ({}) but plugin.toml does not ask for it, so it has no effect: remove it", granted.join("; ")),
+            ));
+        }
+    }
+}

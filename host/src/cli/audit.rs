@@ -1,0 +1,65 @@
+//! `passepartout audit [diff OLD NEW]`.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use passepartout::audit::{self, Severity, render};
+use passepartout::install::read_source;
+
+use super::Setup;
+
+/// Audit every installed plugin; exit 1 when a finding reaches `fail_on`.
+pub fn run(setup: &Setup, json: bool, fail_on: Severity) -> anyhow::Result<ExitCode> {
+    let mut report = audit::audit(&setup.runtime, &setup.sources, &setup.policy);
+    // Folders that could not even be read are findings too.
+    for e in &setup.source_errors {
+        report.plugins.push(audit::PluginAudit {
+            name: String::new(),
+            version: String::new(),
+            kinds: Vec::new(),
+            origin: passepartout::runtime::Origin::Dir(Default::default()),
+            sha256: None,
+            pinned: None,
+            wit_version: None,
+            imports: Vec::new(),
+            exports: Vec::new(),
+            limits: None,
+            capabilities: Vec::new(),
+            findings: vec![audit::Finding {
+                kind: audit::FindingKind::Invalid,
+                severity: Severity::High,
+                message: e.to_string(),
+            }],
+        });
+        report.summary.high += 1;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!(
+            "{}",
+            render::table(&report, std::io::stdout().is_terminal())
+        );
+    }
+    Ok(if report.worst().is_some_and(|w| w >= fail_on) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Audit two builds of a plugin and print what the new one adds or removes.
+pub fn diff(setup: &Setup, old: &Path, new: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let (old_source, _) = read_source(old)?;
+    let (new_source, _) = read_source(new)?;
+    let old_audit = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
+    let new_audit = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
+    let d = audit::diff::diff(&old_audit, &new_audit);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+    } else {
+        print!("{}", render::diff(&d, std::io::stdout().is_terminal()));
+    }
+    Ok(ExitCode::SUCCESS)
+}

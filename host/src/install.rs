@@ -1,0 +1,148 @@
+//! `passepartout plugin install | remove | update`: copy a plugin into the plugin directory and
+//! pin its sha256, so that a component changed afterwards is refused at load.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use crate::runtime::manifest::Manifest;
+use crate::runtime::pins::{Pins, sha256};
+use crate::runtime::plugin::{Origin, PluginSource};
+
+/// Why an install, removal or update failed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The plugin to install could not be read.
+    #[error("{path}: {message}")]
+    Read {
+        /// What was read.
+        path: PathBuf,
+        /// Why it failed.
+        message: String,
+    },
+    /// Installing would replace a plugin (use update) or the plugin is not installed.
+    #[error("{0}")]
+    State(String),
+    /// The plugin directory or pins file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// What.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Read a plugin from `path`: a folder holding `plugin.toml` and its component, or the
+/// `plugin.toml` itself.
+///
+/// # Errors
+/// The manifest or component cannot be read or the manifest is invalid.
+pub fn read_source(path: &Path) -> Result<(PluginSource, Manifest), InstallError> {
+    let manifest_path = if path.is_dir() {
+        path.join("plugin.toml")
+    } else {
+        path.to_owned()
+    };
+    let read_err = |p: &Path, message: String| InstallError::Read {
+        path: p.to_owned(),
+        message,
+    };
+    let text = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| read_err(&manifest_path, e.to_string()))?;
+    let manifest = Manifest::parse(&text).map_err(|e| read_err(&manifest_path, e))?;
+    let folder = manifest_path.parent().unwrap_or(Path::new(".")).to_owned();
+    let component_path = folder.join(&manifest.component);
+    let bytes =
+        std::fs::read(&component_path).map_err(|e| read_err(&component_path, e.to_string()))?;
+    let source = PluginSource {
+        origin: Origin::Dir(folder),
+        manifest_path,
+        manifest: Cow::Owned(text),
+        component: Cow::Owned(bytes),
+        pin: None,
+    };
+    Ok((source, manifest))
+}
+
+/// Copy `source` into `plugin_dir/<name>/` and pin its sha256 in `pins_file`. With `replace`,
+/// an installed plugin of that name is replaced (update); without, it is an error.
+///
+/// # Errors
+/// Already installed (without `replace`), not installed (with it), or a write failed.
+pub fn install(
+    source: &PluginSource,
+    manifest: &Manifest,
+    plugin_dir: &Path,
+    pins_file: &Path,
+    replace: bool,
+) -> Result<PathBuf, InstallError> {
+    let target = plugin_dir.join(&manifest.name);
+    match (target.exists(), replace) {
+        (true, false) => {
+            return Err(InstallError::State(format!(
+                "{} is already installed at {}; use `passepartout plugin update {} PATH`",
+                manifest.name,
+                target.display(),
+                manifest.name
+            )));
+        }
+        (false, true) => {
+            return Err(InstallError::State(format!(
+                "{} is not installed; use `passepartout plugin install PATH`",
+                manifest.name
+            )));
+        }
+        _ => {}
+    }
+    let write_err = |path: &Path| {
+        let path = path.to_owned();
+        move |source| InstallError::Write { path, source }
+    };
+    // Stage beside the target, then swap, so a failed copy never leaves half a plugin.
+    let staging = plugin_dir.join(format!(".staging-{}", manifest.name));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(write_err(&staging))?;
+    std::fs::write(staging.join("plugin.toml"), source.manifest.as_bytes())
+        .map_err(write_err(&staging))?;
+    std::fs::write(staging.join(&manifest.component), &source.component)
+        .map_err(write_err(&staging))?;
+    let mut pins = Pins::load(pins_file).map_err(|message| InstallError::Read {
+        path: pins_file.to_owned(),
+        message,
+    })?;
+    pins.plugins
+        .insert(manifest.name.clone(), sha256(&source.component));
+    if replace {
+        std::fs::remove_dir_all(&target).map_err(write_err(&target))?;
+    }
+    std::fs::rename(&staging, &target).map_err(write_err(&target))?;
+    pins.save(pins_file).map_err(write_err(pins_file))?;
+    Ok(target)
+}
+
+/// Remove the installed plugin `name` and its pin.
+///
+/// # Errors
+/// Not installed, or it cannot be removed.
+pub fn remove(name: &str, plugin_dir: &Path, pins_file: &Path) -> Result<(), InstallError> {
+    let target = plugin_dir.join(name);
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') || !target.is_dir() {
+        return Err(InstallError::State(format!(
+            "no plugin named {name:?} is installed in {}",
+            plugin_dir.display()
+        )));
+    }
+    std::fs::remove_dir_all(&target).map_err(|source| InstallError::Write {
+        path: target.clone(),
+        source,
+    })?;
+    let mut pins = Pins::load(pins_file).map_err(|message| InstallError::Read {
+        path: pins_file.to_owned(),
+        message,
+    })?;
+    pins.plugins.remove(name);
+    pins.save(pins_file).map_err(|source| InstallError::Write {
+        path: pins_file.to_owned(),
+        source,
+    })
+}

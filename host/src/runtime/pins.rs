@@ -1,0 +1,51 @@
+//! Pins: the sha256 of each installed plugin's component, recorded at install in `pins.toml`
+//! beside the operator's policy. A component whose hash no longer matches is refused at load.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The pins file: plugin name → sha256 of its component (hex).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pins {
+    /// By plugin name.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, String>,
+}
+
+impl Pins {
+    /// Read `path`; a missing file has no pins.
+    ///
+    /// # Errors
+    /// The file exists but cannot be read or parsed.
+    pub fn load(path: &Path) -> Result<Pins, String> {
+        // ambient authority: the operator's own pins file.
+        match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Pins::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Write to `path` (atomically: a temporary file, then rename).
+    ///
+    /// # Errors
+    /// The directory or file cannot be written.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let text = toml::to_string(self).map_err(std::io::Error::other)?;
+        let tmp: PathBuf = path.with_extension("toml.tmp");
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// sha256 of `bytes`, hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
