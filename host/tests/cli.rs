@@ -297,3 +297,236 @@ fn a_broken_third_party_plugin_is_reported_and_the_rest_still_load() {
         "{listing}"
     );
 }
+
+/// Write a built-in plugin to `dir` as a third-party plugin folder named `name`, its
+/// manifest edited by `edit`.
+fn plugin_folder(
+    dir: &Path,
+    builtin: &str,
+    name: &str,
+    edit: impl FnOnce(String) -> String,
+) -> std::path::PathBuf {
+    let b = passepartout::builtin::BUILTIN
+        .iter()
+        .find(|b| b.dir == builtin)
+        .expect("builtin");
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let manifest = b.manifest.replace(
+        &format!("name = \"{builtin}\""),
+        &format!("name = \"{name}\""),
+    );
+    std::fs::write(folder.join("plugin.toml"), edit(manifest)).expect("manifest");
+    let component = b
+        .manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("component = "))
+        .expect("component")
+        .trim_matches('"');
+    std::fs::write(folder.join(component), b.component).expect("component");
+    folder
+}
+
+#[test]
+fn audit_json_over_the_standard_plugins_is_clean() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = passepartout(home.path(), &["audit", "--json"]);
+    let report = json(&out);
+    assert_eq!(report["summary"]["high"], 0);
+    for p in report["plugins"].as_array().expect("plugins") {
+        for row in p["capabilities"].as_array().expect("rows") {
+            for key in ["declared", "granted", "effective", "imported", "enforced"] {
+                assert!(row.get(key).is_some(), "{key} missing in {row}");
+            }
+        }
+    }
+    let out = passepartout(home.path(), &["audit", "--fail-on", "info"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "info findings exist, so --fail-on info fails"
+    );
+    let out = passepartout(home.path(), &["audit", "--fail-on", "bogus"]);
+    assert_eq!(out.status.code(), Some(2), "usage error");
+}
+
+#[test]
+fn install_pins_and_a_tampered_component_is_refused() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let src = plugin_folder(&home.path().join("src"), "eval", "calc", |m| m);
+    let out = passepartout(
+        home.path(),
+        &["plugin", "install", src.to_str().expect("utf-8")],
+    );
+    assert!(
+        out.status.success(),
+        "eval asks for nothing, so no consent is needed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pins = std::fs::read_to_string(home.path().join("config/passepartout/pins.toml"))
+        .expect("pins written");
+    assert!(pins.contains("calc = "), "{pins}");
+    let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
+    assert!(
+        listing["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .any(|p| p["name"] == "calc")
+    );
+
+    let installed = home.path().join("data/passepartout/plugins/calc/eval.wasm");
+    let mut bytes = std::fs::read(&installed).expect("read");
+    bytes.extend_from_slice(&[0x00, 0x08, 0x01, b'x']);
+    bytes.extend_from_slice(b"tamper");
+    std::fs::write(&installed, bytes).expect("tamper");
+
+    let out = passepartout(home.path(), &["plugins", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let listing: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        !listing["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .any(|p| p["name"] == "calc"),
+        "refused at load"
+    );
+    assert!(
+        listing["errors"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("changed after install")),
+        "{listing}"
+    );
+    let out = passepartout(home.path(), &["audit", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let calc = report["plugins"]
+        .as_array()
+        .expect("plugins")
+        .iter()
+        .find(|p| p["name"] == "calc")
+        .expect("calc audited");
+    assert_eq!(
+        calc["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["severity"] == "high")
+            .map(|f| f["kind"].clone())
+            .collect::<Vec<_>>(),
+        ["hash-mismatch"]
+    );
+
+    let out = passepartout(home.path(), &["plugin", "remove", "calc"]);
+    assert!(out.status.success());
+    assert!(!home.path().join("data/passepartout/plugins/calc").exists());
+}
+
+#[test]
+fn installing_a_plugin_that_asks_for_capabilities_needs_consent() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let src = plugin_folder(&home.path().join("src"), "files", "files-copy", |m| m);
+    let out = passepartout(
+        home.path(),
+        &["plugin", "install", src.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+    assert!(
+        !home
+            .path()
+            .join("data/passepartout/plugins/files-copy")
+            .exists()
+    );
+    let out = passepartout(
+        home.path(),
+        &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = passepartout(
+        home.path(),
+        &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(2), "already installed");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("plugin update"));
+}
+
+#[test]
+fn audit_diff_shows_an_added_capability_and_update_asks_again() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let old = plugin_folder(&home.path().join("old"), "eval", "calc", |m| m);
+    // The new build reads files: the files component under calc's manifest, now asking for a mount.
+    let new = plugin_folder(&home.path().join("new"), "files", "calc", |m| {
+        m.replace("Reads, writes", "Calc now reads, writes")
+    });
+    let out = passepartout(
+        home.path(),
+        &[
+            "audit",
+            "diff",
+            old.to_str().expect("utf-8"),
+            new.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("+ capability filesystem: declares /workspace (ReadWrite)"),
+        "{text}"
+    );
+    assert!(text.contains("+ capability filesystem: imported"), "{text}");
+    let out = passepartout(
+        home.path(),
+        &[
+            "audit",
+            "diff",
+            "--json",
+            old.to_str().expect("utf-8"),
+            new.to_str().expect("utf-8"),
+        ],
+    );
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        d["added"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|c| c["what"] == "import"))
+    );
+
+    assert!(
+        passepartout(
+            home.path(),
+            &["plugin", "install", old.to_str().expect("utf-8")]
+        )
+        .status
+        .success()
+    );
+    let out = passepartout(
+        home.path(),
+        &["plugin", "update", "calc", new.to_str().expect("utf-8")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a wider update needs consent again"
+    );
+    let out = passepartout(
+        home.path(),
+        &[
+            "plugin",
+            "update",
+            "--yes",
+            "calc",
+            new.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

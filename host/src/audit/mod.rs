@@ -349,65 +349,79 @@ fn capabilities(
             vec![format!("{m:?}")]
         }
     };
-    let rows: Vec<(Class, Vec<String>, Vec<String>, Vec<String>)> = vec![
+    let sides = |declared, granted, effective| Sides {
+        declared,
+        granted,
+        effective,
+    };
+    let rows = vec![
         (
             Class::Filesystem,
-            asked
-                .fs
-                .iter()
-                .map(|f| format!("{} ({:?})", f.guest, f.access))
-                .collect(),
-            entry
-                .fs
-                .iter()
-                .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
-                .collect(),
-            mounts(&effective.fs),
+            sides(
+                asked
+                    .fs
+                    .iter()
+                    .map(|f| format!("{} ({:?})", f.guest, f.access))
+                    .collect(),
+                entry
+                    .fs
+                    .iter()
+                    .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
+                    .collect(),
+                mounts(&effective.fs),
+            ),
         ),
         (
             Class::Environment,
-            asked.env.clone(),
-            entry.env.clone(),
-            effective.env.iter().map(|e| e.name.clone()).collect(),
+            sides(
+                asked.env.clone(),
+                entry.env.clone(),
+                effective.env.iter().map(|e| e.name.clone()).collect(),
+            ),
         ),
         (
             Class::Network,
-            asked.net.clone(),
-            entry.net.clone(),
-            effective.net.clone(),
+            sides(asked.net.clone(), entry.net.clone(), effective.net.clone()),
         ),
         (
             Class::Process,
-            asked.process.clone(),
-            entry.process.clone(),
-            effective.process.clone(),
+            sides(
+                asked.process.clone(),
+                entry.process.clone(),
+                effective.process.clone(),
+            ),
         ),
         (
             Class::Memory,
-            memory(asked.memory),
-            memory(entry.memory),
-            memory(effective.memory),
+            sides(
+                memory(asked.memory),
+                memory(entry.memory),
+                memory(effective.memory),
+            ),
         ),
-        (Class::Clocks, Vec::new(), Vec::new(), Vec::new()),
-        (Class::Random, Vec::new(), Vec::new(), Vec::new()),
-        (Class::Runtime, Vec::new(), Vec::new(), Vec::new()),
-        (Class::Host, Vec::new(), Vec::new(), Vec::new()),
-        (Class::Unknown, Vec::new(), Vec::new(), Vec::new()),
+        (Class::Clocks, Sides::default()),
+        (Class::Random, Sides::default()),
+        (Class::Runtime, Sides::default()),
+        (Class::Host, Sides::default()),
+        (Class::Unknown, Sides::default()),
     ];
-    for (class, declared, granted, eff) in rows {
+    for (class, sides) in rows {
         let imp = imported(class);
         if class == Class::Unknown && imp.is_empty() {
             continue;
         }
-        let enforced = enforcement(class, gate_only, &eff, &imp);
-        findings_for(
-            audit, class, gate_only, &declared, &granted, &eff, &imp, &enforced,
-        );
+        let enforced = enforcement(class, gate_only, &sides.effective, &imp);
+        findings_for(audit, class, gate_only, &sides, &imp, &enforced);
+        let Sides {
+            declared,
+            granted,
+            effective,
+        } = sides;
         audit.capabilities.push(CapabilityRow {
             capability: class.name(),
             declared,
             granted,
-            effective: eff,
+            effective,
             imported: imp,
             enforced,
         });
@@ -466,17 +480,27 @@ fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One capability as declared, granted and effective.
+#[derive(Default)]
+struct Sides {
+    declared: Vec<String>,
+    granted: Vec<String>,
+    effective: Vec<String>,
+}
+
 fn findings_for(
     audit: &mut PluginAudit,
     class: Class,
     gate_only: bool,
-    declared: &[String],
-    granted: &[String],
-    effective: &[String],
+    sides: &Sides,
     imported: &[String],
     enforced: &str,
 ) {
+    let Sides {
+        declared,
+        granted,
+        effective,
+    } = sides;
     let cap = class.name();
     let grantable = matches!(
         class,
