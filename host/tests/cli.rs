@@ -530,3 +530,36 @@ fn audit_diff_shows_an_added_capability_and_update_asks_again() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn fail_on_decides_which_findings_fail_the_audit() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    let policy = home.path().join("candidate.toml");
+    // eval never asks for a mount: granting one is a low finding (granted, not declared).
+    std::fs::write(&policy, format!("[plugins.eval]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-only\" }}]\n", ws.display())).expect("policy");
+    let p = policy.to_str().expect("utf-8");
+    assert_eq!(
+        passepartout(home.path(), &["audit", "--policy", p])
+            .status
+            .code(),
+        Some(0),
+        "low is below the default --fail-on high"
+    );
+    let out = passepartout(
+        home.path(),
+        &["audit", "--policy", p, "--fail-on", "low", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let eval = &report["plugins"][2];
+    assert!(
+        eval["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["kind"] == "granted-not-declared"),
+        "{eval}"
+    );
+}
