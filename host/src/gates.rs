@@ -120,7 +120,9 @@ pub fn verify(gates: &[&dyn GateCheck], action: &Action, signal: &Signal) -> Ver
         match result {
             Ok(wit::Verdict::Pass) => trace.push(record(TraceVerdict::Pass, None)),
             Ok(wit::Verdict::Modify(new)) => match Action::from_wit(&new) {
-                Ok(new) => {
+                Ok(mut new) => {
+                    // The model's call id survives a gate's rewrite.
+                    new.call_id = current.call_id.take();
                     trace.push(record(TraceVerdict::Modify, None));
                     current = new;
                 }

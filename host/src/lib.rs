@@ -16,5 +16,6 @@ pub mod gates;
 pub mod install;
 pub mod journal;
 pub mod pipeline;
+pub mod providers;
 pub mod runtime;
 pub mod signal;

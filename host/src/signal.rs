@@ -143,6 +143,10 @@ pub struct Action {
     /// Why the proposer wants it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explanation: Option<String>,
+    /// The model's id for the function call this action came from; its result goes back to
+    /// the model under this id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 impl Action {
@@ -200,6 +204,7 @@ impl Action {
             args,
             text: a.text.clone(),
             explanation: a.explanation.clone(),
+            call_id: None,
         })
     }
 }

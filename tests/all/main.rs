@@ -9,6 +9,7 @@ mod gates;
 mod limits;
 mod loading;
 mod pipeline;
+mod providers;
 
 use passepartout::runtime::types::{Action, SignalView};
 use passepartout::runtime::{Plugin, Policy, Runtime};

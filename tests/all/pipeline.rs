@@ -136,6 +136,7 @@ fn kinds(journal: &Journal) -> Vec<String> {
 
 fn eval_call(expr: &str) -> ProviderReply {
     ProviderReply::ToolCall {
+        id: "call_t".into(),
         name: "eval".into(),
         arguments: json!({ "expression": expr }),
     }
@@ -287,7 +288,10 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
 
 #[test]
 fn the_model_calls_a_tool_and_its_output_comes_back() {
-    let s = setup(vec![eval_call("(+ 1 2)")]);
+    let s = setup(vec![
+        eval_call("(+ 1 2)"),
+        ProviderReply::Text("It is 3.".into()),
+    ]);
     let report = s.pipeline.run(user("what is 1 + 2?"));
     assert_eq!(
         report.steps[0].outcome,
@@ -296,9 +300,25 @@ fn the_model_calls_a_tool_and_its_output_comes_back() {
             result: "3".into()
         }
     );
+    // The tool's output goes back to the model, which answers the user.
     assert_eq!(report.steps[1].sensor.as_deref(), Some("tool-output"));
+    assert_eq!(
+        report.steps[1].outcome,
+        StepOutcome::Ran {
+            target: "cli".into(),
+            result: "It is 3.".into()
+        }
+    );
     let requests = s.script.requests.lock().expect("lock");
-    assert_eq!(requests.len(), 1);
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[1].prompt, "what is 1 + 2?",
+        "the conversation keeps the user's prompt"
+    );
+    assert_eq!(requests[1].turns.len(), 1);
+    assert_eq!(requests[1].turns[0].id, "call_t");
+    assert_eq!(requests[1].turns[0].result, "3");
+    assert!(!requests[1].turns[0].is_error);
     let r = &requests[0];
     assert_eq!(r.prompt, "what is 1 + 2?");
     let at = |needle: &str| {
@@ -323,6 +343,7 @@ fn the_model_calls_a_tool_and_its_output_comes_back() {
 fn a_rejection_is_fed_back_and_the_model_tries_again() {
     let s = setup(vec![
         ProviderReply::ToolCall {
+            id: "call_t".into(),
             name: "shell".into(),
             arguments: json!({"command": "rm -rf /"}),
         },
@@ -353,6 +374,7 @@ fn a_rejection_is_fed_back_and_the_model_tries_again() {
 #[test]
 fn three_rejections_end_the_attempt() {
     let shell = || ProviderReply::ToolCall {
+        id: "call_t".into(),
         name: "shell".into(),
         arguments: json!({"command": "mkfs.ext4 /dev/sda"}),
     };
@@ -376,6 +398,7 @@ fn approval_required_is_not_a_rejection() {
     let s = with_hostile_gate(
         10,
         vec![ProviderReply::ToolCall {
+            id: "call_t".into(),
             name: "eval".into(),
             arguments: json!({"do": "approve", "expression": "1"}),
         }],
@@ -487,7 +510,10 @@ fn a_triggered_skill_supplies_the_prompt() {
     let s = setup_with(
         "",
         vec![source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, |m| m)],
-        vec![eval_call("1"), eval_call("1")],
+        vec![
+            ProviderReply::Text("ok".into()),
+            ProviderReply::Text("ok".into()),
+        ],
         PipelineConfig::default(),
     );
     s.pipeline.run(user("plain words"));

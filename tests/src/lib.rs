@@ -54,3 +54,4 @@ pub const ECHO_SKILL_MANIFEST: &str = env!("ECHO_SKILL_MANIFEST");
 pub const FUTURE_GATE_WASM: &str = env!("FUTURE_GATE_WASM");
 /// The future gate's manifest.
 pub const FUTURE_GATE_MANIFEST: &str = env!("FUTURE_GATE_MANIFEST");
+pub mod http;

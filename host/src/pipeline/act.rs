@@ -5,7 +5,8 @@ use serde_json::json;
 
 use super::actuators::{ActError, format_result};
 use super::error::PipelineError;
-use super::reason::Reasoned;
+use super::provider::ToolTurn;
+use super::reason::{Conversation, Reasoned, conversation};
 use super::{Pipeline, Step, StepOutcome};
 use crate::approvals::Approvals;
 use crate::gates::{self, Outcome};
@@ -195,7 +196,7 @@ impl Pipeline {
                 ..Payload::default()
             };
             if let serde_json::Value::Object(m) = fields {
-                payload.extra = m;
+                payload.extra = m.into_iter().filter(|(_, v)| !v.is_null()).collect();
             }
             Signal {
                 kind: SignalType::Event,
@@ -206,14 +207,31 @@ impl Pipeline {
                 approved_action: None,
             }
         };
+        // A tool the model called: its result goes back to the model in the conversation.
+        let conversation = |result: &str, is_error: bool| -> Option<serde_json::Value> {
+            let id = action.call_id.clone()?;
+            let mut conv = conversation(signal).unwrap_or_else(|| Conversation {
+                origin: Box::new(signal.clone()),
+                turns: Vec::new(),
+            });
+            conv.turns.push(ToolTurn {
+                id,
+                name: tool.clone(),
+                arguments: serde_json::Value::Object(action.args.clone()),
+                result: result.to_owned(),
+                is_error,
+            });
+            serde_json::to_value(conv).ok()
+        };
         match result {
             Ok(output) => {
                 self.log(format!("{tool}: ran"));
                 if action.target == "tool" {
                     self.tell_source(signal, &formatted);
                 }
-                let fb = (!silent)
-                    .then(|| feedback("tool-output", json!({ "tool": tool, "result": output })));
+                let fb = (!silent).then(|| {
+                    feedback("tool-output", json!({ "tool": tool, "result": output, "conversation": conversation(&output, false) }))
+                });
                 Ok((
                     StepOutcome::Ran {
                         target: action.target,
@@ -231,7 +249,7 @@ impl Pipeline {
                     ActError::Invalid(_) => None,
                     ActError::Tool(_) => Some(feedback(
                         "tool-error",
-                        json!({ "tool": tool, "message": message }),
+                        json!({ "tool": tool, "message": message, "conversation": conversation(&message, true) }),
                     )),
                 };
                 Ok((StepOutcome::ToolFailed { tool, message }, trace, fb))

@@ -34,7 +34,7 @@ use crate::signal::{Action, GateTrace};
 
 pub use actuators::Actuator;
 pub use error::{PipelineError, Recovery};
-pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema};
+pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema, ToolTurn};
 
 /// Settings of the pipeline, with the seed's defaults.
 #[derive(Clone, Debug)]

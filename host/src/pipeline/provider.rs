@@ -16,6 +16,22 @@ pub struct ToolSchema {
     pub parameters: serde_json::Value,
 }
 
+/// A tool call the model made earlier in this conversation, and what came of it: sent back
+/// in each protocol's own form (OpenAI `tool` messages, Anthropic `tool_result` blocks).
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+pub struct ToolTurn {
+    /// The model's id for the call.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments it gave.
+    pub arguments: serde_json::Value,
+    /// The tool's output, or the error.
+    pub result: String,
+    /// Whether `result` is an error.
+    pub is_error: bool,
+}
+
 /// One request to the model.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ProviderRequest {
@@ -25,6 +41,10 @@ pub struct ProviderRequest {
     pub prompt: String,
     /// The tools, as function-calling schemas.
     pub tools: Vec<ToolSchema>,
+    /// Tool calls made so far in this conversation, oldest first.
+    pub turns: Vec<ToolTurn>,
+    /// The skill whose prompt this is, if any (a model selector may route by it).
+    pub skill: Option<String>,
 }
 
 /// The model's answer.
@@ -34,6 +54,8 @@ pub enum ProviderReply {
     Text(String),
     /// A function call.
     ToolCall {
+        /// The model's id for this call (echoed back with the result).
+        id: String,
         /// The tool.
         name: String,
         /// Its arguments.

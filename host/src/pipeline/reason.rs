@@ -73,6 +73,13 @@ impl Pipeline {
             SignalType::Event if matches!(signal.sensor(), Some("user-input" | "chat-message")) => {
                 self.reason_with_model(signal)
             }
+            // The output of a tool the model called goes back to the model, which answers.
+            SignalType::Event
+                if matches!(signal.sensor(), Some("tool-output" | "tool-error"))
+                    && conversation(signal).is_some() =>
+            {
+                self.reason_with_model(signal)
+            }
             _ => Ok(Reasoned::Nothing),
         }
     }
@@ -189,7 +196,12 @@ impl Pipeline {
                 attempt_count: 0,
             });
         };
-        let request = self.prompt(signal, rejection);
+        let (origin, turns) = match conversation(signal) {
+            Some(c) => (*c.origin, c.turns),
+            None => (signal.clone(), Vec::new()),
+        };
+        let mut request = self.prompt(&origin, rejection);
+        request.turns = turns;
         let reply = provider.complete(&request)?;
         Ok(parse_reply(reply))
     }
@@ -227,19 +239,22 @@ impl Pipeline {
                 logs.join("\n")
             }
         );
-        let prompt = match skills::prompt(&self.skills, signal) {
-            Some((_, p)) => p,
-            None => signal
-                .payload
-                .text
-                .clone()
-                .filter(|t| !t.is_empty())
-                .unwrap_or_else(|| "Maintain metabolic stasis.".into()),
+        let (skill, prompt) = match skills::prompt(&self.skills, signal) {
+            Some((skill, p)) => (Some(skill), p),
+            None => {
+                let text = signal.payload.text.clone().filter(|t| !t.is_empty());
+                (
+                    None,
+                    text.unwrap_or_else(|| "Maintain metabolic stasis.".into()),
+                )
+            }
         };
         ProviderRequest {
             system,
             prompt,
             tools,
+            turns: Vec::new(),
+            skill,
         }
     }
 
@@ -270,6 +285,22 @@ fn summary(action: &Action) -> String {
     }
 }
 
+/// A conversation with the model that is waiting for tool results: the signal that started it
+/// and the tool calls made so far. It travels in `payload.conversation` of tool-output and
+/// tool-error events.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct Conversation {
+    /// The user-input or chat-message signal the model is answering.
+    pub origin: Box<Signal>,
+    /// The tool calls so far, oldest first.
+    pub turns: Vec<super::provider::ToolTurn>,
+}
+
+/// The conversation a signal continues, if any.
+pub fn conversation(signal: &Signal) -> Option<Conversation> {
+    serde_json::from_value(signal.payload.extra.get("conversation")?.clone()).ok()
+}
+
 /// The action a direct request carries in `payload.action`.
 fn request_action(signal: &Signal) -> Result<Action, PipelineError> {
     let raw =
@@ -293,7 +324,12 @@ fn request_action(signal: &Signal) -> Result<Action, PipelineError> {
 /// else is a reply.
 pub fn parse_reply(reply: ProviderReply) -> Action {
     match reply {
-        ProviderReply::ToolCall { name, arguments } => Action {
+        ProviderReply::ToolCall {
+            id,
+            name,
+            arguments,
+        } => Action {
+            call_id: Some(id),
             target: "tool".into(),
             tool: Some(name),
             args: match arguments {
@@ -368,6 +404,7 @@ fn json_action(text: &str) -> Option<Action> {
         args,
         text: text_field,
         explanation: string("explanation").or_else(|| Some(EXPLANATION.into())),
+        call_id: None,
     })
 }
 
@@ -378,9 +415,11 @@ mod tests {
     #[test]
     fn a_function_call_becomes_a_tool_action() {
         let a = parse_reply(ProviderReply::ToolCall {
+            id: "c1".into(),
             name: "eval".into(),
             arguments: json!({"expression": "(+ 1 2)"}),
         });
+        assert_eq!(a.call_id.as_deref(), Some("c1"));
         assert_eq!(a.tool.as_deref(), Some("eval"));
         assert_eq!(a.target, "tool");
         assert_eq!(a.args["expression"], "(+ 1 2)");

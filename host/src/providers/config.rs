@@ -1,0 +1,229 @@
+//! Provider configuration: `config.toml`, then the seed's environment variables.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{Endpoint, Protocol, Secret};
+
+/// `[[providers]]`, `[budget]`, `[prices]` and `[[selector]]` of `config.toml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvidersConfig {
+    /// The cascade, in order.
+    #[serde(default)]
+    pub providers: Vec<ProviderConfig>,
+    /// The session budget.
+    #[serde(default)]
+    pub budget: BudgetConfig,
+    /// Prices by model, per million tokens.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+    /// Rules that pick a model or skip a provider.
+    #[serde(default)]
+    pub selector: Vec<SelectorRule>,
+}
+
+/// One provider.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Its name in the cascade and in errors.
+    pub name: String,
+    /// `openai` (any Chat Completions server) or `anthropic`.
+    pub protocol: Protocol,
+    /// Base URL.
+    pub base_url: String,
+    /// Model.
+    pub model: String,
+    /// The environment variable holding its key (never the key itself in the file).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Seconds one call may take (default 60).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[budget]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Tokens one session may spend; none = unlimited.
+    pub session_tokens: Option<u64>,
+}
+
+/// `[prices.MODEL]`: dollars per million tokens.
+#[derive(Clone, Copy, Debug, Default, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Per million input tokens.
+    pub input: f64,
+    /// Per million output tokens.
+    pub output: f64,
+}
+
+/// `[[selector]]`: when the condition holds, use `model` on `provider`, or skip it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectorRule {
+    /// The provider the rule is about.
+    pub provider: String,
+    /// Applies when this skill supplied the prompt.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// Applies when the prompt (system + user) is longer than this many characters.
+    #[serde(default)]
+    pub prompt_over_chars: Option<usize>,
+    /// Use this model instead.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Skip the provider.
+    #[serde(default)]
+    pub skip: bool,
+}
+
+/// Default per-provider timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn env(name: &str) -> Option<String> {
+    // ambient authority: the daemon's own configuration variables.
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .unwrap_or_else(|_| reqwest::blocking::Client::new())
+}
+
+impl ProvidersConfig {
+    /// Parse the `config.toml` text.
+    ///
+    /// # Errors
+    /// The TOML error, naming the line and field.
+    pub fn parse(text: &str) -> Result<ProvidersConfig, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The cascade's endpoints: the configured providers, with keys, base URLs and the model
+    /// overridden by the environment; with none configured, one per key variable that is set
+    /// (Anthropic, OpenAI, OpenRouter, Gemini), else a local Ollama.
+    pub fn endpoints(&self) -> Vec<Endpoint> {
+        let model_override = env("PASSEPARTOUT_MODEL");
+        let endpoint = |name: &str,
+                        protocol,
+                        base_url: String,
+                        model: String,
+                        key: Option<String>,
+                        timeout: Option<u64>| Endpoint {
+            name: name.to_owned(),
+            protocol,
+            base_url,
+            model: model_override.clone().unwrap_or(model),
+            key: key.map(Secret::new),
+            timeout: timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+            client: client(),
+        };
+        if !self.providers.is_empty() {
+            return self
+                .providers
+                .iter()
+                .map(|p| {
+                    let key = p
+                        .api_key_env
+                        .as_deref()
+                        .and_then(env)
+                        .or_else(|| default_key(&p.name, p.protocol));
+                    let base =
+                        base_override(p.protocol, &p.name).unwrap_or_else(|| p.base_url.clone());
+                    endpoint(
+                        &p.name,
+                        p.protocol,
+                        base,
+                        p.model.clone(),
+                        key,
+                        p.timeout_secs,
+                    )
+                })
+                .collect();
+        }
+        let mut out = Vec::new();
+        if let Some(key) = env("ANTHROPIC_API_KEY") {
+            let base =
+                env("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into());
+            out.push(endpoint(
+                "anthropic",
+                Protocol::Anthropic,
+                base,
+                "claude-sonnet-4-5".into(),
+                Some(key),
+                None,
+            ));
+        }
+        if let Some(key) = env("OPENAI_API_KEY").or_else(|| env("LLM_API_KEY")) {
+            let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
+            out.push(endpoint(
+                "openai",
+                Protocol::Openai,
+                base,
+                "gpt-4o-mini".into(),
+                Some(key),
+                None,
+            ));
+        }
+        if let Some(key) = env("OPENROUTER_API_KEY") {
+            out.push(endpoint(
+                "openrouter",
+                Protocol::Openai,
+                "https://openrouter.ai/api/v1".into(),
+                "openrouter/auto".into(),
+                Some(key),
+                None,
+            ));
+        }
+        if let Some(key) = env("GEMINI_API_KEY") {
+            let base = "https://generativelanguage.googleapis.com/v1beta/openai".to_owned();
+            out.push(endpoint(
+                "gemini",
+                Protocol::Openai,
+                base,
+                "gemini-2.0-flash".into(),
+                Some(key),
+                None,
+            ));
+        }
+        if out.is_empty() {
+            // Nothing configured: a local Ollama, if it answers. A short timeout keeps a missing
+            // one from stalling every request.
+            out.push(endpoint(
+                "ollama",
+                Protocol::Openai,
+                "http://127.0.0.1:11434/v1".into(),
+                "llama3.2".into(),
+                None,
+                Some(120),
+            ));
+        }
+        out
+    }
+}
+
+fn default_key(name: &str, protocol: Protocol) -> Option<String> {
+    match (name, protocol) {
+        ("openrouter", _) => env("OPENROUTER_API_KEY"),
+        ("gemini", _) => env("GEMINI_API_KEY"),
+        (_, Protocol::Anthropic) => env("ANTHROPIC_API_KEY"),
+        (_, Protocol::Openai) => env("OPENAI_API_KEY"),
+    }
+    .or_else(|| env("LLM_API_KEY"))
+}
+
+fn base_override(protocol: Protocol, name: &str) -> Option<String> {
+    match (protocol, name) {
+        (Protocol::Anthropic, _) => env("ANTHROPIC_BASE_URL"),
+        (Protocol::Openai, "openai") => env("OPENAI_BASE_URL"),
+        _ => None,
+    }
+}

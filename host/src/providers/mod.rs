@@ -1,0 +1,115 @@
+//! The language models behind Reason: OpenAI-compatible Chat Completions and Anthropic
+//! Messages over HTTP, tried in order by a [`cascade::Cascade`] that falls through on failure,
+//! with a token budget.
+//!
+//! Configuration: `[[providers]]` in `$XDG_CONFIG_HOME/passepartout/config.toml`, with the
+//! seed's variables as overrides (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENROUTER_API_KEY`,
+//! `GEMINI_API_KEY`, `LLM_API_KEY`; `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`;
+//! `PASSEPARTOUT_MODEL`). With nothing configured, a local Ollama is tried.
+
+pub mod anthropic;
+pub mod cascade;
+pub mod config;
+pub mod http;
+pub mod openai;
+
+use std::time::Duration;
+
+pub use cascade::Cascade;
+pub use config::{ProviderConfig, ProvidersConfig};
+
+/// An API key. Never printed: `Debug` shows `***`.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wrap a key.
+    pub fn new(key: impl Into<String>) -> Secret {
+        Secret(key.into())
+    }
+    /// The key itself, for the one header that carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// The wire protocol a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// OpenAI-compatible Chat Completions.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// Tokens one answer used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+}
+
+/// Where and how to reach one provider.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// The provider's name in the cascade (`openai`, `anthropic`, `ollama`...).
+    pub name: String,
+    /// Its protocol.
+    pub protocol: Protocol,
+    /// Base URL: `https://api.openai.com/v1` style for OpenAI, `https://api.anthropic.com`
+    /// for Anthropic.
+    pub base_url: String,
+    /// The model to ask for.
+    pub model: String,
+    /// The key, if it needs one.
+    pub key: Option<Secret>,
+    /// How long one call may take.
+    pub timeout: Duration,
+    /// The HTTP client.
+    pub client: reqwest::blocking::Client,
+}
+
+impl Endpoint {
+    /// Ask this provider.
+    ///
+    /// # Errors
+    /// Any [`http::CallError`].
+    pub fn call(
+        &self,
+        req: &crate::pipeline::ProviderRequest,
+        model: &str,
+    ) -> Result<(crate::pipeline::ProviderReply, Usage), http::CallError> {
+        match self.protocol {
+            Protocol::Openai => openai::call(self, req, model),
+            Protocol::Anthropic => anthropic::call(self, req, model),
+        }
+    }
+
+    /// The request body this provider would be sent (tests assert it exactly).
+    pub fn body(&self, req: &crate::pipeline::ProviderRequest, model: &str) -> serde_json::Value {
+        match self.protocol {
+            Protocol::Openai => openai::body(req, model),
+            Protocol::Anthropic => anthropic::body(req, model),
+        }
+    }
+
+    /// Whether it answers, for `passepartout doctor`: `Ok(status)` or why not.
+    ///
+    /// # Errors
+    /// The transport failure.
+    pub fn probe(&self) -> Result<u16, http::CallError> {
+        match self.protocol {
+            Protocol::Openai => openai::probe(self),
+            Protocol::Anthropic => anthropic::probe(self),
+        }
+    }
+}

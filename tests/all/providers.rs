@@ -1,0 +1,459 @@
+//! The HTTP providers against a real HTTP server on 127.0.0.1 that speaks each protocol from
+//! fixtures: answers, tool calls, tool results sent back, every way of failing, the budget,
+//! and the whole loop through the pipeline.
+
+use std::time::Duration;
+
+use passepartout::journal::Journal;
+use passepartout::pipeline::actuators::Outbox;
+use passepartout::pipeline::{
+    Pipeline, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, StepOutcome,
+    ToolSchema, ToolTurn,
+};
+use passepartout::providers::{Cascade, Endpoint, Protocol, Secret};
+use passepartout::runtime::{Policy, loader};
+use passepartout::signal::Signal;
+use passepartout_tests::http::{Canned, Server, fixture};
+use serde_json::{Value, json};
+
+use crate::fresh_runtime;
+
+const KEY: &str = "sk-test-SECRET-never-print-me";
+
+fn endpoint(name: &str, protocol: Protocol, server: &Server, timeout: Duration) -> Endpoint {
+    let base_url = match protocol {
+        Protocol::Openai => format!("{}/v1", server.url),
+        Protocol::Anthropic => server.url.clone(),
+    };
+    Endpoint {
+        name: name.into(),
+        protocol,
+        base_url,
+        model: if protocol == Protocol::Openai {
+            "test-model"
+        } else {
+            "test-claude"
+        }
+        .into(),
+        key: Some(Secret::new(KEY)),
+        timeout,
+        client: reqwest::blocking::Client::new(),
+    }
+}
+
+fn openai(server: &Server) -> Endpoint {
+    endpoint("openai", Protocol::Openai, server, Duration::from_secs(5))
+}
+
+fn eval_tool() -> ToolSchema {
+    ToolSchema {
+        name: "eval".into(),
+        description: "Evaluate a Lisp expression.".into(),
+        parameters: json!({"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}),
+    }
+}
+
+fn request(turns: Vec<ToolTurn>) -> ProviderRequest {
+    ProviderRequest {
+        system: "IDENTITY: Agent".into(),
+        prompt: "what is 1 + 2?".into(),
+        tools: vec![eval_tool()],
+        turns,
+        skill: None,
+    }
+}
+
+fn turn(id: &str) -> ToolTurn {
+    ToolTurn {
+        id: id.into(),
+        name: "eval".into(),
+        arguments: json!({"expression": "(+ 1 2)"}),
+        result: "3".into(),
+        is_error: false,
+    }
+}
+
+fn fixture_json(path: &str) -> Value {
+    serde_json::from_str(&fixture(path)).expect("fixture is JSON")
+}
+
+#[test]
+fn openai_text_answer_and_the_exact_request() {
+    let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    let cascade = Cascade::new(vec![openai(&server)]);
+    let reply = cascade.complete(&request(vec![])).expect("answer");
+    assert_eq!(reply, ProviderReply::Text("Hello from the fixture.".into()));
+    let r = &server.requests()[0];
+    assert_eq!(
+        (r.method.as_str(), r.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(
+        r.body,
+        json!({
+            "model": "test-model",
+            "messages": [{"role": "system", "content": "IDENTITY: Agent"}, {"role": "user", "content": "what is 1 + 2?"}],
+            "tools": [{"type": "function", "function": {"name": "eval", "description": "Evaluate a Lisp expression.", "parameters": eval_tool().parameters}}]
+        })
+    );
+    assert_eq!(cascade.spent(), 49, "usage counted from the response");
+}
+
+#[test]
+fn openai_tool_call_and_the_tool_result_sent_back() {
+    let server = Server::start(vec![
+        Canned::json(fixture("openai/tool_call.json")),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    let cascade = Cascade::new(vec![openai(&server)]);
+    let reply = cascade.complete(&request(vec![])).expect("answer");
+    assert_eq!(
+        reply,
+        ProviderReply::ToolCall {
+            id: "call_abc".into(),
+            name: "eval".into(),
+            arguments: json!({"expression": "(+ 1 2)"})
+        }
+    );
+    cascade
+        .complete(&request(vec![turn("call_abc")]))
+        .expect("answer");
+    assert_eq!(
+        server.requests()[1].body,
+        fixture_json("openai/request_tool_result.json")
+    );
+}
+
+#[test]
+fn anthropic_text_tool_use_and_tool_result() {
+    let server = Server::start(vec![
+        Canned::json(fixture("anthropic/text.json")),
+        Canned::json(fixture("anthropic/tool_use.json")),
+        Canned::json(fixture("anthropic/text.json")),
+    ]);
+    let cascade = Cascade::new(vec![endpoint(
+        "anthropic",
+        Protocol::Anthropic,
+        &server,
+        Duration::from_secs(5),
+    )]);
+    assert_eq!(
+        cascade.complete(&request(vec![])).expect("answer"),
+        ProviderReply::Text("Hello from Claude's fixture.".into())
+    );
+    assert_eq!(
+        cascade.complete(&request(vec![])).expect("answer"),
+        ProviderReply::ToolCall {
+            id: "toolu_01".into(),
+            name: "eval".into(),
+            arguments: json!({"expression": "(+ 1 2)"})
+        }
+    );
+    cascade
+        .complete(&request(vec![turn("toolu_01")]))
+        .expect("answer");
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/v1/messages");
+    assert_eq!(reqs[0].header("x-api-key"), Some(KEY));
+    assert_eq!(reqs[0].header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(
+        reqs[2].body,
+        fixture_json("anthropic/request_tool_result.json")
+    );
+    assert_eq!(cascade.spent(), 36 + 60 + 36);
+}
+
+/// The first provider fails as `first` does; the second answers.
+fn falls_through(first: Canned, timeout: Duration) -> (String, Server) {
+    let bad = Server::start(vec![first]);
+    let good = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    let cascade = Cascade::new(vec![
+        endpoint("bad", Protocol::Openai, &bad, timeout),
+        endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
+    ]);
+    let reply = cascade
+        .complete(&request(vec![]))
+        .expect("the second provider answers");
+    assert_eq!(reply, ProviderReply::Text("Hello from the fixture.".into()));
+    assert_eq!(good.requests().len(), 1);
+    (format!("{:?}", cascade.records()), bad)
+}
+
+#[test]
+fn a_500_falls_through() {
+    falls_through(
+        Canned::status(500, "{\"error\": \"boom\"}"),
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn a_timeout_falls_through() {
+    let mut slow = Canned::json(fixture("openai/text.json"));
+    slow.delay = Duration::from_millis(1500);
+    falls_through(slow, Duration::from_millis(300));
+}
+
+#[test]
+fn a_malformed_body_falls_through() {
+    falls_through(Canned::json("this is not json"), Duration::from_secs(5));
+    falls_through(
+        Canned::json("{\"unexpected\": true}"),
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn an_empty_choices_list_falls_through() {
+    falls_through(
+        Canned::json(fixture("openai/empty_choices.json")),
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn a_429_with_retry_after_puts_the_provider_on_cooldown() {
+    let mut limited = Canned::status(429, "{\"error\": \"slow down\"}");
+    limited.headers.push(("retry-after".into(), "60".into()));
+    let bad = Server::start(vec![limited]);
+    let good = Server::start(vec![
+        Canned::json(fixture("openai/text.json")),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    let cascade = Cascade::new(vec![
+        endpoint("bad", Protocol::Openai, &bad, Duration::from_secs(5)),
+        endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
+    ]);
+    cascade.complete(&request(vec![])).expect("falls through");
+    cascade.complete(&request(vec![])).expect("second call");
+    assert_eq!(
+        bad.requests().len(),
+        1,
+        "the rate-limited provider is not asked again while cooling down"
+    );
+    assert_eq!(good.requests().len(), 2);
+}
+
+#[test]
+fn all_failing_gives_one_error_listing_each_provider_and_why_without_the_key() {
+    let a = Server::start(vec![Canned::status(503, "{\"error\": \"overloaded\"}")]);
+    let b = Server::start(vec![Canned::json(fixture("openai/empty_choices.json"))]);
+    let dead = endpoint(
+        "dead",
+        Protocol::Anthropic,
+        &Server::start(vec![]),
+        Duration::from_secs(5),
+    );
+    let mut dead = dead;
+    dead.base_url = "http://127.0.0.1:9".into(); // nothing listens on the discard port
+    let cascade = Cascade::new(vec![
+        endpoint("a", Protocol::Openai, &a, Duration::from_secs(5)),
+        endpoint("b", Protocol::Openai, &b, Duration::from_secs(5)),
+        dead,
+    ]);
+    let err = cascade.complete(&request(vec![])).expect_err("all fail");
+    let text = err.to_string();
+    assert!(text.contains("a (test-model): HTTP 503"), "{text}");
+    assert!(
+        text.contains("b (test-model): the answer is not the protocol: empty `choices`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dead (test-claude): cannot connect"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(KEY) && !format!("{err:?}").contains(KEY),
+        "keys never appear in errors"
+    );
+    match err {
+        PipelineError::Llm {
+            cascade,
+            attempt_count,
+            provider,
+            ..
+        } => {
+            assert_eq!(cascade, ["a", "b", "dead"]);
+            assert_eq!(attempt_count, 3);
+            assert_eq!(provider.as_deref(), Some("dead"));
+        }
+        other => panic!("expected an llm error, got {other:?}"),
+    }
+    assert!(
+        !format!("{:?}", openai(&a)).contains(KEY),
+        "Debug hides the key"
+    );
+}
+
+#[test]
+fn the_budget_stops_before_overspending() {
+    let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    let cascade = Cascade::new(vec![openai(&server)]).with_budget(Some(1100));
+    cascade.complete(&request(vec![])).expect("within budget");
+    match cascade.complete(&request(vec![])).expect_err("over budget") {
+        PipelineError::Budget {
+            remaining,
+            requested,
+            ..
+        } => {
+            assert_eq!(remaining, 1100 - 49);
+            assert!(requested > remaining, "{requested}");
+        }
+        other => panic!("expected a budget error, got {other:?}"),
+    }
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the refused call never reached the provider"
+    );
+}
+
+fn pipeline(server: &Server) -> (Pipeline, Outbox, tempfile::TempDir) {
+    let (rt, cache) = fresh_runtime();
+    let report = rt.load_all(&loader::builtin_sources(), &Policy::default());
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let outbox = Outbox::new();
+    let p = Pipeline::new(
+        report.plugins,
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_provider(Box::new(Cascade::new(vec![openai(server)])))
+    .with_actuator("cli", outbox.actuator("cli"));
+    (p, outbox, cache)
+}
+
+fn tool_call(id: &str, name: &str, args: Value) -> Canned {
+    Canned::json(
+        json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+            .to_string(),
+    )
+}
+
+fn text(t: &str) -> Canned {
+    Canned::json(json!({"choices": [{"message": {"role": "assistant", "content": t}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).to_string())
+}
+
+#[test]
+fn end_to_end_the_model_calls_a_tool_and_answers_with_its_output() {
+    let server = Server::start(vec![
+        tool_call("call_1", "eval", json!({"expression": "(+ 1 2)"})),
+        text("1 + 2 = 3."),
+    ]);
+    let (p, outbox, _cache) = pipeline(&server);
+    let report = p.run(Signal::event(
+        "user-input",
+        Some("what is 1 + 2?"),
+        Some("cli"),
+    ));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "3".into()
+        }
+    );
+    assert_eq!(report.steps[1].sensor.as_deref(), Some("tool-output"));
+    assert_eq!(
+        report.steps[1].outcome,
+        StepOutcome::Ran {
+            target: "cli".into(),
+            result: "1 + 2 = 3.".into()
+        }
+    );
+    assert_eq!(
+        outbox.sent().last().map(|(_, t)| t.as_str()),
+        Some("1 + 2 = 3.")
+    );
+    let second = &server.requests()[1].body;
+    let messages = second["messages"].as_array().expect("messages");
+    assert_eq!(
+        messages.len(),
+        4,
+        "system, user, the assistant's call, the tool's result"
+    );
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": "what is 1 + 2?"})
+    );
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "3"})
+    );
+    let kinds: Vec<String> = p
+        .journal()
+        .records(None)
+        .expect("records")
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "proposal",
+            "verdict",
+            "verdict",
+            "tool-result",
+            "proposal",
+            "verdict",
+            "verdict",
+            "tool-result"
+        ]
+    );
+}
+
+#[test]
+fn end_to_end_a_rejection_is_explained_and_the_next_proposal_runs() {
+    let server = Server::start(vec![
+        tool_call("call_1", "shell", json!({"command": "rm -rf /"})),
+        tool_call("call_2", "eval", json!({"expression": "(* 6 7)"})),
+        text("Done: 42."),
+    ]);
+    let (p, _outbox, _cache) = pipeline(&server);
+    let report = p.run(Signal::event(
+        "user-input",
+        Some("clean everything, then compute"),
+        Some("cli"),
+    ));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "42".into()
+        }
+    );
+    assert_eq!(
+        report.steps[1].outcome,
+        StepOutcome::Ran {
+            target: "cli".into(),
+            result: "Done: 42.".into()
+        }
+    );
+    let reqs = server.requests();
+    let system = reqs[1].body["messages"][0]["content"]
+        .as_str()
+        .expect("system");
+    assert!(
+        system.contains("PREVIOUS PROPOSAL REJECTED: gate shell-guard rejected tool shell"),
+        "{system}"
+    );
+    assert!(
+        system.contains("rm -r / deletes a system directory"),
+        "{system}"
+    );
+    let records = p.journal().records(None).expect("records");
+    assert!(records.iter().any(|r| r.kind == "verdict"
+        && r.body["verdict"] == "reject"
+        && r.body["gate"] == "shell-guard"));
+    assert_eq!(
+        records.iter().filter(|r| r.kind == "tool-result").count(),
+        2,
+        "eval, then the reply"
+    );
+}
