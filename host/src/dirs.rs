@@ -30,3 +30,8 @@ pub fn database() -> Option<PathBuf> {
 pub fn pins_file() -> Option<PathBuf> {
     project().map(|p| p.config_dir().join("pins.toml"))
 }
+
+/// The configuration (providers, budget, prices): `$XDG_CONFIG_HOME/passepartout/config.toml`.
+pub fn config_file() -> Option<PathBuf> {
+    project().map(|p| p.config_dir().join("config.toml"))
+}

@@ -563,3 +563,100 @@ fn fail_on_decides_which_findings_fail_the_audit() {
         "{eval}"
     );
 }
+
+fn openai_config(home: &Path, server: &passepartout_tests::http::Server) {
+    let config = home.join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n\n[prices.test-model]\ninput = 1.0\noutput = 2.0\n",
+            server.url
+        ),
+    )
+    .expect("config");
+}
+
+#[test]
+fn ask_goes_to_the_configured_provider_and_status_shows_the_spend() {
+    use passepartout_tests::http::{Canned, Server, fixture};
+    let home = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    openai_config(home.path(), &server);
+    let out = passepartout(home.path(), &["ask", "hello?"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "Hello from the fixture."
+    );
+    assert_eq!(
+        server.requests()[0].body["messages"][1]["content"],
+        "hello?"
+    );
+
+    let status = json(&passepartout(home.path(), &["status", "--json"]));
+    assert_eq!(status["spend"][0]["provider"], "local");
+    assert_eq!(status["spend"][0]["calls"], 1);
+    assert_eq!(status["spend"][0]["input_tokens"], 42);
+    assert_eq!(status["spend"][0]["output_tokens"], 7);
+    assert!(
+        (status["spend"][0]["cost"].as_f64().expect("cost") - (42.0 + 14.0) / 1e6).abs() < 1e-12
+    );
+
+    server.push(Canned::json("{\"data\": []}"));
+    let doctor = json(&passepartout(home.path(), &["doctor", "--json"]));
+    let provider = doctor["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["check"] == "provider local")
+        .expect("provider checked")
+        .clone();
+    assert_eq!(provider["status"], "ok", "{provider}");
+    assert_eq!(doctor["health"], "healthy");
+}
+
+#[test]
+fn with_no_provider_a_question_says_what_to_set_and_direct_actions_still_work() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    // A provider that nothing answers: the doctor reports it; ask explains.
+    std::fs::write(config.join("config.toml"), "[[providers]]\nname = \"gone\"\nprotocol = \"anthropic\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n").expect("config");
+    let out = passepartout(home.path(), &["ask", "hello?"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("every provider failed: gone (m): cannot connect"),
+        "{stderr}"
+    );
+    let out = passepartout(
+        home.path(),
+        &[
+            "act",
+            "--action",
+            r#"{"tool":"eval","args":{"expression":"(+ 1 1)"}}"#,
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
+    let doctor = json(&passepartout(home.path(), &["doctor", "--json"]));
+    assert_eq!(
+        doctor["health"], "degraded",
+        "an unreachable provider degrades; it does not stop the daemon"
+    );
+
+    std::fs::remove_file(config.join("config.toml")).expect("rm");
+    let out = passepartout(home.path(), &["ask", "hello?"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("ollama (llama3.2): HTTP") {
+        // No Ollama on this machine: the message says what to set.
+        assert!(
+            stderr.contains("no local Ollama answers") && stderr.contains("ANTHROPIC_API_KEY"),
+            "{stderr}"
+        );
+    }
+}

@@ -457,3 +457,53 @@ fn end_to_end_a_rejection_is_explained_and_the_next_proposal_runs() {
         "eval, then the reply"
     );
 }
+
+#[test]
+fn the_selector_picks_a_model_by_skill_and_skips_a_provider_for_long_prompts() {
+    let big = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    let small = Server::start(vec![
+        Canned::json(fixture("openai/text.json")),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    let config = passepartout::providers::ProvidersConfig::parse(&format!(
+        r#"
+[[providers]]
+name = "big"
+protocol = "openai"
+base_url = "{}/v1"
+model = "big-model"
+
+[[providers]]
+name = "small"
+protocol = "openai"
+base_url = "{}/v1"
+model = "small-model"
+
+[[selector]]
+provider = "big"
+prompt_over_chars = 50
+skip = true
+
+[[selector]]
+provider = "small"
+skill = "gardener"
+model = "tiny-model"
+"#,
+        big.url, small.url
+    ))
+    .expect("config parses");
+    let cascade = Cascade::from_config(&config);
+    let mut long = request(vec![]);
+    long.prompt = "x".repeat(100);
+    cascade.complete(&long).expect("answered by small");
+    assert!(big.requests().is_empty(), "big is skipped for long prompts");
+    assert_eq!(small.requests()[0].body["model"], "small-model");
+    let mut gardening = long.clone();
+    gardening.skill = Some("gardener".into());
+    cascade.complete(&gardening).expect("answered");
+    assert_eq!(small.requests()[1].body["model"], "tiny-model");
+    assert!(
+        passepartout::providers::ProvidersConfig::parse("[[providers]]\nname = 1\n")
+            .is_err_and(|e| e.contains("name"))
+    );
+}

@@ -5,6 +5,7 @@ mod journal;
 mod pipeline;
 mod plugin_cmd;
 mod plugins;
+mod status;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +42,9 @@ pub struct Common {
     /// Compile every plugin, neither reading nor writing the cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Providers, budget and prices [default: $XDG_CONFIG_HOME/passepartout/config.toml]
+    #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_CONFIG")]
+    config: Option<PathBuf>,
     /// The database of the journal and approvals [default: $XDG_DATA_HOME/passepartout/passepartout.db]
     #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_DB")]
     db: Option<PathBuf>,
@@ -70,6 +74,26 @@ enum Command {
         /// The action, JSON: {"target": "tool", "tool": "eval", "args": {"expression": "(+ 1 2)"}}
         #[arg(long)]
         action: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask the model: the text goes through Reason (the model, the gates), Act, and back.
+    Ask {
+        /// What to ask.
+        text: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Spend per provider and model, pending approvals, journal length.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check plugins, policy, database and each provider; healthy, degraded or unhealthy.
+    Doctor {
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -219,6 +243,9 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Approvals { json } => pipeline::approvals(loaded, &cli.common, json),
         Command::Approve { token, json } => pipeline::approve(loaded, &cli.common, &token, json),
         Command::Deny { token } => pipeline::deny(loaded, &cli.common, &token),
+        Command::Ask { text, json } => pipeline::ask(loaded, &cli.common, &text, json),
+        Command::Status { json } => status::status(loaded, &cli.common, json),
+        Command::Doctor { json } => status::doctor(loaded, &cli.common, json),
         Command::Journal { .. } | Command::Audit { .. } | Command::Plugin { .. } => {
             Ok(ExitCode::from(2))
         }

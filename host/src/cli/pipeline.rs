@@ -6,6 +6,8 @@ use passepartout::gates::{self, Outcome};
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
 use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
+use passepartout::providers::spend::SpendLog;
+use passepartout::providers::{Cascade, ProvidersConfig};
 use passepartout::signal::{Action, Payload, Signal, SignalType};
 use serde_json::json;
 
@@ -18,9 +20,37 @@ const REJECTED: u8 = 3;
 const APPROVAL: u8 = 4;
 const TOOL_FAILED: u8 = 5;
 
-fn pipeline(loaded: Loaded, journal: Journal, outbox: &Outbox) -> anyhow::Result<Pipeline> {
+fn pipeline(
+    loaded: Loaded,
+    journal: Journal,
+    outbox: &Outbox,
+    common: &Common,
+) -> anyhow::Result<Pipeline> {
     let p = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
-    Ok(p.with_actuator("cli", outbox.actuator("cli")))
+    let p = p.with_actuator("cli", outbox.actuator("cli"));
+    Ok(p.with_provider(Box::new(cascade(common)?)))
+}
+
+/// The configured cascade, recording spend in the database.
+pub fn cascade(common: &Common) -> anyhow::Result<Cascade> {
+    let config = match common
+        .config
+        .clone()
+        .or_else(passepartout::dirs::config_file)
+    {
+        Some(path) => ProvidersConfig::load(&path).map_err(anyhow::Error::msg)?,
+        None => ProvidersConfig::default(),
+    };
+    let mut cascade = Cascade::from_config(&config);
+    if let Some(db) = common.db.clone().or_else(passepartout::dirs::database) {
+        let log = SpendLog::open(&db)?;
+        cascade = cascade.with_sink(Box::new(move |r| {
+            if let Err(e) = log.record(r) {
+                tracing::error!("cannot record spend: {e}");
+            }
+        }));
+    }
+    Ok(cascade)
 }
 
 fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Result<ExitCode> {
@@ -53,7 +83,12 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
         Err(e) => return bad_input(&e, None, raw),
     };
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, Journal::in_memory()?, &outbox)?;
+    let pipeline = Pipeline::new(
+        loaded.report.plugins,
+        Journal::in_memory()?,
+        PipelineConfig::from_env(),
+    )?
+    .with_actuator("cli", outbox.actuator("cli"));
     action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
     let v = gates::verify(&pipeline.gates(), &action, &request(&action));
     let (verdict, code, detail) = match &v.outcome {
@@ -158,7 +193,7 @@ pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow
         Err(e) => return bad_input(&e, Some(&journal), raw),
     };
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, journal, &outbox)?;
+    let pipeline = pipeline(loaded, journal, &outbox, common)?;
     let report = pipeline.run(request(&action));
     print_report(&report, &outbox, json_out)
 }
@@ -191,7 +226,7 @@ pub fn approve(
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox)?;
+    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
     match pipeline.approve(token) {
         Ok(report) => print_report(&report, &outbox, json_out),
         Err(e) => bad_input(&e.to_string(), None, token),
@@ -200,7 +235,7 @@ pub fn approve(
 
 pub fn deny(loaded: Loaded, common: &Common, token: &str) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox)?;
+    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
     match pipeline.deny(token) {
         Ok(action) => {
             println!("denied; dropped {}", serde_json::to_string(&action)?);
@@ -208,4 +243,39 @@ pub fn deny(loaded: Loaded, common: &Common, token: &str) -> anyhow::Result<Exit
         }
         Err(e) => bad_input(&e.to_string(), None, token),
     }
+}
+
+pub fn ask(
+    loaded: Loaded,
+    common: &Common,
+    text: &str,
+    json_out: bool,
+) -> anyhow::Result<ExitCode> {
+    let outbox = Outbox::new();
+    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
+    let report = pipeline.run(Signal::event("user-input", Some(text), Some("cli")));
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "steps": report.steps, "sent": outbox.sent() }))?
+        );
+    } else {
+        for (_, text) in outbox.sent() {
+            println!("{text}");
+        }
+        for step in &report.steps {
+            if let StepOutcome::Failed { error } = &step.outcome {
+                eprintln!("error: {error}");
+            }
+        }
+    }
+    let failed = report
+        .steps
+        .first()
+        .is_some_and(|s| matches!(s.outcome, StepOutcome::Failed { .. }));
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -99,6 +99,21 @@ fn client() -> reqwest::blocking::Client {
 }
 
 impl ProvidersConfig {
+    /// Read `path`; a missing file is the empty configuration (environment and defaults).
+    ///
+    /// # Errors
+    /// The file exists but cannot be read or parsed.
+    pub fn load(path: &std::path::Path) -> Result<ProvidersConfig, String> {
+        // ambient authority: the operator's configuration file.
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                ProvidersConfig::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ProvidersConfig::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
     /// Parse the `config.toml` text.
     ///
     /// # Errors

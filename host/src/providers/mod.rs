@@ -12,6 +12,7 @@ pub mod cascade;
 pub mod config;
 pub mod http;
 pub mod openai;
+pub mod spend;
 
 use std::time::Duration;
 

@@ -1,0 +1,132 @@
+//! `passepartout status` and `passepartout doctor`.
+
+use std::process::ExitCode;
+
+use passepartout::approvals::Approvals;
+use passepartout::providers::spend::SpendLog;
+use serde_json::json;
+
+use super::{Common, Loaded};
+
+pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
+    let journal = super::journal::open(common)?;
+    let db = common.db.clone().or_else(passepartout::dirs::database);
+    let spend = match &db {
+        Some(path) => SpendLog::open(path)?.totals()?,
+        None => Vec::new(),
+    };
+    let pending = Approvals::new(&journal)?.pending()?.len();
+    let records = journal.records(None)?.len();
+    let plugins = loaded.report.plugins.len();
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({ "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins })
+            )?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "plugins loaded: {plugins}; journal: {records} records; waiting for approval: {pending}"
+    );
+    if spend.is_empty() {
+        println!("no model has been called yet");
+    }
+    for r in spend {
+        println!(
+            "{:<12} {:<24} {:>5} calls {:>9} in {:>9} out  ${:.4}",
+            r.provider, r.model, r.calls, r.input_tokens, r.output_tokens, r.cost
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One check: ok, or a problem that degrades or breaks the daemon.
+fn check(name: &str, result: Result<String, String>, breaks: bool) -> serde_json::Value {
+    match result {
+        Ok(detail) => json!({ "check": name, "status": "ok", "detail": detail }),
+        Err(detail) => {
+            json!({ "check": name, "status": if breaks { "unhealthy" } else { "degraded" }, "detail": detail })
+        }
+    }
+}
+
+pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
+    let mut checks = Vec::new();
+    let errors: Vec<String> = loaded
+        .report
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    checks.push(check(
+        "plugins",
+        if errors.is_empty() {
+            Ok(format!("{} loaded", loaded.report.plugins.len()))
+        } else {
+            Err(errors.join("; "))
+        },
+        false,
+    ));
+    let db = common.db.clone().or_else(passepartout::dirs::database);
+    checks.push(check(
+        "database",
+        match &db {
+            Some(path) => passepartout::journal::Journal::open(path)
+                .and_then(|j| j.records(Some(1)).map(|_| ()))
+                .map(|()| format!("{} is writable", path.display()))
+                .map_err(|e| format!("{}: {e}", path.display())),
+            None => Err("no data directory: pass --db FILE".into()),
+        },
+        true,
+    ));
+    match super::pipeline::cascade(common) {
+        Ok(cascade) => {
+            for e in cascade.endpoints() {
+                let result = match e.probe() {
+                    Ok(code) if code < 400 => Ok(format!(
+                        "{} reachable (HTTP {code}), model {}",
+                        e.base_url, e.model
+                    )),
+                    Ok(code) if code == 401 || code == 403 => Err(format!(
+                        "{} answers HTTP {code}: check its API key",
+                        e.base_url
+                    )),
+                    Ok(code) => Err(format!("{} answers HTTP {code}", e.base_url)),
+                    Err(err) => Err(format!("{}: {err}", e.base_url)),
+                };
+                checks.push(check(&format!("provider {}", e.name), result, false));
+            }
+        }
+        Err(e) => checks.push(check("providers", Err(format!("{e:#}")), false)),
+    }
+    let worst = if checks.iter().any(|c| c["status"] == "unhealthy") {
+        "unhealthy"
+    } else if checks.iter().any(|c| c["status"] == "degraded") {
+        "degraded"
+    } else {
+        "healthy"
+    };
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "health": worst, "checks": checks }))?
+        );
+    } else {
+        for c in &checks {
+            println!(
+                "{:<10} {:<22} {}",
+                c["status"].as_str().unwrap_or(""),
+                c["check"].as_str().unwrap_or(""),
+                c["detail"].as_str().unwrap_or("")
+            );
+        }
+        println!("{worst}");
+    }
+    Ok(if worst == "unhealthy" {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

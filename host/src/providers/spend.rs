@@ -1,0 +1,95 @@
+//! What the models cost: every call's tokens (and dollars, when the model has a price) kept in
+//! the database, for `passepartout status`.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use super::cascade::UsageRecord;
+
+/// Totals for one provider and model.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SpendRow {
+    /// The provider.
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// Calls that answered.
+    pub calls: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+    /// Dollars, for calls whose model has a price.
+    pub cost: f64,
+}
+
+/// The spend table.
+pub struct SpendLog {
+    conn: Mutex<Connection>,
+}
+
+impl SpendLog {
+    /// Open (creating) the spend table in the database at `path`.
+    ///
+    /// # Errors
+    /// The database cannot be opened.
+    pub fn open(path: &Path) -> rusqlite::Result<SpendLog> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS spend (
+                at REAL NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+                input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost REAL
+            );",
+        )?;
+        Ok(SpendLog {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Record one call.
+    ///
+    /// # Errors
+    /// The write failed.
+    pub fn record(&self, r: &UsageRecord) -> rusqlite::Result<()> {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.execute(
+            "INSERT INTO spend (at, provider, model, input_tokens, output_tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![at, r.provider, r.model, r.usage.input_tokens as i64, r.usage.output_tokens as i64, r.cost],
+        )?;
+        Ok(())
+    }
+
+    /// Totals per provider and model.
+    ///
+    /// # Errors
+    /// The read failed.
+    pub fn totals(&self) -> rusqlite::Result<Vec<SpendRow>> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stmt = conn.prepare(
+            "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), COALESCE(SUM(cost), 0)
+             FROM spend GROUP BY provider, model ORDER BY provider, model",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SpendRow {
+                provider: r.get(0)?,
+                model: r.get(1)?,
+                calls: r.get::<_, i64>(2)? as u64,
+                input_tokens: r.get::<_, i64>(3)? as u64,
+                output_tokens: r.get::<_, i64>(4)? as u64,
+                cost: r.get(5)?,
+            })
+        })?;
+        rows.collect()
+    }
+}
