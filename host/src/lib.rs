@@ -11,6 +11,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod builtin;
+pub mod daemon;
 pub mod dirs;
 pub mod gates;
 pub mod install;

@@ -1,6 +1,7 @@
 //! Command-line interface: parse, call the library, print.
 
 mod audit;
+mod daemon;
 mod journal;
 mod pipeline;
 mod plugin_cmd;
@@ -45,6 +46,10 @@ pub struct Common {
     /// Providers, budget and prices [default: $XDG_CONFIG_HOME/passepartout/config.toml]
     #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_CONFIG")]
     config: Option<PathBuf>,
+    /// The daemon's port: `daemon` listens on it (0: any free port), clients connect to it
+    /// [default: 9105, or 9105-9115 when taken; clients read the runtime directory]
+    #[arg(long, global = true, value_name = "PORT")]
+    port: Option<u16>,
     /// The database of the journal and approvals [default: $XDG_DATA_HOME/passepartout/passepartout.db]
     #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_DB")]
     db: Option<PathBuf>,
@@ -78,6 +83,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the daemon: the pipeline behind the framed TCP protocol on 127.0.0.1.
+    Daemon,
+    /// Send one request to the daemon and print the reply.
+    Send {
+        /// The text (a user message).
+        text: Option<String>,
+        /// Send this action as a direct request instead.
+        #[arg(long)]
+        action: Option<String>,
+        /// Show the gate trace.
+        #[arg(long)]
+        trace: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Talk to the daemon line by line (starts one in the background if none answers).
+    Chat,
     /// Ask the model: the text goes through Reason (the model, the gates), Act, and back.
     Ask {
         /// What to ask.
@@ -212,6 +235,22 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         };
     }
     match &cli.command {
+        Command::Daemon => return daemon::run(&cli.common),
+        Command::Send {
+            text,
+            action,
+            trace,
+            json,
+        } => {
+            return daemon::send(
+                &cli.common,
+                text.as_deref(),
+                action.as_deref(),
+                *trace,
+                *json,
+            );
+        }
+        Command::Chat => return daemon::chat(&cli.common),
         Command::Audit {
             command,
             json,
@@ -246,9 +285,13 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Ask { text, json } => pipeline::ask(loaded, &cli.common, &text, json),
         Command::Status { json } => status::status(loaded, &cli.common, json),
         Command::Doctor { json } => status::doctor(loaded, &cli.common, json),
-        Command::Journal { .. } | Command::Audit { .. } | Command::Plugin { .. } => {
-            Ok(ExitCode::from(2))
-        }
+        // Handled above, before any plugin is loaded.
+        Command::Journal { .. }
+        | Command::Audit { .. }
+        | Command::Plugin { .. }
+        | Command::Daemon
+        | Command::Send { .. }
+        | Command::Chat => Ok(ExitCode::from(2)),
     }
 }
 

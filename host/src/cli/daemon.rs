@@ -1,0 +1,314 @@
+//! `passepartout daemon`, and the clients `send` and `chat`.
+
+use std::io::{BufRead, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use passepartout::daemon::client::Client;
+use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
+use passepartout::daemon::{DEFAULT_PORTS, Rendezvous, protocol};
+use passepartout::pipeline::{Pipeline, PipelineConfig};
+use serde_json::{Value, json};
+
+use super::Common;
+
+fn bind(port: Option<u16>) -> anyhow::Result<std::net::TcpListener> {
+    if let Some(p) = port {
+        return std::net::TcpListener::bind(("127.0.0.1", p))
+            .with_context(|| format!("port {p} on 127.0.0.1 is not free"));
+    }
+    for p in DEFAULT_PORTS {
+        match std::net::TcpListener::bind(("127.0.0.1", p)) {
+            Ok(l) => return Ok(l),
+            Err(e) => tracing::warn!("port {p} is taken ({e}); trying the next"),
+        }
+    }
+    anyhow::bail!(
+        "ports {}-{} on 127.0.0.1 are all taken; pass --port",
+        DEFAULT_PORTS.start(),
+        DEFAULT_PORTS.end()
+    )
+}
+
+/// Run the daemon until SIGINT or SIGTERM.
+pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
+    // Boot order as the seed: configuration, state, actuators, plugins, diagnostics, heartbeat,
+    // listener.
+    let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
+    let journal = super::journal::open(common)?;
+    let loaded = super::load(common)?;
+    let errors: Vec<String> = loaded
+        .report
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let router = Arc::new(Router::default());
+    let pipeline = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?
+        .with_provider(Box::new(super::pipeline::cascade(common)?))
+        .with_actuator("client", Box::new(RouterActuator(router.clone())))
+        .with_actuator("cli", Box::new(RouterActuator(router.clone())));
+    let pipeline = Arc::new(pipeline);
+    let health = if errors.is_empty() {
+        "healthy"
+    } else {
+        "degraded"
+    };
+    eprintln!(
+        "passepartout: {health}: {} plugin(s) loaded{}",
+        pipeline.plugins().len(),
+        if errors.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", errors.join("; "))
+        }
+    );
+    let listener = bind(common.port)?;
+    let addr: SocketAddr = listener.local_addr()?;
+    let rendezvous = passepartout::daemon::rendezvous_file();
+    if let Some(path) = &rendezvous {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let r = Rendezvous {
+            pid: std::process::id(),
+            host: addr.ip().to_string(),
+            port: addr.port(),
+            hmac: signer.is_some(),
+        };
+        std::fs::write(path, serde_json::to_vec(&r)?)?;
+    }
+    eprintln!(
+        "passepartout: listening on {addr}{}",
+        if signer.is_some() { " (HMAC on)" } else { "" }
+    );
+    let config = ServerConfig {
+        signer,
+        read_timeout: passepartout::daemon::read_timeout_from_env(),
+        heartbeat: passepartout::daemon::heartbeat_from_env(),
+        max_frame: protocol::MAX_FRAME,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let server = Server::new(pipeline.clone(), router, config);
+    let interrupt = pipeline.interrupt_flag();
+    runtime.block_on(async move {
+        listener.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        server.serve(listener, shutdown_signal(interrupt)).await;
+        anyhow::Ok(())
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    if let Some(path) = &rendezvous {
+        let _ = std::fs::remove_file(path);
+    }
+    eprintln!("passepartout: stopped; the journal is saved");
+    drop(pipeline);
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal(interrupt: Arc<std::sync::atomic::AtomicBool>) {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("passepartout: stopping");
+    // Loops in flight stop before their next round; a cycle already running finishes.
+    interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Where the daemon is: `--port`, else what it wrote in the runtime directory.
+fn address(common: &Common) -> anyhow::Result<String> {
+    if let Some(p) = common.port {
+        return Ok(format!("127.0.0.1:{p}"));
+    }
+    let path =
+        passepartout::daemon::rendezvous_file().context("no runtime directory: pass --port")?;
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "no daemon is running ({} is missing): start one with `passepartout daemon`",
+            path.display()
+        )
+    })?;
+    let r: Rendezvous =
+        serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display()))?;
+    Ok(format!("{}:{}", r.host, r.port))
+}
+
+fn connect(common: &Common) -> anyhow::Result<Client> {
+    let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
+    Ok(Client::connect(&address(common)?, signer)?)
+}
+
+fn print_events(events: &[Value], trace: bool) {
+    for e in events {
+        match e["event"].as_str() {
+            Some("message") => println!("{}", e["text"].as_str().unwrap_or_default()),
+            Some("gate-trace") if trace => {
+                for g in e["trace"].as_array().into_iter().flatten() {
+                    eprintln!(
+                        "  gate {:<16} {:<16} {}",
+                        g["gate"].as_str().unwrap_or(""),
+                        g["verdict"].as_str().unwrap_or(""),
+                        g["reason"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `passepartout send TEXT` / `--action JSON`.
+pub fn send(
+    common: &Common,
+    text: Option<&str>,
+    action: Option<&str>,
+    trace: bool,
+    json_out: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common)?;
+    let (events, reply) = match (text, action) {
+        (_, Some(a)) => {
+            let action: Value = serde_json::from_str(a).context("--action is not JSON")?;
+            client.request("act", json!({ "action": action }))?
+        }
+        (Some(t), None) => client.request("ask", json!({ "text": t }))?,
+        (None, None) => anyhow::bail!("give the text to send, or --action JSON"),
+    };
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "events": events, "reply": reply }))?
+        );
+    } else {
+        print_events(&events, trace);
+        if reply["type"] == "error" {
+            eprintln!(
+                "error: {}",
+                reply["error"]["message"].as_str().unwrap_or_default()
+            );
+        }
+        for step in reply["result"]["steps"].as_array().into_iter().flatten() {
+            match step["outcome"]["outcome"].as_str() {
+                Some("rejected") => eprintln!(
+                    "rejected by {}: {}",
+                    step["outcome"]["gate"].as_str().unwrap_or(""),
+                    step["outcome"]["reason"].as_str().unwrap_or("")
+                ),
+                Some("failed") | Some("tool_failed") => eprintln!(
+                    "error: {}",
+                    step["outcome"]["error"]
+                        .as_str()
+                        .or(step["outcome"]["message"].as_str())
+                        .unwrap_or("")
+                ),
+                _ => {}
+            }
+        }
+    }
+    let first = reply["result"]["steps"][0]["outcome"]["outcome"].as_str();
+    Ok(ExitCode::from(match (reply["type"].as_str(), first) {
+        (Some("error"), _) => 2,
+        (_, Some("rejected")) => 3,
+        (_, Some("suspended")) => 4,
+        (_, Some("tool_failed")) => 5,
+        (_, Some("failed")) => 2,
+        _ => 0,
+    }))
+}
+
+/// `passepartout chat`: a line client; starts a daemon in the background when none answers.
+pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
+    let mut client = match connect(common) {
+        Ok(c) => c,
+        Err(_) => {
+            start_background(common)?;
+            connect(common)?
+        }
+    };
+    eprintln!(
+        "connected to {}; type a message, Ctrl-D to leave",
+        client.hello["server"].as_str().unwrap_or("the daemon")
+    );
+    let stdin = std::io::stdin();
+    loop {
+        eprint!("> ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (events, reply) = client.request("ask", json!({ "text": line }))?;
+        print_events(&events, true);
+        if reply["type"] == "error" {
+            eprintln!(
+                "error: {}",
+                reply["error"]["message"].as_str().unwrap_or_default()
+            );
+        }
+        for step in reply["result"]["steps"].as_array().into_iter().flatten() {
+            if step["outcome"]["outcome"] == "failed" {
+                eprintln!(
+                    "error: {}",
+                    step["outcome"]["error"].as_str().unwrap_or_default()
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn start_background(common: &Common) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let log = passepartout::dirs::database().map(|d| d.with_file_name("daemon.log"));
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("daemon").stdin(std::process::Stdio::null());
+    if let Some(p) = common.port {
+        cmd.args(["--port", &p.to_string()]);
+    }
+    if let Some(path) = log
+        .as_deref()
+        .filter(|p| p.parent().is_some_and(Path::exists))
+    {
+        let f = std::fs::File::create(path)?;
+        cmd.stderr(f.try_clone()?).stdout(f);
+    } else {
+        cmd.stderr(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+    }
+    cmd.spawn().context("cannot start the daemon")?;
+    eprintln!("started a daemon in the background");
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        if address(common)
+            .ok()
+            .is_some_and(|a| std::net::TcpStream::connect(a).is_ok())
+        {
+            return Ok(());
+        }
+    }
+    anyhow::bail!("the daemon did not come up within 10 s")
+}

@@ -1,0 +1,78 @@
+//! The daemon: the pipeline behind a framed TCP protocol on 127.0.0.1 (docs/protocol.md), many
+//! clients at once, replies and events to the client that asked, a heartbeat, and a graceful
+//! stop on SIGINT/SIGTERM.
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use protocol::{ProtocolError, Signer};
+
+/// The default port, and the range tried when it is taken.
+pub const DEFAULT_PORTS: std::ops::RangeInclusive<u16> = 9105..=9115;
+
+/// What clients read to find the daemon.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Rendezvous {
+    /// The daemon's process id.
+    pub pid: u32,
+    /// 127.0.0.1.
+    pub host: String,
+    /// The port it got.
+    pub port: u16,
+    /// Whether frames must be signed.
+    pub hmac: bool,
+}
+
+/// Where the daemon writes its [`Rendezvous`]: `$XDG_RUNTIME_DIR/passepartout/daemon.json`,
+/// else the data directory.
+pub fn rendezvous_file() -> Option<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "passepartout")?;
+    Some(
+        dirs.runtime_dir()
+            .unwrap_or_else(|| dirs.data_dir())
+            .join("daemon.json"),
+    )
+}
+
+/// The HMAC secret from the environment: `PASSEPARTOUT_HMAC_SECRET`, or the seed's
+/// `OACP_HMAC_SECRET`. `OACP_ENFORCE_HMAC` set to 1/true with no secret is an error: the seed
+/// fell back to a default secret, which is no secret at all.
+///
+/// # Errors
+/// Enforcement on and no secret.
+pub fn signer_from_env() -> Result<Option<Signer>, String> {
+    // ambient authority: the daemon's own configuration.
+    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+    let secret = var("PASSEPARTOUT_HMAC_SECRET").or_else(|| var("OACP_HMAC_SECRET"));
+    let enforce = var("OACP_ENFORCE_HMAC")
+        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+    match (secret, enforce) {
+        (Some(s), _) => Ok(Some(Signer::new(s.as_bytes()))),
+        (None, true) => Err("OACP_ENFORCE_HMAC is on but no secret is set: set PASSEPARTOUT_HMAC_SECRET (refusing to start with a default secret)".into()),
+        (None, false) => Ok(None),
+    }
+}
+
+/// How long a client may stay silent before it is closed (`PASSEPARTOUT_READ_TIMEOUT_SECS`,
+/// default 300).
+pub fn read_timeout_from_env() -> Duration {
+    std::env::var("PASSEPARTOUT_READ_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(Duration::from_secs(300), Duration::from_secs)
+}
+
+/// The heartbeat interval (`HEARTBEAT_INTERVAL` seconds, default 60).
+pub fn heartbeat_from_env() -> Duration {
+    std::env::var("HEARTBEAT_INTERVAL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|s| *s > 0)
+        .map_or(Duration::from_secs(60), Duration::from_secs)
+}

@@ -1,0 +1,393 @@
+//! The daemon's server: accept clients, speak the framed protocol, run each request on the
+//! pipeline (blocking work, off the async threads), and route replies and events to the client
+//! that asked.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+use super::protocol::{self, LEN_DIGITS, MAC_DIGITS, ProtocolError, Signer};
+use crate::pipeline::actuators::{ActError, Actuator};
+use crate::pipeline::{Pipeline, Report};
+use crate::signal::{Action, Meta, Payload, Signal, SignalType};
+
+/// Settings of a running daemon.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Sign and verify frames.
+    pub signer: Option<Signer>,
+    /// Close a client silent for this long.
+    pub read_timeout: Duration,
+    /// Inject a heartbeat signal this often.
+    pub heartbeat: Duration,
+    /// The largest frame accepted.
+    pub max_frame: usize,
+}
+
+/// Routes what the pipeline sends to a client (`target = "client"`) to the connection and
+/// request it belongs to, found in the signal's `meta.session` (`conn:request`).
+#[derive(Default)]
+pub struct Router {
+    clients: Mutex<HashMap<u64, mpsc::UnboundedSender<Value>>>,
+}
+
+impl Router {
+    fn send(&self, conn: u64, message: Value) {
+        if let Some(tx) = self
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&conn)
+        {
+            let _ = tx.send(message);
+        }
+    }
+}
+
+/// The actuator a pipeline uses for clients of this daemon.
+pub struct RouterActuator(pub Arc<Router>);
+
+impl Actuator for RouterActuator {
+    fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError> {
+        let text = action
+            .text
+            .clone()
+            .unwrap_or_else(|| Value::Object(action.args.clone()).to_string());
+        if let Some((conn, id)) = signal
+            .meta
+            .session
+            .as_deref()
+            .and_then(|s| s.split_once(':'))
+        {
+            if let Ok(conn) = conn.parse() {
+                self.0.send(
+                    conn,
+                    json!({ "type": "event", "id": id, "event": "message", "text": text }),
+                );
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// A running daemon's shared state.
+pub struct Server {
+    pipeline: Arc<Pipeline>,
+    router: Arc<Router>,
+    config: ServerConfig,
+    next_conn: AtomicU64,
+    started: Instant,
+}
+
+impl Server {
+    /// A server for `pipeline`, whose `client` actuator must be a [`RouterActuator`] over
+    /// `router`.
+    pub fn new(pipeline: Arc<Pipeline>, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
+        Arc::new(Server {
+            pipeline,
+            router,
+            config,
+            next_conn: AtomicU64::new(1),
+            started: Instant::now(),
+        })
+    }
+
+    /// Serve `listener` until `shutdown` resolves; then stop accepting, let in-flight requests
+    /// finish (up to 10 s), and return.
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: TcpListener,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) {
+        let mut tasks = tokio::task::JoinSet::new();
+        let heartbeat = {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(me.config.heartbeat);
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    let p = me.pipeline.clone();
+                    let _ = tokio::task::spawn_blocking(move || {
+                        p.run(Signal::event("heartbeat", None, Some("daemon")))
+                    })
+                    .await;
+                }
+            })
+        };
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, peer)) => {
+                        let me = self.clone();
+                        tasks.spawn(async move { me.connection(stream, peer).await });
+                    }
+                    Err(e) => tracing::warn!("accept failed: {e}"),
+                },
+            }
+        }
+        heartbeat.abort();
+        drop(listener);
+        tracing::info!(
+            "stopping: no new requests; waiting for {} connection(s)",
+            tasks.len()
+        );
+        let _ = tokio::time::timeout(Duration::from_secs(10), async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+    }
+
+    async fn connection(self: Arc<Self>, stream: TcpStream, peer: SocketAddr) {
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (mut reader, mut writer) = stream.into_split();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let signer = self.config.signer.clone();
+        let writer_task = tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                let bytes = serde_json::to_vec(&message).unwrap_or_default();
+                let Ok(frame) = protocol::encode(&bytes, signer.as_ref()) else {
+                    continue;
+                };
+                if writer.write_all(&frame).await.is_err() {
+                    break;
+                }
+                if message.get("close").is_some() {
+                    break;
+                }
+            }
+            let _ = writer.shutdown().await;
+        });
+        self.router
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(conn, tx.clone());
+        let result = self.conversation(conn, &mut reader, &tx).await;
+        if let Err(e) = result {
+            tracing::info!("client {peer} (#{conn}): {e}");
+            let _ = tx.send(json!({ "type": "error", "error": { "kind": "protocol", "message": e.to_string() }, "close": true }));
+        }
+        self.router
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&conn);
+        drop(tx);
+        let _ = writer_task.await;
+    }
+
+    /// Read frames until the client leaves or breaks the protocol.
+    async fn conversation(
+        self: &Arc<Self>,
+        conn: u64,
+        reader: &mut tokio::net::tcp::OwnedReadHalf,
+        tx: &mpsc::UnboundedSender<Value>,
+    ) -> Result<(), ProtocolError> {
+        let Some(hello) = self.read_frame(reader).await? else {
+            return Ok(());
+        };
+        if hello["type"] != "hello" {
+            return Err(ProtocolError::BadMessage(
+                "the first message must be a hello".into(),
+            ));
+        }
+        let _ = tx.send(json!({
+            "type": "hello",
+            "version": protocol::VERSION,
+            "server": concat!("passepartout ", env!("CARGO_PKG_VERSION")),
+            "capabilities": ["act", "ask", "approve", "deny", "approvals", "status", "ping", "events"],
+            "hmac": self.config.signer.is_some(),
+        }));
+        let mut in_flight = tokio::task::JoinSet::new();
+        loop {
+            let message = match self.read_frame(reader).await {
+                Ok(Some(m)) => m,
+                Ok(None) => break,
+                Err(e) => {
+                    // Requests already running still answer (the writer stays open until then).
+                    while in_flight.join_next().await.is_some() {}
+                    return Err(e);
+                }
+            };
+            if message["type"] != "request" {
+                while in_flight.join_next().await.is_some() {}
+                return Err(ProtocolError::BadMessage(format!(
+                    "unknown message type {}: expected \"request\"",
+                    message["type"]
+                )));
+            }
+            let id = match &message["id"] {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => {
+                    let _ = tx.send(json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": "a request needs an id (string or number)" } }));
+                    continue;
+                }
+            };
+            let me = self.clone();
+            let tx = tx.clone();
+            in_flight.spawn(async move {
+                let session = format!("{conn}:{id}");
+                let pipeline = me.pipeline.clone();
+                let uptime = me.started.elapsed().as_secs();
+                let answer = tokio::task::spawn_blocking(move || handle(&pipeline, &message, &session, uptime))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
+                let reply = match answer {
+                    Ok((result, traces)) => {
+                        for t in traces {
+                            let _ = tx.send(json!({ "type": "event", "id": id, "event": "gate-trace", "trace": t }));
+                        }
+                        json!({ "type": "reply", "id": id, "ok": true, "result": result })
+                    }
+                    Err(message) => json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } }),
+                };
+                let _ = tx.send(reply);
+            });
+        }
+        while in_flight.join_next().await.is_some() {}
+        Ok(())
+    }
+
+    /// One frame: `Ok(None)` when the client closed cleanly between frames.
+    async fn read_frame(
+        &self,
+        reader: &mut tokio::net::tcp::OwnedReadHalf,
+    ) -> Result<Option<Value>, ProtocolError> {
+        let timeout = self.config.read_timeout;
+        let mut prefix = [0u8; LEN_DIGITS];
+        match tokio::time::timeout(timeout, reader.read_exact(&mut prefix)).await {
+            Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+            Ok(Ok(_)) => {}
+        }
+        let size = protocol::parse_len(&prefix, self.config.max_frame)?;
+        let mac_len = if self.config.signer.is_some() {
+            MAC_DIGITS
+        } else {
+            0
+        };
+        let mut rest = vec![0u8; mac_len + size];
+        match tokio::time::timeout(timeout, reader.read_exact(&mut rest)).await {
+            Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+            Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+            Ok(Ok(_)) => {}
+        }
+        let (mac, payload) = rest.split_at(mac_len);
+        if let Some(s) = &self.config.signer {
+            s.verify(payload, mac)?;
+        }
+        serde_json::from_slice(payload)
+            .map(Some)
+            .map_err(|e| ProtocolError::BadJson(e.to_string()))
+    }
+}
+
+fn report_result(report: &Report) -> (Value, Vec<Value>) {
+    let traces = report
+        .steps
+        .iter()
+        .filter(|s| !s.trace.is_empty())
+        .map(|s| json!(s.trace))
+        .collect();
+    (json!({ "steps": report.steps }), traces)
+}
+
+fn client_signal(kind: SignalType, payload: Payload, session: &str) -> Signal {
+    Signal {
+        kind,
+        payload,
+        meta: Meta {
+            source: Some("client".into()),
+            session: Some(session.into()),
+        },
+        depth: 0,
+        status: None,
+        approved_action: None,
+    }
+}
+
+/// Run one request on the pipeline. `Ok((result, gate traces))` or the error for the client.
+fn handle(
+    pipeline: &Pipeline,
+    message: &Value,
+    session: &str,
+    uptime: u64,
+) -> Result<(Value, Vec<Value>), String> {
+    let op = message["op"].as_str().unwrap_or_default();
+    let field = |name: &str| {
+        message[name]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("`{op}` needs a string field `{name}`"))
+    };
+    match op {
+        "ping" => Ok((json!("pong"), Vec::new())),
+        "act" => {
+            let action: Action = serde_json::from_value(message["action"].clone())
+                .map_err(|e| format!("`action` is not a valid action: {e}"))?;
+            let mut payload = Payload::default();
+            payload.extra.insert("action".into(), json!(action));
+            let report = pipeline.run(client_signal(SignalType::Request, payload, session));
+            Ok(report_result(&report))
+        }
+        "ask" => {
+            let text = field("text")?;
+            let payload = Payload {
+                sensor: Some("user-input".into()),
+                text: Some(text),
+                ..Payload::default()
+            };
+            Ok(report_result(&pipeline.run(client_signal(
+                SignalType::Event,
+                payload,
+                session,
+            ))))
+        }
+        "approve" => pipeline
+            .approve(&field("token")?)
+            .map(|r| report_result(&r))
+            .map_err(|e| e.to_string()),
+        "deny" => pipeline
+            .deny(&field("token")?)
+            .map(|a| (json!({ "dropped": a }), Vec::new()))
+            .map_err(|e| e.to_string()),
+        "approvals" => {
+            let approvals =
+                crate::approvals::Approvals::new(pipeline.journal()).map_err(|e| e.to_string())?;
+            approvals
+                .pending()
+                .map(|p| (json!(p), Vec::new()))
+                .map_err(|e| e.to_string())
+        }
+        "status" => {
+            let pending = crate::approvals::Approvals::new(pipeline.journal())
+                .and_then(|a| a.pending())
+                .map(|p| p.len())
+                .unwrap_or(0);
+            let plugins: Vec<Value> = pipeline
+                .plugins()
+                .iter()
+                .map(|p| json!({ "name": p.id.name, "version": p.id.version, "telemetry": p.telemetry.snapshot() }))
+                .collect();
+            Ok((
+                json!({ "health": "healthy", "uptime_secs": uptime, "plugins": plugins, "pending_approvals": pending }),
+                Vec::new(),
+            ))
+        }
+        other => Err(format!(
+            "unknown op {other:?}: use act, ask, approve, deny, approvals, status or ping"
+        )),
+    }
+}
