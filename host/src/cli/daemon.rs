@@ -261,7 +261,14 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
         if line.is_empty() {
             continue;
         }
-        let (events, reply) = client.request("ask", json!({ "text": line }))?;
+        let (events, reply) = match client.request("ask", json!({ "text": line })) {
+            Ok(r) => r,
+            // The daemon closes clients idle past its read timeout: reconnect once.
+            Err(_) => {
+                client = connect(common)?;
+                client.request("ask", json!({ "text": line }))?
+            }
+        };
         print_events(&events, true);
         if reply["type"] == "error" {
             eprintln!(

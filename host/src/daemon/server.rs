@@ -60,18 +60,14 @@ impl Actuator for RouterActuator {
             .text
             .clone()
             .unwrap_or_else(|| Value::Object(action.args.clone()).to_string());
-        if let Some((conn, id)) = signal
-            .meta
-            .session
-            .as_deref()
-            .and_then(|s| s.split_once(':'))
+        let session = signal.meta.session.as_deref();
+        if let Some((conn, id)) = session.and_then(|s| s.split_once(':'))
+            && let Ok(conn) = conn.parse()
         {
-            if let Ok(conn) = conn.parse() {
-                self.0.send(
-                    conn,
-                    json!({ "type": "event", "id": id, "event": "message", "text": text }),
-                );
-            }
+            self.0.send(
+                conn,
+                json!({ "type": "event", "id": id, "event": "message", "text": text }),
+            );
         }
         Ok(text)
     }

@@ -1,0 +1,320 @@
+//! The daemon as a separate process on 127.0.0.1, over real TCP: many clients, bad input,
+//! HMAC, approvals across clients, and a kill -9 that loses nothing.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use passepartout::daemon::Signer;
+use passepartout::daemon::client::Client;
+use passepartout::daemon::protocol;
+use serde_json::{Value, json};
+
+struct Daemon {
+    child: Child,
+    home: PathBuf,
+    addr: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_passepartout"));
+    cmd.args(args)
+        .env_clear()
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_RUNTIME_DIR", home.join("run"))
+        .env("HOME", home)
+        .env("PASSEPARTOUT_READ_TIMEOUT_SECS", "2")
+        .env("HEARTBEAT_INTERVAL", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn start(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
+    std::fs::create_dir_all(home.join("run")).expect("mkdir");
+    let rendezvous = home.join("run/passepartout/daemon.json");
+    let _ = std::fs::remove_file(&rendezvous);
+    let mut args = vec!["daemon", "--port", "0"];
+    let dir;
+    if let Some(p) = plugins {
+        dir = p.to_str().expect("utf-8").to_owned();
+        args.extend(["--plugins", dir.as_str()]);
+    }
+    let child = command(home, &args, env)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn daemon");
+    // Owned at once, so that the process is killed and reaped even if the wait below fails.
+    let mut daemon = Daemon {
+        child,
+        home: home.to_owned(),
+        addr: String::new(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&rendezvous)
+            && let Ok(v) = serde_json::from_str::<Value>(&text)
+        {
+            daemon.addr = format!("127.0.0.1:{}", v["port"]);
+            return daemon;
+        }
+        assert!(Instant::now() < deadline, "the daemon did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn eval(client: &mut Client, a: u64, b: u64) -> Value {
+    let (_, reply) = client.request("act", json!({ "action": { "tool": "eval", "args": { "expression": format!("(+ {a} {b})") } } })).expect("request");
+    reply
+}
+
+fn result(reply: &Value) -> &str {
+    reply["result"]["steps"][0]["outcome"]["result"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn fifty_clients_each_get_their_own_twenty_replies() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    std::thread::scope(|s| {
+        for c in 0..50u64 {
+            let addr = d.addr.clone();
+            s.spawn(move || {
+                let mut client = Client::connect(&addr, None).expect("connect");
+                for r in 0..20u64 {
+                    let reply = eval(&mut client, c * 1000, r);
+                    assert_eq!(reply["type"], "reply", "{reply}");
+                    assert_eq!(
+                        result(&reply),
+                        (c * 1000 + r).to_string(),
+                        "client {c} got someone else's reply"
+                    );
+                }
+            });
+        }
+    });
+}
+
+/// Send raw bytes; return what the daemon answers before it closes the connection.
+fn raw(addr: &str, bytes: &[u8], hello_first: bool, signer: Option<&Signer>) -> Vec<Value> {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    if hello_first {
+        let hello = protocol::encode(br#"{"type":"hello","version":1}"#, signer).expect("encode");
+        s.write_all(&hello).expect("write");
+    }
+    s.write_all(bytes).expect("write");
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let mut out = Vec::new();
+    let mut rest = &buf[..];
+    while let Ok(Some((v, used))) = protocol::decode(rest, signer, protocol::MAX_FRAME) {
+        out.push(v);
+        rest = &rest[used..];
+    }
+    out
+}
+
+fn protocol_error(messages: &[Value]) -> String {
+    let last = messages.last().expect("an answer");
+    assert_eq!(last["type"], "error", "{last}");
+    assert_eq!(last["error"]["kind"], "protocol");
+    last["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn bad_input_closes_that_client_only() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    // A client that says nothing is closed after the read timeout (2 s here).
+    let silent = raw(&d.addr, b"", true, None);
+    assert!(protocol_error(&silent).contains("no frame arrived within 2 s"));
+    let mut good = Client::connect(&d.addr, None).expect("connect");
+    assert!(
+        protocol_error(&raw(&d.addr, b"zzzzzz{}", false, None))
+            .contains("not 6 lowercase hex digits")
+    );
+    assert!(protocol_error(&raw(&d.addr, b"000005}}}}}", true, None)).contains("not JSON"));
+    assert!(
+        protocol_error(&raw(
+            &d.addr,
+            &protocol::encode(br#"{"type":"launch"}"#, None).expect("frame"),
+            true,
+            None
+        ))
+        .contains("unknown message type")
+    );
+    assert!(
+        protocol_error(&raw(
+            &d.addr,
+            &protocol::encode(br#"{"type":"request"}"#, None).expect("frame"),
+            false,
+            None
+        ))
+        .contains("first message must be a hello")
+    );
+    // Short read and disconnect mid-request: the daemon just goes on.
+    let mut s = TcpStream::connect(&d.addr).expect("connect");
+    s.write_all(b"ffffff{\"type\":").expect("write");
+    drop(s);
+    let mut s = TcpStream::connect(&d.addr).expect("connect");
+    s.write_all(&protocol::encode(br#"{"type":"hello","version":1}"#, None).expect("frame"))
+        .expect("write");
+    s.write_all(&protocol::encode(br#"{"type":"request","id":"1","op":"act","action":{"tool":"eval","args":{"expression":"(+ 1 1)"}}}"#, None).expect("frame")).expect("write");
+    drop(s);
+    // An unknown op is a request error, not a broken connection.
+    let (_, reply) = good.request("launch-missiles", json!({})).expect("request");
+    assert_eq!(reply["type"], "error");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown op"))
+    );
+    assert_eq!(
+        result(&eval(&mut good, 2, 3)),
+        "5",
+        "the good client is still served"
+    );
+}
+
+#[test]
+fn hmac_on_with_the_right_secret_and_refused_with_a_wrong_one() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[("PASSEPARTOUT_HMAC_SECRET", "s3cret")], None);
+    let mut right = Client::connect(&d.addr, Some(Signer::new(b"s3cret"))).expect("connect");
+    assert_eq!(right.hello["hmac"], true);
+    assert_eq!(result(&eval(&mut right, 1, 2)), "3");
+    assert!(
+        Client::connect(&d.addr, Some(Signer::new(b"wrong"))).is_err(),
+        "a wrong secret gets no hello"
+    );
+    let unsigned = raw(&d.addr, br#"{"type":"hello"}"#, false, None);
+    assert!(
+        unsigned.is_empty() || unsigned.iter().all(|m| m["type"] != "hello"),
+        "{unsigned:?}"
+    );
+    assert_eq!(result(&eval(&mut right, 2, 2)), "4");
+
+    // Enforcement on without a secret refuses to start.
+    let out = command(
+        home.path(),
+        &["daemon", "--port", "0"],
+        &[("OACP_ENFORCE_HMAC", "1")],
+    )
+    .output()
+    .expect("run");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no secret is set"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn hostile_gate_dir(home: &Path) -> PathBuf {
+    let dir = home.join("plugins/hostile-gate");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(
+        passepartout_tests::HOSTILE_GATE_WASM,
+        dir.join("hostile_gate.wasm"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        passepartout_tests::HOSTILE_GATE_MANIFEST,
+        dir.join("plugin.toml"),
+    )
+    .expect("copy");
+    home.join("plugins")
+}
+
+fn needs_approval(client: &mut Client) -> String {
+    let (_, reply) = client
+        .request("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
+        .expect("request");
+    assert_eq!(
+        reply["result"]["steps"][0]["outcome"]["outcome"], "suspended",
+        "{reply}"
+    );
+    reply["result"]["steps"][0]["outcome"]["token"]
+        .as_str()
+        .expect("token")
+        .to_owned()
+}
+
+#[test]
+fn an_approval_asked_by_one_client_is_granted_by_another() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    let mut asker = Client::connect(&d.addr, None).expect("connect");
+    let mut approver = Client::connect(&d.addr, None).expect("connect");
+    let token = needs_approval(&mut asker);
+    let (_, pending) = approver.request("approvals", json!({})).expect("request");
+    assert_eq!(pending["result"][0]["token"], token.as_str());
+    let (_, reply) = approver
+        .request("approve", json!({ "token": token }))
+        .expect("request");
+    assert_eq!(result(&reply), "3", "{reply}");
+    // The asker hears the result of its action.
+    asker
+        .set_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let event = asker.read().expect("event");
+    assert_eq!(event["event"], "message");
+    assert_eq!(event["text"], "3");
+}
+
+#[test]
+fn kill_9_loses_neither_pending_approvals_nor_the_journal() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let mut d = start(home.path(), &[], Some(&plugins));
+    let mut client = Client::connect(&d.addr, None).expect("connect");
+    let token = needs_approval(&mut client);
+    for i in 0..5 {
+        eval(&mut client, i, i);
+    }
+    d.child.kill().expect("kill -9");
+    let _ = d.child.wait();
+    drop(client);
+
+    let d2 = start(&d.home, &[], Some(&plugins));
+    let mut client = Client::connect(&d2.addr, None).expect("connect");
+    let (_, pending) = client.request("approvals", json!({})).expect("request");
+    assert_eq!(
+        pending["result"][0]["token"],
+        token.as_str(),
+        "the approval survived"
+    );
+    let out = command(&d2.home, &["journal", "verify"], &[])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (_, reply) = client
+        .request("approve", json!({ "token": token }))
+        .expect("request");
+    assert_eq!(result(&reply), "3");
+}
