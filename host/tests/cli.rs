@@ -660,3 +660,37 @@ fn with_no_provider_a_question_says_what_to_set_and_direct_actions_still_work() 
         );
     }
 }
+
+#[test]
+fn init_writes_commented_defaults_and_dotenv_sets_variables() {
+    use passepartout_tests::http::{Canned, Server, fixture};
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = passepartout(home.path(), &["init"]);
+    assert!(out.status.success());
+    let config_dir = home.path().join("config/passepartout");
+    assert!(config_dir.join("config.toml").exists() && config_dir.join("policy.toml").exists());
+    assert!(
+        passepartout(home.path(), &["init"]).status.success(),
+        "a second init keeps the files"
+    );
+    assert!(String::from_utf8_lossy(&passepartout(home.path(), &["init"]).stdout).contains("kept"));
+    assert!(
+        passepartout(home.path(), &["plugins"]).status.success(),
+        "the written policy parses"
+    );
+
+    let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    openai_config(home.path(), &server);
+    std::fs::write(
+        config_dir.join(".env"),
+        "# keys live here\nexport PASSEPARTOUT_MODEL=\"from-dotenv\"\n",
+    )
+    .expect("env");
+    let out = passepartout(home.path(), &["ask", "hi"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.requests()[0].body["model"], "from-dotenv");
+}

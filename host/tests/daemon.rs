@@ -318,3 +318,45 @@ fn kill_9_loses_neither_pending_approvals_nor_the_journal() {
         .expect("request");
     assert_eq!(result(&reply), "3");
 }
+
+#[test]
+fn the_approve_command_goes_through_the_running_daemon() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    let mut asker = Client::connect(&d.addr, None).expect("connect");
+    let token = needs_approval(&mut asker);
+    let out = command(home.path(), &["approve", &token], &[])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3");
+    asker
+        .set_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    assert_eq!(
+        asker.read().expect("event")["text"],
+        "3",
+        "the asker hears it from the daemon"
+    );
+    let out = command(
+        home.path(),
+        &[
+            "send",
+            "--action",
+            r#"{"tool":"eval","args":{"expression":"(* 6 7)"}}"#,
+        ],
+        &[],
+    )
+    .output()
+    .expect("run");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42");
+    let out = command(home.path(), &["status", "--json"], &[]).output().expect("run");
+    let status: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(status["daemon"]["health"], "healthy", "{status}");
+    assert!(status["daemon"]["uptime_secs"].is_u64());
+}

@@ -319,3 +319,64 @@ fn start_background(common: &Common) -> anyhow::Result<()> {
     }
     anyhow::bail!("the daemon did not come up within 10 s")
 }
+
+/// Approve or deny through the running daemon, so the action runs there and its result reaches
+/// the client that asked. `None` when no daemon answers (the caller then works on the database
+/// directly).
+pub fn decide_via_daemon(
+    common: &Common,
+    op: &str,
+    token: &str,
+    json_out: bool,
+) -> Option<anyhow::Result<ExitCode>> {
+    let mut client = connect(common).ok()?;
+    Some((|| {
+        let (events, reply) = client.request(op, json!({ "token": token }))?;
+        if json_out {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({ "events": events, "reply": reply }))?
+            );
+        } else if reply["type"] == "error" {
+            eprintln!(
+                "error: {}",
+                reply["error"]["message"].as_str().unwrap_or_default()
+            );
+        } else if op == "deny" {
+            println!("denied; dropped {}", reply["result"]["dropped"]);
+        } else {
+            for step in reply["result"]["steps"].as_array().into_iter().flatten() {
+                match step["outcome"]["outcome"].as_str() {
+                    Some("ran") => {
+                        println!("{}", step["outcome"]["result"].as_str().unwrap_or_default())
+                    }
+                    Some("rejected") => eprintln!(
+                        "rejected by {}: {}",
+                        step["outcome"]["gate"].as_str().unwrap_or(""),
+                        step["outcome"]["reason"].as_str().unwrap_or("")
+                    ),
+                    Some("tool_failed") => eprintln!(
+                        "error: {}",
+                        step["outcome"]["message"].as_str().unwrap_or("")
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        let first = reply["result"]["steps"][0]["outcome"]["outcome"].as_str();
+        Ok(ExitCode::from(match (reply["type"].as_str(), first) {
+            (Some("error"), _) => 2,
+            (_, Some("rejected")) => 3,
+            (_, Some("suspended")) => 4,
+            (_, Some("tool_failed")) => 5,
+            _ => 0,
+        }))
+    })())
+}
+
+/// The running daemon's `status` result, if one answers.
+pub fn daemon_status(common: &Common) -> Option<Value> {
+    let mut client = connect(common).ok()?;
+    let (_, reply) = client.request("status", json!({})).ok()?;
+    (reply["type"] == "reply").then(|| reply["result"].clone())
+}

@@ -2,6 +2,7 @@
 
 mod audit;
 mod daemon;
+mod init;
 mod journal;
 mod pipeline;
 mod plugin_cmd;
@@ -83,6 +84,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a commented default config.toml and policy.toml (never overwriting).
+    Init,
     /// Run the daemon: the pipeline behind the framed TCP protocol on 127.0.0.1.
     Daemon,
     /// Send one request to the daemon and print the reply.
@@ -220,6 +223,7 @@ enum JournalCommand {
 
 fn main_inner() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    init::load_dotenv(&cli.common);
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PASSEPARTOUT_LOG")
@@ -251,6 +255,17 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             );
         }
         Command::Chat => return daemon::chat(&cli.common),
+        Command::Init => return init::run(&cli.common),
+        Command::Approve { token, json } => {
+            if let Some(done) = daemon::decide_via_daemon(&cli.common, "approve", token, *json) {
+                return done;
+            }
+        }
+        Command::Deny { token } => {
+            if let Some(done) = daemon::decide_via_daemon(&cli.common, "deny", token, false) {
+                return done;
+            }
+        }
         Command::Audit {
             command,
             json,
@@ -291,7 +306,8 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         | Command::Plugin { .. }
         | Command::Daemon
         | Command::Send { .. }
-        | Command::Chat => Ok(ExitCode::from(2)),
+        | Command::Chat
+        | Command::Init => Ok(ExitCode::from(2)),
     }
 }
 

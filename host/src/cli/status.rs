@@ -18,14 +18,19 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
     let pending = Approvals::new(&journal)?.pending()?.len();
     let records = journal.records(None)?.len();
     let plugins = loaded.report.plugins.len();
+    let daemon = super::daemon::daemon_status(common);
     if json_out {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({ "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins })
-            )?
-        );
+        let status = json!({ "daemon": daemon, "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins });
+        println!("{}", serde_json::to_string_pretty(&status)?);
         return Ok(ExitCode::SUCCESS);
+    }
+    match &daemon {
+        Some(d) => println!(
+            "daemon: {}, up {} s",
+            d["health"].as_str().unwrap_or("?"),
+            d["uptime_secs"]
+        ),
+        None => println!("daemon: not running"),
     }
     println!(
         "plugins loaded: {plugins}; journal: {records} records; waiting for approval: {pending}"

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::http::{CallError, get_status, post_json};
-use super::{Endpoint, Usage};
+use super::{Endpoint, PROBE_TIMEOUT, Usage};
 use crate::pipeline::{ProviderReply, ProviderRequest};
 
 /// The API version header value this client speaks.
@@ -107,5 +107,10 @@ pub fn call(
 /// Why it is not reachable.
 pub fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
     let url = format!("{}/v1/models", endpoint.base_url.trim_end_matches('/'));
-    get_status(&endpoint.client, &url, &headers(endpoint), endpoint.timeout)
+    get_status(
+        &endpoint.client,
+        &url,
+        &headers(endpoint),
+        endpoint.timeout.min(PROBE_TIMEOUT),
+    )
 }

@@ -19,6 +19,9 @@ use std::time::Duration;
 pub use cascade::Cascade;
 pub use config::{ProviderConfig, ProvidersConfig};
 
+/// The longest `passepartout doctor` waits for one provider.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// An API key. Never printed: `Debug` shows `***`.
 #[derive(Clone)]
 pub struct Secret(String);

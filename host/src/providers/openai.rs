@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::http::{CallError, get_status, post_json};
-use super::{Endpoint, Usage};
+use super::{Endpoint, PROBE_TIMEOUT, Usage};
 use crate::pipeline::{ProviderReply, ProviderRequest};
 
 /// The request body for `req`, as the Chat Completions API documents it.
@@ -121,5 +121,10 @@ fn headers(endpoint: &Endpoint) -> Vec<(&'static str, String)> {
 /// Why it is not reachable.
 pub fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
     let url = format!("{}/models", endpoint.base_url.trim_end_matches('/'));
-    get_status(&endpoint.client, &url, &headers(endpoint), endpoint.timeout)
+    get_status(
+        &endpoint.client,
+        &url,
+        &headers(endpoint),
+        endpoint.timeout.min(PROBE_TIMEOUT),
+    )
 }

@@ -1,0 +1,169 @@
+//! A direct `eval` action over the daemon's protocol (real TCP on 127.0.0.1) with 1, 10 and
+//! 100 concurrent clients, beside the same action run in-process, in one run. Prints round
+//! trips per second and p50/p99 latency for each, and the ratio to in-process.
+//!
+//! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use passepartout::daemon::client::Client;
+use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
+use passepartout::journal::Journal;
+use passepartout::pipeline::{Pipeline, PipelineConfig};
+use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader};
+use passepartout::signal::{Payload, Signal, SignalType};
+use serde_json::json;
+
+fn pipeline(router: &Arc<Router>) -> Pipeline {
+    let cache = std::env::temp_dir().join("passepartout-bench-cache");
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache),
+        pooling: true,
+    })
+    .expect("runtime");
+    let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());
+    Pipeline::new(
+        report.plugins,
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("client", Box::new(RouterActuator(router.clone())))
+}
+
+fn action() -> serde_json::Value {
+    json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } })
+}
+
+fn request_signal() -> Signal {
+    let mut payload = Payload::default();
+    payload.extra.insert("action".into(), action());
+    Signal {
+        kind: SignalType::Request,
+        payload,
+        meta: Default::default(),
+        depth: 0,
+        status: None,
+        approved_action: None,
+    }
+}
+
+/// Start a daemon in this process on a free port; returns its address.
+fn start_daemon() -> String {
+    let router = Arc::new(Router::default());
+    let pipeline = Arc::new(pipeline(&router));
+    let config = ServerConfig {
+        signer: None,
+        read_timeout: Duration::from_secs(300),
+        heartbeat: Duration::from_secs(3600),
+        max_frame: 0xff_ffff,
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("tokio");
+        rt.block_on(async move {
+            listener.set_nonblocking(true).expect("nonblocking");
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            Server::new(pipeline, router, config)
+                .serve(listener, std::future::pending())
+                .await;
+        });
+    });
+    addr
+}
+
+fn round_trip(client: &mut Client) {
+    let (_, reply) = client
+        .request("act", json!({ "action": action() }))
+        .expect("request");
+    assert_eq!(reply["result"]["steps"][0]["outcome"]["result"], "3");
+}
+
+/// `clients` clients, each sending `per_client` requests: (round trips per second, p50, p99).
+fn load(addr: &str, clients: usize, per_client: usize) -> (f64, Duration, Duration) {
+    let start = Instant::now();
+    let mut latencies: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut client = Client::connect(addr, None).expect("connect");
+                    (0..per_client)
+                        .map(|_| {
+                            let t = Instant::now();
+                            round_trip(&mut client);
+                            t.elapsed()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("client thread"))
+            .collect()
+    });
+    let total = start.elapsed();
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    (
+        latencies.len() as f64 / total.as_secs_f64(),
+        pct(0.50),
+        pct(0.99),
+    )
+}
+
+fn main() {
+    let addr = start_daemon();
+    let in_process = pipeline(&Arc::new(Router::default()));
+    let mut client = Client::connect(&addr, None).expect("connect");
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("eval-action");
+    group.bench_function("in-process", |b| {
+        b.iter(|| in_process.run(request_signal()))
+    });
+    group.bench_function("over-protocol-1-client", |b| {
+        b.iter(|| round_trip(&mut client))
+    });
+    group.finish();
+    c.final_summary();
+
+    // Baseline in the same run: the pipeline called directly, sequentially.
+    let n = 2000;
+    let t = Instant::now();
+    let mut base: Vec<Duration> = (0..n)
+        .map(|_| {
+            let s = Instant::now();
+            in_process.run(request_signal());
+            s.elapsed()
+        })
+        .collect();
+    let base_rps = n as f64 / t.elapsed().as_secs_f64();
+    base.sort();
+    println!("\neval action: round trips per second and latency");
+    println!(
+        "  {:<26} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}",
+        "in-process (1 thread)",
+        base_rps,
+        base[n / 2],
+        base[n * 99 / 100]
+    );
+    for clients in [1, 10, 100] {
+        let per_client = 2000 / clients;
+        let (rps, p50, p99) = load(&addr, clients, per_client);
+        println!(
+            "  {:<26} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}  ({:.2}x in-process throughput)",
+            format!("protocol, {clients} client(s)"),
+            rps,
+            p50,
+            p99,
+            rps / base_rps
+        );
+    }
+}

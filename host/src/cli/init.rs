@@ -1,0 +1,108 @@
+//! `passepartout init`, and the `.env` file read at start.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use super::Common;
+
+const CONFIG: &str = r#"# Passepartout configuration. Every key is optional; environment variables override.
+# Keys never go in this file: name the variable that holds each (api_key_env).
+
+# The language models, tried in order until one answers (docs/providers.md).
+# With none listed, ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENROUTER_API_KEY / GEMINI_API_KEY
+# decide, else a local Ollama on 127.0.0.1:11434 is tried.
+#
+# [[providers]]
+# name = "claude"
+# protocol = "anthropic"                # or "openai" for any Chat Completions server
+# base_url = "https://api.anthropic.com"
+# model = "claude-sonnet-4-5"
+# api_key_env = "ANTHROPIC_API_KEY"
+# timeout_secs = 60
+
+# [budget]
+# session_tokens = 200000               # refuse a call that could overspend
+
+# [prices.claude-sonnet-4-5]            # dollars per million tokens, for `passepartout status`
+# input = 3.0
+# output = 15.0
+"#;
+
+const POLICY: &str = r#"# What plugins may touch. Nothing is granted unless it is listed here AND the plugin's
+# plugin.toml asks for it. `passepartout audit --policy THIS_FILE` shows the effect first.
+
+# For plugins without an entry of their own:
+# [default]
+# limits = { timeout_ms = 60000 }
+
+# Let the files tool work in one directory:
+# [plugins.files]
+# fs = [{ guest = "/workspace", host = "~/notes", access = "read-write" }]
+# env = ["LANG"]
+"#;
+
+/// Write the commented defaults where they are missing.
+pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
+    let config = common
+        .config
+        .clone()
+        .or_else(passepartout::dirs::config_file)
+        .context("no configuration directory: pass --config")?;
+    let policy = common
+        .policy
+        .clone()
+        .or_else(passepartout::dirs::policy_file)
+        .context("no configuration directory: pass --policy")?;
+    for (path, text) in [(config, CONFIG), (policy, POLICY)] {
+        if path.exists() {
+            println!("kept {} (it exists)", path.display());
+            continue;
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dotenv_path(common: &Common) -> Option<PathBuf> {
+    let config = common
+        .config
+        .clone()
+        .or_else(passepartout::dirs::config_file)?;
+    Some(config.with_file_name(".env"))
+}
+
+/// Read `KEY=value` lines from `.env` beside the configuration into the environment, without
+/// overriding variables that are already set. Called first thing, before any thread starts.
+pub fn load_dotenv(common: &Common) {
+    let Some(path) = dotenv_path(common) else {
+        return;
+    };
+    // ambient authority: the operator's own .env file.
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim();
+        let value = value.trim().trim_matches('"').trim_matches('\'');
+        let valid = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid && std::env::var_os(key).is_none() {
+            // SAFETY: called at the top of main, before the process starts any other thread.
+            unsafe { std::env::set_var(key, value) };
+        }
+    }
+}
