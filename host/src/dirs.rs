@@ -31,7 +31,7 @@ pub fn pins_file() -> Option<PathBuf> {
     project().map(|p| p.config_dir().join("pins.toml"))
 }
 
-/// The configuration (providers, budget, prices): `$XDG_CONFIG_HOME/passepartout/config.toml`.
+/// The configuration (providers, budget, prices): `$XDG_CONFIG_HOME/passepartout/passepartout.toml`.
 pub fn config_file() -> Option<PathBuf> {
-    project().map(|p| p.config_dir().join("config.toml"))
+    project().map(|p| p.config_dir().join("passepartout.toml"))
 }

@@ -568,7 +568,7 @@ fn openai_config(home: &Path, server: &passepartout_tests::http::Server) {
     let config = home.join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
     std::fs::write(
-        config.join("config.toml"),
+        config.join("passepartout.toml"),
         format!(
             "[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n\n[prices.test-model]\ninput = 1.0\noutput = 2.0\n",
             server.url
@@ -626,7 +626,7 @@ fn with_no_provider_a_question_says_what_to_set_and_direct_actions_still_work() 
     let config = home.path().join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
     // A provider that nothing answers: the doctor reports it; ask explains.
-    std::fs::write(config.join("config.toml"), "[[providers]]\nname = \"gone\"\nprotocol = \"anthropic\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n").expect("config");
+    std::fs::write(config.join("passepartout.toml"), "[[providers]]\nname = \"gone\"\nprotocol = \"anthropic\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n").expect("config");
     let out = passepartout(home.path(), &["ask", "hello?"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -649,7 +649,7 @@ fn with_no_provider_a_question_says_what_to_set_and_direct_actions_still_work() 
         "an unreachable provider degrades; it does not stop the daemon"
     );
 
-    std::fs::remove_file(config.join("config.toml")).expect("rm");
+    std::fs::remove_file(config.join("passepartout.toml")).expect("rm");
     let out = passepartout(home.path(), &["ask", "hello?"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !stderr.contains("ollama (llama3.2): HTTP") {
@@ -668,7 +668,9 @@ fn init_writes_commented_defaults_and_dotenv_sets_variables() {
     let out = passepartout(home.path(), &["init"]);
     assert!(out.status.success());
     let config_dir = home.path().join("config/passepartout");
-    assert!(config_dir.join("config.toml").exists() && config_dir.join("policy.toml").exists());
+    assert!(
+        config_dir.join("passepartout.toml").exists() && config_dir.join("policy.toml").exists()
+    );
     assert!(
         passepartout(home.path(), &["init"]).status.success(),
         "a second init keeps the files"

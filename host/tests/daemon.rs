@@ -355,8 +355,68 @@ fn the_approve_command_goes_through_the_running_daemon() {
     .output()
     .expect("run");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42");
-    let out = command(home.path(), &["status", "--json"], &[]).output().expect("run");
+    let out = command(home.path(), &["status", "--json"], &[])
+        .output()
+        .expect("run");
     let status: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(status["daemon"]["health"], "healthy", "{status}");
     assert!(status["daemon"]["uptime_secs"].is_u64());
+}
+
+#[test]
+fn chat_starts_a_daemon_and_talks_to_the_model() {
+    use passepartout_tests::http::{Canned, Server, fixture};
+    let home = tempfile::tempdir().expect("temp dir");
+    // The daemon probes the provider at boot (GET /v1/models), then the question comes.
+    let server = Server::start(vec![
+        Canned::json("{\"data\": []}"),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!("[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n", server.url),
+    )
+    .expect("config");
+    let mut chat = command(home.path(), &["chat"], &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chat");
+    chat.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"hello there\n")
+        .expect("write");
+    let out = chat.wait_with_output().expect("chat ends at end of input");
+    let rendezvous = home.path().join("run/passepartout/daemon.json");
+    let pid = std::fs::read_to_string(&rendezvous)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["pid"].as_u64());
+    if let Some(pid) = pid {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("started a daemon in the background"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "Hello from the fixture."
+    );
+    assert_eq!(server.requests()[0].path, "/v1/models", "the boot probe");
+    assert_eq!(
+        server.requests()[1].body["messages"][1]["content"],
+        "hello there"
+    );
+    assert!(
+        pid.is_some(),
+        "the background daemon wrote where it listens"
+    );
 }

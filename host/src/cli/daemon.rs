@@ -1,6 +1,5 @@
 //! `passepartout daemon`, and the clients `send` and `chat`.
 
-use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
@@ -41,32 +40,39 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
     let journal = super::journal::open(common)?;
     let loaded = super::load(common)?;
-    let errors: Vec<String> = loaded
+    // Diagnostics (seed: fail open at boot): problems degrade, they do not stop the daemon.
+    let mut problems: Vec<String> = loaded
         .report
         .errors
         .iter()
         .map(ToString::to_string)
         .collect();
+    let cascade = super::pipeline::cascade(common)?;
+    for e in cascade.endpoints() {
+        match e.probe() {
+            Ok(code) if code < 400 => {}
+            Ok(code) => problems.push(format!("provider {} answers HTTP {code}", e.name)),
+            Err(err) => problems.push(format!("provider {} is not reachable: {err}", e.name)),
+        }
+    }
     let router = Arc::new(Router::default());
     let pipeline = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?
-        .with_provider(Box::new(super::pipeline::cascade(common)?))
+        .with_provider(Box::new(cascade))
         .with_actuator("client", Box::new(RouterActuator(router.clone())))
         .with_actuator("cli", Box::new(RouterActuator(router.clone())));
     let pipeline = Arc::new(pipeline);
-    let health = if errors.is_empty() {
+    let health = if problems.is_empty() {
         "healthy"
     } else {
         "degraded"
     };
     eprintln!(
-        "passepartout: {health}: {} plugin(s) loaded{}",
-        pipeline.plugins().len(),
-        if errors.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", errors.join("; "))
-        }
+        "passepartout: {health}: {} plugin(s) loaded, journal writable",
+        pipeline.plugins().len()
     );
+    for p in &problems {
+        eprintln!("passepartout:   {p}");
+    }
     let listener = bind(common.port)?;
     let addr: SocketAddr = listener.local_addr()?;
     let rendezvous = passepartout::daemon::rendezvous_file();
@@ -249,18 +255,24 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
         "connected to {}; type a message, Ctrl-D to leave",
         client.hello["server"].as_str().unwrap_or("the daemon")
     );
-    let stdin = std::io::stdin();
+    let mut editor = rustyline::DefaultEditor::new()?;
+    let history = passepartout::dirs::database().map(|d| d.with_file_name("chat_history"));
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
     loop {
-        eprint!("> ");
-        let _ = std::io::stderr().flush();
-        let mut line = String::new();
-        if stdin.lock().read_line(&mut line)? == 0 {
-            break;
-        }
+        let line = match editor.readline("> ") {
+            Ok(line) => line,
+            Err(
+                rustyline::error::ReadlineError::Eof | rustyline::error::ReadlineError::Interrupted,
+            ) => break,
+            Err(e) => return Err(e.into()),
+        };
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
+        let _ = editor.add_history_entry(line);
         let (events, reply) = match client.request("ask", json!({ "text": line })) {
             Ok(r) => r,
             // The daemon closes clients idle past its read timeout: reconnect once.
@@ -284,6 +296,9 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
                 );
             }
         }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,7 +44,7 @@ pub struct Common {
     /// Compile every plugin, neither reading nor writing the cache.
     #[arg(long, global = true)]
     no_cache: bool,
-    /// Providers, budget and prices [default: $XDG_CONFIG_HOME/passepartout/config.toml]
+    /// Providers, budget and prices [default: $XDG_CONFIG_HOME/passepartout/passepartout.toml]
     #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_CONFIG")]
     config: Option<PathBuf>,
     /// The daemon's port: `daemon` listens on it (0: any free port), clients connect to it
@@ -84,7 +84,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write a commented default config.toml and policy.toml (never overwriting).
+    /// Write a commented default passepartout.toml and policy.toml (never overwriting).
     Init,
     /// Run the daemon: the pipeline behind the framed TCP protocol on 127.0.0.1.
     Daemon,

@@ -223,13 +223,13 @@ impl Provider for Cascade {
             }
         }
         let message = if self.endpoints.is_empty() {
-            "no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or GEMINI_API_KEY, or [[providers]] in config.toml".to_owned()
+            "no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or GEMINI_API_KEY, or [[providers]] in passepartout.toml".to_owned()
         } else if self.endpoints.len() == 1
             && self.endpoints[0].name == "ollama"
             && self.endpoints[0].key.is_none()
         {
             format!(
-                "no language model is configured and no local Ollama answers ({}). Set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or GEMINI_API_KEY, or add [[providers]] to config.toml; direct actions keep working without one",
+                "no language model is configured and no local Ollama answers ({}). Set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or GEMINI_API_KEY, or add [[providers]] to passepartout.toml; direct actions keep working without one",
                 failures.join("; ")
             )
         } else {

@@ -1,4 +1,4 @@
-//! Provider configuration: `config.toml`, then the seed's environment variables.
+//! Provider configuration: `passepartout.toml`, then the seed's environment variables.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{Endpoint, Protocol, Secret};
 
-/// `[[providers]]`, `[budget]`, `[prices]` and `[[selector]]` of `config.toml`.
+/// `[[providers]]`, `[budget]`, `[prices]` and `[[selector]]` of `passepartout.toml`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProvidersConfig {
@@ -114,7 +114,7 @@ impl ProvidersConfig {
         }
     }
 
-    /// Parse the `config.toml` text.
+    /// Parse the `passepartout.toml` text.
     ///
     /// # Errors
     /// The TOML error, naming the line and field.

@@ -2,7 +2,7 @@
 //! Messages over HTTP, tried in order by a [`cascade::Cascade`] that falls through on failure,
 //! with a token budget.
 //!
-//! Configuration: `[[providers]]` in `$XDG_CONFIG_HOME/passepartout/config.toml`, with the
+//! Configuration: `[[providers]]` in `$XDG_CONFIG_HOME/passepartout/passepartout.toml`, with the
 //! seed's variables as overrides (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENROUTER_API_KEY`,
 //! `GEMINI_API_KEY`, `LLM_API_KEY`; `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`;
 //! `PASSEPARTOUT_MODEL`). With nothing configured, a local Ollama is tried.
