@@ -420,3 +420,28 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
         "the background daemon wrote where it listens"
     );
 }
+
+#[test]
+fn an_explicit_port_that_is_taken_is_an_error_and_only_loopback_is_allowed() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let out = command(home.path(), &["daemon", "--port", &port], &[])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not free"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = command(
+        home.path(),
+        &["daemon", "--port", "0"],
+        &[("DAEMON_HOST", "0.0.0.0")],
+    )
+    .output()
+    .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
+}

@@ -15,19 +15,60 @@ use serde_json::{Value, json};
 
 use super::Common;
 
-fn bind(port: Option<u16>) -> anyhow::Result<std::net::TcpListener> {
+/// Where to listen: `--port`, else `DAEMON_PORT`, else `[daemon] port`; `DAEMON_HOST`, else
+/// `[daemon] host`, else 127.0.0.1. Only loopback addresses: the protocol is for this machine.
+fn listen_address(common: &Common) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
+    let section = match common
+        .config
+        .clone()
+        .or_else(passepartout::dirs::config_file)
+    {
+        Some(path) => {
+            passepartout::providers::ProvidersConfig::load(&path)
+                .map_err(anyhow::Error::msg)?
+                .daemon
+        }
+        None => Default::default(),
+    };
+    let env = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+    let port = match (common.port, env("DAEMON_PORT")) {
+        (Some(p), _) => Some(p),
+        (None, Some(v)) => Some(
+            v.trim()
+                .parse()
+                .with_context(|| format!("DAEMON_PORT={v:?} is not a port number"))?,
+        ),
+        (None, None) => section.port,
+    };
+    let host = env("DAEMON_HOST")
+        .or(section.host)
+        .unwrap_or_else(|| "127.0.0.1".into());
+    let ip: std::net::IpAddr = if host == "localhost" {
+        [127, 0, 0, 1].into()
+    } else {
+        host.parse()
+            .with_context(|| format!("daemon host {host:?} is not an IP address"))?
+    };
+    anyhow::ensure!(
+        ip.is_loopback(),
+        "daemon host {ip} is not a loopback address: the daemon only listens on this machine (127.0.0.1 or ::1)"
+    );
+    Ok((ip, port))
+}
+
+fn bind(ip: std::net::IpAddr, port: Option<u16>) -> anyhow::Result<std::net::TcpListener> {
     if let Some(p) = port {
-        return std::net::TcpListener::bind(("127.0.0.1", p))
-            .with_context(|| format!("port {p} on 127.0.0.1 is not free"));
+        return std::net::TcpListener::bind((ip, p))
+            .with_context(|| format!("port {p} on {ip} is not free"));
     }
     for p in DEFAULT_PORTS {
-        match std::net::TcpListener::bind(("127.0.0.1", p)) {
+        match std::net::TcpListener::bind((ip, p)) {
             Ok(l) => return Ok(l),
             Err(e) => tracing::warn!("port {p} is taken ({e}); trying the next"),
         }
     }
     anyhow::bail!(
-        "ports {}-{} on 127.0.0.1 are all taken; pass --port",
+        "ports {}-{} on {ip} are all taken; pass --port",
         DEFAULT_PORTS.start(),
         DEFAULT_PORTS.end()
     )
@@ -73,7 +114,8 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     for p in &problems {
         eprintln!("passepartout:   {p}");
     }
-    let listener = bind(common.port)?;
+    let (ip, port) = listen_address(common)?;
+    let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
     let rendezvous = passepartout::daemon::rendezvous_file();
     if let Some(path) = &rendezvous {
