@@ -120,31 +120,22 @@ impl<'a> Approvals<'a> {
     /// # Errors
     /// [`ApprovalError::Unknown`] or [`ApprovalError::Expired`].
     pub fn decide(&self, token: &str, approve: bool) -> Result<Pending, ApprovalError> {
+        // One statement: two deciders racing (two clients, or the CLI beside the daemon) cannot
+        // both see "pending", so an approved action runs at most once.
         let row = self.journal.with_conn(|c| {
             c.query_row(
-                "SELECT action, signal, reasons, expires_at FROM approvals WHERE token = ?1 AND status = 'pending'",
-                [token],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?)),
+                "UPDATE approvals SET status = CASE WHEN expires_at < ?3 THEN 'expired' WHEN ?2 THEN 'approved' ELSE 'denied' END
+                 WHERE token = ?1 AND status = 'pending'
+                 RETURNING action, signal, reasons, expires_at, status",
+                params![token, approve, epoch()],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?, r.get::<_, String>(4)?)),
             )
             .optional()
         })?;
-        let Some((action, signal, reasons, expires_at)) = row else {
+        let Some((action, signal, reasons, expires_at, status)) = row else {
             return Err(ApprovalError::Unknown(token.to_owned()));
         };
-        let expired = expires_at < epoch();
-        let status = if expired {
-            "expired"
-        } else if approve {
-            "approved"
-        } else {
-            "denied"
-        };
-        self.journal.with_conn(|c| {
-            c.execute(
-                "UPDATE approvals SET status = ?1 WHERE token = ?2",
-                params![status, token],
-            )
-        })?;
+        let expired = status == "expired";
         if expired {
             return Err(ApprovalError::Expired(token.to_owned()));
         }
@@ -169,8 +160,8 @@ impl<'a> Approvals<'a> {
     /// The database could not be read.
     pub fn pending(&self) -> Result<Vec<Pending>, ApprovalError> {
         let rows: Vec<(String, String, String, String, f64)> = self.journal.with_conn(|c| {
-            let mut stmt = c.prepare("SELECT token, action, signal, reasons, expires_at FROM approvals WHERE status = 'pending' ORDER BY rowid")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+            let mut stmt = c.prepare("SELECT token, action, signal, reasons, expires_at FROM approvals WHERE status = 'pending' AND expires_at >= ?1 ORDER BY rowid")?;
+            let rows = stmt.query_map([epoch()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         })?;
         Ok(rows

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::runtime::manifest::Manifest;
-use crate::runtime::pins::{Pins, sha256};
+use crate::runtime::pins::{Pins, fingerprint};
 use crate::runtime::plugin::{Origin, PluginSource};
 
 /// Why an install, removal or update failed.
@@ -55,7 +55,7 @@ pub fn read_source(path: &Path) -> Result<(PluginSource, Manifest), InstallError
     let bytes =
         std::fs::read(&component_path).map_err(|e| read_err(&component_path, e.to_string()))?;
     let source = PluginSource {
-        origin: Origin::Dir(folder),
+        origin: Origin::Candidate(folder),
         manifest_path,
         manifest: Cow::Owned(text),
         component: Cow::Owned(bytes),
@@ -110,13 +110,24 @@ pub fn install(
         path: pins_file.to_owned(),
         message,
     })?;
-    pins.plugins
-        .insert(manifest.name.clone(), sha256(&source.component));
+    pins.plugins.insert(
+        manifest.name.clone(),
+        fingerprint(&source.manifest, &source.component),
+    );
+    // Swap: the old copy is set aside, not deleted, until the new one and its pin are in place.
+    let old = plugin_dir.join(format!(".old-{}", manifest.name));
     if replace {
-        std::fs::remove_dir_all(&target).map_err(write_err(&target))?;
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::rename(&target, &old).map_err(write_err(&target))?;
     }
-    std::fs::rename(&staging, &target).map_err(write_err(&target))?;
+    if let Err(e) = std::fs::rename(&staging, &target) {
+        if replace {
+            let _ = std::fs::rename(&old, &target);
+        }
+        return Err(write_err(&target)(e));
+    }
     pins.save(pins_file).map_err(write_err(pins_file))?;
+    let _ = std::fs::remove_dir_all(&old);
     Ok(target)
 }
 

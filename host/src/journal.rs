@@ -1,11 +1,15 @@
 //! The journal: every proposal, gate verdict, approval decision and tool result, appended to
 //! SQLite. Each record carries the hash of the one before, so an edited, removed or reordered
 //! record breaks the chain at that point and `passepartout journal verify` names it.
+//!
+//! Limits: removing the newest records, or rewriting the whole chain with fresh hashes, is not
+//! detectable from the file alone; anchor the last hash elsewhere (a log, a second machine) to
+//! catch that.
 
 use std::path::Path;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -119,14 +123,16 @@ impl Journal {
     /// The database refused the write.
     pub fn append(&self, kind: &str, body: &serde_json::Value) -> rusqlite::Result<i64> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = conn.transaction()?;
+        // Immediate: the daemon and a CLI writing at once wait for each other (busy timeout)
+        // instead of one failing on the lock upgrade.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let last: Option<(i64, String)> = tx
             .query_row(
                 "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .ok();
+            .optional()?;
         let (seq, prev) = match last {
             Some((s, h)) => (s + 1, h),
             None => (1, GENESIS.to_owned()),

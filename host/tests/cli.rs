@@ -418,6 +418,41 @@ fn install_pins_and_a_tampered_component_is_refused() {
         ["hash-mismatch"]
     );
 
+    // Widening the manifest after install breaks the pin as well.
+    let out = passepartout(
+        home.path(),
+        &[
+            "plugin",
+            "update",
+            "--yes",
+            "calc",
+            src.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest = home
+        .path()
+        .join("data/passepartout/plugins/calc/plugin.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace("memory_mib = 32", "memory_mib = 1024"),
+    )
+    .expect("edit");
+    let listing: serde_json::Value =
+        serde_json::from_slice(&passepartout(home.path(), &["plugins", "--json"]).stdout)
+            .expect("JSON");
+    assert!(
+        listing["errors"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("changed after install")),
+        "{listing}"
+    );
+
     let out = passepartout(home.path(), &["plugin", "remove", "calc"]);
     assert!(out.status.success());
     assert!(!home.path().join("data/passepartout/plugins/calc").exists());

@@ -42,7 +42,10 @@ fn mount_policy(plugin: &str, dir: &std::path::Path) -> String {
 
 /// As if installed: pinned to its own hash.
 fn installed(mut s: PluginSource) -> PluginSource {
-    s.pin = Some(passepartout::runtime::pins::sha256(&s.component));
+    s.pin = Some(passepartout::runtime::pins::fingerprint(
+        &s.manifest,
+        &s.component,
+    ));
     s
 }
 
@@ -147,7 +150,10 @@ fn granted_but_not_declared() {
 #[test]
 fn tampered_after_install_is_found_and_refused() {
     let mut eval = builtin("eval");
-    eval.pin = Some(passepartout::runtime::pins::sha256(&eval.component));
+    eval.pin = Some(passepartout::runtime::pins::fingerprint(
+        &eval.manifest,
+        &eval.component,
+    ));
     let mut bytes = eval.component.into_owned();
     tamper(&mut bytes);
     eval.component = bytes.into();

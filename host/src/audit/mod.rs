@@ -1,8 +1,8 @@
 //! `passepartout audit`: what every plugin can do, read from the component itself without
 //! running it, compared with what its manifest declares, what the policy grants and how the
-//! runtime enforces it. It uses the runtime's own capability code ([`Grants::intersect`],
-//! [`Grants::check_enforceable`], [`Limits::resolve`]), so the audit and the runtime cannot
-//! disagree.
+//! runtime enforces it. It uses the runtime's own checks ([`Grants::resolve`],
+//! [`Grants::intersect`], [`Limits::resolve`], the loader's export check), so the audit and the
+//! runtime cannot disagree.
 
 pub mod classify;
 pub mod diff;
@@ -200,7 +200,7 @@ fn finding(kind: FindingKind, severity: Severity, message: String) -> Finding {
 /// Audit one plugin.
 pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> PluginAudit {
     let fallback_name = match &source.origin {
-        Origin::Dir(p) => p
+        Origin::Dir(p) | Origin::Candidate(p) => p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
@@ -239,14 +239,15 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
         version: manifest.version.clone(),
     };
 
-    if let (Some(pin), Some(sha)) = (&audit.pinned, &audit.sha256)
-        && pin != sha
-    {
-        audit.findings.push(finding(
-            FindingKind::HashMismatch,
-            Severity::High,
-            format!("the component's sha256 is {sha} but {pin} was pinned at install: it changed after install, and the runtime refuses to load it"),
-        ));
+    if let Some(pin) = &audit.pinned {
+        let found = crate::runtime::pins::fingerprint(&source.manifest, &source.component);
+        if *pin != found {
+            audit.findings.push(finding(
+                FindingKind::HashMismatch,
+                Severity::High,
+                format!("the manifest and component hash to {found} but {pin} was pinned at install: the plugin changed after install, and the runtime refuses to load it"),
+            ));
+        }
     }
     if source.pin.is_none() && matches!(source.origin, Origin::Dir(_)) {
         audit.findings.push(finding(
@@ -281,6 +282,13 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
             Severity::High,
             format!("built against passepartout:plugin@{v}; this host links @{WIT_VERSION}: it will be refused at load. Rebuild it with a matching SDK."),
         ));
+    } else if let Err(e) =
+        crate::runtime::plugin::check_export_names(&interfaces.exports, &manifest.kinds)
+    {
+        // The same check the loader makes: it will be refused at load.
+        audit
+            .findings
+            .push(finding(FindingKind::Invalid, Severity::High, e));
     }
 
     let entry = policy.for_plugin(&manifest.name);
@@ -322,12 +330,23 @@ fn capabilities(
             Grants::default()
         }
     };
-    if let Err(e) = effective.check_enforceable(id) {
-        audit.findings.push(finding(
-            FindingKind::Unenforceable,
-            Severity::High,
-            e.to_string(),
-        ));
+    // The runtime's own decision (gate-only plugins may ask for nothing; grants it cannot
+    // enforce are refused), as findings.
+    if let Err(e) = Grants::resolve(id, &manifest.kinds, asked, entry) {
+        let kind = match e {
+            crate::runtime::LoadError::Unenforceable { .. } => FindingKind::Unenforceable,
+            _ => FindingKind::Invalid,
+        };
+        // A missing mount directory was already reported by `intersect` above.
+        if !audit
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::Invalid && e.to_string().contains(&f.message))
+        {
+            audit
+                .findings
+                .push(finding(kind, Severity::High, e.to_string()));
+        }
     }
     let imported = |class: Class| -> Vec<String> {
         imports

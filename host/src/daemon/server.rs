@@ -32,10 +32,27 @@ pub struct ServerConfig {
 }
 
 /// Routes what the pipeline sends to a client (`target = "client"`) to the connection and
-/// request it belongs to, found in the signal's `meta.session` (`conn:request`).
-#[derive(Default)]
+/// request it belongs to, found in the signal's `meta.session` (`boot:conn:request`). The boot
+/// id is random per daemon start: an approval suspended before a restart must not reach a new
+/// client that happens to get the same connection number.
 pub struct Router {
+    boot: String,
     clients: Mutex<HashMap<u64, mpsc::UnboundedSender<Value>>>,
+}
+
+impl Default for Router {
+    fn default() -> Router {
+        let mut bytes = [0u8; 8];
+        let _ = getrandom::fill(&mut bytes);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Router {
+            boot: format!("{}{nanos:x}", hex::encode(bytes)),
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 impl Router {
@@ -60,8 +77,14 @@ impl Actuator for RouterActuator {
             .text
             .clone()
             .unwrap_or_else(|| Value::Object(action.args.clone()).to_string());
-        let session = signal.meta.session.as_deref();
-        if let Some((conn, id)) = session.and_then(|s| s.split_once(':'))
+        let mut parts = signal
+            .meta
+            .session
+            .as_deref()
+            .unwrap_or_default()
+            .splitn(3, ':');
+        if let (Some(boot), Some(conn), Some(id)) = (parts.next(), parts.next(), parts.next())
+            && boot == self.0.boot
             && let Ok(conn) = conn.parse()
         {
             self.0.send(
@@ -236,7 +259,7 @@ impl Server {
             let me = self.clone();
             let tx = tx.clone();
             in_flight.spawn(async move {
-                let session = format!("{conn}:{id}");
+                let session = format!("{}:{conn}:{id}", me.router.boot);
                 let pipeline = me.pipeline.clone();
                 let uptime = me.started.elapsed().as_secs();
                 let answer = tokio::task::spawn_blocking(move || handle(&pipeline, &message, &session, uptime))

@@ -146,6 +146,7 @@ impl Pipeline {
             self.record("verdict", record);
         }
         let trace = last_mile.trace;
+        let approved_action = approved.then(|| action.clone());
         let action = match last_mile.outcome {
             Outcome::Passed(a) => a,
             Outcome::NeedsApproval { action: a, .. } if approved => a,
@@ -169,6 +170,15 @@ impl Pipeline {
                 ));
             }
         };
+        // A person approved one action; if the gates now rewrite it, that is not what they
+        // approved: ask again.
+        if let Some(original) = approved_action.filter(|o| *o != action) {
+            let reasons = vec![format!(
+                "a gate changed the approved action {original:?}; approve the new one"
+            )];
+            let outcome = self.suspend(&action, signal, reasons)?;
+            return Ok((outcome, trace, None));
+        }
         if let Err(reason) = self.validate(&action) {
             return Ok((StepOutcome::Failed { error: reason }, trace, None));
         }

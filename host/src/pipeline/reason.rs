@@ -313,10 +313,15 @@ fn request_action(signal: &Signal) -> Result<Action, PipelineError> {
                 message: "a request must carry its action in payload.action".into(),
                 raw_message: None,
             })?;
-    serde_json::from_value(raw.clone()).map_err(|e| PipelineError::Protocol {
-        message: format!("payload.action is not a valid action: {e}"),
-        raw_message: Some(raw.to_string()),
-    })
+    let mut action: Action =
+        serde_json::from_value(raw.clone()).map_err(|e| PipelineError::Protocol {
+            message: format!("payload.action is not a valid action: {e}"),
+            raw_message: Some(raw.to_string()),
+        })?;
+    // Only the model's own function calls carry a call id: a client cannot start a
+    // conversation with the model through a direct request.
+    action.call_id = None;
+    Ok(action)
 }
 
 /// Turn the model's answer into an action: a function call becomes a tool action; a JSON

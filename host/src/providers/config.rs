@@ -107,6 +107,8 @@ fn env(name: &str) -> Option<String> {
 fn client() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
         .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))
+        // A redirect could carry the key header to another host: never follow one.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_else(|_| reqwest::blocking::Client::new())
 }
@@ -238,19 +240,21 @@ impl ProvidersConfig {
     }
 }
 
-fn default_key(name: &str, protocol: Protocol) -> Option<String> {
-    match (name, protocol) {
-        ("openrouter", _) => env("OPENROUTER_API_KEY"),
-        ("gemini", _) => env("GEMINI_API_KEY"),
-        (_, Protocol::Anthropic) => env("ANTHROPIC_API_KEY"),
-        (_, Protocol::Openai) => env("OPENAI_API_KEY"),
+/// A configured provider without `api_key_env` gets a key only when it is one of the
+/// well-known providers, by its own name: a key is never sent to a server it was not meant for.
+fn default_key(name: &str, _protocol: Protocol) -> Option<String> {
+    match name {
+        "openrouter" => env("OPENROUTER_API_KEY"),
+        "gemini" => env("GEMINI_API_KEY"),
+        "anthropic" => env("ANTHROPIC_API_KEY"),
+        "openai" => env("OPENAI_API_KEY").or_else(|| env("LLM_API_KEY")),
+        _ => None,
     }
-    .or_else(|| env("LLM_API_KEY"))
 }
 
 fn base_override(protocol: Protocol, name: &str) -> Option<String> {
     match (protocol, name) {
-        (Protocol::Anthropic, _) => env("ANTHROPIC_BASE_URL"),
+        (Protocol::Anthropic, "anthropic") => env("ANTHROPIC_BASE_URL"),
         (Protocol::Openai, "openai") => env("OPENAI_BASE_URL"),
         _ => None,
     }

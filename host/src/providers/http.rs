@@ -53,7 +53,7 @@ pub fn post_json(
     for (k, v) in headers {
         req = req.header(*k, v);
     }
-    let resp = req.send().map_err(|e| describe(&e, timeout))?;
+    let resp = req.send().map_err(|e| describe(e, timeout))?;
     let status = resp.status();
     if status.as_u16() == 429 {
         let retry_after = resp
@@ -64,10 +64,13 @@ pub fn post_json(
             .map(Duration::from_secs);
         return Err(CallError::RateLimited { retry_after });
     }
-    let text = resp.text().map_err(|e| describe(&e, timeout))?;
+    let text = resp.text().map_err(|e| describe(e, timeout))?;
     if !status.is_success() {
         let snippet: String = text.chars().take(300).collect();
-        return Err(CallError::Status(status.as_u16(), snippet));
+        return Err(CallError::Status(
+            status.as_u16(),
+            redact(&snippet, headers),
+        ));
     }
     serde_json::from_str(&text).map_err(|e| CallError::Malformed(format!("not JSON ({e})")))
 }
@@ -88,19 +91,51 @@ pub fn get_status(
     }
     req.send()
         .map(|r| r.status().as_u16())
-        .map_err(|e| describe(&e, timeout))
+        .map_err(|e| describe(e, timeout))
 }
 
-/// reqwest's error without the URL's query (none is used) and without any header.
-fn describe(e: &reqwest::Error, timeout: Duration) -> CallError {
+/// reqwest's error without the URL (it could carry credentials) and without any header.
+fn describe(e: reqwest::Error, timeout: Duration) -> CallError {
     if e.is_timeout() {
         return CallError::Timeout(timeout);
     }
+    let e = e.without_url();
     let mut msg = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = std::error::Error::source(&e);
     while let Some(s) = source {
         msg = format!("{msg}: {s}");
         source = s.source();
     }
     CallError::Connect(msg)
+}
+
+/// `text` with every header value we sent (and the key inside `Bearer KEY`) replaced by `***`:
+/// some servers echo the key back in their error bodies.
+fn redact(text: &str, headers: &[(&str, String)]) -> String {
+    let mut out = text.to_owned();
+    for (_, v) in headers {
+        let secret = v.strip_prefix("Bearer ").unwrap_or(v);
+        if secret.len() >= 8 {
+            out = out.replace(secret, "***");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn echoed_keys_are_redacted() {
+        let headers = [
+            ("authorization", "Bearer sk-live-abcdef123456".to_owned()),
+            ("x-api-key", "ant-key-987654321".to_owned()),
+        ];
+        let body = r#"{"error": "invalid key sk-live-abcdef123456 or ant-key-987654321"}"#;
+        let out = super::redact(body, &headers);
+        assert!(
+            !out.contains("sk-live") && !out.contains("ant-key"),
+            "{out}"
+        );
+        assert!(out.contains("invalid key *** or ***"));
+    }
 }

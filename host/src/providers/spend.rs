@@ -65,7 +65,7 @@ impl SpendLog {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         conn.execute(
             "INSERT INTO spend (at, provider, model, input_tokens, output_tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![at, r.provider, r.model, r.usage.input_tokens as i64, r.usage.output_tokens as i64, r.cost],
+            params![at, r.provider, r.model, i64::try_from(r.usage.input_tokens).unwrap_or(i64::MAX), i64::try_from(r.usage.output_tokens).unwrap_or(i64::MAX), r.cost],
         )?;
         Ok(())
     }

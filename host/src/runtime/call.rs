@@ -144,6 +144,7 @@ impl Plugin {
             types::Verdict::Modify(a) => {
                 a.args.len()
                     + a.target.len()
+                    + a.tool.as_ref().map_or(0, String::len)
                     + a.text.as_ref().map_or(0, String::len)
                     + a.explanation.as_ref().map_or(0, String::len)
             }
@@ -342,15 +343,26 @@ impl LiveGate<'_> {
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<types::Verdict, PluginError> {
+        let start = Instant::now();
+        let result = self.check_uncounted(action, signal);
+        self.plugin.telemetry.record(start, result.is_ok());
+        result
+    }
+
+    fn check_uncounted(
+        &mut self,
+        action: &types::Action,
+        signal: &types::SignalView,
+    ) -> Result<types::Verdict, PluginError> {
         let budget = self.plugin.gate_budget();
         let store = &mut self.store;
-        let refuel = store
+        store.data_mut().common.reset_call();
+        store
             .set_fuel(self.plugin.limits.gate_fuel)
             .map_err(|e| PluginError::Setup {
                 plugin: self.plugin.id.clone(),
                 detail: e.to_string(),
-            });
-        refuel?;
+            })?;
         store.set_epoch_deadline(ticks(budget.timeout));
         match self
             .instance

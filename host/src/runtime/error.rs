@@ -224,7 +224,7 @@ pub enum LoadError {
         /// Why it cannot be enforced.
         why: String,
     },
-    /// The component changed since it was installed.
+    /// The manifest or component changed since it was installed.
     #[error(
         "{plugin}: its component's sha256 is {found}, but {pinned} was pinned at install; it was changed after install. Refusing to load it: reinstall with `passepartout plugin update`."
     )]

@@ -51,10 +51,15 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> (Vec<PluginSource>, Vec<LoadError
             return (sources, errors);
         }
     };
+    // Dot-folders are install's staging and set-aside copies, never plugins.
+    let hidden = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+    };
     let mut folders: Vec<_> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && !hidden(p))
         .collect();
     folders.sort();
     for folder in folders {

@@ -178,6 +178,7 @@ impl Manifest {
         if self.component.is_empty()
             || self.component.contains(['/', '\\'])
             || self.component.starts_with('.')
+            || self.component == "plugin.toml"
         {
             return Err(format!(
                 "component {:?}: give a file name beside plugin.toml, without a path",

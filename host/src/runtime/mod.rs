@@ -98,7 +98,7 @@ impl Runtime {
     }
 
     /// Compile (or load from the cache) `bytes` and read its imports and exports, without
-    /// instantiating it. Returns the interfaces, the sha256 and whether the cache was used.
+    /// instantiating it. Returns the interfaces and the component's sha256.
     ///
     /// # Errors
     /// The bytes are not a valid component.

@@ -1,5 +1,6 @@
-//! Pins: the sha256 of each installed plugin's component, recorded at install in `pins.toml`
-//! beside the operator's policy. A component whose hash no longer matches is refused at load.
+//! Pins: a sha256 over each installed plugin's manifest and component, recorded at install in
+//! `pins.toml` beside the operator's policy. A plugin whose manifest or component changed
+//! since is refused at load.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Pins {
-    /// By plugin name.
+    /// By plugin name: [`fingerprint`] of its manifest and component.
     #[serde(default)]
     pub plugins: BTreeMap<String, String>,
 }
@@ -48,4 +49,16 @@ impl Pins {
 pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// What a pin records: sha256 over the manifest and the component (each length-prefixed), so
+/// that widening a manifest after install breaks the pin as surely as swapping the component.
+pub fn fingerprint(manifest: &str, component: &[u8]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for part in [manifest.as_bytes(), component] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    hex::encode(h.finalize())
 }

@@ -30,13 +30,15 @@ pub enum Origin {
     Builtin,
     /// A folder in the plugin directory.
     Dir(PathBuf),
+    /// A plugin about to be installed or compared (`plugin install`, `audit diff`).
+    Candidate(PathBuf),
 }
 
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Origin::Builtin => write!(f, "built in"),
-            Origin::Dir(p) => write!(f, "{}", p.display()),
+            Origin::Dir(p) | Origin::Candidate(p) => write!(f, "{}", p.display()),
         }
     }
 }
@@ -51,7 +53,8 @@ pub struct PluginSource {
     pub manifest: Cow<'static, str>,
     /// The component's bytes.
     pub component: Cow<'static, [u8]>,
-    /// The sha256 recorded at install, if any; a component that no longer matches is refused.
+    /// The pin recorded at install ([`super::pins::fingerprint`]), if any; a plugin that no
+    /// longer matches is refused.
     pub pin: Option<String>,
 }
 
@@ -166,14 +169,17 @@ impl Runtime {
             Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits).map_err(invalid)?;
         let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
 
-        let sha256 = super::pins::sha256(&source.component);
-        if let Some(pin) = source.pin.as_ref().filter(|pin| **pin != sha256) {
-            return Err(LoadError::Tampered {
-                plugin: id,
-                pinned: pin.clone(),
-                found: sha256,
-            });
+        if let Some(pin) = &source.pin {
+            let found = super::pins::fingerprint(&source.manifest, &source.component);
+            if *pin != found {
+                return Err(LoadError::Tampered {
+                    plugin: id,
+                    pinned: pin.clone(),
+                    found,
+                });
+            }
         }
+        let sha256 = super::pins::sha256(&source.component);
         let compiled = self
             .cache
             .load(&self.engine, &source.component, sha256)
@@ -260,12 +266,19 @@ fn check_exports(
     component: &wasmtime::component::Component,
     kinds: &[Kind],
 ) -> Result<(), String> {
-    let exports: Vec<String> = component
-        .component_type()
-        .exports(engine)
-        .map(|(name, _)| name.to_owned())
-        .collect();
-    for name in &exports {
+    check_export_names(
+        &super::inspect::interfaces(engine, component).exports,
+        kinds,
+    )
+}
+
+/// The component's exports must be exactly the roles its manifest lists, at the WIT version
+/// this host links. Shared with the audit.
+///
+/// # Errors
+/// What does not match, and what to do.
+pub(crate) fn check_export_names(exports: &[String], kinds: &[Kind]) -> Result<(), String> {
+    for name in exports {
         if let Some(rest) = name.strip_prefix("passepartout:plugin/")
             && let Some((_, version)) = rest.split_once('@')
             && version != WIT_VERSION

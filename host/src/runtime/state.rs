@@ -30,6 +30,7 @@ impl HostCommon {
             plugin,
             limiter: MemoryCap {
                 cap: usize::try_from(memory_cap).unwrap_or(usize::MAX),
+                total: 0,
                 hit: false,
             },
             log_lines: 0,
@@ -39,6 +40,14 @@ impl HostCommon {
 }
 
 impl HostCommon {
+    /// Forget what the previous call of a reused instance logged, hit or said in a panic (its
+    /// memory stays, and so does its count against the cap).
+    pub(crate) fn reset_call(&mut self) {
+        self.log_lines = 0;
+        self.limiter.hit = false;
+        self.panic = None;
+    }
+
     /// The memory cap, in bytes.
     pub(crate) fn limiter_cap(&self) -> u64 {
         self.limiter.cap as u64
@@ -88,19 +97,33 @@ impl host_api::Host for HostCommon {
 /// refused allocation is reported as the memory limit, not as a bare trap).
 pub struct MemoryCap {
     cap: usize,
+    /// Bytes of every linear memory in the Store together: the cap is for the plugin, not
+    /// per memory (a component may have several).
+    total: usize,
     pub(crate) hit: bool,
 }
+
+/// Most linear memories one call's Store may create.
+const MAX_MEMORIES: usize = 8;
 
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _max: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let ok = desired <= self.cap;
+        let total = self.total.saturating_sub(current).saturating_add(desired);
+        let ok = total <= self.cap;
+        if ok {
+            self.total = total;
+        }
         self.hit |= !ok;
         Ok(ok)
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
     }
 
     fn table_growing(
