@@ -255,33 +255,9 @@ pub fn send(
                 reply["error"]["message"].as_str().unwrap_or_default()
             );
         }
-        for step in reply["result"]["steps"].as_array().into_iter().flatten() {
-            match step["outcome"]["outcome"].as_str() {
-                Some("rejected") => eprintln!(
-                    "rejected by {}: {}",
-                    step["outcome"]["gate"].as_str().unwrap_or(""),
-                    step["outcome"]["reason"].as_str().unwrap_or("")
-                ),
-                Some("failed") | Some("tool_failed") => eprintln!(
-                    "error: {}",
-                    step["outcome"]["error"]
-                        .as_str()
-                        .or(step["outcome"]["message"].as_str())
-                        .unwrap_or("")
-                ),
-                _ => {}
-            }
-        }
+        report_steps(&reply, false);
     }
-    let first = reply["result"]["steps"][0]["outcome"]["outcome"].as_str();
-    Ok(ExitCode::from(match (reply["type"].as_str(), first) {
-        (Some("error"), _) => 2,
-        (_, Some("rejected")) => 3,
-        (_, Some("suspended")) => 4,
-        (_, Some("tool_failed")) => 5,
-        (_, Some("failed")) => 2,
-        _ => 0,
-    }))
+    Ok(exit_code(&reply))
 }
 
 /// `passepartout chat`: a line client; starts a daemon in the background when none answers.
@@ -330,14 +306,7 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
                 reply["error"]["message"].as_str().unwrap_or_default()
             );
         }
-        for step in reply["result"]["steps"].as_array().into_iter().flatten() {
-            if step["outcome"]["outcome"] == "failed" {
-                eprintln!(
-                    "error: {}",
-                    step["outcome"]["error"].as_str().unwrap_or_default()
-                );
-            }
-        }
+        report_steps(&reply, false);
     }
     if let Some(h) = &history {
         let _ = editor.save_history(h);
@@ -402,32 +371,9 @@ pub fn decide_via_daemon(
         } else if op == "deny" {
             println!("denied; dropped {}", reply["result"]["dropped"]);
         } else {
-            for step in reply["result"]["steps"].as_array().into_iter().flatten() {
-                match step["outcome"]["outcome"].as_str() {
-                    Some("ran") => {
-                        println!("{}", step["outcome"]["result"].as_str().unwrap_or_default())
-                    }
-                    Some("rejected") => eprintln!(
-                        "rejected by {}: {}",
-                        step["outcome"]["gate"].as_str().unwrap_or(""),
-                        step["outcome"]["reason"].as_str().unwrap_or("")
-                    ),
-                    Some("tool_failed") => eprintln!(
-                        "error: {}",
-                        step["outcome"]["message"].as_str().unwrap_or("")
-                    ),
-                    _ => {}
-                }
-            }
+            report_steps(&reply, true);
         }
-        let first = reply["result"]["steps"][0]["outcome"]["outcome"].as_str();
-        Ok(ExitCode::from(match (reply["type"].as_str(), first) {
-            (Some("error"), _) => 2,
-            (_, Some("rejected")) => 3,
-            (_, Some("suspended")) => 4,
-            (_, Some("tool_failed")) => 5,
-            _ => 0,
-        }))
+        Ok(exit_code(&reply))
     })())
 }
 
@@ -436,4 +382,37 @@ pub fn daemon_status(common: &Common) -> Option<Value> {
     let mut client = connect(common).ok()?;
     let (_, reply) = client.request("status", json!({})).ok()?;
     (reply["type"] == "reply").then(|| reply["result"].clone())
+}
+
+/// Print each step's rejection or failure to stderr, and with `results` what ran to stdout.
+fn report_steps(reply: &Value, results: bool) {
+    for step in reply["result"]["steps"].as_array().into_iter().flatten() {
+        let o = &step["outcome"];
+        match o["outcome"].as_str() {
+            Some("ran") if results => println!("{}", o["result"].as_str().unwrap_or_default()),
+            Some("rejected") => eprintln!(
+                "rejected by {}: {}",
+                o["gate"].as_str().unwrap_or(""),
+                o["reason"].as_str().unwrap_or("")
+            ),
+            Some("failed" | "tool_failed") => eprintln!(
+                "error: {}",
+                o["error"].as_str().or(o["message"].as_str()).unwrap_or("")
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// A daemon reply's exit code, as `act`'s: 0 ran, 2 bad request or failure, 3 rejected,
+/// 4 approval required, 5 the tool failed.
+fn exit_code(reply: &Value) -> ExitCode {
+    let first = reply["result"]["steps"][0]["outcome"]["outcome"].as_str();
+    ExitCode::from(match (reply["type"].as_str(), first) {
+        (Some("error"), _) | (_, Some("failed" | "dropped")) => 2,
+        (_, Some("rejected")) => 3,
+        (_, Some("suspended")) => 4,
+        (_, Some("tool_failed")) => 5,
+        _ => 0,
+    })
 }
