@@ -407,12 +407,10 @@ fn report_steps(reply: &Value, results: bool) {
 /// A daemon reply's exit code, as `act`'s: 0 ran, 2 bad request or failure, 3 rejected,
 /// 4 approval required, 5 the tool failed.
 fn exit_code(reply: &Value) -> ExitCode {
-    let first = reply["result"]["steps"][0]["outcome"]["outcome"].as_str();
-    ExitCode::from(match (reply["type"].as_str(), first) {
-        (Some("error"), _) | (_, Some("failed" | "dropped")) => 2,
-        (_, Some("rejected")) => 3,
-        (_, Some("suspended")) => 4,
-        (_, Some("tool_failed")) => 5,
-        _ => 0,
-    })
+    if reply["type"] == "error" {
+        return ExitCode::from(2);
+    }
+    let first: Option<passepartout::pipeline::StepOutcome> =
+        serde_json::from_value(reply["result"]["steps"][0]["outcome"].clone()).ok();
+    ExitCode::from(super::pipeline::outcome_code(first.as_ref()))
 }

@@ -177,7 +177,12 @@ fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Res
 
 /// The exit code of the first step: what happened to the action that was asked for.
 fn exit_code(report: &Report) -> u8 {
-    match report.steps.first().map(|s| &s.outcome) {
+    outcome_code(report.steps.first().map(|s| &s.outcome))
+}
+
+/// The exit code for the first step's outcome, shared by local runs and daemon replies.
+pub fn outcome_code(outcome: Option<&StepOutcome>) -> u8 {
+    match outcome {
         Some(StepOutcome::Ran { .. }) | Some(StepOutcome::Nothing) | None => PASSED,
         Some(StepOutcome::Rejected { .. }) => REJECTED,
         Some(StepOutcome::Suspended { .. }) => APPROVAL,

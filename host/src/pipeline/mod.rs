@@ -120,7 +120,7 @@ pub struct Step {
 }
 
 /// How a step ended.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum StepOutcome {
     /// Nothing to do (not a signal Reason handles, or no proposal).
