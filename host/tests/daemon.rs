@@ -445,3 +445,33 @@ fn an_explicit_port_that_is_taken_is_an_error_and_only_loopback_is_allowed() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
 }
+
+#[test]
+fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // Long read timeout: the held connections stay silent for the whole test.
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        None,
+    );
+    let mut first = Client::connect(&d.addr, None).expect("connect");
+    let hold: Vec<TcpStream> = (1..passepartout::daemon::server::MAX_CONNECTIONS)
+        .map(|_| TcpStream::connect(&d.addr).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let refused = raw(&d.addr, b"", false, None);
+    assert!(
+        protocol_error(&refused).contains("already serves 256 clients"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        result(&eval(&mut first, 1, 1)),
+        "2",
+        "the connected clients go on"
+    );
+    drop(hold);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut again = Client::connect(&d.addr, None).expect("room again");
+    assert_eq!(result(&eval(&mut again, 2, 2)), "4");
+}

@@ -96,8 +96,24 @@ impl Actuator for RouterActuator {
     }
 }
 
+/// Most clients connected at once; more are told so and closed.
+pub const MAX_CONNECTIONS: usize = 256;
+/// Most requests of one client running at once.
+pub const MAX_IN_FLIGHT: usize = 16;
+
+/// Tell a client over [`MAX_CONNECTIONS`] why it is refused, and close.
+async fn refuse(mut stream: TcpStream, signer: Option<Signer>) {
+    let message = json!({ "type": "error", "error": { "kind": "protocol", "message": format!("the daemon already serves {MAX_CONNECTIONS} clients; try again later") } });
+    let bytes = serde_json::to_vec(&message).unwrap_or_default();
+    if let Ok(frame) = protocol::encode(&bytes, signer.as_ref()) {
+        let _ = stream.write_all(&frame).await;
+    }
+    let _ = stream.shutdown().await;
+}
+
 /// A running daemon's shared state.
 pub struct Server {
+    connections: Arc<tokio::sync::Semaphore>,
     pipeline: Arc<Pipeline>,
     router: Arc<Router>,
     config: ServerConfig,
@@ -110,6 +126,7 @@ impl Server {
     /// `router`.
     pub fn new(pipeline: Arc<Pipeline>, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Arc::new(Server {
+            connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
             pipeline,
             router,
             config,
@@ -147,8 +164,16 @@ impl Server {
                 _ = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
+                        let Ok(permit) = self.connections.clone().try_acquire_owned() else {
+                            tracing::warn!("refusing {peer}: {MAX_CONNECTIONS} clients are connected");
+                            tasks.spawn(refuse(stream, self.config.signer.clone()));
+                            continue;
+                        };
                         let me = self.clone();
-                        tasks.spawn(async move { me.connection(stream, peer).await });
+                        tasks.spawn(async move {
+                            me.connection(stream, peer).await;
+                            drop(permit);
+                        });
                     }
                     Err(e) => tracing::warn!("accept failed: {e}"),
                 },
@@ -231,6 +256,7 @@ impl Server {
             "hmac": self.config.signer.is_some(),
         }));
         let mut in_flight = tokio::task::JoinSet::new();
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
         loop {
             let message = match self.read_frame(reader).await {
                 Ok(Some(m)) => m,
@@ -256,9 +282,15 @@ impl Server {
                     continue;
                 }
             };
+            // Back-pressure: at most MAX_IN_FLIGHT requests of one client run at once; reading
+            // its next frame waits for a slot.
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                break;
+            };
             let me = self.clone();
             let tx = tx.clone();
             in_flight.spawn(async move {
+                let _slot = slot;
                 let session = format!("{}:{conn}:{id}", me.router.boot);
                 let pipeline = me.pipeline.clone();
                 let uptime = me.started.elapsed().as_secs();
@@ -300,10 +332,19 @@ impl Server {
         } else {
             0
         };
-        let mut rest = vec![0u8; mac_len + size];
-        match tokio::time::timeout(timeout, reader.read_exact(&mut rest)).await {
+        // Grow the buffer as bytes arrive rather than allocating what the prefix announces: a
+        // client that announces 16 MiB and sends nothing costs nothing.
+        let want = mac_len + size;
+        let mut rest = Vec::with_capacity(want.min(64 * 1024));
+        match tokio::time::timeout(
+            timeout,
+            (&mut *reader).take(want as u64).read_to_end(&mut rest),
+        )
+        .await
+        {
             Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
             Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+            Ok(Ok(n)) if n < want => return Err(ProtocolError::ShortRead),
             Ok(Ok(_)) => {}
         }
         let (mac, payload) = rest.split_at(mac_len);
