@@ -295,3 +295,36 @@ fn the_json_schema_is_stable() {
     assert_eq!(p["findings"][0]["kind"], "unbounded-limit");
     assert_eq!(p["findings"][0]["severity"], "info");
 }
+
+#[test]
+fn a_grant_beyond_what_is_declared_is_found_even_beside_a_declared_one() {
+    let (a, b) = (
+        tempfile::tempdir().expect("temp dir"),
+        tempfile::tempdir().expect("temp dir"),
+    );
+    let policy = format!(
+        "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}, {{ guest = \"/extra\", host = \"{}\", access = \"read-only\" }}]\n",
+        a.path().display(),
+        b.path().display()
+    );
+    let audit = audit_with(&builtin("files"), &policy);
+    assert_eq!(
+        kinds(&audit),
+        BTreeSet::from([FindingKind::GrantedNotDeclared])
+    );
+    let f = audit
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::GrantedNotDeclared)
+        .expect("finding");
+    assert!(
+        f.message.contains("/extra") && !f.message.contains("/workspace ->"),
+        "{}",
+        f.message
+    );
+    assert_eq!(
+        audit.capabilities[0].effective.len(),
+        1,
+        "only the declared mount is effective"
+    );
+}

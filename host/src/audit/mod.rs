@@ -368,10 +368,18 @@ fn capabilities(
             vec![format!("{m:?}")]
         }
     };
-    let sides = |declared, granted, effective| Sides {
+    let sides = |declared, granted, effective, undeclared| Sides {
         declared,
         granted,
         effective,
+        undeclared,
+    };
+    let not_asked = |granted: &[String], asked: &[String]| -> Vec<String> {
+        granted
+            .iter()
+            .filter(|g| !asked.contains(g))
+            .cloned()
+            .collect()
     };
     let rows = vec![
         (
@@ -388,6 +396,12 @@ fn capabilities(
                     .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
                     .collect(),
                 mounts(&effective.fs),
+                entry
+                    .fs
+                    .iter()
+                    .filter(|g| !asked.fs.iter().any(|r| r.guest == g.guest))
+                    .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
+                    .collect(),
             ),
         ),
         (
@@ -396,11 +410,17 @@ fn capabilities(
                 asked.env.clone(),
                 entry.env.clone(),
                 effective.env.iter().map(|e| e.name.clone()).collect(),
+                not_asked(&entry.env, &asked.env),
             ),
         ),
         (
             Class::Network,
-            sides(asked.net.clone(), entry.net.clone(), effective.net.clone()),
+            sides(
+                asked.net.clone(),
+                entry.net.clone(),
+                effective.net.clone(),
+                not_asked(&entry.net, &asked.net),
+            ),
         ),
         (
             Class::Process,
@@ -408,6 +428,7 @@ fn capabilities(
                 asked.process.clone(),
                 entry.process.clone(),
                 effective.process.clone(),
+                not_asked(&entry.process, &asked.process),
             ),
         ),
         (
@@ -416,6 +437,11 @@ fn capabilities(
                 memory(asked.memory),
                 memory(entry.memory),
                 memory(effective.memory),
+                if asked.memory == MemoryAccess::None {
+                    memory(entry.memory)
+                } else {
+                    Vec::new()
+                },
             ),
         ),
         (Class::Clocks, Sides::default()),
@@ -435,6 +461,7 @@ fn capabilities(
             declared,
             granted,
             effective,
+            ..
         } = sides;
         audit.capabilities.push(CapabilityRow {
             capability: class.name(),
@@ -505,6 +532,8 @@ struct Sides {
     declared: Vec<String>,
     granted: Vec<String>,
     effective: Vec<String>,
+    /// Granted items the manifest does not ask for (no effect: the runtime intersects).
+    undeclared: Vec<String>,
 }
 
 fn findings_for(
@@ -516,9 +545,9 @@ fn findings_for(
     enforced: &str,
 ) {
     let Sides {
-        declared,
-        granted,
         effective,
+        undeclared,
+        ..
     } = sides;
     let cap = class.name();
     let grantable = matches!(
@@ -585,11 +614,11 @@ fn findings_for(
                 format!("granted {cap} ({}) but the component never imports it: remove the grant from policy.toml", effective.join("; ")),
             ));
         }
-        if !granted.is_empty() && declared.is_empty() {
+        if !undeclared.is_empty() {
             audit.findings.push(finding(
                 FindingKind::GrantedNotDeclared,
                 Severity::Low,
-                format!("policy.toml grants {cap} ({}) but plugin.toml does not ask for it, so it has no effect: remove it", granted.join("; ")),
+                format!("policy.toml grants {cap} ({}) that plugin.toml does not ask for, so it has no effect: remove it", undeclared.join("; ")),
             ));
         }
     }
