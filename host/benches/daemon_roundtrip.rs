@@ -13,7 +13,7 @@ use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig}
 use passepartout::journal::Journal;
 use passepartout::pipeline::{Pipeline, PipelineConfig};
 use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader};
-use passepartout::signal::{Payload, Signal, SignalType};
+use passepartout::signal::Signal;
 use serde_json::json;
 
 fn pipeline(router: &Arc<Router>) -> Pipeline {
@@ -38,16 +38,7 @@ fn action() -> serde_json::Value {
 }
 
 fn request_signal() -> Signal {
-    let mut payload = Payload::default();
-    payload.extra.insert("action".into(), action());
-    Signal {
-        kind: SignalType::Request,
-        payload,
-        meta: Default::default(),
-        depth: 0,
-        status: None,
-        approved_action: None,
-    }
+    Signal::request(action(), Default::default())
 }
 
 /// Start a daemon in this process on a free port; returns its address.

@@ -117,55 +117,48 @@ pub fn verify(gates: &[&dyn GateCheck], action: &Action, signal: &Signal) -> Ver
             reason,
             micros,
         };
-        match result {
-            Ok(wit::Verdict::Pass) => trace.push(record(TraceVerdict::Pass, None)),
+        // A rejection, a failed gate or a malformed modification stops the walk (fail closed).
+        let blocked = match result {
+            Ok(wit::Verdict::Pass) => {
+                trace.push(record(TraceVerdict::Pass, None));
+                None
+            }
             Ok(wit::Verdict::Modify(new)) => match Action::from_wit(&new) {
                 Ok(mut new) => {
                     // The model's call id survives a gate's rewrite.
                     new.call_id = current.call_id.take();
                     trace.push(record(TraceVerdict::Modify, None));
                     current = new;
+                    None
                 }
-                Err(why) => {
-                    let reason = format!(
+                Err(why) => Some((
+                    TraceVerdict::Error,
+                    format!(
                         "gate {} returned a malformed modification: {why}",
                         gate.name()
-                    );
-                    trace.push(record(TraceVerdict::Error, Some(reason.clone())));
-                    return Verification {
-                        outcome: Outcome::Rejected {
-                            gate: gate.name().into(),
-                            reason,
-                        },
-                        trace,
-                    };
-                }
+                    ),
+                )),
             },
             Ok(wit::Verdict::RequireApproval(reason)) => {
                 approvals.push(format!("{}: {reason}", gate.name()));
                 trace.push(record(TraceVerdict::RequireApproval, Some(reason)));
+                None
             }
-            Ok(wit::Verdict::Reject(reason)) => {
-                trace.push(record(TraceVerdict::Reject, Some(reason.clone())));
-                return Verification {
-                    outcome: Outcome::Rejected {
-                        gate: gate.name().into(),
-                        reason,
-                    },
-                    trace,
-                };
-            }
-            Err(e) => {
-                let reason = format!("the gate failed, so the action is refused: {e}");
-                trace.push(record(TraceVerdict::Error, Some(reason.clone())));
-                return Verification {
-                    outcome: Outcome::Rejected {
-                        gate: gate.name().into(),
-                        reason,
-                    },
-                    trace,
-                };
-            }
+            Ok(wit::Verdict::Reject(reason)) => Some((TraceVerdict::Reject, reason)),
+            Err(e) => Some((
+                TraceVerdict::Error,
+                format!("the gate failed, so the action is refused: {e}"),
+            )),
+        };
+        if let Some((verdict, reason)) = blocked {
+            trace.push(record(verdict, Some(reason.clone())));
+            return Verification {
+                outcome: Outcome::Rejected {
+                    gate: gate.name().into(),
+                    reason,
+                },
+                trace,
+            };
         }
     }
     let outcome = if approvals.is_empty() {

@@ -101,6 +101,21 @@ impl Signal {
         }
     }
 
+    /// A direct request from `meta.source`: `action` (JSON) travels in `payload.action` and goes
+    /// through the gates, never the model.
+    pub fn request(action: Value, meta: Meta) -> Signal {
+        let mut payload = Payload::default();
+        payload.extra.insert("action".into(), action);
+        Signal {
+            kind: SignalType::Request,
+            payload,
+            meta,
+            depth: 0,
+            status: None,
+            approved_action: None,
+        }
+    }
+
     /// The sensor, if any.
     pub fn sensor(&self) -> Option<&str> {
         self.payload.sensor.as_deref()

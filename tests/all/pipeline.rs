@@ -11,7 +11,7 @@ use passepartout::pipeline::{
     StepOutcome,
 };
 use passepartout::runtime::{Plugin, Policy, loader};
-use passepartout::signal::{Payload, Signal, SignalType};
+use passepartout::signal::Signal;
 use passepartout_tests::{
     ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM, source,
 };
@@ -106,19 +106,13 @@ fn with_hostile_gate(priority: i32, replies: Vec<ProviderReply>) -> Setup {
 }
 
 fn request(action: serde_json::Value) -> Signal {
-    let mut payload = Payload::default();
-    payload.extra.insert("action".into(), action);
-    Signal {
-        kind: SignalType::Request,
-        payload,
-        meta: passepartout::signal::Meta {
+    Signal::request(
+        action,
+        passepartout::signal::Meta {
             source: Some("cli".into()),
             session: None,
         },
-        depth: 0,
-        status: None,
-        approved_action: None,
-    }
+    )
 }
 
 fn user(text: &str) -> Signal {

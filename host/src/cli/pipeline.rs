@@ -8,7 +8,7 @@ use passepartout::pipeline::actuators::Outbox;
 use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
 use passepartout::providers::spend::SpendLog;
 use passepartout::providers::{Cascade, ProvidersConfig};
-use passepartout::signal::{Action, Payload, Signal, SignalType};
+use passepartout::signal::{Action, Meta, Signal};
 use serde_json::json;
 
 use super::{Common, Loaded};
@@ -62,19 +62,13 @@ fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Res
 }
 
 fn request(action: &Action) -> Signal {
-    let mut payload = Payload::default();
-    payload.extra.insert("action".into(), json!(action));
-    Signal {
-        kind: SignalType::Request,
-        payload,
-        meta: passepartout::signal::Meta {
+    Signal::request(
+        json!(action),
+        Meta {
             source: Some("cli".into()),
             session: None,
         },
-        depth: 0,
-        status: None,
-        approved_action: None,
-    }
+    )
 }
 
 pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use super::protocol::{self, LEN_DIGITS, MAC_DIGITS, ProtocolError, Signer};
 use crate::pipeline::actuators::{ActError, Actuator};
 use crate::pipeline::{Pipeline, Report};
-use crate::signal::{Action, Meta, Payload, Signal, SignalType};
+use crate::signal::{Action, Meta, Signal};
 
 /// Settings of a running daemon.
 #[derive(Clone, Debug)]
@@ -367,17 +367,10 @@ fn report_result(report: &Report) -> (Value, Vec<Value>) {
     (json!({ "steps": report.steps }), traces)
 }
 
-fn client_signal(kind: SignalType, payload: Payload, session: &str) -> Signal {
-    Signal {
-        kind,
-        payload,
-        meta: Meta {
-            source: Some("client".into()),
-            session: Some(session.into()),
-        },
-        depth: 0,
-        status: None,
-        approved_action: None,
+fn client_meta(session: &str) -> Meta {
+    Meta {
+        source: Some("client".into()),
+        session: Some(session.into()),
     }
 }
 
@@ -400,23 +393,14 @@ fn handle(
         "act" => {
             let action: Action = serde_json::from_value(message["action"].clone())
                 .map_err(|e| format!("`action` is not a valid action: {e}"))?;
-            let mut payload = Payload::default();
-            payload.extra.insert("action".into(), json!(action));
-            let report = pipeline.run(client_signal(SignalType::Request, payload, session));
+            let report = pipeline.run(Signal::request(json!(action), client_meta(session)));
             Ok(report_result(&report))
         }
         "ask" => {
             let text = field("text")?;
-            let payload = Payload {
-                sensor: Some("user-input".into()),
-                text: Some(text),
-                ..Payload::default()
-            };
-            Ok(report_result(&pipeline.run(client_signal(
-                SignalType::Event,
-                payload,
-                session,
-            ))))
+            let mut signal = Signal::event("user-input", Some(&text), None);
+            signal.meta = client_meta(session);
+            Ok(report_result(&pipeline.run(signal)))
         }
         "approve" => pipeline
             .approve(&field("token")?)

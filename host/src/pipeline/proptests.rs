@@ -14,7 +14,7 @@ use crate::gates::GateCheck;
 use crate::journal::Journal;
 use crate::runtime::types as wit;
 use crate::runtime::{PluginError, PluginId};
-use crate::signal::{Action, Payload, Signal, SignalType};
+use crate::signal::{Action, Signal};
 
 #[derive(Clone, Copy, Debug)]
 enum V {
@@ -116,10 +116,7 @@ proptest! {
         }
 
         let action = json!({ "target": "rec", "text": text, "args": args });
-        let mut payload = Payload::default();
-        payload.extra.insert("action".into(), action);
-        let signal = Signal { kind: SignalType::Request, payload, meta: Default::default(), depth: 0, status: None, approved_action: None };
-        let report = pipeline.run(signal);
+        let report = pipeline.run(Signal::request(action, Default::default()));
         let first = &report.steps[0];
         let walked: Vec<String> = first.trace.iter().map(|g| g.gate.clone()).collect();
 
@@ -193,18 +190,10 @@ fn the_last_mile_verify_blocks_what_reason_let_through() {
     .expect("pipeline")
     .with_actuator("rec", Box::new(recorder.clone()))
     .with_gate(Arc::new(Fickle(std::sync::atomic::AtomicU32::new(0))));
-    let mut payload = Payload::default();
-    payload
-        .extra
-        .insert("action".into(), json!({ "target": "rec", "text": "hello" }));
-    let signal = Signal {
-        kind: SignalType::Request,
-        payload,
-        meta: Default::default(),
-        depth: 0,
-        status: None,
-        approved_action: None,
-    };
+    let signal = Signal::request(
+        json!({ "target": "rec", "text": "hello" }),
+        Default::default(),
+    );
     let report = pipeline.run(signal);
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Rejected { gate, .. } if gate == "fickle"),
@@ -236,18 +225,10 @@ fn an_expired_approval_cannot_be_used() {
             priority: 0,
             verdict: V::Approve,
         }));
-    let mut payload = Payload::default();
-    payload
-        .extra
-        .insert("action".into(), json!({ "target": "rec", "text": "hello" }));
-    let signal = Signal {
-        kind: SignalType::Request,
-        payload,
-        meta: Default::default(),
-        depth: 0,
-        status: None,
-        approved_action: None,
-    };
+    let signal = Signal::request(
+        json!({ "target": "rec", "text": "hello" }),
+        Default::default(),
+    );
     let report = pipeline.run(signal);
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
         panic!("suspended")
