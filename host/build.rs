@@ -8,7 +8,19 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The first-party plugins, by package name (each is `plugins/<name>/`).
-const PLUGINS: &[&str] = &["shell-guard", "files", "eval"];
+const PLUGINS: &[&str] = &[
+    "shell-guard",
+    "files",
+    "eval",
+    "shell",
+    "http-fetch",
+    "memory",
+    "chat",
+    "gardener",
+    "secrets",
+    "explanation",
+    "approval",
+];
 
 fn main() {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");

@@ -49,6 +49,7 @@ fn start_daemon() -> String {
         signer: None,
         read_timeout: Duration::from_secs(300),
         heartbeat: Duration::from_secs(3600),
+        auto_save: Duration::from_secs(3600),
         max_frame: 0xff_ffff,
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

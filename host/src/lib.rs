@@ -16,6 +16,7 @@ pub mod dirs;
 pub mod gates;
 pub mod install;
 pub mod journal;
+pub mod memory;
 pub mod pipeline;
 pub mod providers;
 pub mod runtime;

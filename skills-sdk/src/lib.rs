@@ -149,6 +149,7 @@ pub mod bindings {
             with: {
                 "passepartout:plugin/types@0.1.0": crate::bindings::gate::passepartout::plugin::types,
                 "passepartout:plugin/host@0.1.0": crate::bindings::gate::passepartout::plugin::host,
+                "passepartout:plugin/memory@0.1.0": crate::bindings::tool::passepartout::plugin::memory,
             },
             pub_export_macro: true,
             export_macro_name: "__export_skill_world",
@@ -171,6 +172,38 @@ pub use roles::{Gate, Skill, Tool};
 /// The host cuts lines longer than 4 KiB and keeps at most 100 lines per call.
 pub fn log(level: LogLevel, message: &str) {
     bindings::gate::passepartout::plugin::host::log(level, message);
+}
+
+/// This plugin's configuration: the `[config]` table of its `plugin.toml` with the operator's
+/// `[plugins.NAME.config]` keys laid over it, as a JSON object (`{}` when there is none).
+pub fn config() -> serde_json::Value {
+    let text = bindings::gate::passepartout::plugin::host::config();
+    serde_json::from_str(&text).unwrap_or_else(|_| serde_json::Value::Object(Default::default()))
+}
+
+/// Running programs through the host (tools only; the policy must grant each program by name).
+///
+/// ```no_run
+/// use passepartout_sdk::process::{Command, run};
+/// let out = run(&Command {
+///     program: "git".into(),
+///     args: vec!["status".into(), "--short".into()],
+///     cwd: Some("/workspace".into()),
+///     stdin: None,
+///     timeout_ms: Some(10_000),
+/// });
+/// ```
+pub mod process {
+    pub use crate::bindings::tool::passepartout::plugin::process::{
+        Command, Output, ProcessError, run,
+    };
+}
+
+/// Queries on (and, with a `read-write` grant, writes to) the memory store of Org headlines.
+pub mod memory {
+    pub use crate::bindings::tool::passepartout::plugin::memory::{
+        Node, NodeQuery, awareness, get, query, root, set_property,
+    };
 }
 
 /// Not part of the API: used by the export macros.

@@ -97,7 +97,12 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         }
     }
     let router = Arc::new(Router::default());
-    let pipeline = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?
+    let memory = loaded.memory.clone();
+    let mut pipeline = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
+    if let Some(m) = memory {
+        pipeline = pipeline.with_memory(m);
+    }
+    let pipeline = pipeline
         .with_provider(Box::new(cascade))
         .with_actuator("client", Box::new(RouterActuator(router.clone())))
         .with_actuator("cli", Box::new(RouterActuator(router.clone())));
@@ -138,6 +143,7 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         signer,
         read_timeout: passepartout::daemon::read_timeout_from_env(),
         heartbeat: passepartout::daemon::heartbeat_from_env(),
+        auto_save: passepartout::daemon::auto_save_from_env(),
         max_frame: protocol::MAX_FRAME,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -4,6 +4,7 @@ mod audit;
 mod daemon;
 mod init;
 mod journal;
+mod memory;
 mod pipeline;
 mod plugin_cmd;
 mod plugins;
@@ -160,6 +161,11 @@ enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// The memory store of Org headlines: ingest, query, snapshots, rollback.
+    Memory {
+        #[command(subcommand)]
+        command: memory::MemoryCommand,
+    },
     /// The tamper-evident journal of proposals, verdicts, approvals and results.
     Journal {
         #[command(subcommand)]
@@ -239,6 +245,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         };
     }
     match &cli.command {
+        Command::Memory { command } => return memory::run(&cli.common, command),
         Command::Daemon => return daemon::run(&cli.common),
         Command::Send {
             text,
@@ -302,6 +309,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Doctor { json } => status::doctor(loaded, &cli.common, json),
         // Handled above, before any plugin is loaded.
         Command::Journal { .. }
+        | Command::Memory { .. }
         | Command::Audit { .. }
         | Command::Plugin { .. }
         | Command::Daemon
@@ -321,6 +329,7 @@ pub struct Setup {
     plugin_dir: Option<PathBuf>,
     sources: Vec<PluginSource>,
     source_errors: Vec<LoadError>,
+    memory: Option<std::sync::Arc<passepartout::memory::Memory>>,
 }
 
 /// Everything the commands need: the runtime, what loaded, and where from.
@@ -329,6 +338,7 @@ pub struct Loaded {
     report: LoadReport,
     plugin_dir: Option<PathBuf>,
     policy_file: Option<PathBuf>,
+    memory: Option<std::sync::Arc<passepartout::memory::Memory>>,
 }
 
 fn setup(common: &Common) -> anyhow::Result<Setup> {
@@ -337,10 +347,19 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
     } else {
         common.cache.clone().or_else(passepartout::dirs::cache_dir)
     };
-    let runtime = Runtime::new(RuntimeConfig {
+    let mut runtime = Runtime::new(RuntimeConfig {
         cache_dir,
         pooling: true,
     })?;
+    // Plugins granted memory get the store in the database; without a database they cannot
+    // load (the grant is refused, never silently dropped).
+    let memory = match common.db.clone().or_else(passepartout::dirs::database) {
+        Some(_) => Some(memory::open(common)?),
+        None => None,
+    };
+    if let Some(m) = &memory {
+        runtime.set_memory(m.clone());
+    }
     let policy_file = common
         .policy
         .clone()
@@ -374,6 +393,7 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
         plugin_dir,
         sources,
         source_errors,
+        memory,
     })
 }
 
@@ -388,6 +408,7 @@ fn load(common: &Common) -> anyhow::Result<Loaded> {
         report,
         plugin_dir: s.plugin_dir,
         policy_file: s.policy_file,
+        memory: s.memory,
     })
 }
 

@@ -26,7 +26,10 @@ fn pipeline(
     outbox: &Outbox,
     common: &Common,
 ) -> anyhow::Result<Pipeline> {
-    let p = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
+    let mut p = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
+    if let Some(m) = loaded.memory {
+        p = p.with_memory(m);
+    }
     let p = p.with_actuator("cli", outbox.actuator("cli"));
     Ok(p.with_provider(Box::new(cascade(common)?)))
 }

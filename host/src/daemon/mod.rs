@@ -70,9 +70,18 @@ pub fn read_timeout_from_env() -> Duration {
 
 /// The heartbeat interval (`HEARTBEAT_INTERVAL` seconds, default 60).
 pub fn heartbeat_from_env() -> Duration {
-    std::env::var("HEARTBEAT_INTERVAL")
+    seconds_from_env("HEARTBEAT_INTERVAL", 60)
+}
+
+/// `MEMORY_AUTO_SAVE_INTERVAL` in seconds (default 300, as the seed).
+pub fn auto_save_from_env() -> Duration {
+    seconds_from_env("MEMORY_AUTO_SAVE_INTERVAL", 300)
+}
+
+fn seconds_from_env(name: &str, default: u64) -> Duration {
+    std::env::var(name)
         .ok()
-        .and_then(|v| v.parse().ok())
+        .and_then(|v| v.trim().parse().ok())
         .filter(|s| *s > 0)
-        .map_or(Duration::from_secs(60), Duration::from_secs)
+        .map_or(Duration::from_secs(default), Duration::from_secs)
 }

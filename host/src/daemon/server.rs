@@ -27,8 +27,33 @@ pub struct ServerConfig {
     pub read_timeout: Duration,
     /// Inject a heartbeat signal this often.
     pub heartbeat: Duration,
+    /// Save memory this often (MEMORY_AUTO_SAVE_INTERVAL): re-ingest `[memory] paths` and
+    /// checkpoint the database. Also done once at shutdown.
+    pub auto_save: Duration,
     /// The largest frame accepted.
     pub max_frame: usize,
+}
+
+/// Auto-save: re-ingest the configured Org paths (unchanged files change nothing) and
+/// checkpoint the database, so that what is in memory is on disk.
+pub fn save_memory(pipeline: &Pipeline) {
+    let Some(memory) = pipeline.memory() else {
+        return;
+    };
+    for path in &memory.config().paths {
+        match memory.ingest(path, &crate::memory::IngestOptions::default()) {
+            Ok(r) => {
+                for w in &r.warnings {
+                    tracing::warn!("memory auto-save: {w}");
+                }
+            }
+            Err(e) => tracing::warn!("memory auto-save of {}: {e}", path.display()),
+        }
+    }
+    match memory.checkpoint() {
+        Ok(()) => tracing::info!(root = %memory.root(), "memory saved"),
+        Err(e) => tracing::error!("memory auto-save failed: {e}"),
+    }
 }
 
 /// Routes what the pipeline sends to a client (`target = "client"`) to the connection and
@@ -158,6 +183,18 @@ impl Server {
                 }
             })
         };
+        let saver = {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(me.config.auto_save);
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    let p = me.pipeline.clone();
+                    let _ = tokio::task::spawn_blocking(move || save_memory(&p)).await;
+                }
+            })
+        };
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -189,6 +226,9 @@ impl Server {
             while tasks.join_next().await.is_some() {}
         })
         .await;
+        saver.abort();
+        let p = self.pipeline.clone();
+        let _ = tokio::task::spawn_blocking(move || save_memory(&p)).await;
     }
 
     async fn connection(self: Arc<Self>, stream: TcpStream, peer: SocketAddr) {

@@ -131,6 +131,36 @@ impl Pipeline {
         })
     }
 
+    /// The seed's undo snapshot: before a tool that is not read-only, record the memory root
+    /// (one row), so that a failing cycle (or a person) can roll back to it.
+    fn undo_snapshot(&self, action: &Action) {
+        let (Some(memory), Some(tool)) = (&self.memory, &action.tool) else {
+            return;
+        };
+        if action.target != "tool" || self.tool_is_read_only(tool) {
+            return;
+        }
+        match memory.snapshot(&format!("before tool {tool}")) {
+            Ok(snap) => {
+                self.record(
+                    "memory-snapshot",
+                    json!({ "seq": snap.seq, "root": snap.root, "reason": snap.reason }),
+                );
+                *self.undo.lock().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+            }
+            Err(e) => tracing::error!("undo snapshot before {tool} failed: {e}"),
+        }
+    }
+
+    /// Whether the tool named `tool` says it changes nothing (unknown tools are not).
+    fn tool_is_read_only(&self, tool: &str) -> bool {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.tools.iter())
+            .find(|t| t.name == tool)
+            .is_some_and(|t| t.read_only)
+    }
+
     /// Verify `action` one last time and run it. `approved` says a person approved it already,
     /// so an approval request from the gates is satisfied; a rejection still stops it.
     pub(crate) fn execute(
@@ -191,6 +221,7 @@ impl Pipeline {
                 None,
             ));
         };
+        self.undo_snapshot(&action);
         let result = actuator.act(&action, signal);
         let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
         let formatted = format_result(&tool, &result);

@@ -43,6 +43,7 @@ impl Pipeline {
                 break;
             }
             let signal = self.perceive(signal);
+            *self.undo.lock().unwrap_or_else(|p| p.into_inner()) = None;
             let cycle = self
                 .reason(&signal)
                 .and_then(|reasoned| self.act(&signal, reasoned));
@@ -62,6 +63,7 @@ impl Pipeline {
                             error: e.to_string(),
                         },
                     });
+                    self.rollback_after(&signal);
                     match self.recover(&signal, &e) {
                         Some(next) => current = Some(next),
                         None if self.config.recovery == Recovery::Abort => break,
@@ -71,6 +73,27 @@ impl Pipeline {
             }
         }
         report
+    }
+
+    /// The seed's micro-rollback: a cycle that failed after an undo snapshot puts memory back
+    /// (not for loop-error and tool-error signals, as in the seed).
+    fn rollback_after(&self, signal: &Signal) {
+        if matches!(signal.sensor(), Some("loop-error" | "tool-error")) {
+            return;
+        }
+        let undo = self.undo.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let (Some(memory), Some(snap)) = (&self.memory, undo) {
+            match memory.restore(&snap) {
+                Ok(()) => {
+                    self.log(format!("memory rolled back to snapshot #{}", snap.seq));
+                    self.record(
+                        "memory-rollback",
+                        json!({ "seq": snap.seq, "root": snap.root }),
+                    );
+                }
+                Err(e) => tracing::error!("memory rollback to #{} failed: {e}", snap.seq),
+            }
+        }
     }
 
     /// The seed's recovery: a failure at depth ≤ 2 that is not itself a loop-error or

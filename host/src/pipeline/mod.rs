@@ -192,6 +192,9 @@ pub struct Pipeline {
     config: PipelineConfig,
     interrupt: Arc<AtomicBool>,
     logs: Mutex<VecDeque<String>>,
+    memory: Option<Arc<crate::memory::Memory>>,
+    /// The undo snapshot taken in the current cycle (before a tool that is not read-only).
+    undo: Mutex<Option<crate::memory::Snapshot>>,
 }
 
 /// Lines of recent activity kept for the prompt's LOGS section.
@@ -230,6 +233,8 @@ impl Pipeline {
             config,
             interrupt: Arc::new(AtomicBool::new(false)),
             logs: Mutex::new(VecDeque::new()),
+            memory: None,
+            undo: Mutex::new(None),
         };
         p.sort_gates();
         Ok(p)
@@ -248,6 +253,19 @@ impl Pipeline {
     pub fn with_provider(mut self, provider: Box<dyn Provider>) -> Pipeline {
         self.provider = Some(provider);
         self
+    }
+
+    /// Use `memory`: its awareness outline goes into the prompt's CONTEXT, a snapshot is taken
+    /// before every tool that is not read-only, and a cycle that fails after one rolls back
+    /// to it.
+    pub fn with_memory(mut self, memory: Arc<crate::memory::Memory>) -> Pipeline {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// The memory store, if any.
+    pub fn memory(&self) -> Option<&Arc<crate::memory::Memory>> {
+        self.memory.as_ref()
     }
 
     /// Add (or replace) the actuator `name`.

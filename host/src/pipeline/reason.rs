@@ -11,6 +11,9 @@ use crate::gates::{self, Outcome};
 use crate::runtime::Kind;
 use crate::signal::{Action, GateTrace, Signal, SignalType};
 
+/// Most bytes of memory outline in the prompt's CONTEXT.
+const CONTEXT_BYTES: usize = 4000;
+
 /// What Reason decided.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reasoned {
@@ -78,6 +81,10 @@ impl Pipeline {
                 if matches!(signal.sensor(), Some("tool-output" | "tool-error"))
                     && conversation(signal).is_some() =>
             {
+                self.reason_with_model(signal)
+            }
+            // Any other event (a heartbeat...) goes to the model when a skill takes it up.
+            SignalType::Event if skills::prompt(&self.skills, signal).is_some() => {
                 self.reason_with_model(signal)
             }
             _ => Ok(Reasoned::Nothing),
@@ -206,6 +213,17 @@ impl Pipeline {
         Ok(parse_reply(reply))
     }
 
+    /// The CONTEXT section: the memory's awareness outline, bounded.
+    fn context(&self) -> String {
+        match &self.memory {
+            None => "(no memory store)".to_owned(),
+            Some(m) => m.awareness(CONTEXT_BYTES).unwrap_or_else(|e| {
+                tracing::warn!("memory context unavailable: {e}");
+                format!("(memory unavailable: {e})")
+            }),
+        }
+    }
+
     /// The request `think` sends: system prompt, user prompt and tool schemas.
     pub fn prompt(&self, signal: &Signal, rejection: Option<&str>) -> ProviderRequest {
         let tools = self.tool_schemas();
@@ -232,7 +250,7 @@ impl Pipeline {
         let logs = self.recent_logs();
         let system = format!(
             "{identity}\n\nTOOLS:\n{belt}\n\nCONTEXT:\n{}\n\nLOGS:\n{}",
-            "(no memory yet)",
+            self.context(),
             if logs.is_empty() {
                 "(none)".to_owned()
             } else {

@@ -26,6 +26,9 @@ pub struct ProvidersConfig {
     /// `[daemon]`: where it listens.
     #[serde(default)]
     pub daemon: DaemonSection,
+    /// `[memory]`: the Org store (snapshots kept, paths, embeddings).
+    #[serde(default)]
+    pub memory: crate::memory::MemoryConfig,
 }
 
 /// `[daemon]` of `passepartout.toml`.

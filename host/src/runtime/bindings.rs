@@ -33,9 +33,12 @@ pub mod skill {
         with: {
             "passepartout:plugin/types": super::gate::passepartout::plugin::types,
             "passepartout:plugin/host": super::gate::passepartout::plugin::host,
+            "passepartout:plugin/memory": super::tool::passepartout::plugin::memory,
         },
     });
 }
 
 pub use gate::passepartout::plugin::host as host_api;
 pub use gate::passepartout::plugin::types;
+pub use tool::passepartout::plugin::memory as memory_api;
+pub use tool::passepartout::plugin::process as process_api;

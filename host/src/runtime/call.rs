@@ -10,7 +10,7 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use super::bindings::{gate, types};
-use super::capabilities::{env, fs};
+use super::capabilities::{env, fs, memory, process};
 use super::engine::ticks;
 use super::error::{PluginError, ToolFailure};
 use super::limits::DEFAULT_GATE_TIMEOUT;
@@ -41,7 +41,11 @@ impl Plugin {
 
     fn gate_store(&self) -> Result<Store<GateData>, PluginError> {
         let data = GateData {
-            common: HostCommon::new(self.id.clone(), self.limits.memory_bytes),
+            common: HostCommon::new(
+                self.id.clone(),
+                self.limits.memory_bytes,
+                self.config.clone(),
+            ),
         };
         self.store(data, self.gate_budget())
     }
@@ -60,10 +64,24 @@ impl Plugin {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         b.stderr(stderr.clone());
         let data = ToolData {
-            common: HostCommon::new(self.id.clone(), self.limits.memory_bytes),
+            common: HostCommon::new(
+                self.id.clone(),
+                self.limits.memory_bytes,
+                self.config.clone(),
+            ),
             wasi: b.build(),
             table: ResourceTable::new(),
             stderr,
+            process: (!self.grants.process.is_empty()).then(|| process::ProcessCtx {
+                programs: self.grants.process.clone(),
+                mounts: self.grants.fs.clone(),
+                env: self.grants.env.clone(),
+                deadline: Instant::now() + budget.timeout,
+            }),
+            memory: self.memory.as_ref().map(|m| memory::MemoryCtx {
+                store: m.store.clone(),
+                access: m.access,
+            }),
         };
         self.store(data, budget)
     }

@@ -30,6 +30,10 @@ pub struct Manifest {
     /// The capabilities the plugin asks for; it gets those the policy also grants.
     #[serde(default)]
     pub capabilities: CapabilityRequest,
+    /// Settings the plugin reads with `host.config()` (the policy's `[plugins.NAME.config]`
+    /// keys replace these).
+    #[serde(default)]
+    pub config: toml::Table,
     /// Skills this skill builds on: they are ordered before it, and a cycle is refused.
     #[serde(default)]
     pub depends_on: Vec<String>,

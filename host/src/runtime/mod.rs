@@ -61,6 +61,7 @@ pub struct Runtime {
     gate_linker: Linker<GateData>,
     tool_linker: Linker<ToolData>,
     ticker: std::sync::Arc<engine::EpochTicker>,
+    memory: Option<std::sync::Arc<crate::memory::Memory>>,
 }
 
 impl Runtime {
@@ -89,7 +90,33 @@ impl Runtime {
             gate_linker,
             tool_linker,
             ticker,
+            memory: None,
         })
+    }
+
+    /// Give plugins granted `memory` this store (before loading them). Without one, a memory
+    /// grant is refused at load.
+    pub fn set_memory(&mut self, memory: std::sync::Arc<crate::memory::Memory>) {
+        self.memory = Some(memory);
+    }
+
+    /// The tool/skill linker for a plugin with `grants`: the base one (WASI p2 and our `host`),
+    /// plus `process` and `memory` only when granted, so that a plugin importing either without
+    /// a grant cannot even be linked.
+    fn linker_for(&self, grants: &Grants) -> anyhow::Result<Linker<ToolData>> {
+        if grants.process.is_empty() && grants.memory == manifest::MemoryAccess::None {
+            return Ok(self.tool_linker.clone());
+        }
+        let mut linker = self.tool_linker.clone();
+        if !grants.process.is_empty() {
+            bindings::process_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
+                .map_err(|e| anyhow::anyhow!("linking the process interface: {e}"))?;
+        }
+        if grants.memory != manifest::MemoryAccess::None {
+            bindings::memory_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
+                .map_err(|e| anyhow::anyhow!("linking the memory interface: {e}"))?;
+        }
+        Ok(linker)
     }
 
     /// Whether instances come from the pooling allocator.

@@ -68,6 +68,10 @@ pub struct Plugin {
     pub priority: i32,
     /// The limits it runs under.
     pub limits: Limits,
+    /// Its configuration (manifest `[config]` with the policy's keys over it), as JSON.
+    pub config: std::sync::Arc<str>,
+    /// The memory store and access its tool and skill calls get, when granted.
+    pub(crate) memory: Option<super::capabilities::memory::MemoryCtx>,
     /// What its tool and skill calls can reach.
     pub grants: Grants,
     /// Where it came from.
@@ -210,7 +214,23 @@ impl Runtime {
         // interface. An import beyond those is refused here, at link time. (Not stubbed with
         // `define_unknown_imports_as_traps`: that shadows the semver-compatible WASI instances,
         // so a guest built against wasi@0.2.6 would find its calls trapping.)
-        let tool_linker = &self.tool_linker;
+        let memory = match grants.memory {
+            super::manifest::MemoryAccess::None => None,
+            access => Some(super::capabilities::memory::MemoryCtx {
+                store: self
+                    .memory
+                    .clone()
+                    .ok_or_else(|| LoadError::Unenforceable {
+                        plugin: id.clone(),
+                        grant: format!("memory access {access:?}"),
+                        why: "this runtime was started without a memory store".into(),
+                    })?,
+                access,
+            }),
+        };
+        let tool_linker = &self
+            .linker_for(&grants)
+            .map_err(|e| component_err(format!("cannot link its grants: {e}")))?;
         let tool_pre = if manifest.kinds.contains(&Kind::Tool) {
             let pre = tool_linker.instantiate_pre(&component).map_err(link_err)?;
             Some(tool::ToolPluginPre::new(pre).map_err(link_err)?)
@@ -224,8 +244,11 @@ impl Runtime {
             None
         };
 
+        let config = config_json(&manifest.config, &entry.config).map_err(invalid)?;
         let mut plugin = Plugin {
             id: id.clone(),
+            config,
+            memory,
             priority: entry.priority.unwrap_or(manifest.priority),
             manifest,
             limits,
@@ -258,6 +281,20 @@ impl Runtime {
         }
         Ok(plugin)
     }
+}
+
+/// The manifest's `[config]` with every key of the policy's laid over it, as a JSON object.
+fn config_json(
+    manifest: &toml::Table,
+    policy: &toml::Table,
+) -> Result<std::sync::Arc<str>, String> {
+    let mut merged = manifest.clone();
+    for (k, v) in policy {
+        merged.insert(k.clone(), v.clone());
+    }
+    serde_json::to_string(&merged)
+        .map(std::sync::Arc::from)
+        .map_err(|e| format!("[config] cannot be turned into JSON: {e}"))
 }
 
 /// The component must export exactly the roles its manifest lists, at a WIT version we link.

@@ -57,6 +57,9 @@ pub struct PluginPolicy {
     /// Priority override for gates and skills.
     #[serde(default)]
     pub priority: Option<i32>,
+    /// Keys laid over the plugin's own `[config]` (what `host.config()` returns).
+    #[serde(default)]
+    pub config: toml::Table,
 }
 
 /// A directory the operator mounts for a plugin.

@@ -22,12 +22,19 @@ pub struct HostCommon {
     pub(crate) limiter: MemoryCap,
     log_lines: u32,
     pub(crate) panic: Option<String>,
+    /// The plugin's configuration, as JSON (see [`host_api::Host::config`]).
+    pub(crate) config: std::sync::Arc<str>,
 }
 
 impl HostCommon {
-    pub(crate) fn new(plugin: PluginId, memory_cap: u64) -> HostCommon {
+    pub(crate) fn new(
+        plugin: PluginId,
+        memory_cap: u64,
+        config: std::sync::Arc<str>,
+    ) -> HostCommon {
         HostCommon {
             plugin,
+            config,
             limiter: MemoryCap {
                 cap: usize::try_from(memory_cap).unwrap_or(usize::MAX),
                 total: 0,
@@ -57,6 +64,10 @@ impl HostCommon {
 impl types::Host for HostCommon {}
 
 impl host_api::Host for HostCommon {
+    fn config(&mut self) -> String {
+        self.config.to_string()
+    }
+
     fn log(&mut self, level: types::LogLevel, message: String) {
         if self.log_lines >= MAX_LOG_LINES {
             return;
@@ -147,6 +158,10 @@ pub struct ToolData {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) stderr: MemoryOutputPipe,
+    /// The programs it may run, where, and until when (None: `process` is not granted).
+    pub(crate) process: Option<super::capabilities::process::ProcessCtx>,
+    /// The memory store and the access granted (None: `memory` is not granted).
+    pub(crate) memory: Option<super::capabilities::memory::MemoryCtx>,
 }
 
 impl WasiView for ToolData {

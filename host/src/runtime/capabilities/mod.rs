@@ -4,6 +4,8 @@
 
 pub mod env;
 pub mod fs;
+pub mod memory;
+pub mod process;
 
 use serde::Serialize;
 
@@ -91,18 +93,6 @@ impl Grants {
             return Err(unenforceable(
                 format!("network access to {:?}", self.net),
                 "outbound HTTP (wasi:http with a host allow-list) is not linked by this runtime",
-            ));
-        }
-        if !self.process.is_empty() {
-            return Err(unenforceable(
-                format!("running programs {:?}", self.process),
-                "the host process interface is not part of this runtime",
-            ));
-        }
-        if self.memory != MemoryAccess::None {
-            return Err(unenforceable(
-                format!("memory access {:?}", self.memory),
-                "the memory store's host interface is not part of this runtime",
             ));
         }
         Ok(())

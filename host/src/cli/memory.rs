@@ -1,0 +1,293 @@
+//! `passepartout memory ingest | query | snapshots | rollback | similar | gc`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Subcommand;
+use passepartout::memory::{IngestOptions, Memory, MemoryConfig, NodeKind, Query};
+use passepartout::providers::ProvidersConfig;
+
+use super::Common;
+
+/// The memory subcommands.
+#[derive(Subcommand)]
+pub enum MemoryCommand {
+    /// Read Org files (a file or a directory, recursively) into the store. Unchanged files
+    /// change nothing; a snapshot of the previous root is kept when anything changed.
+    Ingest {
+        /// A `.org` file or a directory.
+        path: PathBuf,
+        /// Write an `:ID:` property into the files for headlines that have none.
+        #[arg(long)]
+        write_ids: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Headlines matching every filter given, in file order.
+    Query {
+        /// Has this tag.
+        #[arg(long)]
+        tag: Option<String>,
+        /// Has this TODO keyword (TODO, NEXT, DONE...).
+        #[arg(long)]
+        todo: Option<String>,
+        /// `headline` (default) or `file`.
+        #[arg(long = "type", value_parser = parse_kind)]
+        kind: Option<NodeKind>,
+        /// Has property KEY=VALUE.
+        #[arg(long, value_name = "KEY=VALUE")]
+        property: Option<String>,
+        /// Title or body contains this text.
+        #[arg(long)]
+        text: Option<String>,
+        /// Only headlines without an :ID: in their file.
+        #[arg(long)]
+        missing_id: bool,
+        /// Only active projects (tagged project, not done).
+        #[arg(long, conflicts_with_all = ["tag", "todo", "kind", "property", "text", "missing_id", "sparse"])]
+        active_projects: bool,
+        /// Print the sparse tree (matches and their ancestors) as an outline.
+        #[arg(long)]
+        sparse: bool,
+        /// At most this many results.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The outline the model gets as context: active projects and their open tasks.
+    Outline {
+        /// At most this many bytes.
+        #[arg(long, default_value_t = 4000)]
+        max_bytes: usize,
+    },
+    /// The kept snapshots, newest first, and the current root.
+    Snapshots {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move the store back to a snapshot (its number, or a prefix of its root hash). The
+    /// current root is kept as a snapshot first, so this can be undone.
+    Rollback {
+        /// The snapshot: `#12`, `12`, or at least 6 hex digits of its root.
+        snapshot: String,
+    },
+    /// The embedded headlines (`:EMBED: t`) most similar to TEXT (needs [memory.embeddings]).
+    Similar {
+        /// What to compare with.
+        text: String,
+        /// How many.
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete nodes no kept snapshot and not the current root reach.
+    Gc,
+}
+
+fn parse_kind(s: &str) -> Result<NodeKind, String> {
+    match s {
+        "headline" => Ok(NodeKind::Headline),
+        "file" => Ok(NodeKind::File),
+        other => Err(format!("{other:?}: the types are `headline` and `file`")),
+    }
+}
+
+/// The `[memory]` section of the configuration.
+pub fn config(common: &Common) -> anyhow::Result<MemoryConfig> {
+    Ok(
+        match common
+            .config
+            .clone()
+            .or_else(passepartout::dirs::config_file)
+        {
+            Some(path) => {
+                ProvidersConfig::load(&path)
+                    .map_err(anyhow::Error::msg)?
+                    .memory
+            }
+            None => MemoryConfig::default(),
+        },
+    )
+}
+
+/// Open the memory store in the database named by `--db` (or the default).
+pub fn open(common: &Common) -> anyhow::Result<Arc<Memory>> {
+    let path = common
+        .db
+        .clone()
+        .or_else(passepartout::dirs::database)
+        .context("no database path: pass --db FILE")?;
+    open_at(&path, config(common)?)
+}
+
+fn open_at(path: &Path, config: MemoryConfig) -> anyhow::Result<Arc<Memory>> {
+    Memory::open(path, config)
+        .map(Arc::new)
+        .with_context(|| format!("cannot open the memory store in {}", path.display()))
+}
+
+/// Run one memory subcommand.
+pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode> {
+    let memory = open(common)?;
+    match command {
+        MemoryCommand::Ingest {
+            path,
+            write_ids,
+            json,
+        } => {
+            let before = memory.root();
+            let report = memory.ingest(
+                path,
+                &IngestOptions {
+                    write_ids: *write_ids,
+                },
+            )?;
+            if report.root_after != before {
+                memory.collect_garbage()?;
+            }
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                for w in &report.warnings {
+                    eprintln!("warning: {w}");
+                }
+                println!(
+                    "{} files, {} headlines, {} new nodes{}{}\nroot {}{}",
+                    report.files,
+                    report.headlines,
+                    report.new_nodes,
+                    if report.ids_written > 0 {
+                        format!(", {} IDs written", report.ids_written)
+                    } else {
+                        String::new()
+                    },
+                    if report.embedded > 0 {
+                        format!(", {} embedded", report.embedded)
+                    } else {
+                        String::new()
+                    },
+                    report.root_after,
+                    if report.root_after == report.root_before {
+                        " (unchanged)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Query {
+            tag,
+            todo,
+            kind,
+            property,
+            text,
+            missing_id,
+            active_projects,
+            sparse,
+            limit,
+            json,
+        } => {
+            let property = match property {
+                Some(p) => Some(
+                    p.split_once('=')
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .context("--property takes KEY=VALUE")?,
+                ),
+                None => None,
+            };
+            let q = Query {
+                tag: tag.clone(),
+                todo: todo.clone(),
+                kind: *kind,
+                property,
+                text: text.clone(),
+                missing_id: *missing_id,
+                limit: Some(*limit),
+            };
+            if *sparse {
+                print!("{}", memory.sparse_tree(&q)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut hits = if *active_projects {
+                memory.active_projects()?
+            } else {
+                memory.query(&q)?
+            };
+            hits.truncate(*limit);
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&hits)?);
+            } else {
+                for h in &hits {
+                    let tags = if h.tags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" :{}:", h.tags.join(":"))
+                    };
+                    println!(
+                        "{}{} {}{tags}  ({}:{}, ID {})",
+                        "*".repeat(h.level.max(1) as usize),
+                        h.todo
+                            .as_deref()
+                            .map(|t| format!(" {t}"))
+                            .unwrap_or_default(),
+                        h.title,
+                        h.file,
+                        h.line,
+                        h.id
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Outline { max_bytes } => {
+            print!("{}", memory.awareness(*max_bytes)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Snapshots { json } => {
+            let snaps = memory.snapshots()?;
+            if *json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({ "root": memory.root(), "snapshots": snaps })
+                    )?
+                );
+            } else {
+                println!("current root {}", memory.root());
+                for s in snaps {
+                    println!("#{:<5} {}  {}  {}", s.seq, s.at, &s.root[..16], s.reason);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Rollback { snapshot } => {
+            let s = memory.rollback(snapshot)?;
+            println!("rolled back to #{} ({}): root {}", s.seq, s.reason, s.root);
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Similar { text, k, json } => {
+            let found = memory.similar(text, *k)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&found)?);
+            } else {
+                for s in found {
+                    println!("{:.3}  {}  (ID {})", s.score, s.hit.title, s.hit.id);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Gc => {
+            println!("{} unreachable nodes deleted", memory.collect_garbage()?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Memory: an object store of Org headlines (seed 003, "The Object Store" and "Peripheral
+//! Vision").
+//!
+//! Files are parsed with `orgize` ([`org`]); every headline becomes an immutable [`Node`] whose
+//! Merkle hash covers its fields and its children's hashes ([`node`]); nodes are stored by hash in
+//! SQLite ([`store`]), so the whole store is named by its root hash. A snapshot records a root
+//! hash and a rollback moves the head back to one: both write one row, whatever the store's size
+//! (the seed deep-copied the store on every cycle). Nodes no kept root reaches are collected.
+//! Queries ([`query`]) walk the tree from the head; [`embed`] adds similarity search when an
+//! embeddings endpoint is configured.
+
+pub mod edit;
+pub mod embed;
+pub mod ingest;
+pub mod node;
+pub mod org;
+pub mod query;
+pub mod store;
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+pub use embed::EmbeddingsConfig;
+pub use ingest::{IngestOptions, IngestReport};
+pub use node::{Node, NodeKind};
+pub use org::Warning;
+pub use query::{Hit, Query};
+pub use store::Snapshot;
+
+use node::Node as N;
+use store::Db;
+
+/// `[memory]` of `passepartout.toml`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// How many snapshots to keep (the seed kept 20).
+    #[serde(default = "default_keep")]
+    pub keep_snapshots: usize,
+    /// Files larger than this many MiB are skipped with a warning.
+    #[serde(default = "default_max_file_mib")]
+    pub max_file_mib: u64,
+    /// Org files or directories the daemon ingests at start and on every auto-save.
+    #[serde(default)]
+    pub paths: Vec<std::path::PathBuf>,
+    /// `[memory.embeddings]`: an OpenAI-compatible embeddings endpoint. Off when absent.
+    #[serde(default)]
+    pub embeddings: Option<EmbeddingsConfig>,
+}
+
+fn default_keep() -> usize {
+    20
+}
+
+fn default_max_file_mib() -> u64 {
+    64
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            keep_snapshots: default_keep(),
+            max_file_mib: default_max_file_mib(),
+            paths: vec![],
+            embeddings: None,
+        }
+    }
+}
+
+/// What can go wrong in the memory store.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The database failed.
+    #[error("memory database: {0}")]
+    Db(#[from] rusqlite::Error),
+    /// A file or directory could not be read or written.
+    #[error("{path}: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// What happened.
+        message: String,
+    },
+    /// No headline, snapshot or root by that name.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// A node a root refers to is gone (the database was edited by hand or is damaged).
+    #[error(
+        "memory node {0} is missing from the database; run `passepartout memory rollback` to a snapshot that is intact"
+    )]
+    Missing(String),
+    /// A stored node does not parse.
+    #[error("memory store corrupt: {0}")]
+    Corrupt(String),
+    /// Embeddings are not configured, or the endpoint failed.
+    #[error("embeddings: {0}")]
+    Embeddings(String),
+    /// A write was asked of a read-only grant or with bad arguments.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The memory store. Cheap to share behind an `Arc`; every method takes `&self`.
+pub struct Memory {
+    db: Db,
+    config: MemoryConfig,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory")
+            .field("root", &self.root())
+            .finish()
+    }
+}
+
+impl Memory {
+    /// Open (creating if needed) the store in the SQLite database at `path`.
+    ///
+    /// # Errors
+    /// The database cannot be opened or its tables created.
+    pub fn open(path: &Path, config: MemoryConfig) -> Result<Memory, MemoryError> {
+        Ok(Memory {
+            db: Db::open(Some(path))?,
+            config,
+        })
+    }
+
+    /// A store in memory (tests, dry runs).
+    ///
+    /// # Errors
+    /// As for [`Memory::open`].
+    pub fn in_memory(config: MemoryConfig) -> Result<Memory, MemoryError> {
+        Ok(Memory {
+            db: Db::open(None)?,
+            config,
+        })
+    }
+
+    /// The configuration it was opened with.
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// The root hash: the fingerprint of everything in the store.
+    pub fn root(&self) -> String {
+        self.db.head()
+    }
+
+    /// The node stored under `hash`.
+    ///
+    /// # Errors
+    /// [`MemoryError::Missing`] when no node has that hash.
+    pub fn node(&self, hash: &str) -> Result<std::sync::Arc<N>, MemoryError> {
+        self.db.node(hash)
+    }
+
+    /// Record the current root as a snapshot (one row; the oldest beyond `keep_snapshots` go).
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn snapshot(&self, reason: &str) -> Result<Snapshot, MemoryError> {
+        self.db.snapshot(reason, self.config.keep_snapshots)
+    }
+
+    /// The kept snapshots, newest first.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn snapshots(&self) -> Result<Vec<Snapshot>, MemoryError> {
+        self.db.snapshots()
+    }
+
+    /// Move the head back to a snapshot, named by its number or by a prefix (≥ 6 hex digits) of
+    /// its root hash. The current root is snapshotted first, so a rollback can be undone.
+    /// Returns the snapshot rolled back to.
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when no kept snapshot matches (or the prefix is ambiguous).
+    pub fn rollback(&self, target: &str) -> Result<Snapshot, MemoryError> {
+        let snapshots = self.snapshots()?;
+        let by_seq = target
+            .trim_start_matches('#')
+            .parse::<i64>()
+            .ok()
+            .and_then(|seq| snapshots.iter().find(|s| s.seq == seq));
+        let mut found: Vec<&Snapshot> = match by_seq {
+            Some(s) => vec![s],
+            None if target.len() >= 6 => snapshots
+                .iter()
+                .filter(|s| s.root.starts_with(target))
+                .collect(),
+            None => vec![],
+        };
+        found.dedup_by(|a, b| a.root == b.root);
+        let snap = match found.as_slice() {
+            [one] => (*one).clone(),
+            [] => {
+                return Err(MemoryError::NotFound(format!(
+                    "no kept snapshot {target}; `passepartout memory snapshots` lists them"
+                )));
+            }
+            _ => {
+                return Err(MemoryError::NotFound(format!(
+                    "{target} matches several snapshots; give more of the hash"
+                )));
+            }
+        };
+        self.snapshot(&format!("before rollback to #{}", snap.seq))?;
+        self.db.move_head(&snap.root)?;
+        tracing::info!(seq = snap.seq, root = %snap.root, "memory rolled back");
+        Ok(snap)
+    }
+
+    /// Move the head to the root of `snapshot` without recording anything (the pipeline's
+    /// rollback on a critical error). One row written.
+    ///
+    /// # Errors
+    /// The snapshot's root is not in the store.
+    pub fn restore(&self, snapshot: &Snapshot) -> Result<(), MemoryError> {
+        self.db.move_head(&snapshot.root)
+    }
+
+    /// Write everything to the main database file (a WAL checkpoint): what auto-save and
+    /// shutdown call.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn checkpoint(&self) -> Result<(), MemoryError> {
+        self.db
+            .conn()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// Delete nodes that neither the head nor any kept snapshot reaches. Returns how many.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn collect_garbage(&self) -> Result<usize, MemoryError> {
+        self.db.collect()
+    }
+}

@@ -1,0 +1,288 @@
+//! The SQLite side: content-addressed nodes, the head (current root), snapshots, garbage
+//! collection, and an in-memory cache of nodes by hash (nodes never change, so the cache never
+//! goes stale; it only grows until the next collection).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::MemoryError;
+use super::node::{Node, NodeKind};
+
+/// One kept snapshot: a root hash and when and why it was taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Snapshot {
+    /// Its number (increasing).
+    pub seq: i64,
+    /// The root hash it keeps.
+    pub root: String,
+    /// Unix seconds.
+    pub at: i64,
+    /// Why it was taken (`before tool write-file`, `manual`, ...).
+    pub reason: String,
+}
+
+/// The store's SQLite connection and caches.
+pub(crate) struct Db {
+    conn: Mutex<Connection>,
+    cache: RwLock<HashMap<String, Arc<Node>>>,
+    head: RwLock<String>,
+    /// Headline ID → line in its file, from the latest ingest of that file.
+    pub(crate) lines: RwLock<HashMap<String, u32>>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS memory_nodes (hash TEXT PRIMARY KEY, node TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memory_head (one INTEGER PRIMARY KEY CHECK (one = 1), root TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memory_snapshots (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, root TEXT NOT NULL, at INTEGER NOT NULL,
+    reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memory_lines (id TEXT PRIMARY KEY, file TEXT NOT NULL,
+    line INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memory_vectors (key TEXT PRIMARY KEY, model TEXT NOT NULL,
+    vector BLOB NOT NULL) WITHOUT ROWID;
+";
+
+pub(crate) fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The root of an empty store.
+pub(crate) fn empty_root() -> Node {
+    Node {
+        kind: NodeKind::Root,
+        id: String::new(),
+        derived_id: false,
+        file: String::new(),
+        level: 0,
+        title: String::new(),
+        todo: None,
+        tags: vec![],
+        properties: vec![],
+        closed: None,
+        body: String::new(),
+        children: vec![],
+    }
+}
+
+impl Db {
+    pub(crate) fn open(path: Option<&Path>) -> Result<Db, MemoryError> {
+        let conn = match path {
+            Some(p) => {
+                if let Some(dir) = p.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| MemoryError::Io {
+                        path: dir.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                }
+                Connection::open(p)?
+            }
+            None => Connection::open_in_memory()?,
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        let head: Option<String> = conn
+            .query_row("SELECT root FROM memory_head WHERE one = 1", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let head = match head {
+            Some(h) => h,
+            None => {
+                let root = empty_root();
+                let hash = root.hash();
+                insert(&conn, &hash, &root)?;
+                conn.execute(
+                    "INSERT INTO memory_head (one, root) VALUES (1, ?1)",
+                    params![hash],
+                )?;
+                hash
+            }
+        };
+        let mut lines = HashMap::new();
+        {
+            let mut stmt = conn.prepare("SELECT id, line FROM memory_lines")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?;
+            for row in rows {
+                let (id, line) = row?;
+                lines.insert(id, line);
+            }
+        }
+        Ok(Db {
+            conn: Mutex::new(conn),
+            cache: RwLock::new(HashMap::new()),
+            head: RwLock::new(head),
+            lines: RwLock::new(lines),
+        })
+    }
+
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The current root hash.
+    pub(crate) fn head(&self) -> String {
+        self.head.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set_head_cached(&self, root: String) {
+        *self.head.write().unwrap_or_else(|p| p.into_inner()) = root;
+    }
+
+    /// The node with `hash`, from the cache or the database.
+    pub(crate) fn node(&self, hash: &str) -> Result<Arc<Node>, MemoryError> {
+        if let Some(n) = self
+            .cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+        {
+            return Ok(Arc::clone(n));
+        }
+        let text: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT node FROM memory_nodes WHERE hash = ?1",
+                params![hash],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let text = text.ok_or_else(|| MemoryError::Missing(hash.to_owned()))?;
+        let node: Node = serde_json::from_str(&text)
+            .map_err(|e| MemoryError::Corrupt(format!("node {hash}: {e}")))?;
+        let node = Arc::new(node);
+        self.cache
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(hash.to_owned(), Arc::clone(&node));
+        Ok(node)
+    }
+
+    /// Remember nodes just written (after their transaction committed).
+    pub(crate) fn cache_nodes(&self, nodes: Vec<(String, Node)>) {
+        let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
+        for (hash, node) in nodes {
+            cache.entry(hash).or_insert_with(|| Arc::new(node));
+        }
+    }
+
+    /// Record a snapshot of the current root; keep the newest `keep`.
+    pub(crate) fn snapshot(&self, reason: &str, keep: usize) -> Result<Snapshot, MemoryError> {
+        record_snapshot(&self.conn(), &self.head(), reason, keep)
+    }
+
+    pub(crate) fn snapshots(&self) -> Result<Vec<Snapshot>, MemoryError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT seq, root, at, reason FROM memory_snapshots ORDER BY seq DESC")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Snapshot {
+                seq: r.get(0)?,
+                root: r.get(1)?,
+                at: r.get(2)?,
+                reason: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Move the head to `root` (which must be a stored root node). One row written.
+    pub(crate) fn move_head(&self, root: &str) -> Result<(), MemoryError> {
+        let node = self.node(root)?;
+        if node.kind != NodeKind::Root {
+            return Err(MemoryError::NotFound(format!("{root} is not a root")));
+        }
+        self.conn().execute(
+            "UPDATE memory_head SET root = ?1 WHERE one = 1",
+            params![root],
+        )?;
+        self.set_head_cached(root.to_owned());
+        Ok(())
+    }
+
+    /// Delete every node that neither the head nor a kept snapshot reaches. Returns how many.
+    pub(crate) fn collect(&self) -> Result<usize, MemoryError> {
+        let mut roots = vec![self.head()];
+        roots.extend(self.snapshots()?.into_iter().map(|s| s.root));
+        let mut live: HashSet<String> = HashSet::new();
+        let mut stack = roots;
+        while let Some(h) = stack.pop() {
+            if !live.insert(h.clone()) {
+                continue;
+            }
+            match self.node(&h) {
+                Ok(n) => stack.extend(n.children.iter().cloned()),
+                Err(MemoryError::Missing(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let all: Vec<String> = {
+            let mut stmt = tx.prepare("SELECT hash FROM memory_nodes")?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let mut removed = 0;
+        {
+            let mut del = tx.prepare("DELETE FROM memory_nodes WHERE hash = ?1")?;
+            for h in all.iter().filter(|h| !live.contains(*h)) {
+                del.execute(params![h])?;
+                removed += 1;
+            }
+        }
+        tx.commit()?;
+        self.cache
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|h, _| live.contains(h));
+        Ok(removed)
+    }
+}
+
+/// Record `root` as a snapshot and drop those beyond the newest `keep`: two statements, whatever
+/// the store's size.
+pub(crate) fn record_snapshot(
+    conn: &Connection,
+    root: &str,
+    reason: &str,
+    keep: usize,
+) -> Result<Snapshot, MemoryError> {
+    let at = now();
+    conn.execute(
+        "INSERT INTO memory_snapshots (root, at, reason) VALUES (?1, ?2, ?3)",
+        params![root, at, reason],
+    )?;
+    let seq = conn.last_insert_rowid();
+    let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
+    conn.execute(
+        "DELETE FROM memory_snapshots WHERE seq <= ?1",
+        params![seq - keep],
+    )?;
+    Ok(Snapshot {
+        seq,
+        root: root.to_owned(),
+        at,
+        reason: reason.to_owned(),
+    })
+}
+
+/// Insert a node unless a node with the same hash is already there. Returns whether it was new.
+pub(crate) fn insert(conn: &Connection, hash: &str, node: &Node) -> Result<bool, MemoryError> {
+    let text = serde_json::to_string(node)
+        .map_err(|e| MemoryError::Corrupt(format!("serialising a node: {e}")))?;
+    let n = conn.execute(
+        "INSERT OR IGNORE INTO memory_nodes (hash, node) VALUES (?1, ?2)",
+        params![hash, text],
+    )?;
+    Ok(n > 0)
+}

@@ -1,0 +1,228 @@
+//! The `process` capability: a tool runs a program only if the policy grants it by name. No
+//! shell: the program gets its arguments as a list. It runs with an empty environment (plus
+//! `PATH`, `LANG` and the plugin's env grants), in a working directory inside one of the
+//! plugin's mounts, under a deadline, with its output capped; at the deadline its whole process
+//! group is killed.
+//!
+//! What this does NOT confine: the program itself is native code running as the daemon's user.
+//! Granting `cat` grants reading any file that user can read. Grant programs as you would to a
+//! person at your keyboard, and prefer tools that work through WASI mounts (`files`).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::env::EnvGrant;
+use super::fs::Mount;
+use crate::runtime::bindings::process_api as api;
+use crate::runtime::state::ToolData;
+
+/// Most bytes of stdout, and of stderr, kept per run.
+pub const OUTPUT_CAP: usize = 256 * 1024;
+/// Default deadline when the plugin asks for none (the seed's shell timeout).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What one call may run.
+pub struct ProcessCtx {
+    /// Program names granted.
+    pub programs: Vec<String>,
+    /// The plugin's mounts (working directories must be inside one).
+    pub mounts: Vec<Mount>,
+    /// Environment granted to the plugin, passed on to the program.
+    pub env: Vec<EnvGrant>,
+    /// When the tool call's own deadline passes.
+    pub deadline: Instant,
+}
+
+impl api::Host for ToolData {
+    fn run(&mut self, cmd: api::Command) -> Result<api::Output, api::ProcessError> {
+        let Some(ctx) = &self.process else {
+            return Err(api::ProcessError::Denied(
+                "this plugin is granted no programs".into(),
+            ));
+        };
+        let out = run(ctx, cmd);
+        if let Err(e) = &out {
+            tracing::info!(plugin = %self.common.plugin, "process refused or failed: {e:?}");
+        }
+        out
+    }
+}
+
+/// Run `cmd` under `ctx`.
+///
+/// # Errors
+/// Denied (program or directory not granted), not found, timed out, or could not start.
+pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::ProcessError> {
+    let program = check_program(ctx, &cmd.program)?;
+    let cwd = working_dir(ctx, cmd.cwd.as_deref())?;
+    let remaining = ctx.deadline.saturating_duration_since(Instant::now());
+    let asked = cmd
+        .timeout_ms
+        .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
+    let timeout = asked.min(remaining);
+    let mut command = Command::new(&program);
+    command
+        .args(&cmd.args)
+        .current_dir(&cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("LANG", "C.UTF-8")
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for e in ctx.env.iter().filter(|e| e.set) {
+        command.env(&e.name, &e.value);
+    }
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| api::ProcessError::Failed(format!("cannot start {}: {e}", cmd.program)))?;
+    if let (Some(text), Some(mut stdin)) = (cmd.stdin, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        });
+    }
+    let stdout = reader(child.stdout.take());
+    let stderr = reader(child.stderr.take());
+    let status = wait(&mut child, timeout);
+    let (out, out_cut) = stdout.join().unwrap_or_default();
+    let (err, err_cut) = stderr.join().unwrap_or_default();
+    let status = status.ok_or_else(|| {
+        api::ProcessError::TimedOut(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX))
+    })?;
+    Ok(api::Output {
+        exit_code: status.code(),
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+        truncated: out_cut || err_cut,
+    })
+}
+
+/// The granted program's path on the daemon's PATH.
+fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::ProcessError> {
+    if program.contains('/') || program.is_empty() {
+        return Err(api::ProcessError::Denied(format!(
+            "`{program}`: give a program's name, not a path; the policy grants programs by name"
+        )));
+    }
+    if !ctx.programs.iter().any(|p| p == program) {
+        return Err(api::ProcessError::Denied(format!(
+            "program `{program}` is not granted (granted: {}); an operator may add it to \
+             `process` in policy.toml",
+            if ctx.programs.is_empty() {
+                "none".to_owned()
+            } else {
+                ctx.programs.join(", ")
+            }
+        )));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The host directory for guest path `cwd`, which must be inside a mount (symlinks resolved).
+fn working_dir(ctx: &ProcessCtx, cwd: Option<&str>) -> Result<PathBuf, api::ProcessError> {
+    let Some(first) = ctx.mounts.first() else {
+        return Err(api::ProcessError::Denied(
+            "the plugin has no directory mounted to run programs in; grant one in policy.toml"
+                .into(),
+        ));
+    };
+    let guest = cwd.unwrap_or(&first.guest);
+    let denied = || {
+        api::ProcessError::Denied(format!(
+            "working directory {guest} is outside the mounts ({})",
+            ctx.mounts
+                .iter()
+                .map(|m| m.guest.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    let mount = ctx
+        .mounts
+        .iter()
+        .filter(|m| guest == m.guest || guest.starts_with(&format!("{}/", m.guest)))
+        .max_by_key(|m| m.guest.len())
+        .ok_or_else(denied)?;
+    let rest = guest[mount.guest.len()..].trim_start_matches('/');
+    if rest.split('/').any(|part| part == "..") {
+        return Err(denied());
+    }
+    let root = std::fs::canonicalize(&mount.host).map_err(|_| denied())?;
+    let dir = std::fs::canonicalize(root.join(rest))
+        .map_err(|e| api::ProcessError::Failed(format!("working directory {guest}: {e}")))?;
+    if !dir.starts_with(&root) || !dir.is_dir() {
+        return Err(denied());
+    }
+    Ok(dir)
+}
+
+/// Read a pipe to the end, keeping at most [`OUTPUT_CAP`] bytes (the rest is drained, so the
+/// program never blocks on a full pipe).
+fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let Some(mut pipe) = pipe else {
+            return (Vec::new(), false);
+        };
+        let mut kept = Vec::new();
+        let mut cut = false;
+        let mut buf = [0u8; 8192];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = OUTPUT_CAP.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    cut |= n > room;
+                }
+            }
+        }
+        (kept, cut)
+    })
+}
+
+/// Wait for `child` up to `timeout`; past it, kill its process group and return None.
+fn wait(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            _ => {
+                kill_group(child);
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the child leads (it was
+        // started with process_group(0)); no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}

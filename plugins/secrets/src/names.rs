@@ -1,0 +1,214 @@
+//! Secrets recognised by the name they are given: `.env`-style assignments, secret-named URL
+//! query parameters, passwords in URLs, and (from `walk`) secret-named JSON keys.
+//!
+//! A variable name is secret-named when, upper-cased and with `-` read as `_`, it is one of
+//! [`KNOWN`] or ends in one of [`SUFFIXES`], unless one of its words is in [`NOT_SECRET`]
+//! (`PAGE_TOKEN`, `MAX_TOKENS`...). Its value counts only when it is not a placeholder: see
+//! [`is_placeholder`].
+
+use crate::tokens::spells_placeholder;
+
+/// Names that hold a secret whatever their prefix.
+const KNOWN: &[&str] = &[
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "SECRET",
+    "SECRET_KEY",
+    "TOKEN",
+    "API_KEY",
+    "APIKEY",
+    "PRIVATE_KEY",
+    "PGPASSWORD",
+    "MYSQL_PWD",
+    "AWS_SECRET_ACCESS_KEY",
+];
+
+/// Endings of secret names: `OPENAI_API_KEY`, `DB_PASSWORD`, `GITHUB_TOKEN`, `MYSQLPASSWD`...
+const SUFFIXES: &[&str] = &[
+    "_API_KEY",
+    "_APIKEY",
+    "_SECRET",
+    "_SECRET_KEY",
+    "_TOKEN",
+    "_PASSWORD",
+    "PASSWD",
+    "_PASSPHRASE",
+    "_PRIVATE_KEY",
+];
+
+/// Words that make a `..._TOKEN` name something else: a page cursor, a count.
+const NOT_SECRET: &[&str] = &[
+    "PAGE",
+    "NEXT",
+    "CURSOR",
+    "CONTINUATION",
+    "SYNC",
+    "CANCELLATION",
+    "MAX",
+    "MIN",
+    "NUM",
+    "COUNT",
+];
+
+/// Values that stand for a secret without being one (compared without case).
+const PLACEHOLDERS: &[&str] = &[
+    "changeme",
+    "change-me",
+    "change_me",
+    "changeit",
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "dummy",
+    "test",
+    "testing",
+    "none",
+    "null",
+    "nil",
+    "true",
+    "false",
+    "todo",
+    "tbd",
+    "fixme",
+    "empty",
+    "undefined",
+    "default",
+    "bearer",
+];
+
+/// Is `name` (a variable, key or parameter name) one that holds a secret?
+pub fn is_secret_name(name: &str) -> bool {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+    {
+        return false;
+    }
+    let upper = name.to_ascii_uppercase().replace('-', "_");
+    if upper.split('_').any(|word| NOT_SECRET.contains(&word)) {
+        return false;
+    }
+    KNOWN.contains(&upper.as_str()) || SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// Does `value` (unquoted) stand for a secret rather than hold one? True when it is shorter
+/// than 4 characters; refers to something else (`$VAR`, `${VAR}`, `$(cmd)`, `%VAR%`,
+/// `{{ template }}`, `<your key>`); is masked or elided (`****`, `xxxx`, `...`, one character
+/// repeated); or is a stock word (`changeme`, `test`,
+/// `none`, `true`...) or holds `example`, `your`, `placeholder`, `redacted`.
+pub fn is_placeholder(value: &str) -> bool {
+    let v = value.trim();
+    let first = v.chars().next().unwrap_or('$');
+    v.chars().count() < 4
+        || matches!(first, '$' | '%' | '<' | '{' | '*')
+        || v.contains("...")
+        || v.contains("**")
+        || v.chars().all(|c| c == first)
+        || PLACEHOLDERS.iter().any(|p| v.eq_ignore_ascii_case(p))
+        || spells_placeholder(v.as_bytes())
+}
+
+/// The name of the first secret-named variable assigned a real value in a `.env`-style line of
+/// `text`: `NAME=value`, `export NAME=value`, `NAME = "value"`, `"NAME": "value"`. An
+/// unquoted value needs `=` with no space around it and no brackets in it
+/// (`token = get_token()` and `TOKEN=f(x)` are code, not secrets); a value after `:` must be
+/// quoted. Several assignments may lead a line
+/// (`A=1 DB_PASSWORD=x cmd`).
+pub fn find_assignment(text: &str) -> Option<&str> {
+    for line in text.lines() {
+        let mut rest = line.trim_start();
+        if let Some(after) = rest.strip_prefix("export ") {
+            rest = after.trim_start();
+        }
+        while let Some((name, value, next)) = assignment(rest) {
+            if is_secret_name(name) && value.is_some_and(|v| !is_placeholder(v)) {
+                return Some(name);
+            }
+            rest = next.trim_start();
+        }
+    }
+    None
+}
+
+/// Parse `NAME=value` at the start of `s`: the name, the value when it is a literal, and what
+/// follows. `None` when `s` does not start with an assignment.
+fn assignment(s: &str) -> Option<(&str, Option<&str>, &str)> {
+    let quoted_name = s.starts_with(['"', '\'']);
+    let s = if quoted_name { s.get(1..)? } else { s };
+    let len = s
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+        .count();
+    let name = s.get(..len)?;
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut rest = s.get(len..)?;
+    if quoted_name {
+        rest = rest.strip_prefix(['"', '\''])?;
+    }
+    let before = rest.len();
+    rest = rest.trim_start_matches([' ', '\t']);
+    let spaced_before = rest.len() != before;
+    let colon = rest.starts_with(':') && !rest.starts_with(":=");
+    rest = rest
+        .strip_prefix(":=")
+        .or_else(|| rest.strip_prefix('='))
+        .or_else(|| rest.strip_prefix(':'))?;
+    if rest.starts_with('=') {
+        return None; // `==`: a comparison
+    }
+    let before = rest.len();
+    rest = rest.trim_start_matches([' ', '\t']);
+    let spaced = spaced_before || rest.len() != before;
+    if let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let inner = rest.get(1..)?;
+        let end = inner.find(quote).unwrap_or(inner.len());
+        let after = inner.get(end + 1..).unwrap_or_default();
+        return Some((name, inner.get(..end), after));
+    }
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let value = rest.get(..end)?.trim_end_matches([';', ',']);
+    // Unquoted, `token=get_token()` or `key=args[1]` is code, not a literal.
+    let code = value.contains(['(', ')', '[', ']', '{', '}']);
+    let literal = !(spaced || colon || code || value.is_empty());
+    Some((name, literal.then_some(value), rest.get(end..)?))
+}
+
+/// A secret carried by a URL in `text`: a password in its user info
+/// (`https://user:pw@host`) or a secret-named query parameter (`?access_token=...`).
+pub fn find_in_url(text: &str) -> Option<String> {
+    let mut search = text;
+    while let Some(pos) = search.find("://") {
+        let url_start = pos + 3;
+        let url = search.get(url_start..).unwrap_or_default();
+        let end = url
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .unwrap_or(url.len());
+        let url = url.get(..end).unwrap_or_default();
+        let authority = url.split(['/', '?', '#']).next().unwrap_or_default();
+        if let Some((userinfo, _host)) = authority.rsplit_once('@')
+            && let Some((_user, password)) = userinfo.split_once(':')
+            && !is_placeholder(password)
+        {
+            return Some("a password in a URL".into());
+        }
+        if let Some((_, query)) = url.split_once('?') {
+            let query = query.split('#').next().unwrap_or_default();
+            for pair in query.split('&') {
+                if let Some((name, value)) = pair.split_once('=')
+                    && is_secret_name(name)
+                    && !is_placeholder(value)
+                {
+                    return Some(format!("a secret in the URL query parameter {name}"));
+                }
+            }
+        }
+        search = search.get(url_start + end..).unwrap_or_default();
+    }
+    None
+}

@@ -1,0 +1,249 @@
+//! Secrets recognised by their shape alone: provider tokens with a fixed prefix, private key
+//! blocks and JWTs. One pass over the bytes; at each word start the first byte picks the few
+//! shapes worth trying.
+//!
+//! A candidate counts only when it looks random (see [`looks_random`]), so that prose, slugs
+//! and documentation placeholders (`ghp_xxxx…`, `sk-...`, AWS's own `…EXAMPLE` keys) pass.
+
+/// The kind of the first token-shaped secret in `text`, e.g. `"a GitHub token"`.
+pub fn find_token(text: &str) -> Option<&'static str> {
+    let b = text.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'-' {
+            if let Some(kind) = private_key(b, i) {
+                return Some(kind);
+            }
+            continue;
+        }
+        // Every other shape starts a word: the byte before must not be a letter or digit.
+        if i > 0 && b.get(i - 1).is_some_and(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        let found = match c {
+            b'A' => aws_key_id(b, i)
+                .or_else(|| google(b, i))
+                .or_else(|| aws_secret(b, i)),
+            b'a' => aws_secret(b, i),
+            b'g' => github(b, i),
+            b's' => anthropic(b, i)
+                .or_else(|| openai(b, i))
+                .or_else(|| stripe(b, i)),
+            b'r' => stripe(b, i),
+            b'x' => slack(b, i),
+            b'e' => jwt(b, i),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+fn is_b64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+fn is_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'='
+}
+
+/// The bytes from `start` while `pred` holds.
+fn run(b: &[u8], start: usize, pred: impl Fn(u8) -> bool) -> &[u8] {
+    let rest = b.get(start..).unwrap_or_default();
+    let len = rest.iter().take_while(|&&c| pred(c)).count();
+    rest.get(..len).unwrap_or_default()
+}
+
+fn at(b: &[u8], i: usize, prefix: &[u8]) -> bool {
+    b.get(i..).is_some_and(|rest| rest.starts_with(prefix))
+}
+
+/// Does `body` look like random key material rather than a word, slug or placeholder?
+/// It must mix at least `classes` of (upper case, lower case, digits), hold no run of six
+/// identical characters (`XXXXXX`, `000000`), and not spell `example`, `xxxx` or `your`.
+pub fn looks_random(body: &[u8], classes: usize) -> bool {
+    let upper = body.iter().any(u8::is_ascii_uppercase);
+    let lower = body.iter().any(u8::is_ascii_lowercase);
+    let digit = body.iter().any(u8::is_ascii_digit);
+    let mixed = usize::from(upper) + usize::from(lower) + usize::from(digit) >= classes;
+    let repeated = body.windows(6).any(|w| w.iter().all(|&c| c == w[0]));
+    mixed && !repeated && !spells_placeholder(body)
+}
+
+/// Does `body` contain, in any case, a word that only placeholders and examples contain?
+pub fn spells_placeholder(body: &[u8]) -> bool {
+    const WORDS: &[&[u8]] = &[b"example", b"xxxx", b"your", b"placeholder", b"redacted"];
+    WORDS.iter().any(|w| {
+        body.windows(w.len())
+            .any(|window| window.eq_ignore_ascii_case(w))
+    })
+}
+
+/// `AKIA`/`ASIA` + 16 upper-case letters or digits, as a whole word.
+fn aws_key_id(b: &[u8], i: usize) -> Option<&'static str> {
+    if !(at(b, i, b"AKIA") || at(b, i, b"ASIA")) {
+        return None;
+    }
+    let body = run(b, i + 4, |c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    let ends = !b
+        .get(i + 4 + body.len())
+        .is_some_and(u8::is_ascii_alphanumeric);
+    (body.len() == 16 && ends && looks_random(body, 1)).then_some("an AWS access key id")
+}
+
+/// `aws_secret_access_key` (any case) `=` or `:` a 40-character base64 value.
+fn aws_secret(b: &[u8], i: usize) -> Option<&'static str> {
+    const NAME: &[u8] = b"aws_secret_access_key";
+    let name = b.get(i..i + NAME.len())?;
+    if !name.eq_ignore_ascii_case(NAME) {
+        return None;
+    }
+    let mut j = i + NAME.len();
+    let skip = |j: &mut usize| {
+        while b
+            .get(*j)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'"' | b'\''))
+        {
+            *j += 1;
+        }
+    };
+    skip(&mut j);
+    let colon = b.get(j) == Some(&b':');
+    if colon {
+        j += 1;
+    }
+    let equals = b.get(j) == Some(&b'=');
+    if equals {
+        j += 1;
+    }
+    if !(colon || equals) {
+        return None;
+    }
+    skip(&mut j);
+    let value = run(b, j, is_b64);
+    (value.len() >= 30 && looks_random(value, 2)).then_some("an AWS secret access key")
+}
+
+/// `AIza` + 35 characters of base64url.
+fn google(b: &[u8], i: usize) -> Option<&'static str> {
+    if !at(b, i, b"AIza") {
+        return None;
+    }
+    let body = run(b, i + 4, is_b64url);
+    (body.len() == 35 && looks_random(body, 2)).then_some("a Google API key")
+}
+
+/// `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + 36 letters or digits; `github_pat_` + 22 or more.
+fn github(b: &[u8], i: usize) -> Option<&'static str> {
+    if at(b, i, b"github_pat_") {
+        let body = run(b, i + 11, |c| c.is_ascii_alphanumeric() || c == b'_');
+        return (body.len() >= 22 && looks_random(body, 2)).then_some("a GitHub token");
+    }
+    let prefixed = [b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"]
+        .iter()
+        .any(|p| at(b, i, *p));
+    if !prefixed {
+        return None;
+    }
+    let body = run(b, i + 4, |c| c.is_ascii_alphanumeric());
+    (body.len() >= 30 && looks_random(body, 2)).then_some("a GitHub token")
+}
+
+/// `sk-ant-` + 32 or more characters of base64url.
+fn anthropic(b: &[u8], i: usize) -> Option<&'static str> {
+    if !at(b, i, b"sk-ant-") {
+        return None;
+    }
+    let body = run(b, i + 7, is_b64url);
+    (body.len() >= 32 && looks_random(body, 2)).then_some("an Anthropic API key")
+}
+
+/// `sk-` (or `sk-proj-`, `sk-svcacct-`, `sk-admin-`) + 32 or more characters of base64url
+/// mixing upper case, lower case and digits (a long slug such as `sk-learn-...` does not).
+fn openai(b: &[u8], i: usize) -> Option<&'static str> {
+    if !at(b, i, b"sk-") || at(b, i, b"sk-ant-") {
+        return None;
+    }
+    let mut start = i + 3;
+    for scope in [&b"proj-"[..], b"svcacct-", b"admin-"] {
+        if at(b, start, scope) {
+            start += scope.len();
+            break;
+        }
+    }
+    let body = run(b, start, is_b64url);
+    (body.len() >= 32 && looks_random(body, 3)).then_some("an OpenAI API key")
+}
+
+/// `sk_live_` or `rk_live_` + 20 or more letters or digits.
+fn stripe(b: &[u8], i: usize) -> Option<&'static str> {
+    if !(at(b, i, b"sk_live_") || at(b, i, b"rk_live_")) {
+        return None;
+    }
+    let body = run(b, i + 8, |c| c.is_ascii_alphanumeric());
+    (body.len() >= 20 && looks_random(body, 2)).then_some("a Stripe secret key")
+}
+
+/// `xoxa-`, `xoxb-`, `xoxp-`, `xoxo-`, `xoxs-`, `xoxr-` + 20 or more letters, digits or `-`,
+/// with digits in them.
+fn slack(b: &[u8], i: usize) -> Option<&'static str> {
+    let prefixed = at(b, i, b"xox")
+        && b.get(i + 3).is_some_and(|c| b"abposr".contains(c))
+        && b.get(i + 4) == Some(&b'-');
+    if !prefixed {
+        return None;
+    }
+    let body = run(b, i + 5, |c| c.is_ascii_alphanumeric() || c == b'-');
+    let digits = body.iter().filter(|c| c.is_ascii_digit()).count();
+    (body.len() >= 20 && digits >= 6 && looks_random(body, 2)).then_some("a Slack token")
+}
+
+/// Three base64url segments joined by dots, the first starting `eyJ` (`{"` encoded): header
+/// and payload of 10 characters or more, a signature of 16 or more. Unsigned tokens pass.
+fn jwt(b: &[u8], i: usize) -> Option<&'static str> {
+    if !at(b, i, b"eyJ") {
+        return None;
+    }
+    let header = run(b, i, is_b64url).len();
+    let payload_at = i + header + 1;
+    let payload = run(b, payload_at, is_b64url).len();
+    let signature_at = payload_at + payload + 1;
+    let signature = run(b, signature_at, is_b64url);
+    let dots = b.get(i + header) == Some(&b'.') && b.get(payload_at + payload) == Some(&b'.');
+    (dots && header >= 10 && payload >= 10 && signature.len() >= 16 && looks_random(signature, 2))
+        .then_some("a JWT")
+}
+
+/// `-----BEGIN <label> PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, none) or
+/// `-----BEGIN PGP PRIVATE KEY BLOCK-----`, followed by at least 40 characters of key
+/// material: a header alone, or one with `...` for its body, passes.
+fn private_key(b: &[u8], i: usize) -> Option<&'static str> {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    if !at(b, i, BEGIN) {
+        return None;
+    }
+    let label_at = i + BEGIN.len();
+    let label = run(b, label_at, |c| c.is_ascii_uppercase() || c == b' ');
+    let close = label_at + label.len();
+    if label.len() > 40 || !at(b, close, b"-----") {
+        return None;
+    }
+    let label = label.trim_ascii_end();
+    if !(label.ends_with(b"PRIVATE KEY") || label.ends_with(b"PRIVATE KEY BLOCK")) {
+        return None;
+    }
+    let body = b.get(close + 5..).unwrap_or_default();
+    let body = body.get(..body.len().min(4096)).unwrap_or_default();
+    let end = body
+        .windows(5)
+        .position(|w| w == b"-----")
+        .unwrap_or(body.len());
+    let material = body
+        .get(..end)
+        .unwrap_or_default()
+        .iter()
+        .filter(|&&c| is_b64(c))
+        .count();
+    (material >= 40).then_some("a private key block")
+}
