@@ -3,6 +3,8 @@
 
 #[path = "build/guests.rs"]
 mod guests;
+#[path = "build/python.rs"]
+mod python;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -22,6 +24,9 @@ const PLUGINS: &[&str] = &[
     "approval",
 ];
 
+/// The first-party plugins written in Python (`plugins/<name>/app.py`), built with componentize-py.
+const PYTHON_PLUGINS: &[&str] = &["pii"];
+
 fn main() {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let workspace = Path::new(&manifest_dir)
@@ -32,7 +37,8 @@ fn main() {
         &workspace,
         &["plugins", "skills-sdk", "wit", "Cargo.lock", "Cargo.toml"],
     );
-    let built = guests::build(&workspace, PLUGINS);
+    let mut built = guests::build(&workspace, PLUGINS);
+    built.extend(python::build(&workspace, PYTHON_PLUGINS));
 
     let mut code = String::from(
         "/// The first-party plugins, built from plugins/ by host/build.rs.\n\

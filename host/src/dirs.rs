@@ -35,3 +35,9 @@ pub fn pins_file() -> Option<PathBuf> {
 pub fn config_file() -> Option<PathBuf> {
     project().map(|p| p.config_dir().join("passepartout.toml"))
 }
+
+/// The directory `passepartout init` grants the first-party tools:
+/// `$XDG_DATA_HOME/passepartout/workspace`.
+pub fn workspace() -> Option<PathBuf> {
+    project().map(|p| p.data_dir().join("workspace"))
+}

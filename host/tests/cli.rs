@@ -31,7 +31,31 @@ fn plugins_json_lists_the_first_party_plugins_with_limits_and_grants() {
     let first = json(&passepartout(home.path(), &["plugins", "--json"]));
     let plugins = first["plugins"].as_array().expect("plugins");
     let names: Vec<&str> = plugins.iter().filter_map(|p| p["name"].as_str()).collect();
-    assert_eq!(names, ["shell-guard", "files", "eval"]);
+    assert_eq!(
+        names,
+        ["shell-guard", "files", "eval", "chat", "secrets", "explanation", "approval", "pii"]
+    );
+    // Plugins that need a grant nobody gave are disabled, saying what to grant.
+    let disabled: Vec<&str> = first["disabled"]
+        .as_array()
+        .expect("disabled")
+        .iter()
+        .filter_map(|d| d.as_str())
+        .collect();
+    assert_eq!(disabled.len(), 4, "{disabled:?}");
+    for (name, needle) in [
+        ("shell", "process = ["),
+        ("http-fetch", "net = ["),
+        ("memory", "memory = \"read\""),
+        ("gardener", "memory = \"read\""),
+    ] {
+        assert!(
+            disabled
+                .iter()
+                .any(|d| d.contains(&format!("plugin \"{name}\"")) && d.contains(needle)),
+            "{name}: {disabled:?}"
+        );
+    }
 
     let guard = &plugins[0];
     assert_eq!(guard["kinds"], serde_json::json!(["gate"]));
@@ -105,7 +129,7 @@ fn the_policy_grants_a_mount_and_the_files_tool_uses_it() {
         &[
             "act",
             "--action",
-            r#"{"tool":"write-file","args":{"path":"/workspace/x","content":"y"}}"#,
+            r#"{"tool":"write-file","args":{"path":"/workspace/x","content":"y"},"explanation":"write a note into the workspace"}"#,
         ],
     );
     assert_eq!(out.status.code(), Some(5), "the tool failed");
@@ -142,7 +166,7 @@ fn verify_is_a_dry_run_that_exits_3_with_the_reason_in_the_trace() {
         &[
             "verify",
             "--action",
-            r#"{"tool":"shell","args":{"cmd":"ls"}}"#,
+            r#"{"tool":"shell","args":{"cmd":"ls"},"explanation":"list what is in the directory"}"#,
         ],
     );
     assert_eq!(out.status.code(), Some(0));
@@ -196,17 +220,13 @@ fn act_runs_eval_and_the_journal_detects_an_edited_row() {
         .iter()
         .filter_map(|r| r["kind"].as_str())
         .collect();
-    assert_eq!(
-        kinds,
-        [
-            "proposal",
-            "verdict",
-            "verdict",
-            "tool-result",
-            "proposal",
-            "verdict"
-        ]
-    );
+    // Every gate's verdict is journaled, before the tool and again at the last mile; the
+    // rejected action stops at shell-guard, the first gate.
+    let gates = 5;
+    let mut expected = vec!["proposal"];
+    expected.extend(std::iter::repeat_n("verdict", 2 * gates));
+    expected.extend(["tool-result", "proposal", "verdict"]);
+    assert_eq!(kinds, expected);
 
     let db = rusqlite::Connection::open(home.path().join("data/passepartout/passepartout.db"))
         .expect("db");
@@ -240,7 +260,10 @@ fn bad_input_gets_an_error_that_says_what_to_fix() {
     for (action, needle) in [
         ("not json", "the action is not valid"),
         (r#"{"tool":"eval","argz":{}}"#, "unknown field `argz`"),
-        (r#"{"tool":"nope"}"#, "unknown tool \"nope\""),
+        (
+            r#"{"tool":"nope","explanation":"try a tool that is not there"}"#,
+            "unknown tool \"nope\"",
+        ),
         (
             r#"{"tool":"eval","args":{"expression":3}}"#,
             "`expression` must be of type string",
@@ -255,7 +278,7 @@ fn bad_input_gets_an_error_that_says_what_to_fix() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(needle), "{action}: {stderr}");
     }
-    let out = passepartout(home.path(), &["journal", "show", "--json"]);
+    let out = passepartout(home.path(), &["journal", "show", "--last", "1000", "--json"]);
     let records: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(
         records
@@ -289,7 +312,7 @@ fn a_broken_third_party_plugin_is_reported_and_the_rest_still_load() {
     assert_eq!(out.status.code(), Some(1));
     let listing: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("JSON even on failure");
-    assert_eq!(listing["plugins"].as_array().map(Vec::len), Some(3));
+    assert_eq!(listing["plugins"].as_array().map(Vec::len), Some(8));
     assert!(
         listing["errors"][0]
             .as_str()
@@ -628,9 +651,14 @@ fn ask_goes_to_the_configured_provider_and_status_shows_the_spend() {
         String::from_utf8_lossy(&out.stdout).trim(),
         "Hello from the fixture."
     );
-    assert_eq!(
-        server.requests()[0].body["messages"][1]["content"],
-        "hello?"
+    // The chat skill frames user input; the person's words end the prompt.
+    let prompt = server.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        prompt.ends_with("hello?") && prompt.contains("The person wrote"),
+        "{prompt}"
     );
 
     let status = json(&passepartout(home.path(), &["status", "--json"]));

@@ -64,20 +64,20 @@ pub fn classify(import: &str) -> Class {
     }
 }
 
-/// Whether the tool/skill linker provides `import` (WASI 0.2 and our host interface). Anything
-/// else makes the plugin fail to link, so it never loads.
+/// Whether the tool/skill linker can provide `import` (WASI 0.2, wasi:http 0.2 and our
+/// interfaces; the grantable ones only when granted). Anything else makes the plugin fail to
+/// link, so it never loads.
 pub fn provided_to_tools(import: &str) -> bool {
-    let unversioned = import.split('@').next().unwrap_or(import);
     let version = import.split_once('@').map(|(_, v)| v);
     match classify(import) {
         Class::Host => version == Some(crate::runtime::plugin::WIT_VERSION),
         Class::Runtime | Class::Environment | Class::Filesystem | Class::Clocks | Class::Random => {
             version.is_some_and(|v| v.starts_with("0.2."))
         }
-        Class::Network => {
-            unversioned.starts_with("wasi:sockets/")
-                && version.is_some_and(|v| v.starts_with("0.2."))
-        }
-        Class::Process | Class::Memory | Class::Unknown => false,
+        // wasi:http, `process` and `memory` are linked only for plugins granted them; a plugin
+        // importing one without the grant is disabled at load (see the enforcement column).
+        Class::Network => version.is_some_and(|v| v.starts_with("0.2.")),
+        Class::Process | Class::Memory => version == Some(crate::runtime::plugin::WIT_VERSION),
+        Class::Unknown => false,
     }
 }

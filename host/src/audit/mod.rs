@@ -509,13 +509,33 @@ fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[
             "empty environment: nothing of the daemon's is inherited".into()
         }
         Class::Environment => format!("only these variables are set: {}", effective.join(", ")),
-        Class::Network => {
+        Class::Network | Class::Process | Class::Memory
+            if effective.is_empty() && !imported.is_empty() =>
+        {
+            "not linked without a grant: the plugin is disabled until policy.toml grants it".into()
+        }
+        Class::Network if effective.is_empty() => {
             "sockets and name lookup are disabled in the WASI context; wasi:http is not linked"
                 .into()
         }
-        Class::Process | Class::Memory => {
-            "host interface not linked: refused at load if granted".into()
-        }
+        Class::Network => format!(
+            "wasi:http linked; every request (each redirect hop too) must go to {}; loopback, \
+             private, link-local and metadata addresses refused unless granted by address; \
+             sockets and name lookup disabled",
+            effective.join(", ")
+        ),
+        Class::Process if effective.is_empty() => "not linked".into(),
+        Class::Process => format!(
+            "host process interface: only {} (by name, on the daemon's PATH), arguments as a \
+             list, working directory inside a mount, deadline, output capped; the program runs \
+             natively with the daemon user's rights",
+            effective.join(", ")
+        ),
+        Class::Memory if effective.is_empty() => "not linked".into(),
+        Class::Memory => format!(
+            "host memory interface linked: {}",
+            effective.join(", ")
+        ),
         Class::Clocks => "real clocks (not a grantable capability)".into(),
         Class::Random => "host randomness (not a grantable capability)".into(),
         Class::Runtime => {

@@ -296,6 +296,13 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
+    if matches!(
+        cli.command,
+        Command::Act { .. } | Command::Ask { .. } | Command::Approve { .. } | Command::Deny { .. }
+    ) {
+        // These write: the database (journal, memory) is created before plugins load.
+        journal::open(&cli.common)?;
+    }
     let loaded = load(&cli.common)?;
     match cli.command {
         Command::Plugins { json } => plugins::run(&loaded, json),
@@ -351,11 +358,14 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
         cache_dir,
         pooling: true,
     })?;
-    // Plugins granted memory get the store in the database; without a database they cannot
-    // load (the grant is refused, never silently dropped).
+    // Plugins granted memory get the store in the database. Commands that only look (plugins,
+    // verify, audit) must not create one: they get an empty store in memory instead.
     let memory = match common.db.clone().or_else(passepartout::dirs::database) {
-        Some(_) => Some(memory::open(common)?),
-        None => None,
+        Some(db) if db.exists() => Some(memory::open(common)?),
+        _ => Some(std::sync::Arc::new(
+            passepartout::memory::Memory::in_memory(memory::config(common)?)
+                .map_err(anyhow::Error::msg)?,
+        )),
     };
     if let Some(m) = &memory {
         runtime.set_memory(m.clone());
@@ -403,6 +413,9 @@ fn load(common: &Common) -> anyhow::Result<Loaded> {
     let mut errors = s.source_errors;
     errors.append(&mut report.errors);
     report.errors = errors;
+    for d in &report.disabled {
+        tracing::info!("{d}");
+    }
     Ok(Loaded {
         runtime: s.runtime,
         report,

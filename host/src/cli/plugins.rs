@@ -12,6 +12,8 @@ use super::Loaded;
 struct Listing<'a> {
     plugins: Vec<Entry<'a>>,
     errors: Vec<String>,
+    /// Plugins not loaded until the policy grants what they need.
+    disabled: Vec<String>,
     plugin_dir: Option<&'a std::path::Path>,
     policy_file: Option<&'a std::path::Path>,
     cache_dir: Option<&'a std::path::Path>,
@@ -75,6 +77,7 @@ pub fn run(loaded: &Loaded, json: bool) -> anyhow::Result<ExitCode> {
     let listing = Listing {
         plugins: report.plugins.iter().map(entry).collect(),
         errors: report.errors.iter().map(ToString::to_string).collect(),
+        disabled: report.disabled.iter().map(ToString::to_string).collect(),
         plugin_dir: loaded.plugin_dir.as_deref(),
         policy_file: loaded.policy_file.as_deref(),
         cache_dir: loaded.runtime.cache_dir(),
@@ -161,6 +164,9 @@ fn print_table(l: &Listing<'_>) {
                 t.description
             );
         }
+    }
+    for d in &l.disabled {
+        println!("{d}");
     }
     for e in &l.errors {
         eprintln!("error: {e}");

@@ -10,7 +10,7 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use super::bindings::{gate, types};
-use super::capabilities::{env, fs, memory, process};
+use super::capabilities::{env, fs, memory, net, process};
 use super::engine::ticks;
 use super::error::{PluginError, ToolFailure};
 use super::limits::DEFAULT_GATE_TIMEOUT;
@@ -78,6 +78,10 @@ impl Plugin {
                 env: self.grants.env.clone(),
                 deadline: Instant::now() + budget.timeout,
             }),
+            http: wasmtime_wasi_http::WasiHttpCtx::new(),
+            net: net::NetHooks {
+                grants: self.grants.net.clone(),
+            },
             memory: self.memory.as_ref().map(|m| memory::MemoryCtx {
                 store: m.store.clone(),
                 access: m.access,

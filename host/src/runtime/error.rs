@@ -224,6 +224,19 @@ pub enum LoadError {
         /// Why it cannot be enforced.
         why: String,
     },
+    /// The component imports a capability interface its grants do not include: it is not
+    /// loaded (disabled) until the operator grants it. Not an error of the plugin's.
+    #[error(
+        "{plugin}: disabled, it needs {capability} and policy.toml grants none; {hint}"
+    )]
+    NotGranted {
+        /// The plugin.
+        plugin: PluginId,
+        /// What it needs, e.g. `programs to run (passepartout:plugin/process)`.
+        capability: String,
+        /// What to write in policy.toml.
+        hint: String,
+    },
     /// The manifest or component changed since it was installed.
     #[error(
         "{plugin}: its component's sha256 is {found}, but {pinned} was pinned at install; it was changed after install. Refusing to load it: reinstall with `passepartout plugin update`."

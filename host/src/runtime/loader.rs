@@ -17,6 +17,9 @@ pub struct LoadReport {
     pub plugins: Vec<Plugin>,
     /// One error per plugin (or file) that could not be loaded.
     pub errors: Vec<LoadError>,
+    /// Plugins not loaded because they need a capability the policy does not grant
+    /// ([`LoadError::NotGranted`]): the expected state of a plugin nobody enabled.
+    pub disabled: Vec<LoadError>,
 }
 
 /// The first-party plugins built into this binary.
@@ -123,6 +126,7 @@ impl Runtime {
     pub fn load_all(&self, sources: &[PluginSource], policy: &Policy) -> LoadReport {
         let mut plugins: Vec<Plugin> = Vec::new();
         let mut errors = Vec::new();
+        let mut disabled = Vec::new();
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for source in sources {
             match self.load(source, policy) {
@@ -138,9 +142,14 @@ impl Runtime {
                     seen.insert(plugin.id.name.clone(), plugin.origin.to_string());
                     plugins.push(plugin);
                 }
+                Err(e @ LoadError::NotGranted { .. }) => disabled.push(e),
                 Err(e) => errors.push(e),
             }
         }
-        LoadReport { plugins, errors }
+        LoadReport {
+            plugins,
+            errors,
+            disabled,
+        }
     }
 }

@@ -101,13 +101,14 @@ impl Runtime {
     }
 
     /// The tool/skill linker for a plugin with `grants`: the base one (WASI p2 and our `host`),
-    /// plus `process` and `memory` only when granted, so that a plugin importing either without
-    /// a grant cannot even be linked.
+    /// plus `wasi:http`, `process` and `memory` only when granted, so that a plugin importing
+    /// one without a grant cannot even be linked.
     fn linker_for(&self, grants: &Grants) -> anyhow::Result<Linker<ToolData>> {
-        if grants.process.is_empty() && grants.memory == manifest::MemoryAccess::None {
-            return Ok(self.tool_linker.clone());
-        }
         let mut linker = self.tool_linker.clone();
+        if !grants.net.is_empty() {
+            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+                .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
+        }
         if !grants.process.is_empty() {
             bindings::process_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
                 .map_err(|e| anyhow::anyhow!("linking the process interface: {e}"))?;

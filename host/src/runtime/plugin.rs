@@ -214,6 +214,7 @@ impl Runtime {
         // interface. An import beyond those is refused here, at link time. (Not stubbed with
         // `define_unknown_imports_as_traps`: that shadows the semver-compatible WASI instances,
         // so a guest built against wasi@0.2.6 would find its calls trapping.)
+        check_granted(&id, &super::inspect::interfaces(&self.engine, &component).imports, &grants)?;
         let memory = match grants.memory {
             super::manifest::MemoryAccess::None => None,
             access => Some(super::capabilities::memory::MemoryCtx {
@@ -281,6 +282,42 @@ impl Runtime {
         }
         Ok(plugin)
     }
+}
+
+/// A component importing `process`, `memory` or `wasi:http` without the matching grant is
+/// disabled, with what to grant; the linker would refuse it anyway, less clearly.
+fn check_granted(id: &PluginId, imports: &[String], grants: &Grants) -> Result<(), LoadError> {
+    let name = &id.name;
+    let needs = [
+        (
+            "passepartout:plugin/process@",
+            grants.process.is_empty(),
+            "programs to run (passepartout:plugin/process)",
+            format!("grant some under [plugins.{name}]: process = [\"ls\"], and an fs mount"),
+        ),
+        (
+            "passepartout:plugin/memory@",
+            grants.memory == super::manifest::MemoryAccess::None,
+            "the memory store (passepartout:plugin/memory)",
+            format!("grant it under [plugins.{name}]: memory = \"read\""),
+        ),
+        (
+            "wasi:http/outgoing-handler@",
+            grants.net.is_empty(),
+            "outbound HTTP (wasi:http)",
+            format!("grant hosts under [plugins.{name}]: net = [\"example.org\"]"),
+        ),
+    ];
+    for (prefix, missing, capability, hint) in needs {
+        if missing && imports.iter().any(|i| i.starts_with(prefix)) {
+            return Err(LoadError::NotGranted {
+                plugin: id.clone(),
+                capability: capability.into(),
+                hint,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The manifest's `[config]` with every key of the policy's laid over it, as a JSON object.

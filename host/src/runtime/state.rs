@@ -162,6 +162,20 @@ pub struct ToolData {
     pub(crate) process: Option<super::capabilities::process::ProcessCtx>,
     /// The memory store and the access granted (None: `memory` is not granted).
     pub(crate) memory: Option<super::capabilities::memory::MemoryCtx>,
+    /// wasi:http state (linked only when hosts are granted).
+    pub(crate) http: wasmtime_wasi_http::WasiHttpCtx,
+    /// The allow-list every outgoing request is checked against.
+    pub(crate) net: super::capabilities::net::NetHooks,
+}
+
+impl wasmtime_wasi_http::WasiHttpView for ToolData {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.net,
+        }
+    }
 }
 
 impl WasiView for ToolData {

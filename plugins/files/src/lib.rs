@@ -1,18 +1,17 @@
 //! `files`: read, write, list and search files, only inside the directories mounted for this
 //! plugin by the operator's policy (WASI preopens; `..`, absolute paths and symlinks cannot leave
 //! a mount). A write reads back what it wrote and fails if the bytes differ (the seed's
-//! verify-write).
+//! verify-write). The search is a regular-expression search ([`search`]).
+
+mod search;
 
 use std::io::{ErrorKind, Read};
-use std::path::Path;
 
 use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args};
 use serde::Deserialize;
 
 /// Most bytes `read-file` returns unless asked for fewer.
 const READ_LIMIT: u64 = 512 * 1024;
-/// Most matches `search-files` reports.
-const SEARCH_LIMIT: usize = 200;
 /// Most entries `list-directory` reports.
 const LIST_LIMIT: usize = 1000;
 
@@ -25,12 +24,6 @@ struct PathArg {
 struct WriteArgs {
     path: String,
     content: String,
-}
-
-#[derive(Deserialize)]
-struct SearchArgs {
-    path: String,
-    pattern: String,
 }
 
 /// The tool plugin.
@@ -68,8 +61,8 @@ impl Tool for Files {
             ),
             info(
                 "search-files",
-                "Find lines containing `pattern` (plain text) in files under `path`: `file:line: text`.",
-                r#"{"type":"object","properties":{"path":{"type":"string"},"pattern":{"type":"string"}},"required":["path","pattern"]}"#,
+                search::DESCRIPTION,
+                search::PARAMETERS,
                 true,
             ),
         ]
@@ -83,10 +76,7 @@ impl Tool for Files {
                 write_file(&a.path, &a.content)
             }
             "list-directory" => list_directory(&parse_args::<PathArg>(&args)?.path),
-            "search-files" => {
-                let a = parse_args::<SearchArgs>(&args)?;
-                search_files(&a.path, &a.pattern)
-            }
+            "search-files" => search::search_files(&parse_args(&args)?),
             other => Err(ToolError::InvalidArgs(format!(
                 "the files plugin has no tool named {other:?}; it has read-file, write-file, list-directory, search-files"
             ))),
@@ -95,7 +85,7 @@ impl Tool for Files {
 }
 
 /// Map an I/O error to what the model should understand.
-fn io_error(path: &str, e: &std::io::Error) -> ToolError {
+pub(crate) fn io_error(path: &str, e: &std::io::Error) -> ToolError {
     match e.kind() {
         ErrorKind::NotFound => ToolError::Failed(format!(
             "{path}: not found (paths must be absolute and inside a directory mounted for this plugin)"
@@ -156,53 +146,6 @@ fn list_directory(path: &str) -> Result<String, ToolError> {
         out.push_str(&format!("\n... and {} more", total - LIST_LIMIT));
     }
     Ok(out)
-}
-
-fn search_files(path: &str, pattern: &str) -> Result<String, ToolError> {
-    if pattern.is_empty() {
-        return Err(ToolError::InvalidArgs("pattern must not be empty".into()));
-    }
-    let mut hits = Vec::new();
-    let mut stack = vec![Path::new(path).to_path_buf()];
-    let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
-    if !meta.is_dir() && !meta.is_file() {
-        return Err(ToolError::InvalidArgs(format!(
-            "{path} is neither a file nor a directory"
-        )));
-    }
-    while let Some(p) = stack.pop() {
-        if hits.len() >= SEARCH_LIMIT {
-            break;
-        }
-        // symlink_metadata: never follow links while walking.
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if let Ok(entries) = std::fs::read_dir(&p) {
-                let mut children: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-                children.sort();
-                stack.extend(children.into_iter().rev());
-            }
-        } else if meta.is_file() {
-            let Ok(text) = std::fs::read_to_string(&p) else {
-                continue;
-            };
-            for (n, line) in text.lines().enumerate() {
-                if line.contains(pattern) {
-                    hits.push(format!("{}:{}: {}", p.display(), n + 1, line.trim_end()));
-                    if hits.len() >= SEARCH_LIMIT {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    if hits.is_empty() {
-        Ok(format!("no line under {path} contains {pattern:?}"))
-    } else {
-        Ok(hits.join("\n"))
-    }
 }
 
 passepartout_sdk::export_tool!(Files);

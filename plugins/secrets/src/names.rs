@@ -60,6 +60,7 @@ const PLACEHOLDERS: &[&str] = &[
     "secret",
     "password",
     "passwd",
+    "pass",
     "token",
     "dummy",
     "test",
@@ -98,8 +99,8 @@ pub fn is_secret_name(name: &str) -> bool {
 /// Does `value` (unquoted) stand for a secret rather than hold one? True when it is shorter
 /// than 4 characters; refers to something else (`$VAR`, `${VAR}`, `$(cmd)`, `%VAR%`,
 /// `{{ template }}`, `<your key>`); is masked or elided (`****`, `xxxx`, `...`, one character
-/// repeated); or is a stock word (`changeme`, `test`,
-/// `none`, `true`...) or holds `example`, `your`, `placeholder`, `redacted`.
+/// repeated); or is a stock word (`changeme`, `test`, `none`, `true`...) or holds `example`,
+/// `your`, `placeholder`, `redacted`.
 pub fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
     let first = v.chars().next().unwrap_or('$');
@@ -113,11 +114,11 @@ pub fn is_placeholder(value: &str) -> bool {
 }
 
 /// The name of the first secret-named variable assigned a real value in a `.env`-style line of
-/// `text`: `NAME=value`, `export NAME=value`, `NAME = "value"`, `"NAME": "value"`. An
-/// unquoted value needs `=` with no space around it and no brackets in it
-/// (`token = get_token()` and `TOKEN=f(x)` are code, not secrets); a value after `:` must be
-/// quoted. Several assignments may lead a line
-/// (`A=1 DB_PASSWORD=x cmd`).
+/// `text`: `NAME=value`, `export NAME=value`, `NAME = "value"`, `"NAME": "value"`,
+/// `name: "value"` (YAML, nothing after it). An unquoted value needs `=` with no space around
+/// it and must not look like code (see `is_code`: `token = get_token()`, `TOKEN=f(x)`,
+/// `password=password,` are not secrets); a value after `:` must be quoted. Several
+/// assignments may lead a line (`A=1 DB_PASSWORD=x cmd`).
 pub fn find_assignment(text: &str) -> Option<&str> {
     for line in text.lines() {
         let mut rest = line.trim_start();
@@ -169,18 +170,34 @@ fn assignment(s: &str) -> Option<(&str, Option<&str>, &str)> {
         let inner = rest.get(1..)?;
         let end = inner.find(quote).unwrap_or(inner.len());
         let after = inner.get(end + 1..).unwrap_or_default();
-        return Some((name, inner.get(..end), after));
+        // `name: "value"` is YAML only when nothing follows; `Token: "#ccc",` is a dict entry
+        // of some program. A quoted name (`"name": "value",`) is JSON either way.
+        let entry = colon && !quoted_name && !after.trim().is_empty();
+        return Some((name, inner.get(..end).filter(|_| !entry), after));
     }
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-    let value = rest.get(..end)?.trim_end_matches([';', ',']);
-    // Unquoted, `token=get_token()` or `key=args[1]` is code, not a literal.
-    let code = value.contains(['(', ')', '[', ']', '{', '}']);
-    let literal = !(spaced || colon || code || value.is_empty());
+    let raw = rest.get(..end)?;
+    let value = raw.trim_end_matches(';');
+    let literal = !(spaced || colon || value.is_empty() || is_code(value));
     Some((name, literal.then_some(value), rest.get(end..)?))
 }
 
+/// Is the unquoted `value` of an assignment code rather than a literal? A call or index
+/// (`get_token()`, `args[1]`), a keyword argument or list item (`key=key,`), or a dotted name
+/// (`self.config.password`).
+fn is_code(value: &str) -> bool {
+    let identifier = |part: &str| {
+        part.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    value.contains(['(', ')', '[', ']', '{', '}'])
+        || value.ends_with(',')
+        || (value.contains('.') && value.split('.').all(identifier))
+}
+
 /// A secret carried by a URL in `text`: a password in its user info
-/// (`https://user:pw@host`) or a secret-named query parameter (`?access_token=...`).
+/// (`https://user:pw@host`, unless the host is reserved for documentation or the user is
+/// empty, as in `cvs://:pserver:...`) or a secret-named query parameter (`?access_token=...`).
 pub fn find_in_url(text: &str) -> Option<String> {
     let mut search = text;
     while let Some(pos) = search.find("://") {
@@ -191,9 +208,11 @@ pub fn find_in_url(text: &str) -> Option<String> {
             .unwrap_or(url.len());
         let url = url.get(..end).unwrap_or_default();
         let authority = url.split(['/', '?', '#']).next().unwrap_or_default();
-        if let Some((userinfo, _host)) = authority.rsplit_once('@')
-            && let Some((_user, password)) = userinfo.split_once(':')
+        if let Some((userinfo, host)) = authority.rsplit_once('@')
+            && let Some((user, password)) = userinfo.split_once(':')
+            && !user.is_empty()
             && !is_placeholder(password)
+            && !is_documentation_host(host)
         {
             return Some("a password in a URL".into());
         }
@@ -211,4 +230,26 @@ pub fn find_in_url(text: &str) -> Option<String> {
         search = search.get(url_start + end..).unwrap_or_default();
     }
     None
+}
+
+/// Is `host` (with an optional `:port`) one of the names reserved for examples (RFC 2606):
+/// `example.com`, `example.org`, `example.net` and their subdomains, or a name under `.example`,
+/// `.test` or `.invalid`?
+fn is_documentation_host(host: &str) -> bool {
+    let name = host
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let name = name.trim_end_matches('.');
+    [
+        "example.com",
+        "example.org",
+        "example.net",
+        "example",
+        "test",
+        "invalid",
+    ]
+    .iter()
+    .any(|d| name == *d || name.strip_suffix(d).is_some_and(|sub| sub.ends_with('.')))
 }

@@ -232,6 +232,12 @@ fn secret_cases() -> Vec<Case> {
             "args.command",
         ),
         case(
+            write("db:\n  password: \"hunter2hunter2\"\n"),
+            "hunter2hunter2",
+            "a .env-style assignment of password",
+            "args.content",
+        ),
+        case(
             write("{\n  \"client_secret\": \"q8w7e6r5t4y3\"\n}"),
             "q8w7e6r5t4y3",
             "a .env-style assignment of client_secret",
@@ -348,6 +354,10 @@ const HARMLESS: &[&str] = &[
     "stripe test mode: sk_test_51HqWeRtYuIoPaSdFgHjKlZx",
     "max_tokens=4096\nNEXT_PAGE_TOKEN=CAUQAAxyz\nif PASSWORD == expected:",
     "https://user@example.org/ and https://user:@example.org/",
+    "Url::parse(\"ftp://rms:secret123@example.com\") and postgres://u:pw123456@db.test/x",
+    "    Token:   \"#cccccc\",\n    passphrase: 'top secret',\n    private_key: \"_RSAPrivateKey\",",
+    "    _token=_token, key_password=None,\n    client_secret=self.consumer.secret,\n",
+    "consistent!(click_1, r\"-----BEGIN PRIVATE KEY-----\");\nconsistent!(click_2, r\"-----END PRIVATE KEY-----\");",
     "xoxb-your-token-here",
 ];
 

@@ -216,8 +216,9 @@ fn jwt(b: &[u8], i: usize) -> Option<&'static str> {
 }
 
 /// `-----BEGIN <label> PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, none) or
-/// `-----BEGIN PGP PRIVATE KEY BLOCK-----`, followed by at least 40 characters of key
-/// material: a header alone, or one with `...` for its body, passes.
+/// `-----BEGIN PGP PRIVATE KEY BLOCK-----`, followed (before the next `-----`) by key
+/// material: a run of 40 or more base64 characters that looks random. A header alone, or one
+/// with `...` or prose for its body, passes.
 fn private_key(b: &[u8], i: usize) -> Option<&'static str> {
     const BEGIN: &[u8] = b"-----BEGIN ";
     if !at(b, i, BEGIN) {
@@ -239,11 +240,11 @@ fn private_key(b: &[u8], i: usize) -> Option<&'static str> {
         .windows(5)
         .position(|w| w == b"-----")
         .unwrap_or(body.len());
+    // Key material is lines of base64; prose, `...` or a code line after a header is not.
     let material = body
         .get(..end)
         .unwrap_or_default()
-        .iter()
-        .filter(|&&c| is_b64(c))
-        .count();
-    (material >= 40).then_some("a private key block")
+        .split(|&c| !is_b64(c))
+        .any(|run| run.len() >= 40 && looks_random(run, 3));
+    material.then_some("a private key block")
 }

@@ -5,6 +5,7 @@
 pub mod env;
 pub mod fs;
 pub mod memory;
+pub mod net;
 pub mod process;
 
 use serde::Serialize;
@@ -73,7 +74,12 @@ impl Grants {
         Ok(Grants {
             fs: fs::resolve(&asked.fs, &policy.fs)?,
             env: env::resolve(&asked.env, &policy.env),
-            net: intersect(&asked.net, &policy.net),
+            // A manifest asking for "*" takes whatever hosts the operator grants.
+            net: if asked.net.iter().any(|h| h == "*") {
+                policy.net.clone()
+            } else {
+                intersect(&asked.net, &policy.net)
+            },
             process: intersect(&asked.process, &policy.process),
             memory: asked.memory.min(policy.memory),
         })
@@ -89,10 +95,10 @@ impl Grants {
             grant,
             why: why.into(),
         };
-        if !self.net.is_empty() {
+        if let Some(bad) = self.net.iter().find(|h| !net::is_valid_grant(h)) {
             return Err(unenforceable(
-                format!("network access to {:?}", self.net),
-                "outbound HTTP (wasi:http with a host allow-list) is not linked by this runtime",
+                format!("network access to {bad:?}"),
+                "not a host, host:port, *.domain or IP address the HTTP allow-list can match",
             ));
         }
         Ok(())

@@ -1,0 +1,227 @@
+//! The `net` capability: outbound HTTP through `wasi:http`, linked only for plugins granted at
+//! least one host. Every request (and so every redirect hop, which the guest must make as a new
+//! request) is checked here before a connection is made:
+//!
+//! - its host must be granted: `example.org`, `example.org:8443`, `*.example.org`, or an
+//!   address `127.0.0.1:8080` / `[::1]:8080` / `10.0.0.5`;
+//! - every address the name resolves to must be public: loopback, private, link-local (and so
+//!   the cloud metadata address 169.254.169.254), unique-local, CGNAT, multicast, unspecified
+//!   and documentation ranges are refused unless the grant names that very address.
+//!
+//! For `http` the connection goes to the address that was checked (no second lookup a DNS
+//! rebinding could change). For `https` the TLS library connects by name, so a name is
+//! resolved twice; the certificate must still match the name.
+
+use std::net::{IpAddr, SocketAddr};
+
+use http::uri::Scheme;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// Checks every outgoing request of one call against the plugin's grants.
+pub struct NetHooks {
+    /// The granted hosts, as written in the policy.
+    pub grants: Vec<String>,
+}
+
+/// One grant, parsed.
+#[derive(Debug, PartialEq, Eq)]
+struct Grant {
+    host: String,
+    port: Option<u16>,
+    ip: Option<IpAddr>,
+}
+
+fn parse_grant(text: &str) -> Option<Grant> {
+    let text = text.trim().to_ascii_lowercase();
+    if let Ok(sa) = text.parse::<SocketAddr>() {
+        return Some(Grant {
+            host: sa.ip().to_string(),
+            port: Some(sa.port()),
+            ip: Some(sa.ip()),
+        });
+    }
+    let bare = text.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Some(Grant {
+            host: ip.to_string(),
+            port: None,
+            ip: Some(ip),
+        });
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((h, p)) => (h.to_owned(), Some(p.parse().ok()?)),
+        None => (text.clone(), None),
+    };
+    (!host.is_empty()).then_some(Grant {
+        host,
+        port,
+        ip: None,
+    })
+}
+
+impl Grant {
+    fn covers(&self, host: &str, port: u16) -> bool {
+        let host_ok = match self.host.strip_prefix("*.") {
+            Some(domain) => host.ends_with(&format!(".{domain}")),
+            None => self.host == host,
+        };
+        host_ok && self.port.is_none_or(|p| p == port)
+    }
+}
+
+/// Whether a policy's net entry is one the allow-list can match.
+pub fn is_valid_grant(text: &str) -> bool {
+    text.trim() != "*" && parse_grant(text).is_some()
+}
+
+/// Whether `ip` is an address outbound requests must not reach unless granted by address.
+pub fn is_restricted(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+                || (o[0] == 198 && (18..20).contains(&o[1]))
+                || o[0] >= 240
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_restricted(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] == 0x2001 && s[1] == 0x0db8)
+                || (s[0] == 0x64 && s[1] == 0xff9b)
+        }
+    }
+}
+
+/// The checked address to connect to for `host:port`, or why not.
+async fn check(grants: &[String], host: &str, port: u16) -> Result<SocketAddr, Error> {
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let parsed: Vec<Grant> = grants.iter().filter_map(|g| parse_grant(g)).collect();
+    let literal = host.parse::<IpAddr>().ok();
+    let host_key = literal.map_or_else(|| host.clone(), |ip| ip.to_string());
+    let Some(grant) = parsed.iter().find(|g| g.covers(&host_key, port)) else {
+        tracing::info!("http: {host}:{port} is not a granted host");
+        return Err(Error::HttpRequestDenied);
+    };
+    let addrs: Vec<SocketAddr> = match literal {
+        Some(ip) => vec![SocketAddr::new(ip, port)],
+        None => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|_| Error::DnsError {
+                rcode: None,
+                info_code: None,
+            })?
+            .collect(),
+    };
+    let first = *addrs.first().ok_or(Error::DestinationNotFound)?;
+    for a in &addrs {
+        if is_restricted(a.ip()) && grant.ip != Some(a.ip()) {
+            tracing::info!("http: {host} resolves to {}, a restricted address", a.ip());
+            return Err(Error::DestinationIpProhibited);
+        }
+    }
+    Ok(first)
+}
+
+impl WasiHttpHooks for NetHooks {
+    fn send_request(
+        &mut self,
+        mut request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (
+                        http::Response<WasiBody>,
+                        Box<dyn Future<Output = Result<(), Error>> + Send>,
+                    ),
+                    Error,
+                >,
+            > + Send,
+    > {
+        let grants = self.grants.clone();
+        drop(fut);
+        Box::new(async move {
+            use http_body_util::BodyExt;
+            let uri = request.uri().clone();
+            let https = uri.scheme() == Some(&Scheme::HTTPS);
+            let host = uri.host().ok_or(Error::HttpRequestUriInvalid)?.to_owned();
+            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+            let addr = check(&grants, &host, port).await?;
+            if !https {
+                // Connect to the address just checked; `Host:` still names the host.
+                let path = uri.path_and_query().map_or("/", |p| p.as_str());
+                *request.uri_mut() = http::Uri::builder()
+                    .scheme(Scheme::HTTP)
+                    .authority(addr.to_string())
+                    .path_and_query(path)
+                    .build()
+                    .map_err(|_| Error::HttpRequestUriInvalid)?;
+            }
+            let (res, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            Ok((
+                res.map(BodyExt::boxed_unsync),
+                Box::new(io) as Box<dyn Future<Output = _> + Send>,
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restricted_addresses() {
+        for a in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_restricted(a.parse().expect("an address")), "{a}");
+        }
+        for a in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
+            assert!(!is_restricted(a.parse().expect("an address")), "{a}");
+        }
+    }
+
+    #[test]
+    fn grants_match_host_port_and_wildcards() {
+        let g = parse_grant("example.org").expect("parses");
+        assert!(g.covers("example.org", 443) && !g.covers("evil.org", 443));
+        let g = parse_grant("*.example.org:8443").expect("parses");
+        assert!(g.covers("api.example.org", 8443));
+        assert!(!g.covers("example.org", 8443) && !g.covers("api.example.org", 443));
+        let g = parse_grant("127.0.0.1:8080").expect("parses");
+        assert_eq!(g.ip, Some([127, 0, 0, 1].into()));
+        assert!(g.covers("127.0.0.1", 8080) && !g.covers("127.0.0.1", 8081));
+        assert!(parse_grant("host:notaport").is_none());
+    }
+}
