@@ -4,6 +4,11 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The compiled-component cache the tests share.
+fn shared_cache() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-cache")
+}
+
 fn passepartout(home: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_passepartout"))
         .args(args)
@@ -11,6 +16,9 @@ fn passepartout(home: &Path, args: &[&str]) -> Output {
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_CACHE_HOME", home.join("cache"))
+        // One compile cache for every test (keyed by the component's sha256, so sharing is
+        // safe): the Python gate alone takes ~15 s to compile.
+        .env("PASSEPARTOUT_CACHE", shared_cache())
         .env("HOME", home)
         .output()
         .expect("run passepartout")
@@ -28,12 +36,27 @@ fn json(out: &Output) -> serde_json::Value {
 #[test]
 fn plugins_json_lists_the_first_party_plugins_with_limits_and_grants() {
     let home = tempfile::tempdir().expect("temp dir");
-    let first = json(&passepartout(home.path(), &["plugins", "--json"]));
+    // Its own cache: a fresh machine has none.
+    let own = home.path().join("own-cache");
+    let own = own.to_str().expect("utf-8");
+    let first = json(&passepartout(
+        home.path(),
+        &["plugins", "--json", "--cache", own],
+    ));
     let plugins = first["plugins"].as_array().expect("plugins");
     let names: Vec<&str> = plugins.iter().filter_map(|p| p["name"].as_str()).collect();
     assert_eq!(
         names,
-        ["shell-guard", "files", "eval", "chat", "secrets", "explanation", "approval", "pii"]
+        [
+            "shell-guard",
+            "files",
+            "eval",
+            "chat",
+            "secrets",
+            "explanation",
+            "approval",
+            "pii"
+        ]
     );
     // Plugins that need a grant nobody gave are disabled, saying what to grant.
     let disabled: Vec<&str> = first["disabled"]
@@ -77,7 +100,10 @@ fn plugins_json_lists_the_first_party_plugins_with_limits_and_grants() {
     );
     assert_eq!(first["errors"], serde_json::json!([]));
 
-    let second = json(&passepartout(home.path(), &["plugins", "--json"]));
+    let second = json(&passepartout(
+        home.path(),
+        &["plugins", "--json", "--cache", own],
+    ));
     assert!(
         second["plugins"]
             .as_array()
@@ -278,7 +304,10 @@ fn bad_input_gets_an_error_that_says_what_to_fix() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(needle), "{action}: {stderr}");
     }
-    let out = passepartout(home.path(), &["journal", "show", "--last", "1000", "--json"]);
+    let out = passepartout(
+        home.path(),
+        &["journal", "show", "--last", "1000", "--json"],
+    );
     let records: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(
         records

@@ -25,6 +25,11 @@ impl Drop for Daemon {
     }
 }
 
+/// The compiled-component cache the tests share.
+fn shared_cache() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-cache")
+}
+
 fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_passepartout"));
     cmd.args(args)
@@ -32,6 +37,9 @@ fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_CACHE_HOME", home.join("cache"))
+        // One compile cache for every test (keyed by the component's sha256, so sharing is
+        // safe): the Python gate alone takes ~15 s to compile.
+        .env("PASSEPARTOUT_CACHE", shared_cache())
         .env("XDG_RUNTIME_DIR", home.join("run"))
         .env("HOME", home)
         .env("PASSEPARTOUT_READ_TIMEOUT_SECS", "2")

@@ -210,10 +210,13 @@ fn an_unenforceable_grant() {
     let tool = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
         m.replace(
             "[capabilities]\n",
-            "[capabilities]\nnet = [\"example.com\"]\n",
+            "[capabilities]\nnet = [\"https://example.com/\"]\n",
         )
     });
-    let a = audit_with(&tool, "[plugins.hostile-tool]\nnet = [\"example.com\"]\n");
+    let a = audit_with(
+        &tool,
+        "[plugins.hostile-tool]\nnet = [\"https://example.com/\"]\n",
+    );
     assert!(
         kinds(&a).contains(&FindingKind::Unenforceable),
         "{:?}",

@@ -2,9 +2,9 @@
 
 use std::time::SystemTime;
 
-use passepartout::runtime::{Policy, loader};
+use passepartout::runtime::Policy;
 
-use crate::fresh_runtime;
+use crate::private_runtime;
 
 fn entries(dir: &std::path::Path) -> Vec<(std::path::PathBuf, SystemTime)> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
@@ -23,8 +23,11 @@ fn entries(dir: &std::path::Path) -> Vec<(std::path::PathBuf, SystemTime)> {
 
 #[test]
 fn the_second_start_compiles_nothing() {
-    let (first, cache) = fresh_runtime();
-    let report = first.load_all(&loader::builtin_sources(), &Policy::default());
+    let (first, cache) = private_runtime();
+    let report = first.load_all(
+        &crate::builtins(&["shell-guard", "files", "eval"]),
+        &Policy::default(),
+    );
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.plugins.len(), 3);
     assert!(
@@ -37,7 +40,10 @@ fn the_second_start_compiles_nothing() {
     drop(first);
 
     let second = passepartout_tests::runtime(cache.path());
-    let report = second.load_all(&loader::builtin_sources(), &Policy::default());
+    let report = second.load_all(
+        &crate::builtins(&["shell-guard", "files", "eval"]),
+        &Policy::default(),
+    );
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(
         report.plugins.iter().all(|p| p.from_cache),
@@ -62,17 +68,26 @@ fn the_second_start_compiles_nothing() {
 
 #[test]
 fn a_corrupt_cache_entry_is_recompiled_and_replaced() {
-    let (first, cache) = fresh_runtime();
-    drop(first.load_all(&loader::builtin_sources(), &Policy::default()));
+    let (first, cache) = private_runtime();
+    drop(first.load_all(
+        &crate::builtins(&["shell-guard", "files", "eval"]),
+        &Policy::default(),
+    ));
     for (path, _) in entries(cache.path()) {
         std::fs::write(&path, b"not a compiled component").expect("corrupt");
     }
     let second = passepartout_tests::runtime(cache.path());
-    let report = second.load_all(&loader::builtin_sources(), &Policy::default());
+    let report = second.load_all(
+        &crate::builtins(&["shell-guard", "files", "eval"]),
+        &Policy::default(),
+    );
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(report.plugins.iter().all(|p| !p.from_cache));
     let third = passepartout_tests::runtime(cache.path());
-    let report = third.load_all(&loader::builtin_sources(), &Policy::default());
+    let report = third.load_all(
+        &crate::builtins(&["shell-guard", "files", "eval"]),
+        &Policy::default(),
+    );
     assert!(
         report.plugins.iter().all(|p| p.from_cache),
         "the entries were repaired"

@@ -30,16 +30,16 @@ fn a_grant_the_runtime_cannot_enforce_is_refused() {
         |m| {
             m.replace(
                 "[capabilities]\n",
-                "[capabilities]\nnet = [\"example.com\"]\n",
+                "[capabilities]\nnet = [\"https://example.com/\"]\n",
             )
         },
-        "[plugins.hostile-tool]\nnet = [\"example.com\"]\n",
+        "[plugins.hostile-tool]\nnet = [\"https://example.com/\"]\n",
     );
     assert!(
-        matches!(&err, LoadError::Unenforceable { grant, .. } if grant.contains("example.com")),
+        matches!(&err, LoadError::Unenforceable { grant, .. } if grant.contains("https://example.com/")),
         "{err:?}"
     );
-    assert!(err.to_string().contains("cannot enforce"), "{err}");
+    assert!(err.to_string().contains("allow-list"), "{err}");
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn a_network_request_without_a_grant_loads_with_nothing() {
             &source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
                 m.replace(
                     "[capabilities]\n",
-                    "[capabilities]\nnet = [\"example.com\"]\n",
+                    "[capabilities]\nnet = [\"https://example.com/\"]\n",
                 )
             }),
             &Policy::default(),
@@ -164,7 +164,7 @@ fn a_plugin_directory_loads_what_it_can_and_reports_the_rest() {
     let (rt, _cache) = fresh_runtime();
     let (sources, mut errors) = loader::dir_sources(dir.path(), &Default::default());
     let mut sources = sources;
-    sources.extend(loader::builtin_sources());
+    sources.extend(crate::builtins(&["shell-guard", "files", "eval"]));
     // The hostile gate also comes as a duplicate from a second source.
     sources.push(source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m));
     let mut report = rt.load_all(&sources, &Policy::default());

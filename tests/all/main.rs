@@ -8,8 +8,10 @@ mod first_party;
 mod gates;
 mod limits;
 mod loading;
+mod memory;
 mod pipeline;
 mod providers;
+mod standard;
 
 use passepartout::runtime::types::{Action, SignalView};
 use passepartout::runtime::{Plugin, Policy, Runtime};
@@ -40,10 +42,31 @@ pub fn signal() -> SignalView {
     }
 }
 
-/// A fresh runtime with its own cache directory (kept alive by the returned TempDir).
+/// A fresh runtime whose compiled-component cache is shared by every test (entries are keyed
+/// by the component's sha256, so sharing is safe; the Python gate alone takes ~15 s to
+/// compile). The TempDir is a scratch directory for the test.
 pub fn fresh_runtime() -> (Runtime, tempfile::TempDir) {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let shared = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-cache");
+    (passepartout_tests::runtime(&shared), scratch)
+}
+
+/// A fresh runtime with a cache of its own (for the cache's own tests).
+pub fn private_runtime() -> (Runtime, tempfile::TempDir) {
     let cache = tempfile::tempdir().expect("temp dir");
     (passepartout_tests::runtime(cache.path()), cache)
+}
+
+/// The first-party plugins named, for tests about one part of the pipeline (the standard
+/// gates and skills have tests of their own).
+pub fn builtins(names: &[&str]) -> Vec<passepartout::runtime::PluginSource> {
+    passepartout::runtime::loader::builtin_sources()
+        .into_iter()
+        .filter(|s| {
+            let path = s.manifest_path.to_string_lossy();
+            names.iter().any(|n| path.contains(&format!("/{n}/")))
+        })
+        .collect()
 }
 
 /// Load the hostile tool under `policy` (TOML text).

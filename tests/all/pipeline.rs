@@ -10,7 +10,7 @@ use passepartout::pipeline::{
     Pipeline, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, Recovery,
     StepOutcome,
 };
-use passepartout::runtime::{Plugin, Policy, loader};
+use passepartout::runtime::{Plugin, Policy};
 use passepartout::signal::Signal;
 use passepartout_tests::{
     ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM, source,
@@ -60,7 +60,9 @@ fn plugins(
     extra: Vec<passepartout::runtime::PluginSource>,
 ) -> (Vec<Plugin>, tempfile::TempDir) {
     let (rt, cache) = fresh_runtime();
-    let mut sources = loader::builtin_sources();
+    // The gate and tools these tests are written around; the other standard plugins have
+    // tests of their own (standard.rs).
+    let mut sources = crate::builtins(&["shell-guard", "files", "eval"]);
     sources.extend(extra);
     let report = rt.load_all(&sources, &Policy::parse(policy).expect("policy"));
     assert!(report.errors.is_empty(), "{:?}", report.errors);

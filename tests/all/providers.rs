@@ -11,7 +11,7 @@ use passepartout::pipeline::{
     ToolSchema, ToolTurn,
 };
 use passepartout::providers::{Cascade, Endpoint, Protocol, Secret};
-use passepartout::runtime::{Policy, loader};
+use passepartout::runtime::Policy;
 use passepartout::signal::Signal;
 use passepartout_tests::http::{Canned, Server, fixture};
 use serde_json::{Value, json};
@@ -314,7 +314,10 @@ fn the_budget_stops_before_overspending() {
 
 fn pipeline(server: &Server) -> (Pipeline, Outbox, tempfile::TempDir) {
     let (rt, cache) = fresh_runtime();
-    let report = rt.load_all(&loader::builtin_sources(), &Policy::default());
+    let report = rt.load_all(
+        &crate::builtins(&["shell-guard", "files", "eval"]),
+        &Policy::default(),
+    );
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     let outbox = Outbox::new();
     let p = Pipeline::new(

@@ -532,10 +532,7 @@ fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[
             effective.join(", ")
         ),
         Class::Memory if effective.is_empty() => "not linked".into(),
-        Class::Memory => format!(
-            "host memory interface linked: {}",
-            effective.join(", ")
-        ),
+        Class::Memory => format!("host memory interface linked: {}", effective.join(", ")),
         Class::Clocks => "real clocks (not a grantable capability)".into(),
         Class::Random => "host randomness (not a grantable capability)".into(),
         Class::Runtime => {

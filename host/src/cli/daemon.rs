@@ -339,8 +339,13 @@ fn start_background(common: &Common) -> anyhow::Result<()> {
             .stdout(std::process::Stdio::null());
     }
     cmd.spawn().context("cannot start the daemon")?;
-    eprintln!("started a daemon in the background");
-    for _ in 0..100 {
+    eprintln!(
+        "started a daemon in the background (its first start compiles the plugins, which can \
+         take a minute; later starts load them from the cache)"
+    );
+    // Up to 120 s: a first start compiles every plugin (the Python gate alone takes ~15 s on
+    // two cores); the daemon listens only once they are loaded.
+    for _ in 0..1200 {
         std::thread::sleep(Duration::from_millis(100));
         if address(common)
             .ok()
@@ -349,7 +354,11 @@ fn start_background(common: &Common) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    anyhow::bail!("the daemon did not come up within 10 s")
+    anyhow::bail!(
+        "the daemon did not come up within 120 s; see {} for why",
+        log.as_deref()
+            .map_or("its log".into(), |p| p.display().to_string())
+    )
 }
 
 /// Approve or deny through the running daemon, so the action runs there and its result reaches

@@ -280,7 +280,7 @@ impl Server {
         reader: &mut tokio::net::tcp::OwnedReadHalf,
         tx: &mpsc::UnboundedSender<Value>,
     ) -> Result<(), ProtocolError> {
-        let Some(hello) = self.read_frame(reader).await? else {
+        let Some(hello) = self.read_frame(reader, || true).await? else {
             return Ok(());
         };
         if hello["type"] != "hello" {
@@ -298,7 +298,8 @@ impl Server {
         let mut in_flight = tokio::task::JoinSet::new();
         let slots = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
         loop {
-            let message = match self.read_frame(reader).await {
+            let idle = || slots.available_permits() == MAX_IN_FLIGHT;
+            let message = match self.read_frame(reader, idle).await {
                 Ok(Some(m)) => m,
                 Ok(None) => break,
                 Err(e) => {
@@ -353,12 +354,23 @@ impl Server {
         Ok(())
     }
 
-    /// One frame: `Ok(None)` when the client closed cleanly between frames.
+    /// One frame: `Ok(None)` when the client closed cleanly between frames. A client is
+    /// "silent" only while `idle()`: one waiting for its own replies is never timed out.
     async fn read_frame(
         &self,
         reader: &mut tokio::net::tcp::OwnedReadHalf,
+        idle: impl Fn() -> bool,
     ) -> Result<Option<Value>, ProtocolError> {
         let timeout = self.config.read_timeout;
+        loop {
+            // `readable` is cancel-safe: a timeout here loses no byte.
+            match tokio::time::timeout(timeout, reader.readable()).await {
+                Ok(Ok(())) => break,
+                Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+                Err(_) if !idle() => {}
+                Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+            }
+        }
         let mut prefix = [0u8; LEN_DIGITS];
         match tokio::time::timeout(timeout, reader.read_exact(&mut prefix)).await {
             Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),

@@ -226,9 +226,7 @@ pub enum LoadError {
     },
     /// The component imports a capability interface its grants do not include: it is not
     /// loaded (disabled) until the operator grants it. Not an error of the plugin's.
-    #[error(
-        "{plugin}: disabled, it needs {capability} and policy.toml grants none; {hint}"
-    )]
+    #[error("{plugin}: disabled, it needs {capability} and policy.toml grants none; {hint}")]
     NotGranted {
         /// The plugin.
         plugin: PluginId,

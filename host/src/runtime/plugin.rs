@@ -214,7 +214,11 @@ impl Runtime {
         // interface. An import beyond those is refused here, at link time. (Not stubbed with
         // `define_unknown_imports_as_traps`: that shadows the semver-compatible WASI instances,
         // so a guest built against wasi@0.2.6 would find its calls trapping.)
-        check_granted(&id, &super::inspect::interfaces(&self.engine, &component).imports, &grants)?;
+        check_granted(
+            &id,
+            &super::inspect::interfaces(&self.engine, &component).imports,
+            &grants,
+        )?;
         let memory = match grants.memory {
             super::manifest::MemoryAccess::None => None,
             access => Some(super::capabilities::memory::MemoryCtx {

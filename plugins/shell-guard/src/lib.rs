@@ -1,7 +1,7 @@
 //! `shell-guard`: a Passepartout gate that rejects destructive shell commands.
 //!
 //! It looks at every action that runs a shell command (tool `shell`, or any action whose args
-//! carry a `command`/`cmd` string or an `argv` list) and rejects, with a reason a person
+//! carry a `command`/`cmd` string, a `program` with its `args` list, or an `argv` list) and rejects, with a reason a person
 //! understands: `rm -r` of `/`, `~` or a top-level system directory; fork bombs; `mkfs`/`wipefs`;
 //! `dd` onto a disk device; recursive `chmod`/`chown` of `/`; redirections onto block devices or
 //! into `/etc`. It looks through `sudo`, `env`, `sh -c`, `xargs`, `find -exec`, `time`,
@@ -36,6 +36,21 @@ impl Gate for ShellGuard {
             .iter()
             .find_map(|key| args[*key].as_str().map(str::to_owned))
             .or_else(|| {
+                // The shell tool's form: a program and its arguments as a list.
+                let program = args["program"].as_str()?;
+                let rest = args["args"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                Some(
+                    std::iter::once(program)
+                        .chain(rest.iter().filter_map(|a| a.as_str()))
+                        .map(words::quote)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
+            })
+            .or_else(|| {
                 args["argv"].as_array().map(|argv| {
                     argv.iter()
                         .filter_map(|a| a.as_str())
@@ -49,9 +64,9 @@ impl Gate for ShellGuard {
                 Some(reason) => Verdict::Reject(reason),
                 None => Verdict::Pass,
             },
-            None if is_shell => {
-                Verdict::Reject("a shell action must carry its command in args.command".into())
-            }
+            None if is_shell => Verdict::Reject(
+                "a shell action must carry its program in args.program (with args.args)".into(),
+            ),
             None => Verdict::Pass,
         }
     }

@@ -1,0 +1,466 @@
+//! The memory store on the Org corpus in tests/fixtures/org: ingest, Merkle hashes, queries,
+//! snapshots and rollback, bad input, embeddings over a loopback server, and the host
+//! interface through real plugins.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use passepartout::memory::{IngestOptions, Memory, MemoryConfig, NodeKind, Query};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/org")
+}
+
+/// A copy of the corpus in a temp dir (tests that edit files).
+fn corpus_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&corpus(), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}
+
+fn store() -> Memory {
+    Memory::in_memory(MemoryConfig::default()).expect("store")
+}
+
+fn ingest(m: &Memory, path: &Path) -> passepartout::memory::IngestReport {
+    m.ingest(path, &IngestOptions::default()).expect("ingest")
+}
+
+/// Every node reachable from the head: id → hash.
+fn hashes(m: &Memory) -> BTreeMap<String, String> {
+    let mut all = BTreeMap::new();
+    m.walk(|node, hash, _| {
+        all.insert(node.id.clone(), hash.to_owned());
+        true
+    })
+    .expect("walk");
+    all
+}
+
+fn title_id(m: &Memory, title: &str) -> String {
+    let hits = m
+        .query(&Query {
+            text: Some(title.into()),
+            ..Query::default()
+        })
+        .expect("query");
+    hits.into_iter()
+        .find(|h| h.title == title)
+        .map(|h| h.id)
+        .unwrap_or_else(|| panic!("no headline {title:?}"))
+}
+
+#[test]
+fn the_corpus_is_read_with_ids_states_tags_properties_and_nesting() {
+    let m = store();
+    let r = ingest(&m, &corpus());
+    assert_eq!((r.files, r.headlines), (3, 26));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let shed = m.get("proj-shed").expect("get").expect("the shed");
+    assert_eq!(shed.todo.as_deref(), Some("TODO"));
+    assert_eq!(shed.tags, ["project", "home"]);
+    assert_eq!(shed.line, 6);
+    assert!(shed.body.contains("Budget 1 200 €"));
+    let foundation = m.get("shed-foundation").expect("get").expect("foundation");
+    assert_eq!(foundation.parent.as_deref(), Some("proj-shed"));
+    assert_eq!(foundation.todo.as_deref(), Some("NEXT"));
+    assert!(
+        foundation
+            .properties
+            .contains(&("EFFORT".into(), "1d".into()))
+    );
+    // A file-declared keyword (#+TODO: ... WAITING) and unicode titles.
+    let waiting = m
+        .query(&Query {
+            todo: Some("WAITING".into()),
+            ..Query::default()
+        })
+        .expect("query");
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].level, 3);
+    title_id(&m, "三体 (The Three-Body Problem)");
+    title_id(&m, "Prendre rendez-vous 🦷 dentiste");
+    let files = m
+        .query(&Query {
+            kind: Some(NodeKind::File),
+            ..Query::default()
+        })
+        .expect("files");
+    assert_eq!(files.len(), 3);
+    assert!(files.iter().any(|f| f.title == "Santé et sport"));
+}
+
+#[test]
+fn queries_match_the_seed_context_api() {
+    let m = store();
+    ingest(&m, &corpus());
+    let active: Vec<String> = m
+        .active_projects()
+        .expect("projects")
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(
+        active,
+        ["proj-shed", "proj-release"],
+        "DONE kitchen is not active"
+    );
+    let done: Vec<String> = m
+        .recently_completed(3)
+        .expect("done")
+        .into_iter()
+        .map(|h| h.title)
+        .collect();
+    assert_eq!(
+        done,
+        [
+            "Benchmarks for snapshot and rollback",
+            "Buy new shoes — Größe 44",
+            "Port the Lisp validator"
+        ]
+    );
+    let owned = m
+        .query(&Query {
+            property: Some(("owner".into(), "sam".into())),
+            ..Query::default()
+        })
+        .expect("query");
+    assert_eq!(owned.len(), 1);
+    let health = m
+        .query(&Query {
+            tag: Some("HEALTH".into()),
+            ..Query::default()
+        })
+        .expect("query");
+    assert_eq!(health.len(), 2, "tags match case-insensitively");
+    let limited = m
+        .query(&Query {
+            todo: Some("TODO".into()),
+            limit: Some(2),
+            ..Query::default()
+        })
+        .expect("query");
+    assert_eq!(limited.len(), 2);
+
+    // Sparse tree: matches and their ancestors, nothing else.
+    let sparse = m
+        .sparse_tree(&Query {
+            text: Some("concrete mixer".into()),
+            ..Query::default()
+        })
+        .expect("sparse");
+    let lines: Vec<&str> = sparse.lines().collect();
+    assert_eq!(lines.len(), 4, "{sparse}");
+    assert!(lines[1].starts_with("* TODO Garden shed"));
+    assert!(lines[2].starts_with("** NEXT Pour the foundation"));
+    assert!(lines[3].starts_with("*** TODO Rent a concrete mixer"));
+
+    let outline = m.awareness(4000).expect("outline");
+    assert!(outline.contains("PROJECT: TODO Garden shed (ID: proj-shed)"));
+    assert!(outline.contains("NEXT Pour the foundation"));
+    assert!(!outline.contains("Kitchen"));
+    let small = m.awareness(120).expect("outline");
+    assert!(small.len() <= 120, "{small}");
+}
+
+#[test]
+fn reingesting_an_unchanged_corpus_changes_nothing_and_hashes_are_stable() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("m.db");
+    let first = {
+        let m = Memory::open(&db, MemoryConfig::default()).expect("open");
+        let r = ingest(&m, &corpus());
+        assert!(r.new_nodes > 26);
+        let again = ingest(&m, &corpus());
+        assert_eq!(again.new_nodes, 0);
+        assert_eq!(again.root_after, r.root_after);
+        assert_eq!(
+            m.snapshots().expect("snapshots").len(),
+            1,
+            "one real change"
+        );
+        r.root_after
+    };
+    // Reopened: the same root; a second store built from scratch: the same root.
+    let reopened = Memory::open(&db, MemoryConfig::default()).expect("reopen");
+    assert_eq!(reopened.root(), first);
+    let other = store();
+    assert_eq!(ingest(&other, &corpus()).root_after, first);
+    assert_eq!(hashes(&other), hashes(&reopened));
+}
+
+#[test]
+fn a_change_deep_in_the_tree_changes_its_ancestors_and_the_root_only() {
+    let copy = corpus_copy();
+    let m = store();
+    let before_root = ingest(&m, copy.path()).root_after;
+    let before = hashes(&m);
+    let mixer = title_id(&m, "Rent a concrete mixer");
+    let file = copy.path().join("projects.org");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(
+        &file,
+        text.replace(
+            "*** TODO Rent a concrete mixer\n",
+            "*** TODO Rent a concrete mixer\nThe one from the hardware shop.\n",
+        ),
+    )
+    .expect("write");
+    let after_root = ingest(&m, copy.path()).root_after;
+    assert_ne!(after_root, before_root);
+    let after = hashes(&m);
+    let changed: Vec<&String> = before
+        .keys()
+        .filter(|id| before.get(*id) != after.get(*id))
+        .collect();
+    let file_id = std::fs::canonicalize(&file)
+        .expect("canonical")
+        .display()
+        .to_string();
+    let mut expected = vec![
+        &mixer,
+        &"shed-foundation".to_owned(),
+        &"proj-shed".to_owned(),
+        &file_id,
+    ]
+    .into_iter()
+    .cloned()
+    .collect::<Vec<String>>();
+    expected.sort();
+    let mut changed: Vec<String> = changed.into_iter().cloned().collect();
+    changed.sort();
+    assert_eq!(changed, expected);
+}
+
+#[test]
+fn write_ids_round_trips_the_derived_ids_into_the_files() {
+    let copy = corpus_copy();
+    let m = store();
+    ingest(&m, copy.path());
+    let missing: Vec<(String, String)> = m
+        .query(&Query {
+            missing_id: true,
+            limit: Some(1000),
+            ..Query::default()
+        })
+        .expect("query")
+        .into_iter()
+        .map(|h| (h.title, h.id))
+        .collect();
+    assert!(missing.len() > 10);
+    let r = m
+        .ingest(copy.path(), &IngestOptions { write_ids: true })
+        .expect("ingest");
+    assert_eq!(r.ids_written, missing.len());
+    // The files now carry the very IDs the store derived, and nothing is missing any more.
+    for (title, id) in &missing {
+        assert_eq!(&title_id(&m, title), id, "{title}");
+    }
+    let none = m
+        .query(&Query {
+            missing_id: true,
+            ..Query::default()
+        })
+        .expect("query");
+    assert!(none.is_empty());
+    let again = m
+        .ingest(copy.path(), &IngestOptions { write_ids: true })
+        .expect("ingest");
+    assert_eq!((again.ids_written, again.new_nodes), (0, 0));
+    let text = std::fs::read_to_string(copy.path().join("projects.org")).expect("read");
+    assert!(
+        text.contains("A 2×3 m shed behind the house."),
+        "content kept"
+    );
+}
+
+#[test]
+fn snapshots_roll_back_to_the_exact_root_and_old_ones_are_collected() {
+    let m = Memory::in_memory(MemoryConfig {
+        keep_snapshots: 3,
+        ..MemoryConfig::default()
+    })
+    .expect("store");
+    ingest(&m, &corpus());
+    let original = m.root();
+    let snap = m.snapshot("test").expect("snapshot");
+    assert_eq!(snap.root, original);
+    let changed = m.set_property("proj-shed", "STATUS", "late").expect("set");
+    assert_ne!(changed, original);
+    assert_eq!(
+        m.get("proj-shed")
+            .expect("get")
+            .expect("shed")
+            .properties
+            .last(),
+        Some(&("STATUS".to_owned(), "late".to_owned()))
+    );
+    let back = m.rollback(&snap.seq.to_string()).expect("rollback");
+    assert_eq!(back.seq, snap.seq);
+    assert_eq!(m.root(), original, "exactly the root of the snapshot");
+    // The rollback itself was snapshotted: it can be undone by hash prefix.
+    let undo = m.snapshots().expect("list")[0].clone();
+    assert_eq!(undo.root, changed);
+    m.rollback(&changed[..12]).expect("undo by hash prefix");
+    assert_eq!(m.root(), changed);
+
+    for i in 0..5 {
+        m.set_property("proj-shed", "STEP", &i.to_string())
+            .expect("set");
+        m.snapshot(&format!("step {i}")).expect("snapshot");
+    }
+    let kept = m.snapshots().expect("list");
+    assert_eq!(kept.len(), 3, "keep_snapshots = 3");
+    assert!(m.rollback(&snap.seq.to_string()).is_err(), "pruned");
+    let removed = m.collect_garbage().expect("gc");
+    assert!(removed > 0, "unreachable nodes collected");
+    m.rollback(&kept[2].seq.to_string())
+        .expect("a kept snapshot survives gc");
+    assert_eq!(m.root(), kept[2].root);
+    assert_eq!(m.active_projects().expect("query").len(), 2);
+    let err = m.rollback("nope").expect_err("unknown snapshot");
+    assert!(err.to_string().contains("memory snapshots"), "{err}");
+}
+
+#[test]
+fn bad_org_is_read_as_far_as_possible_with_warnings_naming_file_and_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    std::fs::write(
+        d.join("drawer.org"),
+        "* A\n:PROPERTIES:\n:ID: a\n* B\nbody\n   *  odd indentation *\n\t** tabbed\n",
+    )
+    .expect("write");
+    let mut bytes = b"* Good\n* Bad \xff\xfe bytes\n".to_vec();
+    bytes.extend_from_slice(b"* After\n");
+    std::fs::write(d.join("latin.org"), bytes).expect("write");
+    std::fs::create_dir(d.join("loop")).expect("mkdir");
+    std::os::unix::fs::symlink(d, d.join("loop/back")).expect("symlink");
+    let many = d.join("many");
+    std::fs::create_dir(&many).expect("mkdir");
+    for i in 0..2000 {
+        std::fs::write(
+            many.join(format!("{i}.org")),
+            format!("* Note {i} :bulk:\n"),
+        )
+        .expect("write");
+    }
+    let m = store();
+    let r = ingest(&m, d);
+    assert_eq!(r.files, 2002);
+    let text: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter()
+            .any(|w| w.contains("drawer.org:2") && w.contains("never closed")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter()
+            .any(|w| w.contains("latin.org:2") && w.contains("UTF-8")),
+        "{text:?}"
+    );
+    assert!(text.iter().any(|w| w.contains("not followed")), "{text:?}");
+    assert!(
+        title_id(&m, "After").starts_with("pp-"),
+        "read past the bad bytes"
+    );
+    let bulk = m
+        .query(&Query {
+            tag: Some("bulk".into()),
+            limit: Some(5000),
+            ..Query::default()
+        })
+        .expect("query");
+    assert_eq!(bulk.len(), 2000);
+
+    let missing = m.ingest(&d.join("nope"), &IngestOptions::default());
+    let err = missing.expect_err("a missing path is an error");
+    assert!(err.to_string().contains("nope"), "{err}");
+}
+
+#[test]
+fn a_50_mb_file_is_ingested_and_one_over_the_limit_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let big = dir.path().join("big.org");
+    let mut text = String::with_capacity(51 << 20);
+    let line = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.\n";
+    let mut n = 0;
+    while text.len() < 50 << 20 {
+        text.push_str(&format!("* Heading {n}\n"));
+        for _ in 0..40 {
+            text.push_str(line);
+        }
+        n += 1;
+    }
+    std::fs::write(&big, &text).expect("write");
+    let m = store();
+    let r = ingest(&m, &big);
+    assert_eq!(r.headlines, n);
+    let small = Memory::in_memory(MemoryConfig {
+        max_file_mib: 16,
+        ..MemoryConfig::default()
+    })
+    .expect("store");
+    let r = ingest(&small, &big);
+    assert_eq!(r.files, 0);
+    assert!(
+        r.warnings[0].to_string().contains("16 MiB limit"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn embeddings_go_to_the_configured_endpoint_and_rank_by_cosine() {
+    use passepartout_tests::http::{Canned, Server};
+    let server = Server::start(vec![
+        // Ingest: the two `:EMBED: t` headlines, in file order.
+        Canned::json(
+            r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.0,1.0,0.0]},{"object":"embedding","index":1,"embedding":[1.0,0.0,0.0]}],"model":"embed-test"}"#,
+        ),
+        // The question.
+        Canned::json(
+            r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.9,0.1,0.0]}],"model":"embed-test"}"#,
+        ),
+    ]);
+    let config = MemoryConfig {
+        embeddings: Some(passepartout::memory::EmbeddingsConfig {
+            base_url: format!("{}/v1", server.url),
+            model: "embed-test".into(),
+            api_key_env: None,
+            timeout_secs: Some(5),
+        }),
+        ..MemoryConfig::default()
+    };
+    let m = Memory::in_memory(config).expect("store");
+    let r = ingest(&m, &corpus());
+    assert_eq!(r.embedded, 2);
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/v1/embeddings");
+    assert_eq!(reqs[0].body["model"], "embed-test");
+    assert_eq!(reqs[0].body["input"].as_array().map(Vec::len), Some(2));
+    let found = m.similar("merkle storage", 2).expect("similar");
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].hit.title, "Passepartout release 0.2");
+    assert!(found[0].score > found[1].score);
+    // Unchanged headlines are not embedded again.
+    assert_eq!(ingest(&m, &corpus()).embedded, 0);
+    assert_eq!(server.requests().len(), 2);
+
+    let off = store();
+    ingest(&off, &corpus());
+    let err = off.similar("x", 1).expect_err("off");
+    assert!(err.to_string().contains("[memory.embeddings]"), "{err}");
+}

@@ -1,0 +1,375 @@
+//! The standard plugins through the runtime: each one's behaviour and its denial paths, with
+//! the grants a policy gives (programs by name, hosts by name or address, mounts).
+
+use passepartout::runtime::types::Verdict;
+use passepartout::runtime::{LoadError, Plugin, Policy};
+use passepartout_tests::http::{Canned, Server};
+use serde_json::json;
+
+use crate::{action, fresh_runtime, signal};
+
+/// Load the first-party plugin `name` under `policy` (TOML).
+fn load(name: &str, policy: &str) -> (Plugin, tempfile::TempDir) {
+    let (rt, scratch) = fresh_runtime();
+    let source = crate::builtins(&[name]).pop().expect("a built-in plugin");
+    let plugin = rt
+        .load(&source, &Policy::parse(policy).expect("policy"))
+        .unwrap_or_else(|e| panic!("{name} loads: {e}"));
+    (plugin, scratch)
+}
+
+fn mount(dir: &std::path::Path) -> String {
+    format!(
+        "fs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]",
+        dir.display()
+    )
+}
+
+fn call(p: &Plugin, tool: &str, args: serde_json::Value) -> Result<String, String> {
+    p.call_tool(tool, &args.to_string())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn shell_runs_granted_programs_only_with_arguments_as_a_list() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").expect("write");
+    let (shell, _s) = load(
+        "shell",
+        &format!(
+            "[plugins.shell]\n{}\nprocess = [\"echo\", \"ls\", \"cat\"]\n",
+            mount(ws.path())
+        ),
+    );
+    let out = call(
+        &shell,
+        "shell",
+        json!({"program": "echo", "args": ["hi; rm -rf /"]}),
+    )
+    .expect("echo runs");
+    assert_eq!(out, "EXIT-CODE: 0\n\nSTDOUT:\nhi; rm -rf /\n\n\nSTDERR:\n");
+    let out = call(
+        &shell,
+        "shell",
+        json!({"program": "ls", "args": [], "cwd": "/workspace"}),
+    )
+    .expect("ls runs in the mount");
+    assert!(out.contains("a.txt"), "{out}");
+    let out = call(
+        &shell,
+        "shell",
+        json!({"program": "cat", "args": ["nope.txt"]}),
+    )
+    .expect("a failing program is still output");
+    assert!(out.starts_with("EXIT-CODE: 1"), "{out}");
+
+    // `manifest asks ∩ policy grants`: sort is asked for but not granted, rm neither.
+    for (program, needle) in [
+        ("sort", "`sort` is not granted"),
+        ("rm", "`rm` is not granted"),
+    ] {
+        let err = call(&shell, "shell", json!({"program": program, "args": []}))
+            .expect_err("not granted");
+        assert!(
+            err.contains(needle) && err.contains("plugin \"shell\""),
+            "{err}"
+        );
+    }
+    let err = call(
+        &shell,
+        "shell",
+        json!({"program": "/bin/echo", "args": ["x"]}),
+    )
+    .expect_err("a path is refused");
+    assert!(err.contains("name, not a path"), "{err}");
+    let err = call(
+        &shell,
+        "shell",
+        json!({"program": "ls", "args": [], "cwd": "/etc"}),
+    )
+    .expect_err("outside the mounts");
+    assert!(err.contains("outside the mounts"), "{err}");
+    let err = call(
+        &shell,
+        "shell",
+        json!({"program": "ls", "args": [], "cwd": "/workspace/../.."}),
+    )
+    .expect_err("no escaping with ..");
+    assert!(err.contains("outside the mounts"), "{err}");
+    let err = call(&shell, "shell", json!({"command": "ls -la"})).expect_err("no shell strings");
+    assert!(err.contains("program"), "{err}");
+}
+
+#[test]
+fn shell_kills_a_program_at_its_deadline_and_asking_is_not_getting() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    std::fs::write(ws.path().join("log"), "line\n").expect("write");
+    let (shell, _s) = load(
+        "shell",
+        &format!(
+            "[plugins.shell]\n{}\nprocess = [\"tail\", \"sleep\"]\n",
+            mount(ws.path())
+        ),
+    );
+    // `tail -f` never ends: it is killed at the deadline the call asked for.
+    let start = std::time::Instant::now();
+    let err = call(
+        &shell,
+        "shell",
+        json!({"program": "tail", "args": ["-f", "log"], "timeout_ms": 300}),
+    )
+    .expect_err("killed");
+    assert!(
+        err.contains("timed out") || err.contains("gave up"),
+        "{err}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    // The policy lists sleep, but the manifest never asks for it: not granted.
+    let err = call(&shell, "shell", json!({"program": "sleep", "args": ["5"]}))
+        .expect_err("not asked for, not granted");
+    assert!(err.contains("not granted"), "{err}");
+}
+
+#[test]
+fn a_tool_importing_an_ungranted_capability_is_disabled_with_a_hint() {
+    let (rt, _s) = fresh_runtime();
+    for (name, needle) in [
+        ("shell", "process = ["),
+        ("http-fetch", "net = ["),
+        ("memory", "memory = \"read\""),
+    ] {
+        let source = crate::builtins(&[name]).pop().expect("built in");
+        match rt.load(&source, &Policy::default()) {
+            Err(e @ LoadError::NotGranted { .. }) => {
+                assert!(e.to_string().contains(needle), "{e}");
+            }
+            Err(e) => panic!("{name}: {e}"),
+            Ok(_) => panic!("{name} loaded without its grant"),
+        }
+    }
+}
+
+fn fetcher(net: &str) -> (Plugin, tempfile::TempDir) {
+    load(
+        "http-fetch",
+        &format!("[plugins.http-fetch]\nnet = [{net}]\n"),
+    )
+}
+
+#[test]
+fn http_fetch_reaches_a_host_granted_by_address_and_nothing_else() {
+    let server = Server::start(vec![
+        Canned::json(r#"{"hello":"world"}"#),
+        Canned::json("{}"),
+    ]);
+    let addr = server.url.trim_start_matches("http://").to_owned();
+    let (fetch, _s) = fetcher(&format!("\"{addr}\""));
+    let out = call(
+        &fetch,
+        "http-fetch",
+        json!({"url": format!("{}/data", server.url)}),
+    )
+    .expect("granted by address");
+    assert!(out.starts_with("HTTP 200"), "{out}");
+    assert!(out.contains(r#"{"hello":"world"}"#), "{out}");
+    assert_eq!(server.requests()[0].path, "/data");
+
+    for url in [
+        "http://127.0.0.1:1/".to_owned(),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "http://10.0.0.1/".to_owned(),
+        "https://example.org/".to_owned(),
+    ] {
+        let err = call(&fetch, "http-fetch", json!({"url": url})).expect_err("not granted");
+        assert!(
+            err.contains("refused") || err.contains("denied") || err.contains("not allowed"),
+            "{url}: {err}"
+        );
+    }
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing else reached the server"
+    );
+}
+
+#[test]
+fn a_name_that_resolves_to_loopback_is_refused_unless_granted_by_address() {
+    let server = Server::start(vec![Canned::json("{}")]);
+    let port = server.url.rsplit(':').next().expect("port").to_owned();
+    let (fetch, _s) = fetcher(&format!("\"localhost:{port}\""));
+    let err = call(
+        &fetch,
+        "http-fetch",
+        json!({"url": format!("http://localhost:{port}/")}),
+    )
+    .expect_err("localhost is loopback");
+    assert!(err.contains("localhost"), "{err}");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_redirect_to_a_private_address_is_refused_at_the_hop() {
+    let mut redirect = Canned::status(302, "");
+    redirect.headers.push((
+        "location".into(),
+        "http://169.254.169.254/latest/meta-data/".into(),
+    ));
+    let mut local = Canned::status(301, "");
+    let server = Server::start(vec![redirect]);
+    let addr = server.url.trim_start_matches("http://").to_owned();
+    local
+        .headers
+        .push(("location".into(), format!("{}/moved", server.url)));
+    server.push(local);
+    server.push(Canned::json(r#"{"moved":true}"#));
+    let (fetch, _s) = fetcher(&format!("\"{addr}\""));
+    let err = call(
+        &fetch,
+        "http-fetch",
+        json!({"url": format!("{}/start", server.url)}),
+    )
+    .expect_err("the hop to the metadata address is refused");
+    assert!(err.contains("169.254.169.254"), "{err}");
+    // A redirect within the granted host is followed.
+    let out = call(
+        &fetch,
+        "http-fetch",
+        json!({"url": format!("{}/old", server.url)}),
+    )
+    .expect("same host");
+    assert!(out.contains(r#"{"moved":true}"#), "{out}");
+}
+
+#[test]
+fn files_outside_the_mount_are_denied() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    std::fs::write(ws.path().join("in.txt"), "inside").expect("write");
+    let (files, _s) = load("files", &format!("[plugins.files]\n{}\n", mount(ws.path())));
+    assert_eq!(
+        call(&files, "read-file", json!({"path": "/workspace/in.txt"})).expect("inside"),
+        "inside"
+    );
+    for path in ["/etc/passwd", "/workspace/../../etc/passwd", "relative.txt"] {
+        let err = call(&files, "read-file", json!({"path": path})).expect_err(path);
+        assert!(err.contains("plugin \"files\""), "{path}: {err}");
+    }
+    let out = call(
+        &files,
+        "search-files",
+        json!({"path": "/workspace", "pattern": "ins?ide"}),
+    )
+    .expect("regex search");
+    assert!(out.contains("in.txt:1"), "{out}");
+    let err = call(
+        &files,
+        "search-files",
+        json!({"path": "/workspace", "pattern": "("}),
+    )
+    .expect_err("bad regex");
+    assert!(
+        err.to_lowercase().contains("regex") || err.contains("pattern"),
+        "{err}"
+    );
+}
+
+fn verdict(gate: &Plugin, a: passepartout::runtime::types::Action) -> Verdict {
+    gate.check(&a, &signal()).expect("the gate answers")
+}
+
+#[test]
+fn the_standard_gates_reject_or_ask_with_reasons_a_person_understands() {
+    let (secrets, _a) = load("secrets", "");
+    let key = format!("AKIA{}", "Z7QWERTYUIOPASDF");
+    match verdict(
+        &secrets,
+        action(
+            "write-file",
+            json!({"path": "/workspace/x", "content": format!("key = {key}")}),
+        ),
+    ) {
+        Verdict::Reject(r) => {
+            assert!(r.contains("AWS") && r.contains("args.content"), "{r}");
+            assert!(!r.contains(&key[4..12]), "never echoes the secret: {r}");
+        }
+        v => panic!("{v:?}"),
+    }
+    assert_eq!(
+        verdict(
+            &secrets,
+            action(
+                "write-file",
+                json!({"path": "/workspace/x", "content": "plain notes"})
+            )
+        ),
+        Verdict::Pass
+    );
+
+    let (explanation, _b) = load("explanation", "");
+    assert!(matches!(
+        verdict(&explanation, action("write-file", json!({"path": "/workspace/x", "content": "y"}))),
+        Verdict::Reject(r) if r.contains("explanation")
+    ));
+    let mut explained = action(
+        "write-file",
+        json!({"path": "/workspace/x", "content": "y"}),
+    );
+    explained.explanation = Some("save the draft the user dictated".into());
+    assert_eq!(verdict(&explanation, explained), Verdict::Pass);
+    assert_eq!(
+        verdict(
+            &explanation,
+            action("read-file", json!({"path": "/workspace/x"}))
+        ),
+        Verdict::Pass,
+        "read-only tools need no explanation"
+    );
+
+    // The approval gate reads its rules from config; the policy can replace them.
+    let (approval, _c) = load(
+        "approval",
+        "[plugins.approval.config]\nknown_hosts = [\"en.wikipedia.org\"]\n",
+    );
+    assert!(matches!(
+        verdict(&approval, action("shell", json!({"program": "sudo", "args": ["apt", "upgrade"]}))),
+        Verdict::RequireApproval(r) if r.contains("sudo")
+    ));
+    assert!(matches!(
+        verdict(&approval, action("write-file", json!({"path": "/etc/hosts", "content": ""}))),
+        Verdict::RequireApproval(r) if r.contains("/etc/hosts")
+    ));
+    assert!(matches!(
+        verdict(&approval, action("http-fetch", json!({"url": "https://evil.example/x"}))),
+        Verdict::RequireApproval(r) if r.contains("evil.example")
+    ));
+    assert_eq!(
+        verdict(
+            &approval,
+            action(
+                "http-fetch",
+                json!({"url": "https://en.wikipedia.org/wiki/Org-mode"})
+            )
+        ),
+        Verdict::Pass
+    );
+
+    // shell-guard sees the shell tool's program + args form, and through sh -c.
+    let (guard, _d) = load("shell-guard", "");
+    assert!(matches!(
+        verdict(
+            &guard,
+            action(
+                "shell",
+                json!({"program": "sh", "args": ["-c", "rm -rf /"]})
+            )
+        ),
+        Verdict::Reject(_)
+    ));
+    assert_eq!(
+        verdict(
+            &guard,
+            action("shell", json!({"program": "ls", "args": ["-la"]}))
+        ),
+        Verdict::Pass
+    );
+}
