@@ -54,7 +54,7 @@ fn shell_guard_rejects_destructive_commands_with_a_reason() {
         matches!(verdict(json!({"cmd": "echo x > /etc/hosts"})), Verdict::Reject(r) if r.contains("/etc"))
     );
     assert_eq!(verdict(json!({"command": "ls -la"})), Verdict::Pass);
-    assert!(matches!(verdict(json!({})), Verdict::Reject(r) if r.contains("args.command")));
+    assert!(matches!(verdict(json!({})), Verdict::Reject(r) if r.contains("args.program")));
     let reply = passepartout::runtime::types::Action {
         target: "chat".into(),
         tool: None,

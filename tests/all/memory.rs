@@ -464,3 +464,147 @@ fn embeddings_go_to_the_configured_endpoint_and_rank_by_cosine() {
     let err = off.similar("x", 1).expect_err("off");
     assert!(err.to_string().contains("[memory.embeddings]"), "{err}");
 }
+
+/// The memory tool and the gardener with their grants, the gates that matter here, and a
+/// pipeline over the store whose model is a loopback server speaking the OpenAI protocol.
+fn gardening_pipeline(
+    m: std::sync::Arc<Memory>,
+    server: &passepartout_tests::http::Server,
+) -> (passepartout::pipeline::Pipeline, tempfile::TempDir) {
+    use passepartout::pipeline::{Pipeline, PipelineConfig};
+    let (mut rt, scratch) = crate::fresh_runtime();
+    rt.set_memory(m.clone());
+    let policy = passepartout::runtime::Policy::parse(
+        "[plugins.memory]\nmemory = \"read-write\"\n[plugins.gardener]\nmemory = \"read\"\n",
+    )
+    .expect("policy");
+    let report = rt.load_all(
+        &crate::builtins(&["memory", "gardener", "explanation", "shell-guard"]),
+        &policy,
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(report.disabled.is_empty(), "{:?}", report.disabled);
+    let p = Pipeline::new(
+        report.plugins,
+        passepartout::journal::Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_memory(m)
+    .with_provider(Box::new(passepartout::providers::Cascade::new(vec![
+        crate::providers::openai(server),
+    ])));
+    (p, scratch)
+}
+
+fn tool_call(name: &str, args: serde_json::Value) -> passepartout_tests::http::Canned {
+    passepartout_tests::http::Canned::json(
+        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+            .to_string(),
+    )
+}
+
+#[test]
+fn the_gardener_proposes_ids_through_the_gates_and_a_rollback_restores_the_exact_root() {
+    use passepartout_tests::http::{Canned, Server};
+    let m = std::sync::Arc::new(store());
+    ingest(&m, &corpus());
+    let before = m.root();
+    let target = m
+        .query(&Query {
+            missing_id: true,
+            limit: Some(1),
+            ..Query::default()
+        })
+        .expect("query")
+        .remove(0);
+    let server = Server::start(vec![
+        // First proposal: no explanation; the explanation gate sends it back.
+        tool_call("memory-assign-id", serde_json::json!({"id": target.id})),
+        tool_call(
+            "memory-assign-id",
+            serde_json::json!({"id": target.id, "explanation": "give the headline a stable ID"}),
+        ),
+        Canned::json(r#"{"choices": [{"message": {"role": "assistant", "content": "Done."}}]}"#),
+    ]);
+    let (pipeline, _s) = gardening_pipeline(m.clone(), &server);
+    pipeline.run(passepartout::signal::Signal::event(
+        "heartbeat",
+        None,
+        Some("daemon"),
+    ));
+    let requests = server.requests();
+    let prompt = requests[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        prompt.contains(&target.id) && prompt.contains("memory-assign-id"),
+        "the gardener's prompt lists the headline: {prompt}"
+    );
+    let retry = requests[1].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        retry.contains("explanation"),
+        "the rejection is fed back: {retry}"
+    );
+    let now = m.get(&target.id).expect("get").expect("still there");
+    assert!(!now.derived_id, "the ID is now the headline's own");
+    assert_ne!(m.root(), before);
+
+    // The undo snapshot taken before the (non-read-only) tool brings back the exact root.
+    let snap = m
+        .snapshots()
+        .expect("snapshots")
+        .into_iter()
+        .find(|s| s.reason == "before tool memory-assign-id")
+        .expect("an undo snapshot");
+    assert_eq!(snap.root, before);
+    m.rollback(&snap.seq.to_string()).expect("rollback");
+    assert_eq!(m.root(), before);
+    assert!(m.get(&target.id).expect("get").expect("there").derived_id);
+}
+
+#[test]
+fn memory_reads_need_a_read_grant_and_writes_a_read_write_one() {
+    let m = std::sync::Arc::new(store());
+    ingest(&m, &corpus());
+    let (mut rt, _s) = crate::fresh_runtime();
+    rt.set_memory(m.clone());
+    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
+    let read = rt
+        .load(
+            &source,
+            &passepartout::runtime::Policy::parse("[plugins.memory]\nmemory = \"read\"\n")
+                .expect("policy"),
+        )
+        .expect("loads with read");
+    let out = read
+        .call_tool("memory-query", r#"{"tag": "project"}"#)
+        .expect("query");
+    assert!(
+        out.contains("proj-shed") && out.contains("proj-kitchen"),
+        "{out}"
+    );
+    let outline = read.call_tool("memory-outline", "{}").expect("outline");
+    assert!(outline.contains("Garden shed"), "{outline}");
+    let derived = m
+        .query(&Query {
+            missing_id: true,
+            limit: Some(1),
+            ..Query::default()
+        })
+        .expect("query")
+        .remove(0);
+    let root = m.root();
+    let err = read
+        .call_tool(
+            "memory-assign-id",
+            &serde_json::json!({"id": derived.id}).to_string(),
+        )
+        .expect_err("a read grant cannot write");
+    assert!(err.to_string().contains("may only read memory"), "{err}");
+    assert_eq!(m.root(), root, "nothing changed");
+}

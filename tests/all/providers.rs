@@ -41,7 +41,7 @@ fn endpoint(name: &str, protocol: Protocol, server: &Server, timeout: Duration) 
     }
 }
 
-fn openai(server: &Server) -> Endpoint {
+pub(crate) fn openai(server: &Server) -> Endpoint {
     endpoint("openai", Protocol::Openai, server, Duration::from_secs(5))
 }
 
