@@ -485,3 +485,71 @@ fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
     let mut again = Client::connect(&d.addr, None).expect("room again");
     assert_eq!(result(&eval(&mut again, 2, 2)), "4");
 }
+
+#[test]
+fn memory_auto_saves_on_its_interval_and_once_more_at_sigterm() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let org = home.path().join("org");
+    std::fs::create_dir_all(&org).expect("mkdir");
+    std::fs::write(org.join("a.org"), "* TODO First :project:\n").expect("write");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!("[memory]\npaths = [\"{}\"]\n", org.display()),
+    )
+    .expect("config");
+    let query = |home: &Path| -> Vec<String> {
+        let out = command(
+            home,
+            &["memory", "query", "--tag", "project", "--json"],
+            &[],
+        )
+        .output()
+        .expect("run");
+        let hits: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        hits.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|h| h["title"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let wait_for = |home: &Path, want: &[&str]| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let got = query(home);
+            if got == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "memory has {got:?}, not {want:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let mut d = start(home.path(), &[("MEMORY_AUTO_SAVE_INTERVAL", "1")], None);
+    wait_for(home.path(), &["First"]);
+    std::fs::write(
+        org.join("a.org"),
+        "* TODO First :project:\n* NEXT Second :project:\n",
+    )
+    .expect("write");
+    wait_for(home.path(), &["First", "Second"]);
+
+    // kill -9: no save on the way out. The next daemon ingests at boot, and once more at
+    // SIGTERM (its interval is an hour, so only those two can have read a new file).
+    d.child.kill().expect("kill -9");
+    let _ = d.child.wait();
+    let mut slow = start(home.path(), &[("MEMORY_AUTO_SAVE_INTERVAL", "3600")], None);
+    wait_for(home.path(), &["First", "Second"]);
+    std::fs::write(org.join("b.org"), "* TODO Third :project:\n").expect("write");
+    let _ = Command::new("kill")
+        .arg(slow.child.id().to_string())
+        .status();
+    let status = slow.child.wait().expect("wait");
+    assert!(status.success(), "a clean stop: {status:?}");
+    wait_for(home.path(), &["First", "Second", "Third"]);
+}

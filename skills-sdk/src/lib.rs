@@ -106,6 +106,27 @@
 //!
 //! `passepartout plugins` then lists it with its limits and effective grants.
 //!
+//! ## Configuration, programs and memory
+//!
+//! - [`config()`] returns the `[config]` table of your `plugin.toml` as JSON, with the keys the
+//!   operator sets under `[plugins.NAME.config]` in `policy.toml` laid over it. Gates may read
+//!   it: it is the same for every call.
+//! - [`process::run`] runs a program the policy grants by name (tools only; ask for it with
+//!   `process = ["git"]` under `[capabilities]`), with a list of arguments, no shell.
+//! - [`memory`] queries the Org memory store (`memory = "read"`), and sets properties with
+//!   `memory = "read-write"`.
+//! - Outbound HTTP is plain `wasi:http` (e.g. the `wasip2` crate), linked only for plugins
+//!   granted hosts (`net = ["*"]` in the manifest takes whatever hosts the operator grants).
+//!
+//! A plugin importing `process`, `memory` or `wasi:http` without the grant is not loaded: it is
+//! listed as disabled, with what to grant.
+//!
+//! ## Other languages
+//!
+//! Any language that builds a WebAssembly component against `wit/` works. The repository's
+//! `docs/python-plugins.md` walks through a gate in Python with componentize-py (the
+//! first-party `pii` gate is one), and shows JavaScript through componentize-js / jco.
+//!
 //! ## Panics
 //!
 //! A panic inside a plugin ends the call; the host reports it as a panic of your plugin (with the

@@ -107,6 +107,12 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         .with_actuator("client", Box::new(RouterActuator(router.clone())))
         .with_actuator("cli", Box::new(RouterActuator(router.clone())));
     let pipeline = Arc::new(pipeline);
+    // State from disk: the configured Org paths are ingested at boot, in the background so
+    // that the listener comes up at once.
+    {
+        let p = pipeline.clone();
+        std::thread::spawn(move || passepartout::daemon::server::save_memory(&p));
+    }
     let health = if problems.is_empty() {
         "healthy"
     } else {

@@ -22,6 +22,7 @@ impl Memory {
                  hold a newline"
             )));
         }
+        let _writer = self.db.write_lock();
         let path = self.path_to(id)?;
         let Some((leaf_hash, ancestors)) = path.split_last() else {
             return Err(MemoryError::NotFound(format!("no headline with ID {id}")));

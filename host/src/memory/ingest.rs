@@ -137,6 +137,7 @@ impl Memory {
         vectors: Vec<(String, String, Vec<u8>)>,
         new_nodes: &mut usize,
     ) -> Result<String, MemoryError> {
+        let _writer = self.db.write_lock();
         let before = self.root();
         let root = self.db.node(&before)?;
         let mut files: BTreeMap<String, String> = BTreeMap::new();

@@ -105,6 +105,9 @@ pub enum MemoryError {
 pub struct Memory {
     db: Db,
     config: MemoryConfig,
+    /// The last awareness outline, by root hash and size: the prompt asks for it on every
+    /// model call, and it only changes when the root does.
+    outline: std::sync::Mutex<Option<(String, usize, String)>>,
 }
 
 impl std::fmt::Debug for Memory {
@@ -124,6 +127,7 @@ impl Memory {
         Ok(Memory {
             db: Db::open(Some(path))?,
             config,
+            outline: std::sync::Mutex::new(None),
         })
     }
 
@@ -135,6 +139,7 @@ impl Memory {
         Ok(Memory {
             db: Db::open(None)?,
             config,
+            outline: std::sync::Mutex::new(None),
         })
     }
 
@@ -207,6 +212,7 @@ impl Memory {
                 )));
             }
         };
+        let _writer = self.db.write_lock();
         self.snapshot(&format!("before rollback to #{}", snap.seq))?;
         self.db.move_head(&snap.root)?;
         tracing::info!(seq = snap.seq, root = %snap.root, "memory rolled back");
@@ -219,6 +225,7 @@ impl Memory {
     /// # Errors
     /// The snapshot's root is not in the store.
     pub fn restore(&self, snapshot: &Snapshot) -> Result<(), MemoryError> {
+        let _writer = self.db.write_lock();
         self.db.move_head(&snapshot.root)
     }
 

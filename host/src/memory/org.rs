@@ -209,10 +209,11 @@ fn check_drawers(file: &str, text: &str, warnings: &mut Vec<Warning>) {
             open = Some(n);
         } else if t.eq_ignore_ascii_case(":END:") {
             open = None;
-        } else if t.starts_with('*') && t.trim_start_matches('*').starts_with(' ') {
-            if let Some(start) = open.take() {
-                warnings.push(unclosed(file, start));
-            }
+        } else if t.starts_with('*')
+            && t.trim_start_matches('*').starts_with(' ')
+            && let Some(start) = open.take()
+        {
+            warnings.push(unclosed(file, start));
         }
     }
     if let Some(start) = open {

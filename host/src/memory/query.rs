@@ -241,6 +241,20 @@ impl Memory {
     /// # Errors
     /// A node the tree refers to is missing.
     pub fn awareness(&self, max_bytes: usize) -> Result<String, MemoryError> {
+        let root = self.root();
+        if let Some((r, m, text)) = &*self.outline.lock().unwrap_or_else(|p| p.into_inner())
+            && *r == root
+            && *m == max_bytes
+        {
+            return Ok(text.clone());
+        }
+        let text = self.awareness_uncached(max_bytes)?;
+        *self.outline.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((root, max_bytes, text.clone()));
+        Ok(text)
+    }
+
+    fn awareness_uncached(&self, max_bytes: usize) -> Result<String, MemoryError> {
         let mut out = String::from("GLOBAL MEMEX AWARENESS (peripheral vision):\n");
         let projects = self.active_projects()?;
         if projects.is_empty() {

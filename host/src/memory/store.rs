@@ -33,6 +33,9 @@ pub(crate) struct Db {
     head: RwLock<String>,
     /// Headline ID → line in its file, from the latest ingest of that file.
     pub(crate) lines: RwLock<HashMap<String, u32>>,
+    /// Held across every read-modify-write of the head (ingest, set-property, rollback), so
+    /// that two writers never both build on the same root and one loses the other's change.
+    pub(crate) writer: Mutex<()>,
 }
 
 const SCHEMA: &str = "
@@ -122,7 +125,13 @@ impl Db {
             cache: RwLock::new(HashMap::new()),
             head: RwLock::new(head),
             lines: RwLock::new(lines),
+            writer: Mutex::new(()),
         })
+    }
+
+    /// The writer lock (see [`Db::writer`]).
+    pub(crate) fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
@@ -211,6 +220,8 @@ impl Db {
 
     /// Delete every node that neither the head nor a kept snapshot reaches. Returns how many.
     pub(crate) fn collect(&self) -> Result<usize, MemoryError> {
+        // No writer may add nodes between the walk and the delete.
+        let _writer = self.write_lock();
         let mut roots = vec![self.head()];
         roots.extend(self.snapshots()?.into_iter().map(|s| s.root));
         let mut live: HashSet<String> = HashSet::new();
