@@ -6,7 +6,13 @@ mod guests;
 
 use std::path::Path;
 
-const TEST_PLUGINS: &[&str] = &["hostile-tool", "hostile-gate", "echo-skill", "future-gate"];
+const TEST_PLUGINS: &[&str] = &[
+    "hostile-tool",
+    "hostile-gate",
+    "echo-skill",
+    "future-gate",
+    "pii-twin",
+];
 
 fn main() {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");

@@ -788,3 +788,187 @@ fn init_writes_commented_defaults_and_dotenv_sets_variables() {
     );
     assert_eq!(server.requests()[0].body["model"], "from-dotenv");
 }
+
+#[test]
+fn init_grants_each_first_party_plugin_the_least_it_needs() {
+    let home = tempfile::tempdir().expect("temp dir");
+    assert!(passepartout(home.path(), &["init"]).status.success());
+    let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
+    let names: Vec<&str> = listing["plugins"]
+        .as_array()
+        .expect("plugins")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    for name in ["shell", "memory", "gardener", "files", "chat", "pii"] {
+        assert!(names.contains(&name), "{name} loads after init: {names:?}");
+    }
+    // http-fetch stays off until the operator lists hosts.
+    let disabled = listing["disabled"].to_string();
+    assert!(
+        disabled.contains("http-fetch") && disabled.contains("net = ["),
+        "{disabled}"
+    );
+    let shell = listing["plugins"]
+        .as_array()
+        .expect("plugins")
+        .iter()
+        .find(|p| p["name"] == "shell")
+        .expect("shell");
+    assert_eq!(
+        shell["grants"]["process"],
+        serde_json::json!([
+            "ls", "cat", "head", "tail", "wc", "grep", "diff", "sort", "echo"
+        ])
+    );
+    assert!(
+        home.path().join("data/passepartout/workspace").is_dir(),
+        "the granted workspace exists"
+    );
+}
+
+#[test]
+fn memory_ingest_then_query_lists_the_active_projects() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/org");
+    let out = passepartout(
+        home.path(),
+        &["memory", "ingest", corpus.to_str().expect("utf-8")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 files, 26 headlines"));
+    let projects = json(&passepartout(
+        home.path(),
+        &["memory", "query", "--tag", "project", "--json"],
+    ));
+    let active: Vec<(&str, &str)> = projects
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter(|p| p["todo"] != "DONE")
+        .filter_map(|p| Some((p["id"].as_str()?, p["title"].as_str()?)))
+        .collect();
+    assert_eq!(
+        active,
+        [
+            ("proj-shed", "Garden shed"),
+            ("proj-release", "Passepartout release 0.2")
+        ]
+    );
+    let only_active = json(&passepartout(
+        home.path(),
+        &["memory", "query", "--active-projects", "--json"],
+    ));
+    assert_eq!(only_active.as_array().map(Vec::len), Some(2));
+    let snaps = json(&passepartout(
+        home.path(),
+        &["memory", "snapshots", "--json"],
+    ));
+    let seq = snaps["snapshots"][0]["seq"].as_i64().expect("a snapshot");
+    let out = passepartout(home.path(), &["memory", "rollback", &seq.to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let empty = json(&passepartout(
+        home.path(),
+        &["memory", "query", "--tag", "project", "--json"],
+    ));
+    assert_eq!(empty, serde_json::json!([]), "back to before the ingest");
+    let out = passepartout(home.path(), &["memory", "rollback", "999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("memory snapshots"));
+}
+
+#[test]
+fn act_reads_searches_runs_and_fetches_within_its_grants_and_is_refused_outside_them() {
+    use passepartout_tests::http::{Canned, Server};
+    let home = tempfile::tempdir().expect("temp dir");
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    std::fs::write(ws.join("notes.txt"), "the answer is 42\n").expect("write");
+    let server = Server::start(vec![Canned::json(r#"{"fetched":true}"#)]);
+    let addr = server.url.trim_start_matches("http://").to_owned();
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    let mount = format!(
+        "fs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]",
+        ws.display()
+    );
+    std::fs::write(
+        config.join("policy.toml"),
+        format!(
+            "[plugins.files]\n{mount}\n[plugins.shell]\n{mount}\nprocess = [\"ls\", \"wc\"]\n\
+             [plugins.http-fetch]\nnet = [\"{addr}\"]\n[plugins.approval.config]\nknown_hosts = [\"127.0.0.1\", \"169.254.169.254\"]\n"
+        ),
+    )
+    .expect("policy");
+    let act = |action: serde_json::Value| {
+        passepartout(home.path(), &["act", "--action", &action.to_string()])
+    };
+    let ok = |out: &Output| -> String {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let why = "the user asked for it";
+    assert!(
+        ok(&act(
+            serde_json::json!({"tool": "read-file", "args": {"path": "/workspace/notes.txt"}})
+        ))
+        .contains("42")
+    );
+    assert!(ok(&act(serde_json::json!({"tool": "search-files", "args": {"path": "/workspace", "pattern": "answer is \\d+"}}))).contains("notes.txt:1"));
+    assert!(ok(&act(serde_json::json!({"tool": "shell", "args": {"program": "wc", "args": ["-l", "notes.txt"]}, "explanation": why}))).contains("1 notes.txt"));
+    assert!(ok(&act(serde_json::json!({"tool": "http-fetch", "args": {"url": format!("{}/x", server.url)}, "explanation": why}))).contains(r#"{"fetched":true}"#));
+
+    for (action, code, needle) in [
+        (
+            serde_json::json!({"tool": "read-file", "args": {"path": "/etc/passwd"}}),
+            5,
+            "plugin \"files\"",
+        ),
+        (
+            serde_json::json!({"tool": "shell", "args": {"program": "cat", "args": ["/etc/passwd"]}, "explanation": why}),
+            5,
+            "`cat` is not granted",
+        ),
+        (
+            serde_json::json!({"tool": "shell", "args": {"program": "ls", "args": ["-rf", "/"]}}),
+            3,
+            "explanation",
+        ),
+        (
+            serde_json::json!({"tool": "shell", "args": {"program": "sh", "args": ["-c", "rm -rf /"]}, "explanation": why}),
+            3,
+            "rm -r /",
+        ),
+        (
+            serde_json::json!({"tool": "http-fetch", "args": {"url": "http://169.254.169.254/latest/meta-data/"}, "explanation": why}),
+            5,
+            "169.254.169.254",
+        ),
+        (
+            serde_json::json!({"tool": "write-file", "args": {"path": "/workspace/k", "content": format!("AKIA{}", "Z7QWERTYUIOPASDF")}, "explanation": why}),
+            3,
+            "AWS",
+        ),
+    ] {
+        let out = act(action.clone());
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "{action}: {all}");
+        assert!(all.contains(needle), "{action}: {all}");
+    }
+}

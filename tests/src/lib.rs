@@ -54,4 +54,8 @@ pub const ECHO_SKILL_MANIFEST: &str = env!("ECHO_SKILL_MANIFEST");
 pub const FUTURE_GATE_WASM: &str = env!("FUTURE_GATE_WASM");
 /// The future gate's manifest.
 pub const FUTURE_GATE_MANIFEST: &str = env!("FUTURE_GATE_MANIFEST");
+/// The Rust twin of the Python gate plugins/pii: its component.
+pub const PII_TWIN_WASM: &str = env!("PII_TWIN_WASM");
+/// The Rust twin of the Python gate plugins/pii: its manifest.
+pub const PII_TWIN_MANIFEST: &str = env!("PII_TWIN_MANIFEST");
 pub mod http;

@@ -67,7 +67,7 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
         .args(&cmd.args)
         .current_dir(&cwd)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PATH", search_path())
         .env("LANG", "C.UTF-8")
         .stdin(if cmd.stdin.is_some() {
             Stdio::piped()
@@ -123,11 +123,17 @@ fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::Proces
             }
         )));
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
+    std::env::split_paths(&search_path())
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
         .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))
+}
+
+/// The daemon's `PATH`, or the usual system one when it has none (as `execvp` does).
+fn search_path() -> std::ffi::OsString {
+    std::env::var_os("PATH")
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
 }
 
 fn is_executable(p: &Path) -> bool {
