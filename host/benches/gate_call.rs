@@ -5,7 +5,9 @@
 //! Run: `cargo bench -p passepartout --bench gate_call`
 
 use std::hint::black_box;
-use std::path::Path;
+
+#[path = "common/estimates.rs"]
+mod estimates;
 
 use criterion::Criterion;
 use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader, types};
@@ -110,16 +112,7 @@ fn main() {
 
 /// Read criterion's estimates back and print each WASM variant against the native baseline.
 fn print_ratios() {
-    let root = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("criterion");
-    let mean = |group: &str, id: &str| -> Option<f64> {
-        let path = root.join(group).join(id).join("new/estimates.json");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        v["median"]["point_estimate"].as_f64()
-    };
+    let mean = estimates::median_ns;
     println!("\nshell-guard check, median time per call and ratio to native:");
     for (label, _) in COMMANDS {
         let group = format!("shell-guard_{label}");

@@ -8,6 +8,9 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
 
+#[path = "common/estimates.rs"]
+mod estimates;
+
 use criterion::{BatchSize, Criterion};
 use passepartout::memory::{IngestOptions, Memory, MemoryConfig, Query};
 
@@ -145,16 +148,7 @@ fn main() {
 }
 
 fn print_ratios() {
-    let root = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("criterion");
-    let median = |group: &str, id: &str| -> Option<f64> {
-        let path = root.join(group).join(id).join("new/estimates.json");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        v["median"]["point_estimate"].as_f64()
-    };
+    let median = estimates::median_ns;
     if let Some(ns) = median("memory_ingest-100k-headlines", "") {
         println!(
             "\ningest: {:.0} ms for 100k headlines = {:.0} headlines/s",

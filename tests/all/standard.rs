@@ -373,3 +373,57 @@ fn the_standard_gates_reject_or_ask_with_reasons_a_person_understands() {
         Verdict::Pass
     );
 }
+
+/// A case of plugins/pii/cases.json as an action for the WIT.
+fn pii_case(case: &serde_json::Value) -> passepartout::runtime::types::Action {
+    let a = &case["action"];
+    passepartout::runtime::types::Action {
+        target: a["target"].as_str().unwrap_or("tool").into(),
+        tool: a["tool"].as_str().map(str::to_owned),
+        args: a
+            .get("args")
+            .map_or_else(|| "{}".to_owned(), ToString::to_string),
+        text: a["text"].as_str().map(str::to_owned),
+        explanation: None,
+    }
+}
+
+#[test]
+fn the_python_gate_gives_the_verdicts_of_its_rust_twin() {
+    use passepartout_tests::{PII_TWIN_MANIFEST, PII_TWIN_WASM, source};
+    let (python, _a) = load("pii", "");
+    let (rt, _b) = fresh_runtime();
+    let twin = rt
+        .load(
+            &source(PII_TWIN_WASM, PII_TWIN_MANIFEST, |m| m),
+            &Policy::default(),
+        )
+        .expect("the Rust twin loads");
+    let cases: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/pii/cases.json"),
+        )
+        .expect("cases.json"),
+    )
+    .expect("cases parse");
+    let cases = cases["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 16);
+    let mut flagged = 0;
+    for case in cases {
+        let action = pii_case(case);
+        let py = verdict(&python, action.clone());
+        let rs = verdict(&twin, action);
+        assert_eq!(py, rs, "{}: Python and Rust disagree", case["name"]);
+        match (&py, case["expect"].as_str()) {
+            (Verdict::Pass, Some("pass")) => {}
+            (Verdict::RequireApproval(r), Some("require-approval")) => {
+                flagged += 1;
+                if let Some(want) = case["reason"].as_str() {
+                    assert_eq!(r, want, "{}", case["name"]);
+                }
+            }
+            (v, want) => panic!("{}: got {v:?}, expected {want:?}", case["name"]),
+        }
+    }
+    assert!(flagged >= 8, "both kinds are covered");
+}
