@@ -608,3 +608,87 @@ fn memory_reads_need_a_read_grant_and_writes_a_read_write_one() {
     assert!(err.to_string().contains("may only read memory"), "{err}");
     assert_eq!(m.root(), root, "nothing changed");
 }
+
+#[test]
+fn a_set_property_survives_reingest_and_write_ids_skips_files_it_would_damage() {
+    let copy = corpus_copy();
+    let m = store();
+    ingest(&m, copy.path());
+    let mixer = title_id(&m, "Rent a concrete mixer");
+    m.set_property(&mixer, "ID", &mixer).expect("assign");
+    m.set_property("proj-shed", "STATUS", "late").expect("set");
+    // Auto-save re-ingests the unchanged files: the settings stay.
+    ingest(&m, copy.path());
+    assert!(!m.get(&mixer).expect("get").expect("there").derived_id);
+    let shed = m.get("proj-shed").expect("get").expect("there");
+    assert!(shed.properties.contains(&("STATUS".into(), "late".into())));
+
+    // A file that is not UTF-8 is never rewritten; nor is a FIFO read.
+    let latin = copy.path().join("latin.org");
+    std::fs::write(&latin, b"* Caf\xe9 menu\n").expect("write");
+    let before = std::fs::read(&latin).expect("read");
+    let r = m
+        .ingest(copy.path(), &IngestOptions { write_ids: true })
+        .expect("ingest");
+    assert_eq!(
+        std::fs::read(&latin).expect("read"),
+        before,
+        "bytes untouched"
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.to_string().contains("not valid UTF-8")),
+        "{:?}",
+        r.warnings
+    );
+    let fifo = copy.path().join("pipe.org");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let r = ingest(&m, copy.path());
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.to_string().contains("not a regular file")),
+            "{:?}",
+            r.warnings
+        );
+    }
+    let deep = copy.path().join("deep.org");
+    std::fs::write(&deep, format!("{} too deep\n", "*".repeat(300))).expect("write");
+    let r = ingest(&m, copy.path());
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.to_string().contains("nested more than")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn two_stores_on_one_database_never_lose_each_others_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("m.db");
+    let a = Memory::open(&db, MemoryConfig::default()).expect("open");
+    let b = Memory::open(&db, MemoryConfig::default()).expect("open");
+    let one = dir.path().join("one.org");
+    let two = dir.path().join("two.org");
+    std::fs::write(&one, "* One :project:\n").expect("write");
+    std::fs::write(&two, "* Two :project:\n").expect("write");
+    ingest(&a, &one);
+    // b (the CLI beside a daemon) sees a's write and builds on it.
+    ingest(&b, &two);
+    assert_eq!(a.root(), b.root(), "a sees b's write");
+    assert_eq!(a.active_projects().expect("query").len(), 2);
+    std::fs::write(&one, "* One :project:\nmore\n").expect("write");
+    ingest(&a, &one);
+    assert_eq!(
+        b.active_projects().expect("query").len(),
+        2,
+        "nothing dropped"
+    );
+}

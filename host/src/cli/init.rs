@@ -46,10 +46,12 @@ fs = [{ guest = "/workspace", host = {WORKSPACE}, access = "read-write" }]
 
 # shell: these programs only, started in the workspace, arguments as a list (no shell).
 # A granted program runs natively with YOUR rights (`cat` can read any file you can): grant
-# programs as you would to a person at your keyboard. Add "git" for repositories.
+# programs as you would to a person at your keyboard. Add "git" for repositories. Left out on
+# purpose: `sort` (-o writes any file, --compress-program runs another program), `find`
+# (-exec, -delete), interpreters.
 [plugins.shell]
 fs = [{ guest = "/workspace", host = {WORKSPACE}, access = "read-write" }]
-process = ["ls", "cat", "head", "tail", "wc", "grep", "diff", "sort", "echo"]
+process = ["ls", "cat", "head", "tail", "wc", "grep", "diff", "echo"]
 
 # http-fetch: no host at all until you list some. Names match exactly ("*.example.org" for
 # subdomains); private, loopback and link-local addresses (169.254.169.254...) are refused

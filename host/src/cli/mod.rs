@@ -304,6 +304,18 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         journal::open(&cli.common)?;
     }
     let loaded = load(&cli.common)?;
+    if matches!(
+        cli.command,
+        Command::Verify { .. }
+            | Command::Act { .. }
+            | Command::Ask { .. }
+            | Command::Approve { .. }
+    ) {
+        // A plugin that failed to load checks nothing: say so where the verdict is read.
+        for e in &loaded.report.errors {
+            eprintln!("warning: not loaded, so not checking or running anything: {e}");
+        }
+    }
     match cli.command {
         Command::Plugins { json } => plugins::run(&loaded, json),
         Command::Verify { action, json } => pipeline::verify(loaded, &action, json),

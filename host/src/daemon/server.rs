@@ -46,6 +46,11 @@ pub fn save_memory(pipeline: &Pipeline) {
                 for w in &r.warnings {
                     tracing::warn!("memory auto-save: {w}");
                 }
+                if r.root_after != r.root_before
+                    && let Err(e) = memory.collect_garbage()
+                {
+                    tracing::warn!("memory garbage collection: {e}");
+                }
             }
             Err(e) => tracing::warn!("memory auto-save of {}: {e}", path.display()),
         }
@@ -280,7 +285,8 @@ impl Server {
         reader: &mut tokio::net::tcp::OwnedReadHalf,
         tx: &mpsc::UnboundedSender<Value>,
     ) -> Result<(), ProtocolError> {
-        let Some(hello) = self.read_frame(reader, || true).await? else {
+        let started = Instant::now();
+        let Some(hello) = self.read_frame(reader, || Some(started)).await? else {
             return Ok(());
         };
         if hello["type"] != "hello" {
@@ -297,8 +303,13 @@ impl Server {
         }));
         let mut in_flight = tokio::task::JoinSet::new();
         let slots = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+        // When this client last had a reply sent (its silence is counted from then).
+        let answered = Arc::new(Mutex::new(Instant::now()));
         loop {
-            let idle = || slots.available_permits() == MAX_IN_FLIGHT;
+            let idle = || {
+                (slots.available_permits() == MAX_IN_FLIGHT)
+                    .then(|| *answered.lock().unwrap_or_else(|p| p.into_inner()))
+            };
             let message = match self.read_frame(reader, idle).await {
                 Ok(Some(m)) => m,
                 Ok(None) => break,
@@ -330,6 +341,7 @@ impl Server {
             };
             let me = self.clone();
             let tx = tx.clone();
+            let answered = answered.clone();
             in_flight.spawn(async move {
                 let _slot = slot;
                 let session = format!("{}:{conn}:{id}", me.router.boot);
@@ -348,6 +360,7 @@ impl Server {
                     Err(message) => json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } }),
                 };
                 let _ = tx.send(reply);
+                *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
             });
         }
         while in_flight.join_next().await.is_some() {}
@@ -355,20 +368,27 @@ impl Server {
     }
 
     /// One frame: `Ok(None)` when the client closed cleanly between frames. A client is
-    /// "silent" only while `idle()`: one waiting for its own replies is never timed out.
+    /// silent only while `idle()` says since when it has had nothing in flight (`None`: it is
+    /// waiting for its own replies, and is never timed out for that).
     async fn read_frame(
         &self,
         reader: &mut tokio::net::tcp::OwnedReadHalf,
-        idle: impl Fn() -> bool,
+        idle: impl Fn() -> Option<Instant>,
     ) -> Result<Option<Value>, ProtocolError> {
         let timeout = self.config.read_timeout;
+        let mut wait = timeout;
         loop {
             // `readable` is cancel-safe: a timeout here loses no byte.
-            match tokio::time::timeout(timeout, reader.readable()).await {
+            match tokio::time::timeout(wait, reader.readable()).await {
                 Ok(Ok(())) => break,
                 Ok(Err(_)) => return Err(ProtocolError::ShortRead),
-                Err(_) if !idle() => {}
-                Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+                Err(_) => match idle() {
+                    None => wait = timeout,
+                    Some(since) if since.elapsed() < timeout => {
+                        wait = timeout.saturating_sub(since.elapsed());
+                    }
+                    Some(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+                },
             }
         }
         let mut prefix = [0u8; LEN_DIGITS];

@@ -4,12 +4,15 @@
 use rusqlite::params;
 
 use super::node::NodeKind;
+use super::org::ParsedHeadline;
 use super::store;
 use super::{Memory, MemoryError};
 
 impl Memory {
     /// Set property `key` of headline `id` to `value` (an `ID` sets the headline's ID and marks
-    /// it as no longer derived). Returns the new root hash. The files are not touched.
+    /// it as no longer derived). Returns the new root hash. The files are not touched; the
+    /// setting is kept and laid over later ingests for as long as the file does not set that
+    /// property itself (an `ID`: as long as the headline has none in its file).
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when no headline has that ID; [`MemoryError::Refused`] for an
@@ -55,10 +58,22 @@ impl Memory {
         }
         {
             let mut conn = self.db.conn();
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            if store::read_head(&tx)? != path[0] {
+                return Err(MemoryError::Refused(
+                    "memory changed while the property was being set (another process wrote \
+                     it); try again"
+                        .into(),
+                ));
+            }
             for (hash, node) in &written {
                 store::insert(&tx, hash, node)?;
             }
+            // Kept, so that the next ingest of the unchanged file does not undo it.
+            tx.execute(
+                "INSERT OR REPLACE INTO memory_overrides (id, key, value) VALUES (?1, ?2, ?3)",
+                params![id, key.to_ascii_uppercase(), value],
+            )?;
             tx.execute(
                 "UPDATE memory_head SET root = ?1 WHERE one = 1",
                 params![new],
@@ -102,5 +117,56 @@ impl Memory {
             path.pop();
         }
         Ok(false)
+    }
+}
+
+/// Property settings made through [`Memory::set_property`], by headline ID.
+pub(crate) type Overrides = std::collections::HashMap<String, Vec<(String, String)>>;
+
+impl Memory {
+    /// The kept property settings.
+    pub(crate) fn overrides(&self) -> Result<Overrides, MemoryError> {
+        let conn = self.db.conn();
+        let mut stmt = conn.prepare("SELECT id, key, value FROM memory_overrides")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
+        let mut map = Overrides::new();
+        for row in rows {
+            let (id, key, value) = row?;
+            map.entry(id).or_default().push((key, value));
+        }
+        Ok(map)
+    }
+}
+
+/// Lay the kept settings over freshly parsed headlines: a property the file does not set, and
+/// an ID for a headline whose file gives it none.
+pub(crate) fn apply_overrides(headlines: &mut [ParsedHeadline], overrides: &Overrides) {
+    if overrides.is_empty() {
+        return;
+    }
+    for h in headlines {
+        if let Some(settings) = overrides.get(&h.id) {
+            for (key, value) in settings {
+                let in_file = h
+                    .properties
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case(key));
+                if in_file {
+                    continue;
+                }
+                h.properties.push((key.clone(), value.clone()));
+                if key == "ID" && h.derived_id {
+                    h.id = value.clone();
+                    h.derived_id = false;
+                }
+            }
+        }
+        apply_overrides(&mut h.children, overrides);
     }
 }

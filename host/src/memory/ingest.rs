@@ -12,6 +12,21 @@ use super::org::{self, ParsedFile, ParsedHeadline, Warning};
 use super::store;
 use super::{Memory, MemoryError};
 
+/// Deepest headline level read; deeper files are skipped (the parser and the tree walks
+/// recurse once per level).
+const MAX_LEVEL: usize = 256;
+
+/// The line of the first headline deeper than [`MAX_LEVEL`], if any.
+fn too_deep(bytes: &[u8]) -> Option<u32> {
+    bytes
+        .split(|b| *b == b'\n')
+        .position(|line| {
+            let stars = line.iter().take_while(|b| **b == b'*').count();
+            stars > MAX_LEVEL && line.get(stars).is_some_and(|b| *b == b' ')
+        })
+        .map(|i| u32::try_from(i + 1).unwrap_or(u32::MAX))
+}
+
 /// Most files one ingest reads.
 const MAX_FILES: usize = 100_000;
 
@@ -53,6 +68,8 @@ struct Built {
     nodes: Vec<(String, Node)>,
     lines: Vec<(String, u32)>,
     headlines: usize,
+    /// IDs to write into the file once the store has committed: (file, new text, how many).
+    pending: Option<(PathBuf, String, usize)>,
 }
 
 impl Memory {
@@ -68,9 +85,10 @@ impl Memory {
             ..IngestReport::default()
         };
         let files = collect_files(path, &mut report.warnings)?;
+        let overrides = self.overrides()?;
         let mut built = Vec::new();
         for file in files {
-            if let Some(b) = self.build_file(&file, opts, &mut report)? {
+            if let Some(b) = self.build_file(&file, opts, &overrides, &mut report)? {
                 built.push(b);
             }
         }
@@ -78,7 +96,20 @@ impl Memory {
         report.headlines = built.iter().map(|b| b.headlines).sum();
         let nodes: Vec<BuiltNodes<'_>> = built.iter().map(|b| b.nodes.as_slice()).collect();
         let vectors = self.embed_new(&nodes, &mut report);
+        let pending: Vec<(PathBuf, String, usize)> =
+            built.iter_mut().filter_map(|b| b.pending.take()).collect();
         report.root_after = self.commit(built, vectors, &mut report.new_nodes)?;
+        // The files change only once the store holds what they will say.
+        for (file, text, n) in pending {
+            match write_atomically(&file, text.as_bytes()) {
+                Ok(()) => report.ids_written += n,
+                Err(e) => report.warnings.push(Warning {
+                    file: file.display().to_string(),
+                    line: 0,
+                    message: e.to_string(),
+                }),
+            }
+        }
         Ok(report)
     }
 
@@ -86,48 +117,87 @@ impl Memory {
         &self,
         file: &Path,
         opts: &IngestOptions,
+        overrides: &super::edit::Overrides,
         report: &mut IngestReport,
     ) -> Result<Option<Built>, MemoryError> {
         let name = file.display().to_string();
+        let skip = |report: &mut IngestReport, message: String| {
+            report.warnings.push(Warning {
+                file: name.clone(),
+                line: 0,
+                message,
+            });
+            Ok(None)
+        };
         let max = self.config.max_file_mib.saturating_mul(1 << 20);
-        let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        if len > max {
+        match std::fs::metadata(file) {
+            // A FIFO or a device named *.org would block the read or never end.
+            Ok(m) if !m.is_file() => return skip(report, "not a regular file; skipped".into()),
+            Ok(m) if m.len() > max => {
+                return skip(
+                    report,
+                    format!(
+                        "{} MiB is over the {} MiB limit ([memory] max_file_mib); skipped",
+                        m.len() >> 20,
+                        self.config.max_file_mib
+                    ),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => return skip(report, format!("cannot read: {e}; skipped")),
+        }
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(file).and_then(|f| {
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, max + 1), &mut bytes)
+        });
+        if let Err(e) = read {
+            return skip(report, format!("cannot read: {e}; skipped"));
+        }
+        if bytes.len() as u64 > max {
+            return skip(
+                report,
+                "grew past the size limit while being read; skipped".into(),
+            );
+        }
+        if let Some(line) = too_deep(&bytes) {
             report.warnings.push(Warning {
                 file: name,
-                line: 0,
+                line,
                 message: format!(
-                    "{} MiB is over the {} MiB limit ([memory] max_file_mib); skipped",
-                    len >> 20,
-                    self.config.max_file_mib
+                    "headlines nested more than {MAX_LEVEL} levels deep; file skipped"
                 ),
             });
             return Ok(None);
         }
-        let bytes = match std::fs::read(file) {
-            Ok(b) => b,
-            Err(e) => {
-                report.warnings.push(Warning {
-                    file: name,
-                    line: 0,
-                    message: format!("cannot read: {e}; skipped"),
-                });
-                return Ok(None);
-            }
-        };
+        let lossy = std::str::from_utf8(&bytes).is_err();
         let text = decode(&name, &bytes, &mut report.warnings);
         let mut parsed = org::parse(&name, &text, &mut report.warnings);
+        let mut pending = None;
         if opts.write_ids {
             let mut ids = BTreeMap::new();
             missing_ids(&parsed.headlines, &mut ids);
-            if !ids.is_empty() {
+            if !ids.is_empty() && lossy {
+                report.warnings.push(Warning {
+                    file: name.clone(),
+                    line: 0,
+                    message: "not valid UTF-8: IDs are not written into it (that would replace \
+                              the bad bytes on disk)"
+                        .into(),
+                });
+            } else if !ids.is_empty() {
                 let updated = org::write_ids(&text, &ids);
-                write_atomically(file, updated.as_bytes())?;
-                report.ids_written += ids.len();
                 let mut again = Vec::new();
                 parsed = org::parse(&name, &updated, &mut again);
+                // Written only after the store committed (see `ingest`), to the real file
+                // behind any symlink.
+                let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
+                pending = Some((target, updated, ids.len()));
             }
         }
-        Ok(Some(build(&name, parsed)))
+        super::edit::apply_overrides(&mut parsed.headlines, overrides);
+        let mut built = build(&name, parsed);
+        built.pending = pending;
+        Ok(Some(built))
     }
 
     /// Write the built files' nodes, a new root and the head, in one transaction.
@@ -138,22 +208,27 @@ impl Memory {
         new_nodes: &mut usize,
     ) -> Result<String, MemoryError> {
         let _writer = self.db.write_lock();
-        let before = self.root();
-        let root = self.db.node(&before)?;
-        let mut files: BTreeMap<String, String> = BTreeMap::new();
-        for h in &root.children {
-            files.insert(self.db.node(h)?.id.clone(), h.clone());
-        }
-        for b in &built {
-            files.insert(b.path.clone(), b.file_hash.clone());
-        }
-        let mut new_root = store::empty_root();
-        new_root.children = files.into_values().collect();
-        let new_hash = new_root.hash();
         let mut written = Vec::new();
+        let new_root;
+        let new_hash;
         {
             let mut conn = self.db.conn();
-            let tx = conn.transaction()?;
+            // IMMEDIATE: the head is read and moved in one write transaction, so a second
+            // process (the CLI beside the daemon) cannot build on the same root meanwhile.
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let before = store::read_head(&tx)?;
+            let root = store::load_node(&tx, &before)?;
+            let mut files: BTreeMap<String, String> = BTreeMap::new();
+            for h in &root.children {
+                files.insert(store::load_node(&tx, h)?.id, h.clone());
+            }
+            for b in &built {
+                files.insert(b.path.clone(), b.file_hash.clone());
+            }
+            let mut r = store::empty_root();
+            r.children = files.into_values().collect();
+            new_hash = r.hash();
+            new_root = r;
             for b in &built {
                 for (hash, node) in &b.nodes {
                     if store::insert(&tx, hash, node)? {
@@ -233,6 +308,7 @@ fn build(path: &str, parsed: ParsedFile) -> Built {
         nodes,
         lines,
         headlines,
+        pending: None,
     }
 }
 

@@ -31,6 +31,9 @@ pub(crate) struct Db {
     conn: Mutex<Connection>,
     cache: RwLock<HashMap<String, Arc<Node>>>,
     head: RwLock<String>,
+    /// SQLite's `data_version` when `head` was last read: it changes when another process
+    /// (the CLI beside a running daemon) writes the database.
+    version: std::sync::atomic::AtomicI64,
     /// Headline ID → line in its file, from the latest ingest of that file.
     pub(crate) lines: RwLock<HashMap<String, u32>>,
     /// Held across every read-modify-write of the head (ingest, set-property, rollback), so
@@ -46,6 +49,8 @@ CREATE TABLE IF NOT EXISTS memory_snapshots (
     reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memory_lines (id TEXT PRIMARY KEY, file TEXT NOT NULL,
     line INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memory_overrides (id TEXT NOT NULL, key TEXT NOT NULL,
+    value TEXT NOT NULL, PRIMARY KEY (id, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS memory_vectors (key TEXT PRIMARY KEY, model TEXT NOT NULL,
     vector BLOB NOT NULL) WITHOUT ROWID;
 ";
@@ -93,24 +98,16 @@ impl Db {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
-        let head: Option<String> = conn
-            .query_row("SELECT root FROM memory_head WHERE one = 1", [], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let head = match head {
-            Some(h) => h,
-            None => {
-                let root = empty_root();
-                let hash = root.hash();
-                insert(&conn, &hash, &root)?;
-                conn.execute(
-                    "INSERT INTO memory_head (one, root) VALUES (1, ?1)",
-                    params![hash],
-                )?;
-                hash
-            }
-        };
+        // Two processes may create the database at once: whoever comes second keeps the head.
+        let root = empty_root();
+        let hash = root.hash();
+        insert(&conn, &hash, &root)?;
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_head (one, root) VALUES (1, ?1)",
+            params![hash],
+        )?;
+        let head = read_head(&conn)?;
+        let version = data_version(&conn)?;
         let mut lines = HashMap::new();
         {
             let mut stmt = conn.prepare("SELECT id, line FROM memory_lines")?;
@@ -124,6 +121,7 @@ impl Db {
             conn: Mutex::new(conn),
             cache: RwLock::new(HashMap::new()),
             head: RwLock::new(head),
+            version: std::sync::atomic::AtomicI64::new(version),
             lines: RwLock::new(lines),
             writer: Mutex::new(()),
         })
@@ -138,8 +136,19 @@ impl Db {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The current root hash.
+    /// The current root hash, re-read when another process changed the database.
     pub(crate) fn head(&self) -> String {
+        use std::sync::atomic::Ordering;
+        {
+            let conn = self.conn();
+            if let Ok(v) = data_version(&conn)
+                && v != self.version.load(Ordering::Acquire)
+                && let Ok(h) = read_head(&conn)
+            {
+                self.version.store(v, Ordering::Release);
+                *self.head.write().unwrap_or_else(|p| p.into_inner()) = h;
+            }
+        }
         self.head.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -157,18 +166,7 @@ impl Db {
         {
             return Ok(Arc::clone(n));
         }
-        let text: Option<String> = self
-            .conn()
-            .query_row(
-                "SELECT node FROM memory_nodes WHERE hash = ?1",
-                params![hash],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let text = text.ok_or_else(|| MemoryError::Missing(hash.to_owned()))?;
-        let node: Node = serde_json::from_str(&text)
-            .map_err(|e| MemoryError::Corrupt(format!("node {hash}: {e}")))?;
-        let node = Arc::new(node);
+        let node = Arc::new(load_node(&self.conn(), hash)?);
         self.cache
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -186,7 +184,9 @@ impl Db {
 
     /// Record a snapshot of the current root; keep the newest `keep`.
     pub(crate) fn snapshot(&self, reason: &str, keep: usize) -> Result<Snapshot, MemoryError> {
-        record_snapshot(&self.conn(), &self.head(), reason, keep)
+        // The head first: `head()` takes the connection itself.
+        let head = self.head();
+        record_snapshot(&self.conn(), &head, reason, keep)
     }
 
     pub(crate) fn snapshots(&self) -> Result<Vec<Snapshot>, MemoryError> {
@@ -258,6 +258,32 @@ impl Db {
             .retain(|h, _| live.contains(h));
         Ok(removed)
     }
+}
+
+/// The head as the database has it.
+pub(crate) fn read_head(conn: &Connection) -> Result<String, MemoryError> {
+    Ok(
+        conn.query_row("SELECT root FROM memory_head WHERE one = 1", [], |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+fn data_version(conn: &Connection) -> Result<i64, MemoryError> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+}
+
+/// The node stored under `hash`, read from the database.
+pub(crate) fn load_node(conn: &Connection, hash: &str) -> Result<Node, MemoryError> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT node FROM memory_nodes WHERE hash = ?1",
+            params![hash],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let text = text.ok_or_else(|| MemoryError::Missing(hash.to_owned()))?;
+    serde_json::from_str(&text).map_err(|e| MemoryError::Corrupt(format!("node {hash}: {e}")))
 }
 
 /// Record `root` as a snapshot and drop those beyond the newest `keep`: two statements, whatever

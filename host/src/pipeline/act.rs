@@ -133,12 +133,12 @@ impl Pipeline {
 
     /// The seed's undo snapshot: before a tool that is not read-only, record the memory root
     /// (one row), so that a failing cycle (or a person) can roll back to it.
-    fn undo_snapshot(&self, action: &Action) {
+    fn undo_snapshot(&self, action: &Action) -> Option<crate::memory::Snapshot> {
         let (Some(memory), Some(tool)) = (&self.memory, &action.tool) else {
-            return;
+            return None;
         };
         if action.target != "tool" || self.tool_is_read_only(tool) {
-            return;
+            return None;
         }
         match memory.snapshot(&format!("before tool {tool}")) {
             Ok(snap) => {
@@ -146,9 +146,12 @@ impl Pipeline {
                     "memory-snapshot",
                     json!({ "seq": snap.seq, "root": snap.root, "reason": snap.reason }),
                 );
-                *self.undo.lock().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+                Some(snap)
             }
-            Err(e) => tracing::error!("undo snapshot before {tool} failed: {e}"),
+            Err(e) => {
+                tracing::error!("undo snapshot before {tool} failed: {e}");
+                None
+            }
         }
     }
 
@@ -221,8 +224,11 @@ impl Pipeline {
                 None,
             ));
         };
-        self.undo_snapshot(&action);
+        let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal);
+        if let (Some(snap), Some(memory)) = (undo, &self.memory) {
+            super::UNDO.with(|u| *u.borrow_mut() = Some((snap, memory.root())));
+        }
         let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
         let formatted = format_result(&tool, &result);
         self.record(

@@ -43,7 +43,7 @@ impl Pipeline {
                 break;
             }
             let signal = self.perceive(signal);
-            *self.undo.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            super::UNDO.with(|u| *u.borrow_mut() = None);
             let cycle = self
                 .reason(&signal)
                 .and_then(|reasoned| self.act(&signal, reasoned));
@@ -81,18 +81,28 @@ impl Pipeline {
         if matches!(signal.sensor(), Some("loop-error" | "tool-error")) {
             return;
         }
-        let undo = self.undo.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let (Some(memory), Some(snap)) = (&self.memory, undo) {
-            match memory.restore(&snap) {
-                Ok(()) => {
-                    self.log(format!("memory rolled back to snapshot #{}", snap.seq));
-                    self.record(
-                        "memory-rollback",
-                        json!({ "seq": snap.seq, "root": snap.root }),
-                    );
-                }
-                Err(e) => tracing::error!("memory rollback to #{} failed: {e}", snap.seq),
+        let Some((snap, left)) = super::UNDO.with(|u| u.borrow_mut().take()) else {
+            return;
+        };
+        let Some(memory) = &self.memory else { return };
+        // Only this cycle's own change is undone: if anything wrote since (another cycle, an
+        // auto-save), moving the root back would throw that away too.
+        if memory.root() != left {
+            self.log(format!(
+                "memory not rolled back to snapshot #{}: it changed since this cycle's tool ran",
+                snap.seq
+            ));
+            return;
+        }
+        match memory.restore(&snap) {
+            Ok(()) => {
+                self.log(format!("memory rolled back to snapshot #{}", snap.seq));
+                self.record(
+                    "memory-rollback",
+                    json!({ "seq": snap.seq, "root": snap.root }),
+                );
             }
+            Err(e) => tracing::error!("memory rollback to #{} failed: {e}", snap.seq),
         }
     }
 

@@ -193,8 +193,14 @@ pub struct Pipeline {
     interrupt: Arc<AtomicBool>,
     logs: Mutex<VecDeque<String>>,
     memory: Option<Arc<crate::memory::Memory>>,
-    /// The undo snapshot taken in the current cycle (before a tool that is not read-only).
-    undo: Mutex<Option<crate::memory::Snapshot>>,
+}
+
+std::thread_local! {
+    /// The undo snapshot the current cycle took (before a tool that is not read-only) and the
+    /// root the tool left. Per thread: every `run` executes on one thread, and the daemon runs
+    /// many at once, so one shared slot would mix up their snapshots.
+    static UNDO: std::cell::RefCell<Option<(crate::memory::Snapshot, String)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Lines of recent activity kept for the prompt's LOGS section.
@@ -234,7 +240,6 @@ impl Pipeline {
             interrupt: Arc::new(AtomicBool::new(false)),
             logs: Mutex::new(VecDeque::new()),
             memory: None,
-            undo: Mutex::new(None),
         };
         p.sort_gates();
         Ok(p)

@@ -81,6 +81,7 @@ impl Plugin {
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             net: net::NetHooks {
                 grants: self.grants.net.clone(),
+                deadline: Instant::now() + budget.timeout,
             },
             memory: self.memory.as_ref().map(|m| memory::MemoryCtx {
                 store: m.store.clone(),

@@ -30,8 +30,18 @@ impl Gate for ShellGuard {
     }
 
     fn check(action: Action, _signal: SignalView) -> Verdict {
-        let args = action.args_json();
         let is_shell = action.tool.as_deref() == Some("shell") || action.target == "shell";
+        // Parsing a large body (a file being written, a POST) costs fuel; an action that names
+        // none of the keys read below cannot carry a command, so it is not parsed at all.
+        let keys = ["\"command\"", "\"cmd\"", "\"program\"", "\"argv\""];
+        // (A key spelled with a \u escape is parsed, so it cannot hide a command.)
+        if !is_shell
+            && !action.args.contains("\\u")
+            && !keys.iter().any(|k| action.args.contains(k))
+        {
+            return Verdict::Pass;
+        }
+        let args = action.args_json();
         let command = ["command", "cmd"]
             .iter()
             .find_map(|key| args[*key].as_str().map(str::to_owned))
@@ -73,3 +83,46 @@ impl Gate for ShellGuard {
 }
 
 passepartout_sdk::export_gate!(ShellGuard);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn action(tool: &str, args: &str) -> Action {
+        Action {
+            target: "tool".into(),
+            tool: Some(tool.into()),
+            args: args.into(),
+            text: None,
+            explanation: None,
+        }
+    }
+
+    fn signal() -> SignalView {
+        SignalView {
+            kind: "event".into(),
+            sensor: None,
+            text: None,
+            source: None,
+            depth: 0,
+            payload: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_large_body_without_a_command_is_not_parsed_and_an_escaped_key_still_is() {
+        let body = serde_json::json!({"path": "/workspace/a", "content": "x ".repeat(200_000)});
+        assert!(matches!(
+            ShellGuard::check(action("write-file", &body.to_string()), signal()),
+            Verdict::Pass
+        ));
+        assert!(matches!(
+            ShellGuard::check(action("run", r#"{"\u0063md": "rm -rf /"}"#), signal()),
+            Verdict::Reject(_)
+        ));
+        assert!(matches!(
+            ShellGuard::check(action("run", r#"{"cmd": "rm -rf /"}"#), signal()),
+            Verdict::Reject(_)
+        ));
+    }
+}

@@ -21,6 +21,9 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 pub struct NetHooks {
     /// The granted hosts, as written in the policy.
     pub grants: Vec<String>,
+    /// When the tool call's own deadline passes: no request outlives it (the epoch deadline
+    /// cannot interrupt the host while it waits on the network).
+    pub deadline: std::time::Instant,
 }
 
 /// One grant, parsed.
@@ -97,8 +100,16 @@ pub fn is_restricted(ip: IpAddr) -> bool {
                 return is_restricted(IpAddr::V4(v4));
             }
             let s = v6.segments();
+            if let Some(v4) = v6.to_ipv4() {
+                // ::a.b.c.d (IPv4-compatible, deprecated) reaches the IPv4 address.
+                if s[..6] == [0; 6] && s[6] != 0 {
+                    return is_restricted(IpAddr::V4(v4));
+                }
+            }
             v6.is_loopback()
                 || v6.is_unspecified()
+                || s[0] == 0x2002
+                || (s[0] & 0xffc0) == 0xfec0
                 || v6.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] & 0xffc0) == 0xfe80
@@ -159,6 +170,16 @@ impl WasiHttpHooks for NetHooks {
             > + Send,
     > {
         let grants = self.grants.clone();
+        let remaining = self
+            .deadline
+            .saturating_duration_since(std::time::Instant::now());
+        let clamp =
+            |d: Option<std::time::Duration>| Some(d.map_or(remaining, |d| d.min(remaining)));
+        let options = Some(RequestOptions {
+            connect_timeout: clamp(options.and_then(|o| o.connect_timeout)),
+            first_byte_timeout: clamp(options.and_then(|o| o.first_byte_timeout)),
+            between_bytes_timeout: clamp(options.and_then(|o| o.between_bytes_timeout)),
+        });
         drop(fut);
         Box::new(async move {
             use http_body_util::BodyExt;
@@ -177,7 +198,12 @@ impl WasiHttpHooks for NetHooks {
                     .build()
                     .map_err(|_| Error::HttpRequestUriInvalid)?;
             }
-            let (res, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            let (res, io) = tokio::time::timeout(
+                remaining,
+                wasmtime_wasi_http::default_send_request(request, options),
+            )
+            .await
+            .map_err(|_| Error::ConnectionTimeout)??;
             Ok((
                 res.map(BodyExt::boxed_unsync),
                 Box::new(io) as Box<dyn Future<Output = _> + Send>,
@@ -204,6 +230,9 @@ mod tests {
             "fe80::1",
             "fd00::1",
             "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "2002:7f00:1::1",
+            "fec0::1",
         ] {
             assert!(is_restricted(a.parse().expect("an address")), "{a}");
         }

@@ -2,7 +2,8 @@
 //! shell: the program gets its arguments as a list. It runs with an empty environment (plus
 //! `PATH`, `LANG` and the plugin's env grants), in a working directory inside one of the
 //! plugin's mounts, under a deadline, with its output capped; at the deadline its whole process
-//! group is killed.
+//! group is killed (and after a normal exit too, so nothing it left behind keeps running).
+//! A descendant that starts its own session (`setsid`) escapes that kill.
 //!
 //! What this does NOT confine: the program itself is native code running as the daemon's user.
 //! Granting `cat` grants reading any file that user can read. Grant programs as you would to a
@@ -176,6 +177,14 @@ fn working_dir(ctx: &ProcessCtx, cwd: Option<&str>) -> Result<PathBuf, api::Proc
     if !dir.starts_with(&root) || !dir.is_dir() {
         return Err(denied());
     }
+    // A native program can write wherever its working directory is; a read-only mount is not
+    // a place to run one.
+    if mount.access == crate::runtime::manifest::Access::ReadOnly {
+        return Err(api::ProcessError::Denied(format!(
+            "working directory {guest} is on a read-only mount; programs run only in read-write \
+             mounts"
+        )));
+    }
     Ok(dir)
 }
 
@@ -208,7 +217,12 @@ fn wait(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus
     let start = Instant::now();
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
+            Ok(Some(status)) => {
+                // Whatever it left running in its group (holding the output pipes open) goes
+                // with it, so that reading its output ends now.
+                kill_group(child);
+                return Some(status);
+            }
             Ok(None) if start.elapsed() < timeout => {
                 std::thread::sleep(Duration::from_millis(5));
             }

@@ -2,8 +2,9 @@
 //! exactly the rules of `plugins/pii/pii_rules.py` (and the glue of `app.py`): the same actions
 //! and fields scanned, the same detectors of e-mail addresses and phone numbers, the same caps
 //! (64 Ki characters scanned, 128 Ki characters of args parsed), and the same question, word for
-//! word. The end-to-end tests run both through the runtime on `plugins/pii/cases.json` to show
-//! that a Python gate passes and asks exactly as a Rust gate does.
+//! word. tests/build.rs builds it for the end-to-end tests (`PII_TWIN_WASM`), which run both
+//! through the runtime on `plugins/pii/cases.json` to show that a Python gate passes and asks
+//! exactly as its Rust twin does.
 //!
 //! Lengths are counted in code points, as Python's `len` counts them, and `args` is read as
 //! `json.loads` reads it ([`json`]).
