@@ -187,7 +187,9 @@ impl WasiHttpHooks for NetHooks {
             let https = uri.scheme() == Some(&Scheme::HTTPS);
             let host = uri.host().ok_or(Error::HttpRequestUriInvalid)?.to_owned();
             let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-            let addr = check(&grants, &host, port).await?;
+            let addr = tokio::time::timeout(remaining, check(&grants, &host, port))
+                .await
+                .map_err(|_| Error::DnsTimeout)??;
             if !https {
                 // Connect to the address just checked; `Host:` still names the host.
                 let path = uri.path_and_query().map_or("/", |p| p.as_str());

@@ -125,6 +125,8 @@ fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::Proces
         )));
     }
     std::env::split_paths(&search_path())
+        // A relative entry (`.`) would resolve against the daemon's own working directory.
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
         .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))
