@@ -902,10 +902,46 @@ fn act_reads_searches_runs_and_fetches_within_its_grants_and_is_refused_outside_
         config.join("policy.toml"),
         format!(
             "[plugins.files]\n{mount}\n[plugins.shell]\n{mount}\nprocess = [\"ls\", \"wc\"]\n\
-             [plugins.http-fetch]\nnet = [\"{addr}\"]\n[plugins.approval.config]\nknown_hosts = [\"127.0.0.1\", \"169.254.169.254\"]\n"
+             [plugins.http-fetch]\nnet = [\"{addr}\"]\n[plugins.approval.config]\nknown_hosts = [\"127.0.0.1\", \"169.254.169.254\"]\n\
+             [plugins.memory]\nmemory = \"read-write\"\n[plugins.gardener]\nmemory = \"read\"\n"
         ),
     )
     .expect("policy");
+    // Every standard plugin loads, each listed with its limits and its grants.
+    let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
+    let plugins = listing["plugins"].as_array().expect("plugins");
+    let mut names: Vec<&str> = plugins.iter().filter_map(|p| p["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "approval",
+            "chat",
+            "eval",
+            "explanation",
+            "files",
+            "gardener",
+            "http-fetch",
+            "memory",
+            "pii",
+            "secrets",
+            "shell",
+            "shell-guard"
+        ]
+    );
+    assert_eq!(listing["disabled"], serde_json::json!([]));
+    for p in plugins {
+        assert!(
+            p["limits"]["timeout_ms"].is_u64() && p["grants"].is_object(),
+            "{p}"
+        );
+    }
+    let fetch = plugins
+        .iter()
+        .find(|p| p["name"] == "http-fetch")
+        .expect("http-fetch");
+    assert_eq!(fetch["grants"]["net"], serde_json::json!([addr]));
+
     let act = |action: serde_json::Value| {
         passepartout(home.path(), &["act", "--action", &action.to_string()])
     };
