@@ -692,3 +692,26 @@ fn two_stores_on_one_database_never_lose_each_others_writes() {
         "nothing dropped"
     );
 }
+
+#[test]
+fn a_files_own_done_keywords_end_a_project() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("custom.org");
+    std::fs::write(
+        &f,
+        "#+TODO: PLAN ACTIVE | FINISHED ABANDONED\n* FINISHED Old thing :project:\n* ACTIVE New thing :project:\n",
+    )
+    .expect("write");
+    let m = store();
+    ingest(&m, &f);
+    let active: Vec<String> = m
+        .active_projects()
+        .expect("projects")
+        .into_iter()
+        .map(|h| h.title)
+        .collect();
+    assert_eq!(active, ["New thing"]);
+    let done = m.recently_completed(5).expect("done");
+    assert_eq!(done.len(), 1);
+    assert!(done[0].done && done[0].todo.as_deref() == Some("FINISHED"));
+}

@@ -49,6 +49,9 @@ pub struct Node {
     /// TODO keyword.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub todo: Option<String>,
+    /// The TODO keyword is a done one in its file (`#+TODO: ... | FINISHED` counts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub done: bool,
     /// Own tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
@@ -85,6 +88,7 @@ impl Node {
         field("level", &self.level.to_string());
         field("title", &self.title);
         field("todo", self.todo.as_deref().unwrap_or(""));
+        field("done", if self.done { "1" } else { "0" });
         field("tags", &self.tags.join(":"));
         let mut props: Vec<&(String, String)> = self.properties.iter().collect();
         props.sort();
@@ -115,8 +119,6 @@ impl Node {
 
     /// Whether the TODO keyword is a done one.
     pub fn is_done(&self) -> bool {
-        self.todo
-            .as_deref()
-            .is_some_and(|t| super::org::DEFAULT_TODO.1.contains(&t))
+        self.done
     }
 }

@@ -42,6 +42,8 @@ pub struct ParsedHeadline {
     pub title: String,
     /// TODO keyword.
     pub todo: Option<String>,
+    /// The keyword is a done one (after `|` in the file's `#+TODO:`, or DONE/CANCELLED).
+    pub done: bool,
     /// Own tags.
     pub tags: Vec<String>,
     /// The property drawer, in order.
@@ -149,6 +151,7 @@ fn headline(
         level: u32::try_from(h.level()).unwrap_or(u32::MAX),
         title,
         todo: h.todo_keyword().map(|t| t.as_ref().to_owned()),
+        done: h.is_done(),
         tags: h.tags().map(|t| t.as_ref().to_owned()).collect(),
         properties,
         closed: h.closed().map(|t| t.raw().trim().to_owned()),

@@ -83,6 +83,8 @@ pub struct Hit {
     pub title: String,
     /// TODO keyword.
     pub todo: Option<String>,
+    /// The keyword is a done one in its file.
+    pub done: bool,
     /// Tags.
     pub tags: Vec<String>,
     /// Properties.
@@ -171,11 +173,7 @@ impl Memory {
             limit: Some(usize::MAX),
             ..Query::default()
         };
-        Ok(self
-            .query(&q)?
-            .into_iter()
-            .filter(|h| !h.todo.as_deref().is_some_and(is_done_keyword))
-            .collect())
+        Ok(self.query(&q)?.into_iter().filter(|h| !h.done).collect())
     }
 
     /// Done headlines, most recently closed first (those without a CLOSED time last).
@@ -311,6 +309,7 @@ impl Memory {
             level: node.level,
             title: node.title.clone(),
             todo: node.todo.clone(),
+            done: node.done,
             tags: node.tags.clone(),
             properties: node.properties.clone(),
             closed: node.closed.clone(),
@@ -318,10 +317,6 @@ impl Memory {
             hash: hash.to_owned(),
         }
     }
-}
-
-fn is_done_keyword(t: &str) -> bool {
-    super::org::DEFAULT_TODO.1.contains(&t)
 }
 
 /// `** TODO Title :a:b:`

@@ -72,6 +72,7 @@ pub(crate) fn empty_root() -> Node {
         level: 0,
         title: String::new(),
         todo: None,
+        done: false,
         tags: vec![],
         properties: vec![],
         closed: None,
