@@ -433,9 +433,14 @@ fn json_action(text: &str) -> Option<Action> {
     }
     let string = |key: &str| flat.get(key).and_then(Value::as_str).map(str::to_owned);
     let tool = string("tool").or_else(|| string("name"));
-    let args = match flat.get("args").or_else(|| flat.get("arguments")) {
+    let mut args = match flat.get("args").or_else(|| flat.get("arguments")) {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
+    };
+    // The tool schemas offer `explanation` as an argument: one given there is the action's.
+    let in_args = match args.remove(EXPLANATION_ARG) {
+        Some(Value::String(e)) if !e.trim().is_empty() => Some(e),
+        _ => None,
     };
     let text_field = string("text");
     if tool.is_none() && text_field.is_none() {
@@ -446,7 +451,7 @@ fn json_action(text: &str) -> Option<Action> {
         tool,
         args,
         text: text_field,
-        explanation: string("explanation"),
+        explanation: string("explanation").or(in_args),
         call_id: None,
     })
 }
@@ -486,6 +491,11 @@ mod tests {
         assert_eq!(a.tool.as_deref(), Some("shell"));
         assert_eq!(a.args["cmd"], "ls");
         assert_eq!(a.explanation, None, "none invented");
+        let inside = parse_reply(ProviderReply::Text(
+            "{\"tool\": \"write-file\", \"args\": {\"path\": \"/w/a\", \"explanation\": \"keep the note\"}}".into(),
+        ));
+        assert_eq!(inside.explanation.as_deref(), Some("keep the note"));
+        assert!(!inside.args.contains_key("explanation"));
         let nested = parse_reply(ProviderReply::Text(
             "{\"payload\": {\"tool\": \"eval\", \"args\": {}}}".into(),
         ));
