@@ -510,7 +510,10 @@ fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[
         }
         Class::Environment => format!("only these variables are set: {}", effective.join(", ")),
         Class::Network | Class::Process | Class::Memory
-            if effective.is_empty() && !imported.is_empty() =>
+            if effective.is_empty()
+                && imported
+                    .iter()
+                    .any(|i| !(class == Class::Network && i.starts_with("wasi:sockets/"))) =>
         {
             "not linked without a grant: the plugin is disabled until policy.toml grants it".into()
         }

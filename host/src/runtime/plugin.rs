@@ -306,7 +306,7 @@ fn check_granted(id: &PluginId, imports: &[String], grants: &Grants) -> Result<(
             format!("grant it under [plugins.{name}]: memory = \"read\""),
         ),
         (
-            "wasi:http/outgoing-handler@",
+            "wasi:http/",
             grants.net.is_empty(),
             "outbound HTTP (wasi:http)",
             format!("grant hosts under [plugins.{name}]: net = [\"example.org\"]"),
