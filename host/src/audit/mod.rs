@@ -513,7 +513,7 @@ fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[
             if effective.is_empty()
                 && imported
                     .iter()
-                    .any(|i| !(class == Class::Network && i.starts_with("wasi:sockets/"))) =>
+                    .any(|i| crate::runtime::capabilities::Linked::of(i).is_some()) =>
         {
             "not linked without a grant: the plugin is disabled until policy.toml grants it".into()
         }

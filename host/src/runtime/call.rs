@@ -63,6 +63,8 @@ impl Plugin {
         env::apply(&mut b, &self.grants.env);
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         b.stderr(stderr.clone());
+        // The call's own deadline, which host calls that wait (programs, HTTP) must respect.
+        let deadline = Instant::now() + budget.timeout;
         let data = ToolData {
             common: HostCommon::new(
                 self.id.clone(),
@@ -76,12 +78,12 @@ impl Plugin {
                 programs: self.grants.process.clone(),
                 mounts: self.grants.fs.clone(),
                 env: self.grants.env.clone(),
-                deadline: Instant::now() + budget.timeout,
+                deadline,
             }),
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             net: net::NetHooks {
                 grants: self.grants.net.clone(),
-                deadline: Instant::now() + budget.timeout,
+                deadline,
             },
             memory: self.memory.as_ref().map(|m| memory::MemoryCtx {
                 store: m.store.clone(),

@@ -104,16 +104,17 @@ impl Runtime {
     /// plus `wasi:http`, `process` and `memory` only when granted, so that a plugin importing
     /// one without a grant cannot even be linked.
     fn linker_for(&self, grants: &Grants) -> anyhow::Result<Linker<ToolData>> {
+        use capabilities::Linked;
         let mut linker = self.tool_linker.clone();
-        if !grants.net.is_empty() {
+        if Linked::Http.granted(grants) {
             wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
                 .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
         }
-        if !grants.process.is_empty() {
+        if Linked::Process.granted(grants) {
             bindings::process_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
                 .map_err(|e| anyhow::anyhow!("linking the process interface: {e}"))?;
         }
-        if grants.memory != manifest::MemoryAccess::None {
+        if Linked::Memory.granted(grants) {
             bindings::memory_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
                 .map_err(|e| anyhow::anyhow!("linking the memory interface: {e}"))?;
         }

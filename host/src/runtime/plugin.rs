@@ -291,37 +291,34 @@ impl Runtime {
 /// A component importing `process`, `memory` or `wasi:http` without the matching grant is
 /// disabled, with what to grant; the linker would refuse it anyway, less clearly.
 fn check_granted(id: &PluginId, imports: &[String], grants: &Grants) -> Result<(), LoadError> {
+    use super::capabilities::Linked;
     let name = &id.name;
-    let needs = [
-        (
-            "passepartout:plugin/process@",
-            grants.process.is_empty(),
+    let Some(needed) = imports
+        .iter()
+        .filter_map(|i| Linked::of(i))
+        .find(|l| !l.granted(grants))
+    else {
+        return Ok(());
+    };
+    let (capability, hint) = match needed {
+        Linked::Process => (
             "programs to run (passepartout:plugin/process)",
             format!("grant some under [plugins.{name}]: process = [\"ls\"], and an fs mount"),
         ),
-        (
-            "passepartout:plugin/memory@",
-            grants.memory == super::manifest::MemoryAccess::None,
+        Linked::Memory => (
             "the memory store (passepartout:plugin/memory)",
             format!("grant it under [plugins.{name}]: memory = \"read\""),
         ),
-        (
-            "wasi:http/",
-            grants.net.is_empty(),
+        Linked::Http => (
             "outbound HTTP (wasi:http)",
             format!("grant hosts under [plugins.{name}]: net = [\"example.org\"]"),
         ),
-    ];
-    for (prefix, missing, capability, hint) in needs {
-        if missing && imports.iter().any(|i| i.starts_with(prefix)) {
-            return Err(LoadError::NotGranted {
-                plugin: id.clone(),
-                capability: capability.into(),
-                hint,
-            });
-        }
-    }
-    Ok(())
+    };
+    Err(LoadError::NotGranted {
+        plugin: id.clone(),
+        capability: capability.into(),
+        hint,
+    })
 }
 
 /// The manifest's `[config]` with every key of the policy's laid over it, as a JSON object.

@@ -105,6 +105,42 @@ impl Grants {
     }
 }
 
+/// A capability linked only for plugins granted it: importing its interface without the grant
+/// disables the plugin (the runtime) and is reported so (the audit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linked {
+    /// `passepartout:plugin/process`.
+    Process,
+    /// `passepartout:plugin/memory`.
+    Memory,
+    /// `wasi:http/*` (sockets are not: they stay disabled in the WASI context instead).
+    Http,
+}
+
+impl Linked {
+    /// The grant-gated capability `import` (`package/interface@version`) belongs to, if any.
+    pub fn of(import: &str) -> Option<Linked> {
+        if import.starts_with("passepartout:plugin/process@") {
+            Some(Linked::Process)
+        } else if import.starts_with("passepartout:plugin/memory@") {
+            Some(Linked::Memory)
+        } else if import.starts_with("wasi:http/") {
+            Some(Linked::Http)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `grants` include it.
+    pub fn granted(self, grants: &Grants) -> bool {
+        match self {
+            Linked::Process => !grants.process.is_empty(),
+            Linked::Memory => grants.memory != MemoryAccess::None,
+            Linked::Http => !grants.net.is_empty(),
+        }
+    }
+}
+
 fn intersect(asked: &[String], granted: &[String]) -> Vec<String> {
     asked
         .iter()
