@@ -220,7 +220,11 @@ impl Memory {
             let root = store::load_node(&tx, &before)?;
             let mut files: BTreeMap<String, String> = BTreeMap::new();
             for h in &root.children {
-                files.insert(store::load_node(&tx, h)?.id, h.clone());
+                let id = match self.db.cached(h) {
+                    Some(n) => n.id.clone(),
+                    None => store::load_node(&tx, h)?.id,
+                };
+                files.insert(id, h.clone());
             }
             for b in &built {
                 files.insert(b.path.clone(), b.file_hash.clone());

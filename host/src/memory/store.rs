@@ -159,13 +159,8 @@ impl Db {
 
     /// The node with `hash`, from the cache or the database.
     pub(crate) fn node(&self, hash: &str) -> Result<Arc<Node>, MemoryError> {
-        if let Some(n) = self
-            .cache
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(hash)
-        {
-            return Ok(Arc::clone(n));
+        if let Some(n) = self.cached(hash) {
+            return Ok(n);
         }
         let node = Arc::new(load_node(&self.conn(), hash)?);
         self.cache
@@ -173,6 +168,15 @@ impl Db {
             .unwrap_or_else(|p| p.into_inner())
             .insert(hash.to_owned(), Arc::clone(&node));
         Ok(node)
+    }
+
+    /// The node with `hash` if it is cached (nodes never change, so a cached one is current).
+    pub(crate) fn cached(&self, hash: &str) -> Option<Arc<Node>> {
+        self.cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+            .cloned()
     }
 
     /// Remember nodes just written (after their transaction committed).
