@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use passepartout::memory::{IngestOptions, Memory, MemoryConfig, NodeKind, Query};
 
+use crate::providers::{text, tool_call};
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/org")
 }
@@ -497,16 +499,9 @@ fn gardening_pipeline(
     (p, scratch)
 }
 
-fn tool_call(name: &str, args: serde_json::Value) -> passepartout_tests::http::Canned {
-    passepartout_tests::http::Canned::json(
-        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
-            .to_string(),
-    )
-}
-
 #[test]
 fn the_gardener_proposes_ids_through_the_gates_and_a_rollback_restores_the_exact_root() {
-    use passepartout_tests::http::{Canned, Server};
+    use passepartout_tests::http::Server;
     let m = std::sync::Arc::new(store());
     ingest(&m, &corpus());
     let before = m.root();
@@ -520,12 +515,17 @@ fn the_gardener_proposes_ids_through_the_gates_and_a_rollback_restores_the_exact
         .remove(0);
     let server = Server::start(vec![
         // First proposal: no explanation; the explanation gate sends it back.
-        tool_call("memory-assign-id", serde_json::json!({"id": target.id})),
         tool_call(
+            "call_1",
+            "memory-assign-id",
+            serde_json::json!({"id": target.id}),
+        ),
+        tool_call(
+            "call_2",
             "memory-assign-id",
             serde_json::json!({"id": target.id, "explanation": "give the headline a stable ID"}),
         ),
-        Canned::json(r#"{"choices": [{"message": {"role": "assistant", "content": "Done."}}]}"#),
+        text("Done."),
     ]);
     let (pipeline, _s) = gardening_pipeline(m.clone(), &server);
     pipeline.run(passepartout::signal::Signal::event(

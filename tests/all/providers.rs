@@ -331,14 +331,14 @@ fn pipeline(server: &Server) -> (Pipeline, Outbox, tempfile::TempDir) {
     (p, outbox, cache)
 }
 
-fn tool_call(id: &str, name: &str, args: Value) -> Canned {
+pub(crate) fn tool_call(id: &str, name: &str, args: Value) -> Canned {
     Canned::json(
         json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
             .to_string(),
     )
 }
 
-fn text(t: &str) -> Canned {
+pub(crate) fn text(t: &str) -> Canned {
     Canned::json(json!({"choices": [{"message": {"role": "assistant", "content": t}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).to_string())
 }
 
