@@ -1,7 +1,10 @@
 //! Verify (the seed's cognitive-verify): every gate, highest priority first. The first reject
-//! stops the walk; a modify is what later gates see; an approval request is remembered and the
-//! walk goes on. A gate that fails (trap, fuel, deadline, memory) rejects: fail closed. Every
-//! gate that ran is in the trace, in order, with its verdict, reason and time.
+//! stops the walk; an approval request is remembered and the walk goes on. A modify that changes
+//! the action starts the walk again from the first gate with the new action (at most
+//! [`MAX_ROUNDS`] rounds), so the action that runs is one every gate passed as it is: a gate
+//! below another can never change what the one above approved. A gate that fails (trap, fuel,
+//! deadline, memory) rejects: fail closed. Every gate that ran is in the trace, in order, with
+//! its round, verdict, reason and time.
 
 use std::time::Instant;
 
@@ -99,75 +102,180 @@ pub fn sort(gates: &mut [&dyn GateCheck]) {
     });
 }
 
+/// How many rounds a walk may take: a gate that rewrites the action starts a new round, so a set
+/// of gates that settles after three rewrites is fine; one that keeps rewriting is refused.
+pub const MAX_ROUNDS: u32 = 4;
+
 /// Walk `gates` (already in order) over `action`.
+///
+/// The invariant: the action in [`Outcome::Passed`] or [`Outcome::NeedsApproval`] is exactly
+/// the one every gate saw and passed (or asked approval for) in the final round. A `modify` that
+/// changes the action restarts the walk from the first gate with the new action, so a gate can
+/// never change what a gate above it approved; a `modify` that returns the action unchanged is a
+/// pass. Only the final round's verdicts decide. A gate set still rewriting after
+/// [`MAX_ROUNDS`] rounds is a rejection naming the gates that rewrote.
 pub fn verify(gates: &[&dyn GateCheck], action: &Action, signal: &Signal) -> Verification {
     let view = signal.view();
     let mut current = action.clone();
-    let mut approvals = Vec::new();
     let mut trace = Vec::with_capacity(gates.len());
+    let mut rewriters: Vec<String> = Vec::new();
+    for round in 1..=MAX_ROUNDS {
+        match walk(gates, &mut current, &view, round, &mut trace) {
+            Walk::Settled(approvals) => {
+                let outcome = if approvals.is_empty() {
+                    Outcome::Passed(current)
+                } else {
+                    Outcome::NeedsApproval {
+                        action: current,
+                        reasons: approvals,
+                    }
+                };
+                return Verification { outcome, trace };
+            }
+            Walk::Rewritten(gate) => {
+                if !rewriters.contains(&gate) {
+                    rewriters.push(gate);
+                }
+            }
+            Walk::Blocked { gate, reason } => {
+                return Verification {
+                    outcome: Outcome::Rejected { gate, reason },
+                    trace,
+                };
+            }
+        }
+    }
+    let gate = rewriters.last().cloned().unwrap_or_default();
+    let reason = format!(
+        "the gates kept rewriting the action: {} still changed it after {MAX_ROUNDS} rounds, so \
+         no action settled that every gate passed; fix or disable the gate(s) that rewrite",
+        rewriters.join(", ")
+    );
+    Verification {
+        outcome: Outcome::Rejected { gate, reason },
+        trace,
+    }
+}
+
+/// How one round ended.
+enum Walk {
+    /// Every gate saw `current` and let it through; these asked for approval.
+    Settled(Vec<String>),
+    /// This gate changed the action: `current` is the new one, walk again.
+    Rewritten(String),
+    /// A gate refused, failed, or returned a malformed modification.
+    Blocked { gate: String, reason: String },
+}
+
+/// One round: every gate in order over `current`, until one blocks or rewrites it.
+fn walk(
+    gates: &[&dyn GateCheck],
+    current: &mut Action,
+    view: &wit::SignalView,
+    round: u32,
+    trace: &mut GateTrace,
+) -> Walk {
+    let mut approvals = Vec::new();
+    let proposed = current.to_wit();
     for gate in gates {
         let start = Instant::now();
-        let result = gate.check(&current.to_wit(), &view);
+        let result = gate.check(&proposed, view);
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         let record = |verdict, reason: Option<String>| GateRecord {
             gate: gate.name().to_owned(),
             version: gate.version().to_owned(),
             priority: gate.priority(),
+            round,
             verdict,
             reason,
             micros,
         };
         // A rejection, a failed gate or a malformed modification stops the walk (fail closed).
-        let blocked = match result {
+        let (verdict, reason) = match result {
             Ok(wit::Verdict::Pass) => {
                 trace.push(record(TraceVerdict::Pass, None));
-                None
+                continue;
             }
             Ok(wit::Verdict::Modify(new)) => match Action::from_wit(&new) {
                 Ok(mut new) => {
                     // The model's call id survives a gate's rewrite.
-                    new.call_id = current.call_id.take();
+                    new.call_id = current.call_id.clone();
+                    if new == *current {
+                        trace.push(record(TraceVerdict::Pass, None));
+                        continue;
+                    }
                     trace.push(record(TraceVerdict::Modify, None));
-                    current = new;
-                    None
+                    *current = new;
+                    return Walk::Rewritten(gate.name().to_owned());
                 }
-                Err(why) => Some((
+                Err(why) => (
                     TraceVerdict::Error,
                     format!(
                         "gate {} returned a malformed modification: {why}",
                         gate.name()
                     ),
-                )),
+                ),
             },
             Ok(wit::Verdict::RequireApproval(reason)) => {
                 approvals.push(format!("{}: {reason}", gate.name()));
                 trace.push(record(TraceVerdict::RequireApproval, Some(reason)));
-                None
+                continue;
             }
-            Ok(wit::Verdict::Reject(reason)) => Some((TraceVerdict::Reject, reason)),
-            Err(e) => Some((
+            Ok(wit::Verdict::Reject(reason)) => (TraceVerdict::Reject, reason),
+            Err(e) => (
                 TraceVerdict::Error,
                 format!("the gate failed, so the action is refused: {e}"),
-            )),
+            ),
         };
-        if let Some((verdict, reason)) = blocked {
-            trace.push(record(verdict, Some(reason.clone())));
-            return Verification {
-                outcome: Outcome::Rejected {
-                    gate: gate.name().into(),
-                    reason,
-                },
-                trace,
-            };
+        trace.push(record(verdict, Some(reason.clone())));
+        return Walk::Blocked {
+            gate: gate.name().to_owned(),
+            reason,
+        };
+    }
+    Walk::Settled(approvals)
+}
+
+/// A gate that did not load, standing in its place at the head of every walk: it fails every
+/// check, so nothing passes while a gate is missing (fail closed), and the trace and the
+/// rejection name it and why.
+#[derive(Debug)]
+pub struct Unloaded {
+    id: crate::runtime::PluginId,
+    why: String,
+}
+
+impl Unloaded {
+    /// The stand-in for `missing`.
+    pub fn new(missing: &crate::runtime::loader::MissingGate) -> Unloaded {
+        Unloaded {
+            id: crate::runtime::PluginId {
+                name: missing.name.clone(),
+                version: missing.version.clone().unwrap_or_else(|| "?".into()),
+            },
+            why: missing.why.clone(),
         }
     }
-    let outcome = if approvals.is_empty() {
-        Outcome::Passed(current)
-    } else {
-        Outcome::NeedsApproval {
-            action: current,
-            reasons: approvals,
-        }
-    };
-    Verification { outcome, trace }
+}
+
+impl GateCheck for Unloaded {
+    fn name(&self) -> &str {
+        &self.id.name
+    }
+    fn version(&self) -> &str {
+        &self.id.version
+    }
+    fn priority(&self) -> i32 {
+        i32::MAX
+    }
+    fn check(
+        &self,
+        _action: &wit::Action,
+        _signal: &wit::SignalView,
+    ) -> Result<wit::Verdict, PluginError> {
+        Err(PluginError::Missing {
+            plugin: self.id.clone(),
+            why: self.why.clone(),
+        })
+    }
 }

@@ -60,6 +60,7 @@ pub fn read_source(path: &Path) -> Result<(PluginSource, Manifest), InstallError
         manifest: Cow::Owned(text),
         component: Cow::Owned(bytes),
         pin: None,
+        problem: None,
     };
     Ok((source, manifest))
 }

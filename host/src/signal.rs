@@ -249,6 +249,10 @@ pub struct GateRecord {
     pub version: String,
     /// Its priority.
     pub priority: i32,
+    /// The round of the walk (1 for the first; a gate's rewrite starts the next). 0 in
+    /// records written before rounds existed.
+    #[serde(default)]
+    pub round: u32,
     /// What it decided.
     pub verdict: TraceVerdict,
     /// Its reason (reject, approval, error).

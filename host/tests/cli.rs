@@ -406,6 +406,14 @@ fn audit_json_over_the_standard_plugins_is_clean() {
 fn install_pins_and_a_tampered_component_is_refused() {
     let home = tempfile::tempdir().expect("temp dir");
     let src = plugin_folder(&home.path().join("src"), "eval", "calc", |m| m);
+    // A copy of eval offers the tool `eval`, which the first-party plugin reserves: the
+    // operator offers it under another name.
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        "[plugins.calc.tool_aliases]\neval = \"calc\"\n",
+    )
+    .expect("policy");
     let out = passepartout(
         home.path(),
         &["plugin", "install", src.to_str().expect("utf-8")],
@@ -1005,4 +1013,58 @@ fn act_reads_searches_runs_and_fetches_within_its_grants_and_is_refused_outside_
         assert_eq!(out.status.code(), Some(code), "{action}: {all}");
         assert!(all.contains(needle), "{action}: {all}");
     }
+}
+
+#[test]
+fn a_gate_that_failed_to_load_makes_act_and_verify_refuse_until_disabled() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let broken = home.path().join("data/passepartout/plugins/broken-gate");
+    std::fs::create_dir_all(&broken).expect("mkdir");
+    std::fs::write(
+        broken.join("plugin.toml"),
+        "name = \"broken-gate\"\nversion = \"1.0.0\"\nkinds = [\"gate\"]\n",
+    )
+    .expect("write");
+    std::fs::write(broken.join("plugin.wasm"), b"garbage").expect("write");
+    let action = r#"{"tool":"eval","args":{"expression":"(+ 1 2)"}}"#;
+    let out = passepartout(home.path(), &["act", "--action", action]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("broken-gate") && text.contains("did not load"),
+        "{text}"
+    );
+    let out = passepartout(home.path(), &["verify", "--json", "--action", action]);
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["verdict"], "rejected");
+    assert_eq!(v["detail"]["gate"], "broken-gate");
+    let doctor = passepartout(home.path(), &["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("JSON");
+    assert!(
+        report.to_string().contains("unhealthy") && report.to_string().contains("broken-gate"),
+        "{report}"
+    );
+
+    // Disabled explicitly, it no longer blocks, and `plugins` says it is off.
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        "[plugins.broken-gate]\nenabled = false\n",
+    )
+    .expect("policy");
+    let out = passepartout(home.path(), &["act", "--action", action]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
+    assert!(
+        listing["disabled"]
+            .as_array()
+            .expect("disabled")
+            .iter()
+            .any(|d| d
+                .as_str()
+                .is_some_and(|d| d.contains("broken-gate") && d.contains("enabled = false"))),
+        "{listing}"
+    );
 }

@@ -162,13 +162,12 @@ fn a_plugin_directory_loads_what_it_can_and_reports_the_rest() {
     std::fs::write(garbage.join("plugin.wasm"), b"\0asm but not really").expect("write");
 
     let (rt, _cache) = fresh_runtime();
-    let (sources, mut errors) = loader::dir_sources(dir.path(), &Default::default());
-    let mut sources = sources;
+    let mut sources = loader::dir_sources(dir.path(), &Default::default());
     sources.extend(crate::builtins(&["shell-guard", "files", "eval"]));
     // The hostile gate also comes as a duplicate from a second source.
     sources.push(source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m));
-    let mut report = rt.load_all(&sources, &Policy::default());
-    errors.append(&mut report.errors);
+    let report = rt.load_all(&sources, &Policy::default());
+    let errors = report.errors;
     let names: Vec<&str> = report.plugins.iter().map(|p| p.id.name.as_str()).collect();
     assert_eq!(names, ["hostile-gate", "shell-guard", "files", "eval"]);
     let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();

@@ -12,6 +12,7 @@ mod memory;
 mod pipeline;
 mod providers;
 mod standard;
+mod trust;
 
 use passepartout::runtime::types::{Action, SignalView};
 use passepartout::runtime::{Plugin, Policy, Runtime};

@@ -32,6 +32,7 @@ pub fn source(wasm: &str, manifest: &str, edit: impl FnOnce(String) -> String) -
         manifest: Cow::Owned(edit(text)),
         component: Cow::Owned(std::fs::read(wasm).expect("test plugin component")),
         pin: None,
+        problem: None,
     }
 }
 

@@ -220,6 +220,15 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
         capabilities: Vec::new(),
         findings: Vec::new(),
     };
+    if let Some(problem) = &source.problem {
+        audit.sha256 = None;
+        audit.findings.push(finding(
+            FindingKind::Invalid,
+            Severity::High,
+            format!("{}: {problem}", source.manifest_path.display()),
+        ));
+        return audit;
+    }
     let manifest = match Manifest::parse(&source.manifest) {
         Ok(m) => m,
         Err(e) => {

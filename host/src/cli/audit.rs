@@ -11,29 +11,7 @@ use super::Setup;
 
 /// Audit every installed plugin; exit 1 when a finding reaches `fail_on`.
 pub fn run(setup: &Setup, json: bool, fail_on: Severity) -> anyhow::Result<ExitCode> {
-    let mut report = audit::audit(&setup.runtime, &setup.sources, &setup.policy);
-    // Folders that could not even be read are findings too.
-    for e in &setup.source_errors {
-        report.plugins.push(audit::PluginAudit {
-            name: String::new(),
-            version: String::new(),
-            kinds: Vec::new(),
-            origin: passepartout::runtime::Origin::Dir(Default::default()),
-            sha256: None,
-            pinned: None,
-            wit_version: None,
-            imports: Vec::new(),
-            exports: Vec::new(),
-            limits: None,
-            capabilities: Vec::new(),
-            findings: vec![audit::Finding {
-                kind: audit::FindingKind::Invalid,
-                severity: Severity::High,
-                message: e.to_string(),
-            }],
-        });
-        report.summary.high += 1;
-    }
+    let report = audit::audit(&setup.runtime, &setup.sources, &setup.policy);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

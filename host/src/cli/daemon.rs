@@ -88,6 +88,13 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         .iter()
         .map(ToString::to_string)
         .collect();
+    for m in &loaded.report.missing_gates {
+        problems.push(format!(
+            "gate {} did not load: every action is refused until it loads or is disabled with \
+             [plugins.{}] enabled = false in policy.toml",
+            m.name, m.name
+        ));
+    }
     let cascade = super::pipeline::cascade(common)?;
     for e in cascade.endpoints() {
         match e.probe() {
@@ -98,7 +105,7 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     }
     let router = Arc::new(Router::default());
     let memory = loaded.memory.clone();
-    let mut pipeline = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
+    let mut pipeline = Pipeline::from_report(loaded.report, journal, PipelineConfig::from_env())?;
     if let Some(m) = memory {
         pipeline = pipeline.with_memory(m);
     }

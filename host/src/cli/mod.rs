@@ -15,9 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use passepartout::runtime::pins::Pins;
-use passepartout::runtime::{
-    LoadError, LoadReport, PluginSource, Policy, Runtime, RuntimeConfig, loader,
-};
+use passepartout::runtime::{LoadReport, PluginSource, Policy, Runtime, RuntimeConfig, loader};
 
 /// Passepartout: an agent runtime where every skill, gate and tool is a sandboxed WebAssembly
 /// component, and nothing runs that the gates, the capabilities and a person did not allow.
@@ -311,9 +309,10 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             | Command::Ask { .. }
             | Command::Approve { .. }
     ) {
-        // A plugin that failed to load checks nothing: say so where the verdict is read.
+        // A plugin that failed to load runs nothing (and a gate that failed to load makes
+        // every verdict a refusal): say so where the verdict is read.
         for e in &loaded.report.errors {
-            eprintln!("warning: not loaded, so not checking or running anything: {e}");
+            eprintln!("warning: not loaded: {e}");
         }
     }
     match cli.command {
@@ -347,7 +346,6 @@ pub struct Setup {
     pins_file: Option<PathBuf>,
     plugin_dir: Option<PathBuf>,
     sources: Vec<PluginSource>,
-    source_errors: Vec<LoadError>,
     memory: Option<std::sync::Arc<passepartout::memory::Memory>>,
 }
 
@@ -401,11 +399,8 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
         .clone()
         .or_else(passepartout::dirs::plugin_dir);
     let mut sources = loader::builtin_sources();
-    let mut source_errors = Vec::new();
     if let Some(dir) = &plugin_dir {
-        let (more, errs) = loader::dir_sources(dir, &pins);
-        sources.extend(more);
-        source_errors.extend(errs);
+        sources.extend(loader::dir_sources(dir, &pins));
     }
     Ok(Setup {
         runtime,
@@ -414,17 +409,13 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
         pins_file,
         plugin_dir,
         sources,
-        source_errors,
         memory,
     })
 }
 
 fn load(common: &Common) -> anyhow::Result<Loaded> {
     let s = setup(common)?;
-    let mut report = s.runtime.load_all(&s.sources, &s.policy);
-    let mut errors = s.source_errors;
-    errors.append(&mut report.errors);
-    report.errors = errors;
+    let report = s.runtime.load_all(&s.sources, &s.policy);
     for d in &report.disabled {
         tracing::info!("{d}");
     }

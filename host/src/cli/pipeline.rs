@@ -26,7 +26,7 @@ fn pipeline(
     outbox: &Outbox,
     common: &Common,
 ) -> anyhow::Result<Pipeline> {
-    let mut p = Pipeline::new(loaded.report.plugins, journal, PipelineConfig::from_env())?;
+    let mut p = Pipeline::from_report(loaded.report, journal, PipelineConfig::from_env())?;
     if let Some(m) = loaded.memory {
         p = p.with_memory(m);
     }
@@ -80,8 +80,8 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
         Err(e) => return bad_input(&e, None, raw),
     };
     let outbox = Outbox::new();
-    let pipeline = Pipeline::new(
-        loaded.report.plugins,
+    let pipeline = Pipeline::from_report(
+        loaded.report,
         Journal::in_memory()?,
         PipelineConfig::from_env(),
     )?

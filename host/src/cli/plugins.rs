@@ -14,6 +14,8 @@ struct Listing<'a> {
     errors: Vec<String>,
     /// Plugins not loaded until the policy grants what they need.
     disabled: Vec<String>,
+    /// Plugins that may be gates and did not load: every action is refused while any is here.
+    missing_gates: &'a [passepartout::runtime::loader::MissingGate],
     plugin_dir: Option<&'a std::path::Path>,
     policy_file: Option<&'a std::path::Path>,
     cache_dir: Option<&'a std::path::Path>,
@@ -78,6 +80,7 @@ pub fn run(loaded: &Loaded, json: bool) -> anyhow::Result<ExitCode> {
         plugins: report.plugins.iter().map(entry).collect(),
         errors: report.errors.iter().map(ToString::to_string).collect(),
         disabled: report.disabled.iter().map(ToString::to_string).collect(),
+        missing_gates: &report.missing_gates,
         plugin_dir: loaded.plugin_dir.as_deref(),
         policy_file: loaded.policy_file.as_deref(),
         cache_dir: loaded.runtime.cache_dir(),
@@ -88,11 +91,13 @@ pub fn run(loaded: &Loaded, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         print_table(&listing);
     }
-    Ok(if report.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(
+        if report.errors.is_empty() && report.missing_gates.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
 }
 
 fn print_table(l: &Listing<'_>) {
@@ -170,6 +175,13 @@ fn print_table(l: &Listing<'_>) {
     }
     for e in &l.errors {
         eprintln!("error: {e}");
+    }
+    for m in l.missing_gates {
+        eprintln!(
+            "error: gate {} did not load: every action is refused until it loads or is disabled \
+             with [plugins.{}] enabled = false in policy.toml",
+            m.name, m.name
+        );
     }
     println!(
         "{} plugin(s) loaded; plugin dir {}; policy {}; instances {}",

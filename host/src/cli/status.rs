@@ -74,6 +74,25 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         },
         false,
     ));
+    let missing: Vec<String> = loaded
+        .report
+        .missing_gates
+        .iter()
+        .map(|m| format!("{}: {}", m.name, m.why))
+        .collect();
+    checks.push(check(
+        "gates",
+        if missing.is_empty() {
+            Ok("every gate loaded".into())
+        } else {
+            Err(format!(
+                "every action is refused until these gates load or are disabled with \
+                 `[plugins.NAME] enabled = false` in policy.toml: {}",
+                missing.join("; ")
+            ))
+        },
+        true,
+    ));
     let db = common.db.clone().or_else(passepartout::dirs::database);
     checks.push(check(
         "database",

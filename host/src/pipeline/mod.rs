@@ -245,6 +245,26 @@ impl Pipeline {
         Ok(p)
     }
 
+    /// A pipeline over what `report` loaded, with every gate that failed to load standing in
+    /// as a gate that refuses everything ([`crate::gates::Unloaded`]): this is how the CLI
+    /// and the daemon build theirs, so a missing gate is never a skipped gate.
+    ///
+    /// # Errors
+    /// As [`Pipeline::new`].
+    pub fn from_report(
+        report: crate::runtime::LoadReport,
+        journal: Journal,
+        config: PipelineConfig,
+    ) -> Result<Pipeline, PipelineError> {
+        let mut p = Pipeline::new(report.plugins, journal, config)?;
+        for missing in &report.missing_gates {
+            p.gates
+                .push(Arc::new(crate::gates::Unloaded::new(missing)) as Arc<dyn GateCheck>);
+        }
+        p.sort_gates();
+        Ok(p)
+    }
+
     fn sort_gates(&mut self) {
         self.gates.sort_by(|a, b| {
             b.priority()

@@ -1,7 +1,9 @@
-//! Property: for arbitrary actions and arbitrary gate verdicts, nothing reaches an actuator
-//! unless every gate passed or a person approved, and the trace names every gate that ran, in
-//! priority order. Gates and the actuator are stand-ins at their trait boundaries; the
-//! pipeline, the journal and the approvals are the real ones.
+//! Property: for arbitrary actions and arbitrary gates whose verdicts depend on the action's
+//! content (rejecters, approvers, modifiers that settle after some rewrites, modifiers that
+//! never settle, failing gates), at arbitrary priorities, the action an actuator receives is
+//! byte-identical to one that every gate saw and passed, or asked approval for and a person
+//! approved. Gates and the actuator are stand-ins at their trait boundaries; the pipeline, the
+//! journal and the approvals are the real ones.
 
 use std::sync::{Arc, Mutex};
 
@@ -16,19 +18,84 @@ use crate::runtime::types as wit;
 use crate::runtime::{PluginError, PluginId};
 use crate::signal::{Action, Signal};
 
+/// What a stand-in gate does, as a pure function of the action's `n` argument.
 #[derive(Clone, Copy, Debug)]
 enum V {
     Pass,
-    Reject,
-    Approve,
-    Modify,
+    /// Rejects when `n % 3 == r`.
+    Reject(i64),
+    /// Asks a person when `n % 2 == r`.
+    Approve(i64),
+    /// Raises `n` by one while it is below the bound, then returns the action unchanged.
+    Settle(i64),
+    /// Always raises `n`: never settles.
+    Forever,
+    /// Always fails (a trap).
     Fail,
+    /// Passes every action but ones with `n >= bound`, which it rejects.
+    Ceiling(i64),
 }
 
 struct FakeGate {
     name: String,
     priority: i32,
     verdict: V,
+    /// Every action (WIT form) this gate was asked about.
+    seen: Mutex<Vec<wit::Action>>,
+}
+
+impl FakeGate {
+    fn new(name: &str, priority: i32, verdict: V) -> FakeGate {
+        FakeGate {
+            name: name.into(),
+            priority,
+            verdict,
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn decide(&self, action: &wit::Action) -> Result<wit::Verdict, PluginError> {
+        let args: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&action.args).unwrap_or_default();
+        let n = args
+            .get("n")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        let bump = || {
+            let mut a = action.clone();
+            let mut args = args.clone();
+            args.insert("n".into(), json!(n + 1));
+            a.args = serde_json::Value::Object(args).to_string();
+            wit::Verdict::Modify(a)
+        };
+        Ok(match self.verdict {
+            V::Pass => wit::Verdict::Pass,
+            V::Reject(r) if n.rem_euclid(3) == r => {
+                wit::Verdict::Reject(format!("{} says no to {n}", self.name))
+            }
+            V::Approve(r) if n.rem_euclid(2) == r => {
+                wit::Verdict::RequireApproval(format!("{} asks a person about {n}", self.name))
+            }
+            V::Reject(_) | V::Approve(_) => wit::Verdict::Pass,
+            V::Settle(bound) if n < bound => bump(),
+            // Unchanged: a pass.
+            V::Settle(_) => wit::Verdict::Modify(action.clone()),
+            V::Forever => bump(),
+            V::Ceiling(bound) if n >= bound => {
+                wit::Verdict::Reject(format!("{} caps n below {bound}", self.name))
+            }
+            V::Ceiling(_) => wit::Verdict::Pass,
+            V::Fail => {
+                return Err(PluginError::Trapped {
+                    plugin: PluginId {
+                        name: self.name.clone(),
+                        version: "0.0.0".into(),
+                    },
+                    detail: "unreachable".into(),
+                });
+            }
+        })
+    }
 }
 
 impl GateCheck for FakeGate {
@@ -46,30 +113,22 @@ impl GateCheck for FakeGate {
         action: &wit::Action,
         _signal: &wit::SignalView,
     ) -> Result<wit::Verdict, PluginError> {
-        Ok(match self.verdict {
-            V::Pass => wit::Verdict::Pass,
-            V::Reject => wit::Verdict::Reject(format!("{} says no", self.name)),
-            V::Approve => wit::Verdict::RequireApproval(format!("{} asks a person", self.name)),
-            V::Modify => {
-                let mut a = action.clone();
-                a.args = json!({ "modified_by": self.name }).to_string();
-                wit::Verdict::Modify(a)
-            }
-            V::Fail => {
-                return Err(PluginError::Trapped {
-                    plugin: PluginId {
-                        name: self.name.clone(),
-                        version: "0.0.0".into(),
-                    },
-                    detail: "unreachable".into(),
-                });
-            }
-        })
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(action.clone());
+        self.decide(action)
     }
 }
 
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Vec<Action>>>);
+
+impl Recorder {
+    fn ran(&self) -> Vec<Action> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
 
 impl Actuator for Recorder {
     fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
@@ -82,73 +141,160 @@ impl Actuator for Recorder {
 }
 
 fn verdict() -> impl Strategy<Value = V> {
-    prop_oneof![4 => Just(V::Pass), 1 => Just(V::Reject), 1 => Just(V::Approve), 1 => Just(V::Modify), 1 => Just(V::Fail)]
+    prop_oneof![
+        4 => Just(V::Pass),
+        2 => (0i64..3).prop_map(V::Reject),
+        2 => (0i64..2).prop_map(V::Approve),
+        3 => (0i64..8).prop_map(V::Settle),
+        1 => Just(V::Forever),
+        1 => Just(V::Fail),
+        2 => (0i64..8).prop_map(V::Ceiling),
+    ]
+}
+
+/// How the gates judge `ran`: Ok(true) when some gate asks a person, Ok(false) when all pass,
+/// Err when any would block or change it.
+fn judged(gates: &[Arc<FakeGate>], ran: &Action) -> Result<bool, String> {
+    let wit = ran.to_wit();
+    let mut asks = false;
+    for g in gates {
+        match g.decide(&wit) {
+            Ok(wit::Verdict::Pass) => {}
+            Ok(wit::Verdict::Modify(m)) if m == wit => {}
+            Ok(wit::Verdict::RequireApproval(_)) => asks = true,
+            other => return Err(format!("gate {} would give {other:?} on {wit:?}", g.name)),
+        }
+        let seen = g.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if !seen.contains(&wit) {
+            return Err(format!(
+                "gate {} never saw the action that ran: {wit:?}",
+                g.name
+            ));
+        }
+    }
+    Ok(asks)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10_000, ..ProptestConfig::default() })]
 
     #[test]
-    fn nothing_reaches_an_actuator_unless_every_gate_allows_it(
+    fn what_runs_is_what_every_gate_passed(
         gates in proptest::collection::vec((-3i32..3, verdict()), 0..7),
-        text in "\\PC{0,40}",
-        args in proptest::collection::btree_map("[a-z]{1,6}", "\\PC{0,10}", 0..4),
+        n in 0i64..6,
+        text in "\\PC{0,20}",
         approve in any::<bool>(),
     ) {
         let recorder = Recorder::default();
         let mut pipeline = Pipeline::new(Vec::new(), Journal::in_memory().expect("journal"), PipelineConfig::default())
             .expect("pipeline")
             .with_actuator("rec", Box::new(recorder.clone()));
-        let fakes: Vec<FakeGate> = gates.iter().enumerate()
-            .map(|(i, (priority, verdict))| FakeGate { name: format!("g{i}"), priority: *priority, verdict: *verdict })
+        let fakes: Vec<Arc<FakeGate>> = gates.iter().enumerate()
+            .map(|(i, (priority, verdict))| Arc::new(FakeGate::new(&format!("g{i}"), *priority, *verdict)))
             .collect();
-        let mut order: Vec<&FakeGate> = fakes.iter().collect();
-        order.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.name.cmp(&b.name)));
-        let expected_walk: Vec<String> = match order.iter().position(|g| matches!(g.verdict, V::Reject | V::Fail)) {
-            Some(stop) => order[..=stop].iter().map(|g| g.name.clone()).collect(),
-            None => order.iter().map(|g| g.name.clone()).collect(),
-        };
-        let blocked = order.iter().any(|g| matches!(g.verdict, V::Reject | V::Fail));
-        let wants_approval = order.iter().any(|g| matches!(g.verdict, V::Approve));
-        let last_modifier = order.iter().rev().find(|g| matches!(g.verdict, V::Modify)).map(|g| g.name.clone());
-        for g in fakes {
-            pipeline = pipeline.with_gate(Arc::new(g));
+        for g in &fakes {
+            pipeline = pipeline.with_gate(g.clone());
         }
 
-        let action = json!({ "target": "rec", "text": text, "args": args });
+        let action = json!({ "target": "rec", "text": text, "args": { "n": n } });
         let report = pipeline.run(Signal::request(action, Default::default()));
         let first = &report.steps[0];
-        let walked: Vec<String> = first.trace.iter().map(|g| g.gate.clone()).collect();
 
-        let ran = recorder.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if blocked {
-            prop_assert!(ran.is_empty(), "a blocked action reached the actuator");
-            prop_assert!(matches!(first.outcome, StepOutcome::Rejected { .. }), "{:?}", first.outcome);
-            prop_assert_eq!(walked, expected_walk);
-        } else if wants_approval {
+        // Before any person approved: everything that ran, every gate passed as it is.
+        let ran = recorder.ran();
+        prop_assert!(ran.len() <= 1, "ran twice: {ran:?}");
+        for a in &ran {
+            let asks = judged(&fakes, a).map_err(TestCaseError::fail)?;
+            prop_assert!(!asks, "an action a gate wanted approved ran unapproved: {a:?}");
+            prop_assert!(matches!(first.outcome, StepOutcome::Ran { .. }), "{:?}", first.outcome);
+        }
+        // Rounds in the trace never go backwards and stay within the bound.
+        let rounds: Vec<u32> = first.trace.iter().map(|g| g.round).collect();
+        prop_assert!(rounds.windows(2).all(|w| w[0] <= w[1]), "{rounds:?}");
+        prop_assert!(rounds.iter().all(|r| (1..=crate::gates::MAX_ROUNDS).contains(r)), "{rounds:?}");
+        // Only pass-through gates: the action runs unchanged.
+        if fakes.iter().all(|g| matches!(g.verdict, V::Pass)) {
+            prop_assert_eq!(ran.len(), 1);
+        }
+        if let StepOutcome::Suspended { token, .. } = &first.outcome {
             prop_assert!(ran.is_empty(), "an action awaiting approval reached the actuator");
-            prop_assert_eq!(walked, expected_walk);
-            let StepOutcome::Suspended { token, .. } = &first.outcome else {
-                return Err(TestCaseError::fail(format!("expected suspension, got {:?}", first.outcome)));
-            };
             if approve {
-                pipeline.approve(token).expect("approve");
-                prop_assert_eq!(recorder.0.lock().unwrap_or_else(|p| p.into_inner()).len(), 1);
+                // The last mile may still refuse or re-suspend; whatever runs must be judged.
+                let _ = pipeline.approve(token);
+                let after = recorder.ran();
+                prop_assert!(after.len() <= 1);
+                for a in &after {
+                    judged(&fakes, a).map_err(TestCaseError::fail)?;
+                }
             } else {
                 pipeline.deny(token).expect("deny");
-                prop_assert!(recorder.0.lock().unwrap_or_else(|p| p.into_inner()).is_empty());
-            }
-        } else {
-            prop_assert_eq!(ran.len(), 1, "an allowed action runs exactly once");
-            prop_assert!(matches!(first.outcome, StepOutcome::Ran { .. }), "{:?}", first.outcome);
-            // The last-mile walk is the trace reported; it visits every gate, in order.
-            prop_assert_eq!(walked, expected_walk);
-            if let Some(name) = last_modifier {
-                prop_assert_eq!(&ran[0].args["modified_by"], &json!(name));
+                prop_assert!(recorder.ran().is_empty());
             }
         }
         prop_assert_eq!(pipeline.journal().verify().expect("read"), Ok(pipeline.journal().records(None).expect("read").len()));
     }
+}
+
+/// A modifier below a rejecter cannot slip its rewrite past it, and the trace shows both rounds.
+#[test]
+fn a_low_modifier_restarts_the_walk() {
+    let recorder = Recorder::default();
+    let pipeline = Pipeline::new(
+        Vec::new(),
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(recorder.clone()))
+    .with_gate(Arc::new(FakeGate::new("high", 100, V::Ceiling(1))))
+    .with_gate(Arc::new(FakeGate::new("low", -1000, V::Settle(5))));
+    let report = pipeline.run(Signal::request(
+        json!({ "target": "rec", "args": { "n": 0 } }),
+        Default::default(),
+    ));
+    let step = &report.steps[0];
+    assert!(
+        matches!(&step.outcome, StepOutcome::Rejected { gate, .. } if gate == "high"),
+        "{:?}",
+        step.outcome
+    );
+    assert!(recorder.ran().is_empty());
+    let walk: Vec<(String, u32)> = step
+        .trace
+        .iter()
+        .map(|g| (g.gate.clone(), g.round))
+        .collect();
+    assert_eq!(
+        walk,
+        [("high".into(), 1), ("low".into(), 1), ("high".into(), 2)],
+        "{walk:?}"
+    );
+}
+
+#[test]
+fn gates_that_never_settle_are_a_rejection_naming_them() {
+    let recorder = Recorder::default();
+    let pipeline = Pipeline::new(
+        Vec::new(),
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(recorder.clone()))
+    .with_gate(Arc::new(FakeGate::new("spinner", 0, V::Forever)));
+    let report = pipeline.run(Signal::request(
+        json!({ "target": "rec", "args": { "n": 0 } }),
+        Default::default(),
+    ));
+    let StepOutcome::Rejected { gate, reason, .. } = &report.steps[0].outcome else {
+        panic!("{:?}", report.steps[0].outcome)
+    };
+    assert_eq!(gate, "spinner");
+    assert!(
+        reason.contains("kept rewriting") && reason.contains("spinner"),
+        "{reason}"
+    );
+    assert!(recorder.ran().is_empty());
 }
 
 /// A gate that passes the first time it is asked and rejects after: the last-mile verify must
@@ -220,11 +366,7 @@ fn an_expired_approval_cannot_be_used() {
     let pipeline = Pipeline::new(Vec::new(), Journal::in_memory().expect("journal"), config)
         .expect("pipeline")
         .with_actuator("rec", Box::new(recorder.clone()))
-        .with_gate(Arc::new(FakeGate {
-            name: "ask".into(),
-            priority: 0,
-            verdict: V::Approve,
-        }));
+        .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
     let signal = Signal::request(
         json!({ "target": "rec", "text": "hello" }),
         Default::default(),

@@ -208,14 +208,17 @@ impl Plugin {
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(self.not_offered(&format!("has no tool {name:?}")));
         }
+        // Limits are the plugin's, by its own name for the tool; an alias is only what the
+        // tool is offered as.
+        let own = self.tool_aliases.get(name).map_or(name, String::as_str);
         let budget = Budget {
             fuel: self.limits.tool_fuel,
-            timeout: self.limits.tool_timeout(name),
+            timeout: self.limits.tool_timeout(own),
         };
         let mut store = self.tool_store(budget)?;
         let result = pre.instantiate(&mut store).and_then(|t| {
             t.passepartout_plugin_tool()
-                .call_call(&mut store, name, args)
+                .call_call(&mut store, own, args)
         });
         match result.map_err(|e| classify(&mut store, &e, budget))? {
             Ok(output) => {

@@ -126,6 +126,17 @@ pub enum PluginError {
         /// What is missing, e.g. `is not a gate`, `has no tool "x"`.
         what: String,
     },
+    /// The gate did not load, so no action can be verified until it is fixed or disabled.
+    #[error(
+        "{plugin}: this gate did not load, so every action is refused until it is fixed or \
+         disabled with `[plugins.{}] enabled = false` in policy.toml: {why}", plugin.name
+    )]
+    Missing {
+        /// The plugin (version `?` when its manifest could not be read).
+        plugin: PluginId,
+        /// Why it did not load.
+        why: String,
+    },
     /// The host could not set up the call (a mount that vanished, ...).
     #[error("{plugin}: could not start the call: {detail}")]
     Setup {
@@ -150,6 +161,7 @@ impl PluginError {
             | Self::Trapped { plugin, .. }
             | Self::Tool { plugin, .. }
             | Self::NotOffered { plugin, .. }
+            | Self::Missing { plugin, .. }
             | Self::Setup { plugin, .. } => plugin,
         }
     }
@@ -246,6 +258,12 @@ pub enum LoadError {
         pinned: String,
         /// The sha256 found.
         found: String,
+    },
+    /// The operator's policy turns the plugin off (`[plugins.NAME] enabled = false`).
+    #[error("{plugin}: disabled by policy.toml ([plugins.{}] enabled = false)", plugin.name)]
+    DisabledByPolicy {
+        /// The plugin.
+        plugin: PluginId,
     },
     /// Two plugins share a name.
     #[error("two plugins are named {name:?}: {first} and {second}; rename or remove one")]

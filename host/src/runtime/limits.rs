@@ -54,6 +54,11 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Output cap per call, bytes.
     pub max_output_bytes: u64,
+    /// Whether the seed's per-tool timeouts apply: only to the first-party plugins, whose
+    /// tools they were written for, so that a third-party tool never inherits a deadline by
+    /// its name.
+    #[serde(skip)]
+    pub seed_timeouts: bool,
 }
 
 impl Limits {
@@ -116,16 +121,24 @@ impl Limits {
             tool_default_timeout: timeout,
             memory_bytes: memory_mib << 20,
             max_output_bytes: output_kib << 10,
+            seed_timeouts: false,
         })
     }
 
-    /// The deadline for a call of tool `name`: its own, else the plugin's, else the seed's.
+    /// The deadline for a call of tool `name`: its own, else the plugin's, else the seed's
+    /// (for first-party plugins; 120 s for others).
     pub fn tool_timeout(&self, name: &str) -> Duration {
         self.tool_timeouts
             .get(name)
             .copied()
             .or(self.tool_default_timeout)
-            .unwrap_or_else(|| seed_tool_timeout(name))
+            .unwrap_or_else(|| {
+                if self.seed_timeouts {
+                    seed_tool_timeout(name)
+                } else {
+                    seed_tool_timeout("")
+                }
+            })
     }
 }
 
@@ -199,9 +212,12 @@ mod tests {
     }
 
     #[test]
-    fn tools_without_a_timeout_get_the_seed_defaults() {
-        let l = Limits::resolve(&[Kind::Tool], &LimitSpec::default(), &LimitSpec::default())
+    fn first_party_tools_without_a_timeout_get_the_seed_defaults() {
+        let mut l = Limits::resolve(&[Kind::Tool], &LimitSpec::default(), &LimitSpec::default())
             .expect("valid");
+        // A third-party plugin's tool named `shell` does not inherit the built-in's 300 s.
+        assert_eq!(l.tool_timeout("shell"), Duration::from_secs(120));
+        l.seed_timeouts = true;
         assert_eq!(l.tool_timeout("shell"), Duration::from_secs(300));
         assert_eq!(l.tool_timeout("read-file"), Duration::from_secs(120));
     }

@@ -11,6 +11,20 @@ use super::pins::Pins;
 use super::plugin::{Origin, Plugin, PluginSource};
 use super::policy::Policy;
 
+/// A plugin that did not load and may be a gate (its manifest says so, or its kind cannot be
+/// read). While one is missing, verify refuses every action: a gate that is not there must
+/// never count as a gate that passed. The operator fixes it, or disables it explicitly with
+/// `[plugins.NAME] enabled = false` in `policy.toml`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MissingGate {
+    /// The plugin's name: its manifest's, else its folder's.
+    pub name: String,
+    /// Its version, when its manifest could be read.
+    pub version: Option<String>,
+    /// Why it did not load.
+    pub why: String,
+}
+
 /// What loading a set of plugins gave: those that loaded, and why the others did not.
 pub struct LoadReport {
     /// Loaded plugins, by name.
@@ -20,6 +34,8 @@ pub struct LoadReport {
     /// Plugins not loaded because they need a capability the policy does not grant
     /// ([`LoadError::NotGranted`]): the expected state of a plugin nobody enabled.
     pub disabled: Vec<LoadError>,
+    /// Plugins that failed to load and may be gates: verify refuses while any is listed.
+    pub missing_gates: Vec<MissingGate>,
 }
 
 /// The first-party plugins built into this binary.
@@ -32,26 +48,36 @@ pub fn builtin_sources() -> Vec<PluginSource> {
             manifest: Cow::Borrowed(b.manifest),
             component: Cow::Borrowed(b.component),
             pin: None,
+            problem: None,
         })
         .collect()
 }
 
 /// Read every `<dir>/*/plugin.toml` and its component, each with its pin from `pins` (by the
-/// manifest's name). A missing directory has no plugins. Folders that cannot be read become
-/// errors in the second list; reading goes on.
-pub fn dir_sources(dir: &Path, pins: &Pins) -> (Vec<PluginSource>, Vec<LoadError>) {
+/// manifest's name). A missing directory has no plugins. A folder (or a directory) that cannot
+/// be read is still returned, as a source whose `problem` says why: loading it fails, and since
+/// its kind may be a gate, verify then refuses until the operator fixes or disables it.
+pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
     let mut sources = Vec::new();
-    let mut errors = Vec::new();
+    let unreadable = |folder: &Path, manifest: String, message: String| PluginSource {
+        origin: Origin::Dir(folder.to_owned()),
+        manifest_path: folder.join("plugin.toml"),
+        manifest: Cow::Owned(manifest),
+        component: Cow::Borrowed(&[]),
+        pin: None,
+        problem: Some(message),
+    };
     // ambient authority: the operator's plugin directory.
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (sources, errors),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return sources,
         Err(e) => {
-            errors.push(LoadError::Config {
-                path: dir.to_owned(),
-                message: format!("cannot read the plugin directory: {e}"),
-            });
-            return (sources, errors);
+            sources.push(unreadable(
+                dir,
+                String::new(),
+                format!("cannot read the plugin directory: {e}"),
+            ));
+            return sources;
         }
     };
     // Dot-folders are install's staging and set-aside copies, never plugins.
@@ -67,39 +93,36 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> (Vec<PluginSource>, Vec<LoadError
     folders.sort();
     for folder in folders {
         let manifest_path = folder.join("plugin.toml");
-        let config_err = |message: String| LoadError::Config {
-            path: manifest_path.clone(),
-            message,
-        };
         let text = match std::fs::read_to_string(&manifest_path) {
             Ok(t) => t,
             Err(e) => {
-                errors.push(config_err(format!(
-                    "cannot read: {e} (every plugin folder needs a plugin.toml)"
-                )));
+                sources.push(unreadable(
+                    &folder,
+                    String::new(),
+                    format!("cannot read: {e} (every plugin folder needs a plugin.toml)"),
+                ));
                 continue;
             }
         };
-        let (component_name, pin) = match toml::from_str::<toml::Table>(&text) {
-            Ok(t) => (
-                t.get("component")
-                    .and_then(|c| c.as_str())
-                    .unwrap_or("plugin.wasm")
-                    .to_owned(),
-                t.get("name")
-                    .and_then(|n| n.as_str())
-                    .and_then(|n| pins.plugins.get(n))
-                    .cloned(),
-            ),
-            Err(e) => {
-                errors.push(config_err(e.to_string()));
-                continue;
-            }
-        };
+        let table = toml::from_str::<toml::Table>(&text).ok();
+        let component_name = table
+            .as_ref()
+            .and_then(|t| t.get("component"))
+            .and_then(|c| c.as_str())
+            .unwrap_or("plugin.wasm")
+            .to_owned();
+        let pin = table
+            .as_ref()
+            .and_then(|t| t.get("name"))
+            .and_then(|n| n.as_str())
+            .and_then(|n| pins.plugins.get(n))
+            .cloned();
         if component_name.contains(['/', '\\']) || component_name.starts_with('.') {
-            errors.push(config_err(format!(
-                "component {component_name:?}: give a file name beside plugin.toml"
-            )));
+            sources.push(unreadable(
+                &folder,
+                text,
+                format!("component {component_name:?}: give a file name beside plugin.toml"),
+            ));
             continue;
         }
         let component_path = folder.join(&component_name);
@@ -110,14 +133,86 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> (Vec<PluginSource>, Vec<LoadError
                 manifest: Cow::Owned(text),
                 component: Cow::Owned(bytes),
                 pin,
+                problem: None,
             }),
-            Err(e) => errors.push(LoadError::Config {
-                path: component_path,
-                message: format!("cannot read the component: {e}"),
-            }),
+            Err(e) => sources.push(unreadable(
+                &folder,
+                text,
+                format!(
+                    "cannot read the component {}: {e}",
+                    component_path.display()
+                ),
+            )),
         }
     }
-    (sources, errors)
+    sources
+}
+
+/// The error for `plugin` when one of its tools is already offered by another plugin (or
+/// reserved by a first-party one), else `None`.
+fn taken_tool(plugin: &Plugin, offered: &BTreeMap<String, String>) -> Option<LoadError> {
+    plugin.tools.iter().find_map(|t| {
+        let owner = offered.get(&t.name)?;
+        // A first-party plugin offers its own reserved names.
+        (*owner != plugin.id.name || plugin.origin != Origin::Builtin).then(|| {
+            let reserved = if super::tools::reserved_by(&t.name) == Some(owner.as_str()) {
+                " (the first-party plugins' tool names are reserved even when they are disabled)"
+            } else {
+                ""
+            };
+            LoadError::Invalid {
+                plugin: plugin.id.clone(),
+                message: format!(
+                    "offers the tool {:?}, which plugin {owner:?} already offers{reserved}; \
+                     rename the tool, or offer it under another name in policy.toml: \
+                     [plugins.{}.tool_aliases] {} = \"{}-{}\"",
+                    t.name, plugin.id.name, t.name, plugin.id.name, t.name
+                ),
+            }
+        })
+    })
+}
+
+/// Whether a plugin that failed to load may be a gate, and its name and version: from its
+/// manifest when it parses, else from the TOML's `kinds` and `name` when those can be read,
+/// else its folder's name (and then it may be a gate).
+fn missing_gate(source: &PluginSource, why: &LoadError) -> Option<MissingGate> {
+    let table = toml::from_str::<toml::Table>(&source.manifest).ok();
+    let field = |key: &str| {
+        table
+            .as_ref()
+            .and_then(|t| t.get(key))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let kinds = table
+        .as_ref()
+        .and_then(|t| t.get("kinds"))
+        .and_then(|k| k.as_array())
+        .map(|k| {
+            k.iter()
+                .map(|v| v.as_str().unwrap_or("?"))
+                .collect::<Vec<_>>()
+        });
+    let may_be_gate = match &kinds {
+        // Every entry read and none is a gate: not a gate.
+        Some(k) if !k.is_empty() => k.iter().any(|k| *k == "gate" || *k == "?"),
+        _ => true,
+    };
+    if !may_be_gate {
+        return None;
+    }
+    let folder = match &source.origin {
+        Origin::Dir(p) | Origin::Candidate(p) => {
+            p.file_name().map(|n| n.to_string_lossy().into_owned())
+        }
+        Origin::Builtin => None,
+    };
+    Some(MissingGate {
+        name: field("name").or(folder).unwrap_or_else(|| "?".into()),
+        version: field("version"),
+        why: why.to_string(),
+    })
 }
 
 impl Runtime {
@@ -127,29 +222,68 @@ impl Runtime {
         let mut plugins: Vec<Plugin> = Vec::new();
         let mut errors = Vec::new();
         let mut disabled = Vec::new();
+        let mut missing_gates = Vec::new();
+        // The first-party plugins' names, and their tools' names, are theirs even when they
+        // are disabled or not loaded.
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        let first_party: Vec<String> = crate::builtin::BUILTIN
+            .iter()
+            .filter_map(|b| super::manifest::Manifest::parse(b.manifest).ok())
+            .map(|m| m.name)
+            .collect();
+        let mut offered: BTreeMap<String, String> = super::tools::RESERVED
+            .iter()
+            .map(|(plugin, tool)| ((*tool).to_owned(), (*plugin).to_owned()))
+            .collect();
         for source in sources {
-            match self.load(source, policy) {
+            let error = match self.load(source, policy) {
                 Ok(plugin) => {
-                    if let Some(first) = seen.get(&plugin.id.name) {
-                        errors.push(LoadError::Duplicate {
+                    let first = seen.get(&plugin.id.name).cloned().or_else(|| {
+                        (plugin.origin != Origin::Builtin && first_party.contains(&plugin.id.name))
+                            .then(|| "a first-party plugin (built in)".to_owned())
+                    });
+                    if let Some(first) = first {
+                        LoadError::Duplicate {
                             name: plugin.id.name.clone(),
-                            first: first.clone(),
+                            first,
                             second: plugin.origin.to_string(),
-                        });
+                        }
+                    } else if let Some(taken) = taken_tool(&plugin, &offered) {
+                        taken
+                    } else {
+                        seen.insert(plugin.id.name.clone(), plugin.origin.to_string());
+                        for t in &plugin.tools {
+                            offered.insert(t.name.clone(), plugin.id.name.clone());
+                        }
+                        plugins.push(plugin);
                         continue;
                     }
-                    seen.insert(plugin.id.name.clone(), plugin.origin.to_string());
-                    plugins.push(plugin);
                 }
-                Err(e @ LoadError::NotGranted { .. }) => disabled.push(e),
-                Err(e) => errors.push(e),
+                // The operator turned it off: not missing.
+                Err(e @ LoadError::DisabledByPolicy { .. }) => {
+                    disabled.push(e);
+                    continue;
+                }
+                Err(e) => e,
+            };
+            // A duplicate's name is held by the plugin that loaded first.
+            let missing = (!matches!(error, LoadError::Duplicate { .. }))
+                .then(|| missing_gate(source, &error))
+                .flatten()
+                .filter(|m| !policy.disabled(&m.name));
+            if let Some(m) = missing {
+                missing_gates.push(m);
+            }
+            match error {
+                e @ LoadError::NotGranted { .. } => disabled.push(e),
+                e => errors.push(e),
             }
         }
         LoadReport {
             plugins,
             errors,
             disabled,
+            missing_gates,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod pins;
 pub mod plugin;
 pub mod policy;
 pub mod state;
+pub mod tools;
 
 use std::path::PathBuf;
 

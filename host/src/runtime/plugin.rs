@@ -56,6 +56,9 @@ pub struct PluginSource {
     /// The pin recorded at install ([`super::pins::fingerprint`]), if any; a plugin that no
     /// longer matches is refused.
     pub pin: Option<String>,
+    /// Why the source could not be read (an unreadable manifest, component or folder): loading
+    /// it fails with this.
+    pub problem: Option<String>,
 }
 
 /// A loaded plugin, ready to call.
@@ -82,8 +85,11 @@ pub struct Plugin {
     pub from_cache: bool,
     /// The gate's own description, when it is a gate.
     pub gate_info: Option<types::GateInfo>,
-    /// The tools it offers, when it is a tool.
+    /// The tools it offers, when it is a tool, under the names they are offered by (a
+    /// policy alias replaces the plugin's own name).
     pub tools: Vec<types::ToolInfo>,
+    /// Offered name -> the plugin's own name, for tools offered under a policy alias.
+    pub tool_aliases: std::collections::BTreeMap<String, String>,
     /// The skill's description, when it is a skill.
     pub skill_info: Option<types::SkillInfo>,
     /// Calls made, failures and time spent, since load.
@@ -152,6 +158,12 @@ impl Runtime {
     /// # Errors
     /// A [`LoadError`] naming the plugin (or the manifest file) and what to fix.
     pub fn load(&self, source: &PluginSource, policy: &Policy) -> Result<Plugin, LoadError> {
+        if let Some(problem) = &source.problem {
+            return Err(LoadError::Config {
+                path: source.manifest_path.clone(),
+                message: problem.clone(),
+            });
+        }
         let manifest = Manifest::parse(&source.manifest).map_err(|message| LoadError::Config {
             path: source.manifest_path.clone(),
             message,
@@ -168,9 +180,13 @@ impl Runtime {
             plugin: id.clone(),
             message,
         };
+        if policy.disabled(&manifest.name) {
+            return Err(LoadError::DisabledByPolicy { plugin: id });
+        }
         let entry = policy.for_plugin(&manifest.name);
-        let limits =
+        let mut limits =
             Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits).map_err(invalid)?;
+        limits.seed_timeouts = source.origin == Origin::Builtin;
         let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
 
         if let Some(pin) = &source.pin {
@@ -263,6 +279,7 @@ impl Runtime {
             from_cache: compiled.from_cache,
             gate_info: None,
             tools: Vec::new(),
+            tool_aliases: Default::default(),
             skill_info: None,
             telemetry: Telemetry::default(),
             engine: self.engine.clone(),
@@ -277,8 +294,10 @@ impl Runtime {
             plugin.gate_info = Some(plugin.describe_gate().map_err(describe_err)?);
         }
         if plugin.tool.is_some() {
-            let tools = plugin.describe_tools().map_err(describe_err)?;
-            check_tools(&tools).map_err(invalid)?;
+            let mut tools = plugin.describe_tools().map_err(describe_err)?;
+            super::tools::check(&tools).map_err(invalid)?;
+            plugin.tool_aliases =
+                super::tools::alias(&mut tools, &entry.tool_aliases).map_err(invalid)?;
             plugin.tools = tools;
         }
         if plugin.skill.is_some() {
@@ -382,24 +401,6 @@ pub(crate) fn check_export_names(exports: &[String], kinds: &[Kind]) -> Result<(
             "the component exports {} but plugin.toml does not list {kind:?} in kinds",
             kind.interface()
         ));
-    }
-    Ok(())
-}
-
-fn check_tools(tools: &[types::ToolInfo]) -> Result<(), String> {
-    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("describe lists the tool {:?} twice", w[0]));
-    }
-    for t in tools {
-        if serde_json::from_str::<serde_json::Value>(&t.parameters).map_or(true, |v| !v.is_object())
-        {
-            return Err(format!(
-                "tool {:?}: parameters is not a JSON Schema object",
-                t.name
-            ));
-        }
     }
     Ok(())
 }

@@ -51,12 +51,20 @@ pub struct PluginPolicy {
     /// Access to the memory store.
     #[serde(default)]
     pub memory: MemoryAccess,
+    /// `false` turns the plugin off: it is not loaded, and a gate turned off this way is not
+    /// counted as missing. Only under `[plugins.NAME]`, never `[default]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
     /// Limit overrides: these win over the manifest's.
     #[serde(default)]
     pub limits: LimitSpec,
     /// Priority override for gates and skills.
     #[serde(default)]
     pub priority: Option<i32>,
+    /// Tools offered under another name: `{ shell = "vendor-shell" }` offers the plugin's
+    /// `shell` as `vendor-shell`, so that two plugins naming a tool alike can both load.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_aliases: BTreeMap<String, String>,
     /// Keys laid over the plugin's own `[config]` (what `host.config()` returns).
     #[serde(default)]
     pub config: toml::Table,
@@ -99,7 +107,18 @@ impl Policy {
     /// # Errors
     /// The TOML or schema error, with line and column.
     pub fn parse(text: &str) -> Result<Policy, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let policy: Policy = toml::from_str(text).map_err(|e| e.to_string())?;
+        if policy.default.enabled.is_some() {
+            return Err("[default] enabled: turn plugins off one at a time, under \
+                        [plugins.NAME] enabled = false"
+                .into());
+        }
+        Ok(policy)
+    }
+
+    /// Whether the operator turned plugin `name` off (`[plugins.NAME] enabled = false`).
+    pub fn disabled(&self, name: &str) -> bool {
+        self.plugins.get(name).and_then(|p| p.enabled) == Some(false)
     }
 
     /// The entry that applies to plugin `name`.

@@ -29,7 +29,7 @@ fn recurse(depth: u64) -> u64 {
 
 impl Tool for Hostile {
     fn describe() -> Vec<ToolInfo> {
-        TOOLS
+        let mut tools: Vec<ToolInfo> = TOOLS
             .iter()
             .map(|name| ToolInfo {
                 name: (*name).into(),
@@ -37,7 +37,33 @@ impl Tool for Hostile {
                 parameters: r#"{"type":"object"}"#.into(),
                 read_only: false,
             })
-            .collect()
+            .collect();
+        // Tests make it offer more through its [config]: `extra = [{ name, parameters }]`
+        // (taken names, invalid names, huge schemas) and `copies = N` tools named `tN`.
+        let config = passepartout_sdk::config();
+        for extra in config["extra"].as_array().into_iter().flatten() {
+            tools.push(ToolInfo {
+                name: extra["name"].as_str().unwrap_or_default().into(),
+                description: extra["description"]
+                    .as_str()
+                    .unwrap_or("hostile: extra")
+                    .into(),
+                parameters: extra["parameters"]
+                    .as_str()
+                    .unwrap_or(r#"{"type":"object"}"#)
+                    .into(),
+                read_only: extra["read_only"].as_bool().unwrap_or(false),
+            });
+        }
+        for i in 0..config["copies"].as_u64().unwrap_or(0) {
+            tools.push(ToolInfo {
+                name: format!("t{i}"),
+                description: "hostile: copy".into(),
+                parameters: r#"{"type":"object"}"#.into(),
+                read_only: true,
+            });
+        }
+        tools
     }
 
     fn call(name: String, args: String) -> Result<String, ToolError> {
