@@ -12,6 +12,8 @@ const TEST_PLUGINS: &[&str] = &[
     "echo-skill",
     "future-gate",
     "pii-twin",
+    "old-gate",
+    "readme-gate",
 ];
 
 fn main() {

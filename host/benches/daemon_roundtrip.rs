@@ -51,6 +51,7 @@ fn start_daemon() -> String {
         heartbeat: Duration::from_secs(3600),
         auto_save: Duration::from_secs(3600),
         max_frame: 0xff_ffff,
+        reload_poll: Duration::ZERO,
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();

@@ -6,8 +6,10 @@
 //! deadline, memory) rejects: fail closed. Every gate that ran is in the trace, in order, with
 //! its round, verdict, reason and time.
 
+use std::sync::Arc;
 use std::time::Instant;
 
+use crate::runtime::effects::{ActionContext, Catalog};
 use crate::runtime::types as wit;
 use crate::runtime::{Kind, Plugin, PluginError};
 use crate::signal::{Action, GateRecord, GateTrace, Signal, TraceVerdict};
@@ -21,7 +23,7 @@ pub trait GateCheck: Send + Sync {
     fn version(&self) -> &str;
     /// Higher runs first.
     fn priority(&self) -> i32;
-    /// The verdict on `action`.
+    /// The verdict on `action`, whose tool and effects are `context`.
     ///
     /// # Errors
     /// Any failure of the gate; the walk counts it as a rejection.
@@ -29,6 +31,7 @@ pub trait GateCheck: Send + Sync {
         &self,
         action: &wit::Action,
         signal: &wit::SignalView,
+        context: &Arc<ActionContext>,
     ) -> Result<wit::Verdict, PluginError>;
 }
 
@@ -46,8 +49,9 @@ impl GateCheck for Plugin {
         &self,
         action: &wit::Action,
         signal: &wit::SignalView,
+        context: &Arc<ActionContext>,
     ) -> Result<wit::Verdict, PluginError> {
-        Plugin::check(self, action, signal)
+        Plugin::check_in(self, action, signal, context)
     }
 }
 
@@ -106,7 +110,8 @@ pub fn sort(gates: &mut [&dyn GateCheck]) {
 /// of gates that settles after three rewrites is fine; one that keeps rewriting is refused.
 pub const MAX_ROUNDS: u32 = 4;
 
-/// Walk `gates` (already in order) over `action`.
+/// Walk `gates` (already in order) over `action`; each gate learns the action's tool and
+/// effects from `catalog`.
 ///
 /// The invariant: the action in [`Outcome::Passed`] or [`Outcome::NeedsApproval`] is exactly
 /// the one every gate saw and passed (or asked approval for) in the final round. A `modify` that
@@ -114,13 +119,18 @@ pub const MAX_ROUNDS: u32 = 4;
 /// never change what a gate above it approved; a `modify` that returns the action unchanged is a
 /// pass. Only the final round's verdicts decide. A gate set still rewriting after
 /// [`MAX_ROUNDS`] rounds is a rejection naming the gates that rewrote.
-pub fn verify(gates: &[&dyn GateCheck], action: &Action, signal: &Signal) -> Verification {
+pub fn verify(
+    gates: &[&dyn GateCheck],
+    catalog: &Catalog,
+    action: &Action,
+    signal: &Signal,
+) -> Verification {
     let view = signal.view();
     let mut current = action.clone();
     let mut trace = Vec::with_capacity(gates.len());
     let mut rewriters: Vec<String> = Vec::new();
     for round in 1..=MAX_ROUNDS {
-        match walk(gates, &mut current, &view, round, &mut trace) {
+        match walk(gates, catalog, &mut current, &view, round, &mut trace) {
             Walk::Settled(approvals) => {
                 let outcome = if approvals.is_empty() {
                     Outcome::Passed(current)
@@ -170,6 +180,7 @@ enum Walk {
 /// One round: every gate in order over `current`, until one blocks or rewrites it.
 fn walk(
     gates: &[&dyn GateCheck],
+    catalog: &Catalog,
     current: &mut Action,
     view: &wit::SignalView,
     round: u32,
@@ -177,9 +188,10 @@ fn walk(
 ) -> Walk {
     let mut approvals = Vec::new();
     let proposed = current.to_wit();
+    let context = Arc::new(catalog.context(current));
     for gate in gates {
         let start = Instant::now();
-        let result = gate.check(&proposed, view);
+        let result = gate.check(&proposed, view, &context);
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         let record = |verdict, reason: Option<String>| GateRecord {
             gate: gate.name().to_owned(),
@@ -272,6 +284,7 @@ impl GateCheck for Unloaded {
         &self,
         _action: &wit::Action,
         _signal: &wit::SignalView,
+        _context: &Arc<ActionContext>,
     ) -> Result<wit::Verdict, PluginError> {
         Err(PluginError::Missing {
             plugin: self.id.clone(),

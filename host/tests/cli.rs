@@ -169,12 +169,24 @@ fn the_policy_grants_a_mount_and_the_files_tool_uses_it() {
 #[test]
 fn verify_is_a_dry_run_that_exits_3_with_the_reason_in_the_trace() {
     let home = tempfile::tempdir().expect("temp dir");
+    // The real shell tool, granted: the gates judge its effects.
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        format!(
+            "[plugins.shell]\nprocess = [\"ls\", \"rm\"]\nfs = [{{ guest = \"/workspace\", host = {:?}, access = \"read-write\" }}]\n",
+            work.display().to_string()
+        ),
+    )
+    .expect("policy");
     let out = passepartout(
         home.path(),
         &[
             "verify",
             "--action",
-            r#"{"target":"tool","tool":"shell","args":{"cmd":"rm -rf /"}}"#,
+            r#"{"target":"tool","tool":"shell","args":{"program":"rm","args":["-rf","/"]}}"#,
             "--json",
         ],
     );
@@ -192,7 +204,7 @@ fn verify_is_a_dry_run_that_exits_3_with_the_reason_in_the_trace() {
         &[
             "verify",
             "--action",
-            r#"{"tool":"shell","args":{"cmd":"ls"},"explanation":"list what is in the directory"}"#,
+            r#"{"tool":"shell","args":{"program":"ls","args":["-la"]},"explanation":"list what is in the directory"}"#,
         ],
     );
     assert_eq!(out.status.code(), Some(0));

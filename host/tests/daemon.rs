@@ -553,3 +553,152 @@ fn memory_auto_saves_on_its_interval_and_once_more_at_sigterm() {
     assert!(status.success(), "a clean stop: {status:?}");
     wait_for(home.path(), &["First", "Second", "Third"]);
 }
+
+/// Write the built-in shell-guard to `dir/name` as a third-party gate named `name`.
+fn guard_copy(dir: &Path, name: &str) -> PathBuf {
+    let b = passepartout::builtin::BUILTIN
+        .iter()
+        .find(|b| b.dir == "shell-guard")
+        .expect("shell-guard is built in");
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(
+        folder.join("plugin.toml"),
+        b.manifest
+            .replace("name = \"shell-guard\"", &format!("name = \"{name}\"")),
+    )
+    .expect("manifest");
+    std::fs::write(folder.join("shell_guard.wasm"), b.component).expect("component");
+    folder
+}
+
+fn destructive(client: &mut Client) -> Value {
+    let (_, reply) = client
+        .request(
+            "act",
+            json!({ "action": { "tool": "eval", "args": { "expression": "(+ 1 2)", "command": "rm -rf /" } } }),
+        )
+        .expect("request");
+    reply["result"]["steps"][0]["outcome"].clone()
+}
+
+fn status(client: &mut Client) -> Value {
+    let (_, reply) = client.request("status", json!({})).expect("status");
+    reply["result"].clone()
+}
+
+#[test]
+fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    // The built-in guard is off, so only the installed copy can refuse.
+    std::fs::write(
+        config.join("policy.toml"),
+        "[plugins.shell-guard]\nenabled = false\n",
+    )
+    .expect("policy");
+    let d = start(home.path(), &[("PASSEPARTOUT_RELOAD_POLL_MS", "0")], None);
+    let mut client = Client::connect(&d.addr, None).expect("connect");
+    let before = destructive(&mut client);
+    assert_ne!(before["outcome"], "rejected", "{before}");
+    let set_before = status(&mut client)["plugin_set"].clone();
+
+    let src = guard_copy(&home.path().join("src"), "guard-copy");
+    let out = command(
+        home.path(),
+        &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
+        &[],
+    )
+    .output()
+    .expect("install");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("the running daemon took the change"),
+        "{stdout}"
+    );
+
+    // The same connection, the next request: the new gate is in force.
+    let after = destructive(&mut client);
+    assert_eq!(after["outcome"], "rejected", "{after}");
+    assert_eq!(after["gate"], "guard-copy", "{after}");
+    let s = status(&mut client);
+    assert_ne!(s["plugin_set"], set_before);
+    assert_eq!(s["reload"]["reloads"], 1);
+
+    // A policy that does not parse keeps the running set, and says why.
+    std::fs::write(config.join("policy.toml"), "[plugins.shell-guard\n").expect("policy");
+    let (_, reply) = client.request("reload", json!({})).expect("reload");
+    assert_eq!(reply["type"], "error", "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the running one stays") && m.contains("policy.toml")),
+        "{reply}"
+    );
+    let s = status(&mut client);
+    assert_eq!(s["health"], "degraded");
+    assert!(s["reload"]["last_error"].is_string(), "{s}");
+    assert_eq!(destructive(&mut client)["gate"], "guard-copy");
+}
+
+/// With the built-in guard off by policy, start a daemon polling every `poll_ms`, then turn
+/// the guard back on in the policy file.
+fn guard_turned_back_on(home: &Path, poll_ms: &str) -> (Daemon, Client) {
+    let config = home.join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("policy.toml"),
+        "[plugins.shell-guard]\nenabled = false\n",
+    )
+    .expect("policy");
+    let d = start(home, &[("PASSEPARTOUT_RELOAD_POLL_MS", poll_ms)], None);
+    let mut client = Client::connect(&d.addr, None).expect("connect");
+    assert_ne!(destructive(&mut client)["outcome"], "rejected");
+    std::fs::write(config.join("policy.toml"), "# all defaults\n").expect("policy");
+    (d, client)
+}
+
+fn until_guarded(client: &mut Client, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while destructive(client)["gate"] != "shell-guard" {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: the changed policy was not loaded"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_daemon_reloads_when_its_files_change() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (_d, mut client) = guard_turned_back_on(home.path(), "100");
+    until_guarded(&mut client, "file watch");
+    assert!(status(&mut client)["reload"]["reloads"].as_u64() >= Some(1));
+}
+
+#[test]
+fn sighup_reloads_the_daemon() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // Not watching: only the signal can make it reload.
+    let (d, mut client) = guard_turned_back_on(home.path(), "0");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_ne!(
+        destructive(&mut client)["outcome"],
+        "rejected",
+        "not reloaded yet"
+    );
+    let hup = Command::new("kill")
+        .args(["-HUP", &d.child.id().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(hup.success());
+    until_guarded(&mut client, "SIGHUP");
+    assert_eq!(status(&mut client)["reload"]["reloads"], 1);
+}

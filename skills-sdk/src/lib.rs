@@ -3,7 +3,7 @@
 //! Everything a Rust author needs to write a Passepartout plugin: a gate that verifies proposed
 //! actions, a tool that does work, or a skill that shapes prompts. Implement one trait, invoke one
 //! macro, build for `wasm32-wasip2`: the result is a WebAssembly component that the Passepartout
-//! host loads against the `passepartout:plugin@0.1.0` WIT package (the `wit/` folder of this
+//! host loads against the `passepartout:plugin@0.1.1` WIT package (the `wit/` folder of this
 //! repository; read it for the exact contract).
 //!
 //! ## A complete gate
@@ -154,8 +154,8 @@ pub mod bindings {
             world: "tool-plugin",
             path: "../wit",
             with: {
-                "passepartout:plugin/types@0.1.0": crate::bindings::gate::passepartout::plugin::types,
-                "passepartout:plugin/host@0.1.0": crate::bindings::gate::passepartout::plugin::host,
+                "passepartout:plugin/types@0.1.1": crate::bindings::gate::passepartout::plugin::types,
+                "passepartout:plugin/host@0.1.1": crate::bindings::gate::passepartout::plugin::host,
             },
             pub_export_macro: true,
             export_macro_name: "__export_tool_world",
@@ -168,9 +168,9 @@ pub mod bindings {
             world: "skill-plugin",
             path: "../wit",
             with: {
-                "passepartout:plugin/types@0.1.0": crate::bindings::gate::passepartout::plugin::types,
-                "passepartout:plugin/host@0.1.0": crate::bindings::gate::passepartout::plugin::host,
-                "passepartout:plugin/memory@0.1.0": crate::bindings::tool::passepartout::plugin::memory,
+                "passepartout:plugin/types@0.1.1": crate::bindings::gate::passepartout::plugin::types,
+                "passepartout:plugin/host@0.1.1": crate::bindings::gate::passepartout::plugin::host,
+                "passepartout:plugin/memory@0.1.1": crate::bindings::tool::passepartout::plugin::memory,
             },
             pub_export_macro: true,
             export_macro_name: "__export_skill_world",
@@ -180,12 +180,14 @@ pub mod bindings {
 }
 
 mod args;
+pub mod context;
 mod roles;
 
 pub use args::parse_args;
 pub use bindings::gate::passepartout::plugin::types::{
     Action, GateInfo, LogLevel, SignalView, SkillInfo, ToolError, ToolInfo, Verdict,
 };
+pub use context::{ActionExt, Effects, ProgramRun, ToolIdentity};
 pub use roles::{Gate, Skill, Tool};
 
 /// Write `message` to the daemon's log at `level`, tagged with this plugin's name and version.

@@ -90,7 +90,7 @@ fn the_standard_plugins_have_no_high_finding_and_every_capability_four_ways() {
             p.name
         );
         assert!(p.capabilities.iter().all(|c| !c.enforced.is_empty()));
-        assert_eq!(p.wit_version.as_deref(), Some("0.1.0"));
+        assert_eq!(p.wit_version.as_deref(), Some("0.1.1"));
     }
     let files = &report.plugins[1];
     let fs = &files.capabilities[0];

@@ -4,6 +4,7 @@
 mod audit;
 mod cache;
 mod confinement;
+mod effects;
 mod first_party;
 mod gates;
 mod limits;

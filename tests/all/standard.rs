@@ -273,8 +273,32 @@ fn files_outside_the_mount_are_denied() {
     );
 }
 
+/// The first-party tools, loaded with grants, as the host knows them: what gates learn about
+/// an action (its tool's identity and its effects) comes from here, as in verify.
+fn catalog() -> (passepartout::runtime::effects::Catalog, tempfile::TempDir) {
+    let (rt, scratch) = fresh_runtime();
+    let policy = format!(
+        "[plugins.files]\n{0}\n[plugins.shell]\nprocess = [\"ls\", \"git\", \"rm\"]\n{0}\n\
+         [plugins.http-fetch]\nnet = [\"example.org\"]\n",
+        mount(scratch.path())
+    );
+    let report = rt.load_all(
+        &crate::builtins(&["files", "shell", "http-fetch"]),
+        &Policy::parse(&policy).expect("policy"),
+    );
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    (
+        passepartout::runtime::effects::Catalog::new(&report.plugins),
+        scratch,
+    )
+}
+
 fn verdict(gate: &Plugin, a: passepartout::runtime::types::Action) -> Verdict {
-    gate.check(&a, &signal()).expect("the gate answers")
+    let (catalog, _scratch) = catalog();
+    let host_action = passepartout::signal::Action::from_wit(&a).expect("valid action");
+    let context = std::sync::Arc::new(catalog.context(&host_action));
+    gate.check_in(&a, &signal(), &context)
+        .expect("the gate answers")
 }
 
 #[test]

@@ -98,8 +98,7 @@ fn the_last_mile_walk_restarts_too() {
     // last mile: what a person approved is not what would run, and the gates above refuse it.
     let dir = tempfile::tempdir().expect("dir");
     let (pipeline, _cache) = smuggled(dir.path());
-    let verification = passepartout::gates::verify(
-        &pipeline.gates(),
+    let verification = pipeline.verify(
         &passepartout::signal::Action {
             target: "tool".into(),
             tool: Some("list-directory".into()),

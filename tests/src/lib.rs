@@ -60,3 +60,11 @@ pub const PII_TWIN_WASM: &str = env!("PII_TWIN_WASM");
 /// The Rust twin of the Python gate plugins/pii: its manifest.
 pub const PII_TWIN_MANIFEST: &str = env!("PII_TWIN_MANIFEST");
 pub mod http;
+/// The gate built against `passepartout:plugin@0.1.0`.
+pub const OLD_GATE_WASM: &str = env!("OLD_GATE_WASM");
+/// Its manifest.
+pub const OLD_GATE_MANIFEST: &str = env!("OLD_GATE_MANIFEST");
+/// The README's example gate, built from the README's text.
+pub const README_GATE_WASM: &str = env!("README_GATE_WASM");
+/// Its manifest.
+pub const README_GATE_MANIFEST: &str = env!("README_GATE_MANIFEST");

@@ -51,7 +51,9 @@ impl Class {
 pub fn classify(import: &str) -> Class {
     let unversioned = import.split('@').next().unwrap_or(import);
     match unversioned {
-        "passepartout:plugin/host" | "passepartout:plugin/types" => Class::Host,
+        "passepartout:plugin/host"
+        | "passepartout:plugin/types"
+        | "passepartout:plugin/action-context" => Class::Host,
         "passepartout:plugin/process" => Class::Process,
         "passepartout:plugin/memory" => Class::Memory,
         "wasi:cli/environment" => Class::Environment,
@@ -70,14 +72,16 @@ pub fn classify(import: &str) -> Class {
 pub fn provided_to_tools(import: &str) -> bool {
     let version = import.split_once('@').map(|(_, v)| v);
     match classify(import) {
-        Class::Host => version == Some(crate::runtime::plugin::WIT_VERSION),
+        Class::Host => version.is_some_and(crate::runtime::plugin::wit_supported),
         Class::Runtime | Class::Environment | Class::Filesystem | Class::Clocks | Class::Random => {
             version.is_some_and(|v| v.starts_with("0.2."))
         }
         // wasi:http, `process` and `memory` are linked only for plugins granted them; a plugin
         // importing one without the grant is disabled at load (see the enforcement column).
         Class::Network => version.is_some_and(|v| v.starts_with("0.2.")),
-        Class::Process | Class::Memory => version == Some(crate::runtime::plugin::WIT_VERSION),
+        Class::Process | Class::Memory => {
+            version.is_some_and(crate::runtime::plugin::wit_supported)
+        }
         Class::Unknown => false,
     }
 }

@@ -71,6 +71,9 @@ pub enum FindingKind {
     Unpinned,
     /// The manifest or component cannot be read.
     Invalid,
+    /// A tool that changes things (not read-only) and declares no effects in its schema:
+    /// gates cannot see what it would do.
+    OpaqueTool,
 }
 
 /// One finding.
@@ -285,7 +288,11 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
         .chain(&interfaces.imports)
         .filter(|n| n.starts_with("passepartout:plugin/"))
         .find_map(|n| n.split_once('@').map(|(_, v)| v.to_owned()));
-    if let Some(v) = audit.wit_version.as_deref().filter(|v| *v != WIT_VERSION) {
+    if let Some(v) = audit
+        .wit_version
+        .as_deref()
+        .filter(|v| !crate::runtime::plugin::wit_supported(v))
+    {
         audit.findings.push(finding(
             FindingKind::UnsupportedWit,
             Severity::High,
@@ -318,7 +325,43 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
     }
 
     capabilities(&mut audit, &id, &manifest, entry, &interfaces.imports);
+    if manifest.kinds.contains(&Kind::Tool) {
+        opaque_tools(&mut audit, runtime, source, policy);
+    }
     audit
+}
+
+/// Tools that change things and declare no effects. Finding them means asking the plugin to
+/// describe its tools, which only a plugin that loads under `policy` can (within its limits).
+fn opaque_tools(
+    audit: &mut PluginAudit,
+    runtime: &Runtime,
+    source: &PluginSource,
+    policy: &Policy,
+) {
+    let Ok(plugin) = runtime.load(source, policy) else {
+        // Not loadable here (not granted, invalid): the findings above say why.
+        return;
+    };
+    for t in plugin.tools.iter().filter(|t| !t.read_only) {
+        if !plugin
+            .effect_specs
+            .get(&t.name)
+            .is_some_and(|s| s.declares())
+        {
+            audit.findings.push(finding(
+                FindingKind::OpaqueTool,
+                Severity::Medium,
+                format!(
+                    "tool {:?} changes things (not read-only) and declares no effects: gates \
+                     cannot see which programs, paths or URLs it touches. Mark its arguments with \
+                     \"x-effect\" in its schema (program, argv, command-line, path-read, \
+                     path-write, url, memory-write).",
+                    t.name
+                ),
+            ));
+        }
+    }
 }
 
 fn capabilities(

@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use passepartout::daemon::client::Client;
-use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
+use passepartout::daemon::server::{Router, Server, ServerConfig};
 use passepartout::daemon::{DEFAULT_PORTS, Rendezvous, protocol};
-use passepartout::pipeline::{Pipeline, PipelineConfig};
 use serde_json::{Value, json};
 
 use super::Common;
@@ -79,22 +78,8 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     // Boot order as the seed: configuration, state, actuators, plugins, diagnostics, heartbeat,
     // listener.
     let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
-    let journal = super::journal::open(common)?;
-    let loaded = super::load(common)?;
-    // Diagnostics (seed: fail open at boot): problems degrade, they do not stop the daemon.
-    let mut problems: Vec<String> = loaded
-        .report
-        .errors
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    for m in &loaded.report.missing_gates {
-        problems.push(format!(
-            "gate {} did not load: every action is refused until it loads or is disabled with \
-             [plugins.{}] enabled = false in policy.toml",
-            m.name, m.name
-        ));
-    }
+    let router = Arc::new(Router::default());
+    let (pipeline, mut problems) = super::reload::build(common, &router)?;
     let cascade = super::pipeline::cascade(common)?;
     for e in cascade.endpoints() {
         match e.probe() {
@@ -103,16 +88,6 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
             Err(err) => problems.push(format!("provider {} is not reachable: {err}", e.name)),
         }
     }
-    let router = Arc::new(Router::default());
-    let memory = loaded.memory.clone();
-    let mut pipeline = Pipeline::from_report(loaded.report, journal, PipelineConfig::from_env())?;
-    if let Some(m) = memory {
-        pipeline = pipeline.with_memory(m);
-    }
-    let pipeline = pipeline
-        .with_provider(Box::new(cascade))
-        .with_actuator("client", Box::new(RouterActuator(router.clone())))
-        .with_actuator("cli", Box::new(RouterActuator(router.clone())));
     let pipeline = Arc::new(pipeline);
     // State from disk: the configured Org paths are ingested at boot, in the background so
     // that the listener comes up at once.
@@ -158,15 +133,21 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         heartbeat: passepartout::daemon::heartbeat_from_env(),
         auto_save: passepartout::daemon::auto_save_from_env(),
         max_frame: protocol::MAX_FRAME,
+        reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let server = Server::new(pipeline.clone(), router, config);
+    let reload = super::reload::DaemonReload {
+        common: common.clone(),
+        router: router.clone(),
+    };
+    let server = Server::reloadable(pipeline.clone(), Box::new(reload), router, config);
     let interrupt = pipeline.interrupt_flag();
     runtime.block_on(async move {
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
+        tokio::spawn(reload_on_hangup(server.clone()));
         server.serve(listener, shutdown_signal(interrupt)).await;
         anyhow::Ok(())
     })?;
@@ -177,6 +158,29 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     eprintln!("passepartout: stopped; the journal is saved");
     drop(pipeline);
     Ok(ExitCode::SUCCESS)
+}
+
+/// SIGHUP reloads the plugin set (the old one keeps serving if the new one fails to load).
+async fn reload_on_hangup(server: Arc<Server>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else {
+            return;
+        };
+        while hup.recv().await.is_some() {
+            match server.reload("SIGHUP").await {
+                Ok(r) => eprintln!(
+                    "passepartout: reloaded on SIGHUP: plugin set {}{}",
+                    r.set,
+                    if r.changed { "" } else { " (unchanged)" }
+                ),
+                Err(e) => eprintln!("passepartout: reload on SIGHUP failed: {e}"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = server;
 }
 
 async fn shutdown_signal(interrupt: Arc<std::sync::atomic::AtomicBool>) {
@@ -220,7 +224,7 @@ fn address(common: &Common) -> anyhow::Result<String> {
     Ok(format!("{}:{}", r.host, r.port))
 }
 
-fn connect(common: &Common) -> anyhow::Result<Client> {
+pub(super) fn connect(common: &Common) -> anyhow::Result<Client> {
     let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
     Ok(Client::connect(&address(common)?, signer)?)
 }

@@ -8,6 +8,7 @@ mod memory;
 mod pipeline;
 mod plugin_cmd;
 mod plugins;
+mod reload;
 mod status;
 
 use std::path::PathBuf;
@@ -285,11 +286,13 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Plugin { command } => {
             let setup = setup(&cli.common)?;
             return match command {
-                PluginCommand::Install { path, yes } => plugin_cmd::install(&setup, path, *yes),
-                PluginCommand::Update { name, path, yes } => {
-                    plugin_cmd::update(&setup, name, path, *yes)
+                PluginCommand::Install { path, yes } => {
+                    plugin_cmd::install(&setup, &cli.common, path, *yes)
                 }
-                PluginCommand::Remove { name } => plugin_cmd::remove(&setup, name),
+                PluginCommand::Update { name, path, yes } => {
+                    plugin_cmd::update(&setup, &cli.common, name, path, *yes)
+                }
+                PluginCommand::Remove { name } => plugin_cmd::remove(&setup, &cli.common, name),
             };
         }
         _ => {}

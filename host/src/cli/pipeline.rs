@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use passepartout::gates::{self, Outcome};
+use passepartout::gates::Outcome;
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
 use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
@@ -87,7 +87,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
     )?
     .with_actuator("cli", outbox.actuator("cli"));
     action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
-    let v = gates::verify(&pipeline.gates(), &action, &request(&action));
+    let v = pipeline.verify(&action, &request(&action));
     let (verdict, code, detail) = match &v.outcome {
         Outcome::Passed(_) => ("passed", PASSED, json!(null)),
         Outcome::Rejected { gate, reason } => (

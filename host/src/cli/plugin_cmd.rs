@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use passepartout::audit::{self, render};
 use passepartout::install::{self, read_source};
 
-use super::Setup;
+use super::{Common, Setup};
 
 fn dirs(setup: &Setup) -> anyhow::Result<(&Path, &Path)> {
     let plugin_dir = setup
@@ -38,7 +38,7 @@ fn asks_anything(a: &audit::PluginAudit) -> bool {
     a.capabilities.iter().any(|row| !row.declared.is_empty())
 }
 
-pub fn install(setup: &Setup, path: &Path, yes: bool) -> anyhow::Result<ExitCode> {
+pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow::Result<ExitCode> {
     let (plugin_dir, pins) = dirs(setup)?;
     let (source, manifest) = read_source(path)?;
     let report = audit::audit(&setup.runtime, std::slice::from_ref(&source), &setup.policy);
@@ -67,10 +67,17 @@ pub fn install(setup: &Setup, path: &Path, yes: bool) -> anyhow::Result<ExitCode
         manifest.version,
         target.display()
     );
+    super::reload::tell_daemon(common);
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn update(setup: &Setup, name: &str, path: &Path, yes: bool) -> anyhow::Result<ExitCode> {
+pub fn update(
+    setup: &Setup,
+    common: &Common,
+    name: &str,
+    path: &Path,
+    yes: bool,
+) -> anyhow::Result<ExitCode> {
     let (plugin_dir, pins) = dirs(setup)?;
     let (new_source, manifest) = read_source(path)?;
     anyhow::ensure!(
@@ -108,12 +115,14 @@ pub fn update(setup: &Setup, name: &str, path: &Path, yes: bool) -> anyhow::Resu
         manifest.version,
         target.display()
     );
+    super::reload::tell_daemon(common);
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn remove(setup: &Setup, name: &str) -> anyhow::Result<ExitCode> {
+pub fn remove(setup: &Setup, common: &Common, name: &str) -> anyhow::Result<ExitCode> {
     let (plugin_dir, pins) = dirs(setup)?;
     install::remove(name, plugin_dir, pins)?;
     println!("removed {name}");
+    super::reload::tell_daemon(common);
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod protocol;
+pub mod reload;
 pub mod server;
 
 use std::path::PathBuf;
@@ -76,6 +77,16 @@ pub fn heartbeat_from_env() -> Duration {
 /// `MEMORY_AUTO_SAVE_INTERVAL` in seconds (default 300, as the seed).
 pub fn auto_save_from_env() -> Duration {
     seconds_from_env("MEMORY_AUTO_SAVE_INTERVAL", 300)
+}
+
+/// How often the daemon looks for changes to its plugin directory, policy and pins
+/// (`PASSEPARTOUT_RELOAD_POLL_MS`, default 2000; `0` never looks: reload on request or SIGHUP).
+pub fn reload_poll_from_env() -> Duration {
+    // ambient authority: the daemon's own configuration.
+    std::env::var("PASSEPARTOUT_RELOAD_POLL_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .map_or(Duration::from_millis(2000), Duration::from_millis)
 }
 
 fn seconds_from_env(name: &str, default: u64) -> Duration {

@@ -14,6 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use super::protocol::{self, LEN_DIGITS, MAC_DIGITS, ProtocolError, Signer};
+use super::reload::{Reload, Reloaded, Swap};
 use crate::pipeline::actuators::{ActError, Actuator};
 use crate::pipeline::{Pipeline, Report};
 use crate::signal::{Action, Meta, Signal};
@@ -32,6 +33,9 @@ pub struct ServerConfig {
     pub auto_save: Duration,
     /// The largest frame accepted.
     pub max_frame: usize,
+    /// How often to look at the plugin directory, policy and pins for changes (reloading
+    /// when they change); zero never looks.
+    pub reload_poll: Duration,
 }
 
 /// Auto-save: re-ingest the configured Org paths (unchanged files change nothing) and
@@ -144,7 +148,7 @@ async fn refuse(mut stream: TcpStream, signer: Option<Signer>) {
 /// A running daemon's shared state.
 pub struct Server {
     connections: Arc<tokio::sync::Semaphore>,
-    pipeline: Arc<Pipeline>,
+    swap: Arc<Swap>,
     router: Arc<Router>,
     config: ServerConfig,
     next_conn: AtomicU64,
@@ -155,14 +159,62 @@ impl Server {
     /// A server for `pipeline`, whose `client` actuator must be a [`RouterActuator`] over
     /// `router`.
     pub fn new(pipeline: Arc<Pipeline>, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
+        Server::with_swap(Swap::new(pipeline, None), router, config)
+    }
+
+    /// As [`Server::new`], reloading its plugin set through `reload` on a `reload` request, on
+    /// [`Server::reload`] (SIGHUP) and when the files it comes from change.
+    pub fn reloadable(
+        pipeline: Arc<Pipeline>,
+        reload: Box<dyn Reload>,
+        router: Arc<Router>,
+        config: ServerConfig,
+    ) -> Arc<Server> {
+        Server::with_swap(Swap::new(pipeline, Some(reload)), router, config)
+    }
+
+    fn with_swap(swap: Swap, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Arc::new(Server {
             connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
-            pipeline,
+            swap: Arc::new(swap),
             router,
             config,
             next_conn: AtomicU64::new(1),
             started: Instant::now(),
         })
+    }
+
+    /// Reload the plugin set (SIGHUP, a changed file): off the async threads.
+    ///
+    /// # Errors
+    /// Why the new set did not load; the running one stays.
+    pub async fn reload(&self, why: &'static str) -> Result<Reloaded, String> {
+        let swap = self.swap.clone();
+        tokio::task::spawn_blocking(move || swap.reload(why))
+            .await
+            .unwrap_or_else(|e| Err(format!("the reload failed inside the daemon: {e}")))
+    }
+
+    /// Watch the files the plugin set comes from and reload when they change.
+    async fn watch(self: Arc<Self>, every: Duration) {
+        let Some(mut seen) = self.swap.fingerprint() else {
+            return;
+        };
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let swap = self.swap.clone();
+            let Ok(Some(now)) = tokio::task::spawn_blocking(move || swap.fingerprint()).await
+            else {
+                continue;
+            };
+            if now != seen {
+                seen = now;
+                // A failure is logged and shown by `status`; the old set keeps serving.
+                let _ = self.reload("files changed").await;
+            }
+        }
     }
 
     /// Serve `listener` until `shutdown` resolves; then stop accepting, let in-flight requests
@@ -180,7 +232,7 @@ impl Server {
                 tick.tick().await;
                 loop {
                     tick.tick().await;
-                    let p = me.pipeline.clone();
+                    let p = me.swap.current();
                     let _ = tokio::task::spawn_blocking(move || {
                         p.run(Signal::event("heartbeat", None, Some("daemon")))
                     })
@@ -195,11 +247,13 @@ impl Server {
                 tick.tick().await;
                 loop {
                     tick.tick().await;
-                    let p = me.pipeline.clone();
+                    let p = me.swap.current();
                     let _ = tokio::task::spawn_blocking(move || save_memory(&p)).await;
                 }
             })
         };
+        let watcher = (!self.config.reload_poll.is_zero())
+            .then(|| tokio::spawn(self.clone().watch(self.config.reload_poll)));
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -222,6 +276,9 @@ impl Server {
             }
         }
         heartbeat.abort();
+        if let Some(w) = watcher {
+            w.abort();
+        }
         drop(listener);
         tracing::info!(
             "stopping: no new requests; waiting for {} connection(s)",
@@ -232,7 +289,7 @@ impl Server {
         })
         .await;
         saver.abort();
-        let p = self.pipeline.clone();
+        let p = self.swap.current();
         let _ = tokio::task::spawn_blocking(move || save_memory(&p)).await;
     }
 
@@ -298,7 +355,7 @@ impl Server {
             "type": "hello",
             "version": protocol::VERSION,
             "server": concat!("passepartout ", env!("CARGO_PKG_VERSION")),
-            "capabilities": ["act", "ask", "approve", "deny", "approvals", "status", "ping", "events"],
+            "capabilities": ["act", "ask", "approve", "deny", "approvals", "status", "reload", "ping", "events"],
             "hmac": self.config.signer.is_some(),
         }));
         let mut in_flight = tokio::task::JoinSet::new();
@@ -345,9 +402,11 @@ impl Server {
             in_flight.spawn(async move {
                 let _slot = slot;
                 let session = format!("{}:{conn}:{id}", me.router.boot);
-                let pipeline = me.pipeline.clone();
+                // The set this request starts on is the one it finishes on, whatever reloads.
+                let pipeline = me.swap.current();
+                let swap = me.swap.clone();
                 let uptime = me.started.elapsed().as_secs();
-                let answer = tokio::task::spawn_blocking(move || handle(&pipeline, &message, &session, uptime))
+                let answer = tokio::task::spawn_blocking(move || handle(&pipeline, &swap, &message, &session, uptime))
                     .await
                     .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
                 let reply = match answer {
@@ -449,6 +508,7 @@ fn client_meta(session: &str) -> Meta {
 /// Run one request on the pipeline. `Ok((result, gate traces))` or the error for the client.
 fn handle(
     pipeline: &Pipeline,
+    swap: &Swap,
     message: &Value,
     session: &str,
     uptime: u64,
@@ -462,6 +522,9 @@ fn handle(
     };
     match op {
         "ping" => Ok((json!("pong"), Vec::new())),
+        "reload" => swap
+            .reload("requested by a client")
+            .map(|r| (json!(r), Vec::new())),
         "act" => {
             let action: Action = serde_json::from_value(message["action"].clone())
                 .map_err(|e| format!("`action` is not a valid action: {e}"))?;
@@ -500,13 +563,29 @@ fn handle(
                 .iter()
                 .map(|p| json!({ "name": p.id.name, "version": p.id.version, "telemetry": p.telemetry.snapshot() }))
                 .collect();
+            let reload = swap.status();
+            let health = if !pipeline.missing_gates().is_empty() {
+                "unhealthy"
+            } else if reload.last_error.is_some() {
+                "degraded"
+            } else {
+                "healthy"
+            };
             Ok((
-                json!({ "health": "healthy", "uptime_secs": uptime, "plugins": plugins, "pending_approvals": pending }),
+                json!({
+                    "health": health,
+                    "uptime_secs": uptime,
+                    "plugins": plugins,
+                    "plugin_set": pipeline.plugin_set(),
+                    "missing_gates": pipeline.missing_gates(),
+                    "reload": reload,
+                    "pending_approvals": pending
+                }),
                 Vec::new(),
             ))
         }
         other => Err(format!(
-            "unknown op {other:?}: use act, ask, approve, deny, approvals, status or ping"
+            "unknown op {other:?}: use act, ask, approve, deny, approvals, status, reload or ping"
         )),
     }
 }

@@ -9,7 +9,7 @@ use super::provider::ToolTurn;
 use super::reason::{Conversation, Reasoned, conversation};
 use super::{Pipeline, Step, StepOutcome};
 use crate::approvals::Approvals;
-use crate::gates::{self, Outcome};
+use crate::gates::Outcome;
 use crate::signal::{Action, GateTrace, Payload, Signal, SignalType};
 
 impl Pipeline {
@@ -172,10 +172,11 @@ impl Pipeline {
         signal: &Signal,
         approved: bool,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
-        let last_mile = gates::verify(&self.gates(), &action, signal);
+        let last_mile = self.verify(&action, signal);
         for g in &last_mile.trace {
             let mut record = json!(g);
             record["last_mile"] = json!(true);
+            record["set"] = json!(self.plugin_set());
             self.record("verdict", record);
         }
         let trace = last_mile.trace;
@@ -231,9 +232,15 @@ impl Pipeline {
         }
         let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
         let formatted = format_result(&tool, &result);
+        // The tool by identity: which plugin (and version) the name resolved to.
+        let identity = action
+            .tool
+            .as_deref()
+            .filter(|_| action.target == "tool")
+            .and_then(|t| self.catalog().identity(t));
         self.record(
             "tool-result",
-            json!({ "target": action.target, "tool": action.tool, "ok": result.is_ok(), "result": formatted }),
+            json!({ "target": action.target, "tool": action.tool, "plugin": identity, "ok": result.is_ok(), "result": formatted }),
         );
         let silent = self.config.silent_actuators.contains(&action.target);
         let depth = signal.depth + 1;

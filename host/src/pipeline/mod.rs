@@ -184,6 +184,12 @@ impl Report {
 /// The pipeline: plugins, gates, the model, actuators, journal and settings.
 pub struct Pipeline {
     plugins: Vec<Arc<Plugin>>,
+    /// The plugin set's hash ([`crate::runtime::LoadReport::set`]); empty for a pipeline not
+    /// built from a load report.
+    plugin_set: String,
+    /// Gates that did not load (they refuse every action).
+    missing_gates: Vec<String>,
+    catalog: crate::runtime::effects::Catalog,
     gates: Vec<Arc<dyn GateCheck>>,
     skills: Vec<Arc<Plugin>>,
     provider: Option<Box<dyn Provider>>,
@@ -218,6 +224,7 @@ impl Pipeline {
         config: PipelineConfig,
     ) -> Result<Pipeline, PipelineError> {
         let plugins: Vec<Arc<Plugin>> = plugins.into_iter().map(Arc::new).collect();
+        let catalog = crate::runtime::effects::Catalog::new(plugins.iter().map(|p| p.as_ref()));
         let gates = plugins
             .iter()
             .filter(|p| p.is(Kind::Gate))
@@ -231,6 +238,9 @@ impl Pipeline {
         );
         let mut p = Pipeline {
             plugins,
+            plugin_set: String::new(),
+            missing_gates: Vec::new(),
+            catalog,
             gates,
             skills,
             provider: None,
@@ -257,6 +267,12 @@ impl Pipeline {
         config: PipelineConfig,
     ) -> Result<Pipeline, PipelineError> {
         let mut p = Pipeline::new(report.plugins, journal, config)?;
+        p.plugin_set = report.set;
+        p.missing_gates = report
+            .missing_gates
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
         for missing in &report.missing_gates {
             p.gates
                 .push(Arc::new(crate::gates::Unloaded::new(missing)) as Arc<dyn GateCheck>);
@@ -324,6 +340,36 @@ impl Pipeline {
     /// Set to stop the loop before its next round (SIGINT, SIGTERM).
     pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
         self.interrupt.clone()
+    }
+
+    /// The plugin set's hash: every journaled verdict names it.
+    pub fn plugin_set(&self) -> &str {
+        &self.plugin_set
+    }
+
+    /// Gates that did not load; every action is refused while any is listed.
+    pub fn missing_gates(&self) -> &[String] {
+        &self.missing_gates
+    }
+
+    /// Use `other`'s interrupt flag, so that one stop request reaches both (a reload swaps
+    /// pipelines while loops run on the old one).
+    pub fn share_interrupt(&mut self, other: &Pipeline) {
+        self.interrupt = other.interrupt.clone();
+    }
+
+    /// Every loaded tool by the name it is offered under, with its plugin and effects.
+    pub fn catalog(&self) -> &crate::runtime::effects::Catalog {
+        &self.catalog
+    }
+
+    /// Verify `action` (from `signal`) with every gate, in order ([`crate::gates::verify`]).
+    pub fn verify(
+        &self,
+        action: &Action,
+        signal: &crate::signal::Signal,
+    ) -> crate::gates::Verification {
+        crate::gates::verify(&self.gates(), &self.catalog, action, signal)
     }
 
     /// The gates, in walk order.

@@ -112,6 +112,7 @@ impl GateCheck for FakeGate {
         &self,
         action: &wit::Action,
         _signal: &wit::SignalView,
+        _context: &Arc<crate::runtime::effects::ActionContext>,
     ) -> Result<wit::Verdict, PluginError> {
         self.seen
             .lock()
@@ -315,6 +316,7 @@ impl GateCheck for Fickle {
         &self,
         _action: &wit::Action,
         _signal: &wit::SignalView,
+        _context: &Arc<crate::runtime::effects::ActionContext>,
     ) -> Result<wit::Verdict, PluginError> {
         let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(if n == 0 {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::error::PipelineError;
 use super::provider::{ProviderReply, ProviderRequest, ToolSchema};
 use super::{Pipeline, skills};
-use crate::gates::{self, Outcome};
+use crate::gates::Outcome;
 use crate::runtime::Kind;
 use crate::signal::{Action, GateTrace, Signal, SignalType};
 
@@ -144,9 +144,11 @@ impl Pipeline {
             "proposal",
             json!({ "attempt": attempt, "action": action, "signal": signal }),
         );
-        let verification = gates::verify(&self.gates(), &action, signal);
+        let verification = self.verify(&action, signal);
         for g in &verification.trace {
-            self.record("verdict", json!(g));
+            let mut record = json!(g);
+            record["set"] = json!(self.plugin_set());
+            self.record("verdict", record);
         }
         let trace = verification.trace;
         // Gates first (a rejection says more than "no such tool"), then whether the action can
@@ -287,6 +289,8 @@ impl Pipeline {
             .map(|t| {
                 let mut parameters: Value = serde_json::from_str(&t.parameters)
                     .unwrap_or_else(|_| json!({"type": "object"}));
+                // Effect declarations are for the host and its gates, not the model.
+                crate::runtime::effects::strip(&mut parameters);
                 if let Some(props) = parameters
                     .as_object_mut()
                     .map(|o| o.entry("properties").or_insert_with(|| json!({})))

@@ -38,6 +38,7 @@ pub mod skill {
     });
 }
 
+pub use gate::passepartout::plugin::action_context as action_context_api;
 pub use gate::passepartout::plugin::host as host_api;
 pub use gate::passepartout::plugin::types;
 pub use tool::passepartout::plugin::memory as memory_api;

@@ -2,6 +2,7 @@
 //! fuel, deadline and memory cap; every failure turned into a [`PluginError`] naming the plugin
 //! and the limit. A trap poisons only that Store, so the next call simply starts afresh.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
@@ -11,6 +12,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use super::bindings::{gate, types};
 use super::capabilities::{env, fs, memory, net, process};
+use super::effects::ActionContext;
 use super::engine::ticks;
 use super::error::{PluginError, ToolFailure};
 use super::limits::DEFAULT_GATE_TIMEOUT;
@@ -39,13 +41,14 @@ impl Plugin {
         }
     }
 
-    fn gate_store(&self) -> Result<Store<GateData>, PluginError> {
+    fn gate_store(&self, context: &Arc<ActionContext>) -> Result<Store<GateData>, PluginError> {
         let data = GateData {
             common: HostCommon::new(
                 self.id.clone(),
                 self.limits.memory_bytes,
                 self.config.clone(),
             ),
+            context: context.clone(),
         };
         self.store(data, self.gate_budget())
     }
@@ -113,12 +116,28 @@ impl Plugin {
     /// A [`PluginError`] when the gate traps, runs out of fuel, times out, exceeds its memory,
     /// panics, calls anything it was not granted, or answers with more than its output cap.
     /// Callers treat any error as a rejection (fail closed).
+    ///
+    /// The gate's `action-context` answers "no tool, no effects": use [`Plugin::check_in`]
+    /// with the context the host derives ([`super::effects::Catalog::context`]); verify does.
     pub fn check(
         &self,
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<types::Verdict, PluginError> {
-        self.check_metered(action, signal)
+        self.check_in(action, signal, &Arc::default())
+    }
+
+    /// As [`Plugin::check`], with `context` as what the gate learns through `action-context`.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub fn check_in(
+        &self,
+        action: &types::Action,
+        signal: &types::SignalView,
+        context: &Arc<ActionContext>,
+    ) -> Result<types::Verdict, PluginError> {
+        self.counted(|| self.check_metered_uncounted(action, signal, context))
             .map(|(verdict, _)| verdict)
     }
 
@@ -132,20 +151,21 @@ impl Plugin {
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<(types::Verdict, u64), PluginError> {
-        self.counted(|| self.check_metered_uncounted(action, signal))
+        self.counted(|| self.check_metered_uncounted(action, signal, &Arc::default()))
     }
 
     fn check_metered_uncounted(
         &self,
         action: &types::Action,
         signal: &types::SignalView,
+        context: &Arc<ActionContext>,
     ) -> Result<(types::Verdict, u64), PluginError> {
         let pre = self
             .gate
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
         let budget = self.gate_budget();
-        let mut store = self.gate_store()?;
+        let mut store = self.gate_store(context)?;
         let result = pre.instantiate(&mut store).and_then(|g| {
             g.passepartout_plugin_gate()
                 .call_check(&mut store, action, signal)
@@ -300,7 +320,7 @@ impl Plugin {
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
         let budget = self.gate_budget();
-        let mut store = self.gate_store()?;
+        let mut store = self.gate_store(&Arc::default())?;
         pre.instantiate(&mut store)
             .and_then(|g| g.passepartout_plugin_gate().call_describe(&mut store))
             .map_err(|e| classify(&mut store, &e, budget))
@@ -342,7 +362,7 @@ impl Plugin {
             .gate
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
-        let mut store = self.gate_store()?;
+        let mut store = self.gate_store(&Arc::default())?;
         let instance = pre
             .instantiate(&mut store)
             .map_err(|e| classify(&mut store, &e, self.gate_budget()))?;
@@ -371,8 +391,21 @@ impl LiveGate<'_> {
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<types::Verdict, PluginError> {
+        self.check_in(action, signal, &Arc::default())
+    }
+
+    /// As [`LiveGate::check`], with `context` as what `action-context` answers.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub fn check_in(
+        &mut self,
+        action: &types::Action,
+        signal: &types::SignalView,
+        context: &Arc<ActionContext>,
+    ) -> Result<types::Verdict, PluginError> {
         let start = Instant::now();
-        let result = self.check_uncounted(action, signal);
+        let result = self.check_uncounted(action, signal, context);
         self.plugin.telemetry.record(start, result.is_ok());
         result
     }
@@ -381,10 +414,12 @@ impl LiveGate<'_> {
         &mut self,
         action: &types::Action,
         signal: &types::SignalView,
+        context: &Arc<ActionContext>,
     ) -> Result<types::Verdict, PluginError> {
         let budget = self.plugin.gate_budget();
         let store = &mut self.store;
         store.data_mut().common.reset_call();
+        store.data_mut().context = context.clone();
         store
             .set_fuel(self.plugin.limits.gate_fuel)
             .map_err(|e| PluginError::Setup {

@@ -36,6 +36,9 @@ pub struct LoadReport {
     pub disabled: Vec<LoadError>,
     /// Plugins that failed to load and may be gates: verify refuses while any is listed.
     pub missing_gates: Vec<MissingGate>,
+    /// The plugin set: a hash of what loaded (names, versions, component hashes, priorities),
+    /// what did not, and the policy. Every journaled verdict names it.
+    pub set: String,
 }
 
 /// The first-party plugins built into this binary.
@@ -146,6 +149,28 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
         }
     }
     sources
+}
+
+/// A short hash naming a plugin set: what loaded, what did not and why, and the policy.
+fn set_hash(
+    plugins: &[Plugin],
+    errors: &[LoadError],
+    disabled: &[LoadError],
+    policy: &Policy,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in plugins {
+        h.update(format!(
+            "plugin {} {} {} {}\n",
+            p.id.name, p.id.version, p.sha256, p.priority
+        ));
+    }
+    for e in errors.iter().chain(disabled) {
+        h.update(format!("not loaded {e}\n"));
+    }
+    h.update(toml::to_string(policy).unwrap_or_default());
+    hex::encode(&h.finalize()[..8])
 }
 
 /// The error for `plugin` when one of its tools is already offered by another plugin (or
@@ -279,11 +304,13 @@ impl Runtime {
                 e => errors.push(e),
             }
         }
+        let set = set_hash(&plugins, &errors, &disabled, policy);
         LoadReport {
             plugins,
             errors,
             disabled,
             missing_gates,
+            set,
         }
     }
 }

@@ -56,12 +56,12 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The WIT interface this role exports.
+    /// The WIT interface this role exports (without its version: any supported one).
     pub fn interface(self) -> &'static str {
         match self {
-            Kind::Gate => "passepartout:plugin/gate@0.1.0",
-            Kind::Tool => "passepartout:plugin/tool@0.1.0",
-            Kind::Skill => "passepartout:plugin/skill@0.1.0",
+            Kind::Gate => "passepartout:plugin/gate",
+            Kind::Tool => "passepartout:plugin/tool",
+            Kind::Skill => "passepartout:plugin/skill",
         }
     }
 }

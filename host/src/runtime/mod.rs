@@ -5,6 +5,7 @@ pub mod bindings;
 pub mod cache;
 pub mod call;
 pub mod capabilities;
+pub mod effects;
 pub mod engine;
 pub mod error;
 pub mod inspect;
@@ -77,6 +78,11 @@ impl Runtime {
 
         let mut gate_linker = Linker::<GateData>::new(&engine);
         add_host::<GateData>(&mut gate_linker, |d| &mut d.common)?;
+        bindings::action_context_api::add_to_linker::<GateData, HasSelf<GateData>>(
+            &mut gate_linker,
+            |d| d,
+        )
+        .map_err(|e| anyhow::anyhow!("linking the action-context interface: {e}"))?;
 
         let mut tool_linker = Linker::<ToolData>::new(&engine);
         add_host::<ToolData>(&mut tool_linker, |d| &mut d.common)?;

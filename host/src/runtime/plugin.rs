@@ -20,7 +20,16 @@ use super::policy::Policy;
 use super::state::{GateData, ToolData};
 
 /// The WIT package version this host links.
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = "0.1.1";
+
+/// The WIT package versions whose components this host loads: every 0.1 release up to its
+/// own (0.1.0 components lack only `action-context`, which they cannot call).
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &["0.1.0", "0.1.1"];
+
+/// Whether a component built against `passepartout:plugin@version` loads here.
+pub fn wit_supported(version: &str) -> bool {
+    SUPPORTED_WIT_VERSIONS.contains(&version)
+}
 
 /// Where a plugin came from.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -90,6 +99,8 @@ pub struct Plugin {
     pub tools: Vec<types::ToolInfo>,
     /// Offered name -> the plugin's own name, for tools offered under a policy alias.
     pub tool_aliases: std::collections::BTreeMap<String, String>,
+    /// Offered name -> where its arguments' effects come from (its schema's `x-effect`).
+    pub effect_specs: std::collections::BTreeMap<String, super::effects::EffectSpec>,
     /// The skill's description, when it is a skill.
     pub skill_info: Option<types::SkillInfo>,
     /// Calls made, failures and time spent, since load.
@@ -280,6 +291,7 @@ impl Runtime {
             gate_info: None,
             tools: Vec::new(),
             tool_aliases: Default::default(),
+            effect_specs: Default::default(),
             skill_info: None,
             telemetry: Telemetry::default(),
             engine: self.engine.clone(),
@@ -298,6 +310,12 @@ impl Runtime {
             super::tools::check(&tools).map_err(invalid)?;
             plugin.tool_aliases =
                 super::tools::alias(&mut tools, &entry.tool_aliases).map_err(invalid)?;
+            for t in &tools {
+                let schema = serde_json::from_str(&t.parameters).unwrap_or_default();
+                let spec = super::effects::EffectSpec::from_schema(&schema)
+                    .map_err(|why| invalid(format!("tool {:?}: {why}", t.name)))?;
+                plugin.effect_specs.insert(t.name.clone(), spec);
+            }
             plugin.tools = tools;
         }
         if plugin.skill.is_some() {
@@ -375,15 +393,23 @@ pub(crate) fn check_export_names(exports: &[String], kinds: &[Kind]) -> Result<(
     for name in exports {
         if let Some(rest) = name.strip_prefix("passepartout:plugin/")
             && let Some((_, version)) = rest.split_once('@')
-            && version != WIT_VERSION
+            && !wit_supported(version)
         {
             return Err(format!(
                 "exports {name}, built against passepartout:plugin@{version}; this host links \
-                 @{WIT_VERSION}. Rebuild it with a matching passepartout-sdk."
+                 @{} (and loads {}). Rebuild it with a matching passepartout-sdk, or upgrade \
+                 passepartout if the plugin is newer.",
+                WIT_VERSION,
+                SUPPORTED_WIT_VERSIONS.join(", ")
             ));
         }
     }
-    let exported = |kind: Kind| exports.iter().any(|e| e == kind.interface());
+    let exported = |kind: Kind| {
+        exports.iter().any(|e| {
+            e.split_once('@')
+                .is_some_and(|(name, v)| name == kind.interface() && wit_supported(v))
+        })
+    };
     let all = [Kind::Gate, Kind::Tool, Kind::Skill];
     if let Some(kind) = all.into_iter().find(|k| kinds.contains(k) && !exported(*k)) {
         return Err(format!(

@@ -150,6 +150,8 @@ impl ResourceLimiter for MemoryCap {
 /// Store data for a gate call: no WASI at all.
 pub struct GateData {
     pub(crate) common: HostCommon,
+    /// What `action-context` answers: the tool and effects of the action under check.
+    pub(crate) context: std::sync::Arc<super::effects::ActionContext>,
 }
 
 /// Store data for a tool or skill call: WASI built from the plugin's grants.

@@ -13,14 +13,17 @@ pub struct Config {
     pub programs: Vec<Vec<String>>,
     /// Absolute, normalised guest paths writes may go to without asking; empty: no such rule.
     pub workspace: Vec<String>,
-    /// Tools whose args `path` is a place they write to.
+    /// Extra: tools whose args `path` is also judged as a place they write to, whatever they
+    /// declare (the written paths come from the action's effects; this covers tools that do
+    /// not declare theirs, and checks made without the host's context).
     pub write_tools: Vec<String>,
     /// Hosts fetched without asking: lower case, without a trailing dot; `*.d` for d's
     /// subdomains; IPv6 addresses in brackets.
     pub known_hosts: Vec<String>,
-    /// Tools whose args `url` is a place they fetch from.
+    /// Extra: tools whose args `url` is also judged as a place they fetch from, whatever they
+    /// declare (as `write_tools`, for URLs).
     pub fetch_tools: Vec<String>,
-    /// Tools whose every call needs approval.
+    /// Tools whose every call needs approval, by the name called or their own name.
     pub dangerous_tools: Vec<String>,
 }
 

@@ -1,81 +1,143 @@
-//! The verdicts, table-driven, rule by rule.
+//! The verdicts, table-driven, rule by rule. Each action comes with the context the host would
+//! give it: the tool's identity and the action's effects.
 
+use passepartout_sdk::context::testing::{program, tool};
+use passepartout_sdk::context::{Effects, ToolIdentity, UrlEffect};
 use passepartout_sdk::{Action, Verdict};
 use serde_json::{Value, json};
 
 use crate::shell::{matches, split};
 use crate::{Config, check_action};
 
-fn action(tool: &str, args: Value) -> Action {
-    Action {
-        target: "tool".into(),
-        tool: Some(tool.into()),
-        args: args.to_string(),
-        text: None,
-        explanation: Some("the user asked for it".into()),
+mod effects;
+
+/// An action with what the host would tell the gate about it.
+#[derive(Clone)]
+struct Case {
+    action: Action,
+    tool: Option<ToolIdentity>,
+    effects: Effects,
+}
+
+impl Case {
+    fn with(mut self, tool: ToolIdentity, effects: Effects) -> Case {
+        self.tool = Some(tool);
+        self.effects = effects;
+        self
+    }
+}
+
+/// A call of `tool` with `args`, checked without the host's context (no tool known).
+fn action(tool: &str, args: Value) -> Case {
+    Case {
+        action: Action {
+            target: "tool".into(),
+            tool: Some(tool.into()),
+            args: args.to_string(),
+            text: None,
+            explanation: Some("the user asked for it".into()),
+        },
+        tool: None,
+        effects: Effects::none(),
+    }
+}
+
+/// A tool that declares no effects.
+fn opaque(plugin: &str, name: &str) -> ToolIdentity {
+    ToolIdentity {
+        declares_effects: false,
+        ..tool(plugin, name, false)
+    }
+}
+
+/// A call of an old-style tool that declares no effects, with `args`.
+fn legacy(args: Value) -> Case {
+    action("run", args).with(opaque("legacy", "run"), Effects::none())
+}
+
+/// The first-party shell tool running `name` with `argv`.
+fn shell(name: &str, argv: &[&str]) -> Case {
+    action("shell", json!({"program": name, "args": argv}))
+        .with(tool("shell", "shell", false), program(name, argv))
+}
+
+fn writes(path: &str) -> Effects {
+    passepartout_sdk::context::testing::write(path, None)
+}
+
+fn urls(url: &str) -> Effects {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    Effects {
+        urls: vec![UrlEffect {
+            url: url.into(),
+            scheme: scheme.unwrap_or_default(),
+            host: crate::url::host(url).unwrap_or_default(),
+            port: None,
+            path: "/".into(),
+        }],
+        ..Effects::none()
     }
 }
 
 /// The question asked, or `None` when the action passes. Anything else fails the test.
-fn asked(action: &Action, config: &Config) -> Option<String> {
-    match check_action(action, config) {
+fn asked(case: &Case, config: &Config) -> Option<String> {
+    match check_action(&case.action, case.tool.as_ref(), &case.effects, config) {
         Verdict::Pass => None,
         Verdict::RequireApproval(question) => Some(question),
         other => panic!("an approval gate only passes or asks: {other:?}"),
     }
 }
 
-/// Run `table` of (action, `Some(words the question must hold)` or `None` for a pass).
-fn run(table: &[(Action, Option<&[&str]>)], config: &Config) {
-    for (action, want) in table {
-        let question = asked(action, config);
+/// Run `table` of (case, `Some(words the question must hold)` or `None` for a pass).
+fn run(table: &[(Case, Option<&[&str]>)], config: &Config) {
+    for (case, want) in table {
+        let question = asked(case, config);
+        let args = &case.action.args;
         match (want, &question) {
             (None, None) => {}
             (Some(words), Some(q)) => {
                 for word in *words {
-                    assert!(
-                        q.contains(word),
-                        "{q:?} should hold {word:?} ({})",
-                        action.args
-                    );
+                    assert!(q.contains(word), "{q:?} should hold {word:?} ({args})");
                 }
             }
-            _ => panic!("{}: wanted {want:?}, got {question:?}", action.args),
+            _ => panic!("{args}: wanted {want:?}, got {question:?}"),
         }
     }
 }
 
-fn cmd(line: &str) -> Action {
-    action("shell", json!({"command": line}))
+/// Plugin "evil", tool "runner": runs `{"exe": ..., "params": [...]}`, and declares so.
+fn evil_runner(exe: &str, params: &[&str]) -> Case {
+    action("runner", json!({"exe": exe, "params": params}))
+        .with(tool("evil", "runner", false), program(exe, params))
+}
+
+/// A command line, as a tool that declares no effects would carry it.
+fn cmd(line: &str) -> Case {
+    legacy(json!({"command": line}))
 }
 
 #[test]
 fn programs_rule() {
-    let table: &[(Action, Option<&[&str]>)] = &[
+    let mut su = cmd("su -c 'id'");
+    su.action.target = "shell".into();
+    su.action.tool = None;
+    su.tool = None;
+    let table: &[(Case, Option<&[&str]>)] = &[
         (
             cmd("sudo apt upgrade"),
             Some(&["runs sudo: approve running `sudo apt upgrade`?"]),
         ),
         (
-            action(
-                "shell",
-                json!({"program": "kill", "args": ["-9", "1234"], "cwd": "/workspace"}),
-            ),
+            shell("kill", &["-9", "1234"]),
             Some(&["runs kill: approve running `kill -9 1234`?"]),
         ),
+        (shell("/usr/bin/sudo", &["ls"]), Some(&["runs sudo"])),
         (
-            action("shell", json!({"program": "/usr/bin/sudo", "args": ["ls"]})),
-            Some(&["runs sudo"]),
-        ),
-        (
-            action("shell", json!({"argv": ["bash", "-c", "reboot now"]})),
+            legacy(json!({"argv": ["bash", "-c", "reboot now"]})),
             Some(&["runs reboot"]),
         ),
         (
-            action(
-                "shell",
-                json!({"program": "bash", "args": ["-lc", "ls; sudo -u root kill 1"]}),
-            ),
+            shell("bash", &["-lc", "ls; sudo -u root kill 1"]),
             Some(&["runs sudo and kill:"]),
         ),
         (cmd("ls && sudo rm -rf build"), Some(&["runs sudo"])),
@@ -96,14 +158,7 @@ fn programs_rule() {
         (cmd("echo `kill 1`"), Some(&["runs kill"])),
         (cmd("\\sudo ls"), Some(&["runs sudo"])),
         (cmd("if true; then poweroff; fi"), Some(&["runs poweroff"])),
-        (
-            Action {
-                target: "shell".into(),
-                tool: None,
-                ..cmd("su -c 'id'")
-            },
-            Some(&["runs su"]),
-        ),
+        (su, Some(&["runs su"])),
         (
             action("other-tool", json!({"cmd": "killall x"})),
             Some(&["runs killall"]),
@@ -117,20 +172,14 @@ fn programs_rule() {
         (cmd("sudoku --solve"), None),
         (cmd("killer-app"), None),
         (cmd("ddrescue a b"), None),
+        (shell("echo", &["sudo reboot; kill 1"]), None),
         (
-            action(
-                "shell",
-                json!({"program": "echo", "args": ["sudo reboot; kill 1"]}),
-            ),
+            action("shell", json!({})).with(tool("shell", "shell", false), Effects::none()),
             None,
         ),
-        (action("shell", json!({})), None),
-        (action("shell", json!({"command": 42})), None),
+        (legacy(json!({"command": 42})), None),
         (
-            action(
-                "write-file",
-                json!({"path": "/workspace/a", "content": "sudo reboot"}),
-            ),
+            write("/workspace/a").with(tool("files", "write-file", false), writes("/workspace/a")),
             None,
         ),
     ];
@@ -141,23 +190,30 @@ fn programs_rule() {
 fn program_entries_of_several_words() {
     let (config, warnings) = Config::from_json(&json!({"programs": ["git push", "rm"]}));
     assert!(warnings.is_empty(), "{warnings:?}");
-    let table: &[(Action, Option<&[&str]>)] = &[
+    let table: &[(Case, Option<&[&str]>)] = &[
         (cmd("git push origin main"), Some(&["runs git push:"])),
-        (cmd("git -C repo push"), Some(&["runs git push:"])),
+        (
+            shell("git", &["-C", "repo", "push"]),
+            Some(&["runs git push:"]),
+        ),
         (cmd("git pull && rm -r build"), Some(&["runs rm:"])),
-        (cmd("git pull"), None),
+        (shell("git", &["pull"]), None),
         (cmd("sudo reboot"), None),
     ];
     run(table, &config);
 }
 
-fn write(path: &str) -> Action {
+/// The files plugin's write-file writing `path`.
+fn write(path: &str) -> Case {
     action("write-file", json!({"path": path, "content": "hello"}))
+        .with(tool("files", "write-file", false), writes(path))
 }
 
 #[test]
 fn workspace_rule() {
-    let table: &[(Action, Option<&[&str]>)] = &[
+    let read = action("read-file", json!({"path": "/etc/passwd"}))
+        .with(tool("files", "read-file", true), Effects::none());
+    let table: &[(Case, Option<&[&str]>)] = &[
         (write("/workspace/notes.txt"), None),
         (write("/workspace"), None),
         (write("/workspace/./a/../b.txt"), None),
@@ -175,7 +231,7 @@ fn workspace_rule() {
         ),
         (write("notes.txt"), Some(&["`notes.txt`, a relative path"])),
         (write("~/x"), Some(&["relative path"])),
-        (action("read-file", json!({"path": "/etc/passwd"})), None),
+        (read, None),
         (action("write-file", json!({"content": "no path"})), None),
         (action("write-file", json!({"path": 7})), None),
     ];
@@ -183,7 +239,7 @@ fn workspace_rule() {
     let (config, _) = Config::from_json(
         &json!({"workspace": ["/workspace", "/notes/"], "write_tools": ["write-file", "append"]}),
     );
-    let table: &[(Action, Option<&[&str]>)] = &[
+    let table: &[(Case, Option<&[&str]>)] = &[
         (write("/notes/a.org"), None),
         (
             action("append", json!({"path": "/tmp/x"})),
@@ -195,8 +251,26 @@ fn workspace_rule() {
     run(&[(write("/etc/hosts"), None)], &off);
 }
 
-fn fetch(url: &str) -> Action {
+#[test]
+fn write_tools_and_fetch_tools_still_work_without_the_hosts_context() {
+    let table: &[(Case, Option<&[&str]>)] = &[
+        (
+            action("write-file", json!({"path": "/etc/hosts"})),
+            Some(&["to /etc/hosts"]),
+        ),
+        (
+            action("http-fetch", json!({"url": "https://evil.example/"})),
+            Some(&["not fetched before: evil.example."]),
+        ),
+        (action("write-file", json!({"path": "/workspace/a"})), None),
+    ];
+    run(table, &Config::default());
+}
+
+/// The http-fetch tool fetching `url`.
+fn fetch(url: &str) -> Case {
     action("http-fetch", json!({"url": url}))
+        .with(tool("http-fetch", "http-fetch", false), urls(url))
 }
 
 #[test]
@@ -205,7 +279,9 @@ fn known_hosts_rule() {
         &json!({"known_hosts": ["API.github.com.", "*.wikipedia.org", "::1", "example.net:8080"]}),
     );
     assert_eq!(warnings.len(), 1, "the port: {warnings:?}");
-    let table: &[(Action, Option<&[&str]>)] = &[
+    let read = action("read-file", json!({"url": "https://evil.com/"}))
+        .with(tool("files", "read-file", true), Effects::none());
+    let table: &[(Case, Option<&[&str]>)] = &[
         (fetch("https://api.github.com/repos/x/y"), None),
         (fetch("https://API.GitHub.com:443/"), None),
         (fetch("https://en.wikipedia.org/wiki/Rust"), None),
@@ -237,11 +313,12 @@ fn known_hosts_rule() {
             fetch("https://evil.com\\@api.github.com/"),
             Some(&["cannot tell from which host"]),
         ),
-        (action("http-fetch", json!({})), None),
         (
-            action("read-file", json!({"url": "https://evil.com/"})),
+            action("http-fetch", json!({}))
+                .with(tool("http-fetch", "http-fetch", false), Effects::none()),
             None,
         ),
+        (read, None),
     ];
     run(table, &config);
     // By default no host is known: every fetch asks.
@@ -257,39 +334,43 @@ fn known_hosts_rule() {
 #[test]
 fn dangerous_tools_rule() {
     let (config, _) = Config::from_json(&json!({"dangerous_tools": ["memory-set-property"]}));
-    let table: &[(Action, Option<&[&str]>)] = &[
+    let set = |args: Value| {
+        action("memory-set-property", args).with(
+            tool("memory", "memory-set-property", false),
+            Effects::none(),
+        )
+    };
+    let mut aliased = set(json!({"id": "x"}));
+    aliased.action.tool = Some("tidy".into());
+    let table: &[(Case, Option<&[&str]>)] = &[
         (
-            action(
-                "memory-set-property",
-                json!({"id": "x", "key": "TODO", "value": "DONE"}),
-            ),
+            set(json!({"id": "x", "key": "TODO", "value": "DONE"})),
             Some(&[
                 "`memory-set-property` is on the operator's list of tools that always need approval",
                 "\"value\":\"DONE\"",
             ]),
         ),
+        // A policy alias does not hide the tool's own name.
+        (
+            aliased,
+            Some(&["`memory-set-property` is on the operator's list"]),
+        ),
         (action("memory-get", json!({"id": "x"})), None),
     ];
     run(table, &config);
-    run(
-        &[(action("memory-set-property", json!({})), None)],
-        &Config::default(),
-    );
+    run(&[(set(json!({})), None)], &Config::default());
 }
 
 #[test]
 fn replies_and_malformed_args_pass() {
     let config = Config::default();
-    let reply = Action {
-        target: "tui".into(),
-        tool: None,
-        args: json!({"command": "sudo reboot"}).to_string(),
-        text: Some("run sudo reboot yourself".into()),
-        explanation: None,
-    };
+    let mut reply = action("x", json!({"command": "sudo reboot"}));
+    reply.action.target = "tui".into();
+    reply.action.tool = None;
+    reply.action.text = Some("run sudo reboot yourself".into());
     assert_eq!(asked(&reply, &config), None);
     let mut bad = cmd("");
-    bad.args = "{\"command\": \"sudo reboot\"".into();
+    bad.action.args = "{\"command\": \"sudo reboot\"".into();
     assert_eq!(
         asked(&bad, &config),
         None,
@@ -300,11 +381,13 @@ fn replies_and_malformed_args_pass() {
 #[test]
 fn questions_are_one_bounded_line() {
     let long = format!("sudo {}\n{}", "a".repeat(1000), "b".repeat(1000));
-    let question = asked(&cmd(&long), &Config::default()).unwrap_or_default();
-    assert!(
-        !question.contains('\n') && question.chars().count() < 300,
-        "{question}"
-    );
+    for case in [cmd(&long), evil_runner("sudo", &[long.as_str()])] {
+        let question = asked(&case, &Config::default()).unwrap_or_default();
+        assert!(
+            !question.is_empty() && !question.contains('\n') && question.chars().count() < 300,
+            "{question}"
+        );
+    }
 }
 
 #[test]
@@ -376,12 +459,19 @@ fn odd_inputs_never_panic() {
             json!({"argv": [s]}),
             json!({"path": s, "url": s}),
         ] {
-            for tool in ["shell", "write-file", "http-fetch"] {
-                let _ = check_action(&action(tool, args.clone()), &config);
+            for name in ["shell", "write-file", "http-fetch"] {
+                let mut fx = program(s, &[s, s]);
+                fx.writes = writes(s).writes;
+                fx.urls = urls(s).urls;
+                let _ = asked(&action(name, args.clone()), &config);
+                let _ = asked(
+                    &action(name, args.clone()).with(tool("p", name, false), fx),
+                    &config,
+                );
             }
         }
         let mut raw = action("shell", json!({}));
-        raw.args = s.into();
-        let _ = check_action(&raw, &config);
+        raw.action.args = s.into();
+        let _ = asked(&raw, &config);
     }
 }

@@ -6,7 +6,9 @@ use serde_json::Value;
 /// What the gate asks of an explanation, and which tools need none.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Tool names whose calls change nothing (`read_only_tools`).
+    /// Tool names (as the model calls them) treated as read-only even when they do not declare
+    /// it (`read_only_tools`): an override, empty by default. A tool's own `read-only` flag is
+    /// the source.
     pub read_only_tools: Vec<String>,
     /// Fewest characters an explanation may have, after trimming (`min_chars`).
     pub min_chars: usize,
@@ -18,17 +20,7 @@ impl Default for Config {
     /// The same defaults as plugin.toml's `[config]`.
     fn default() -> Self {
         Config {
-            read_only_tools: [
-                "read-file",
-                "list-directory",
-                "search-files",
-                "memory-query",
-                "memory-get",
-                "memory-outline",
-                "eval",
-            ]
-            .map(String::from)
-            .to_vec(),
+            read_only_tools: Vec::new(),
             min_chars: 12,
             min_words: 3,
         }

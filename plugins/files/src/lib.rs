@@ -44,19 +44,19 @@ impl Tool for Files {
             info(
                 "read-file",
                 "Read a UTF-8 text file (at most 512 KiB). Paths are absolute, inside a mount such as /workspace.",
-                r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
+                r#"{"type":"object","properties":{"path":{"type":"string","x-effect":"path-read"}},"required":["path"]}"#,
                 true,
             ),
             info(
                 "write-file",
                 "Create or replace a text file with `content`, then read it back to verify.",
-                r#"{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}"#,
+                r#"{"type":"object","properties":{"path":{"type":"string","x-effect":"path-write"},"content":{"type":"string"}},"required":["path","content"]}"#,
                 false,
             ),
             info(
                 "list-directory",
                 "List a directory: one entry per line, directories end with `/`.",
-                r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
+                r#"{"type":"object","properties":{"path":{"type":"string","x-effect":"path-read"}},"required":["path"]}"#,
                 true,
             ),
             info(

@@ -32,7 +32,7 @@ pub const DESCRIPTION: &str = "Find the lines matching `pattern`, a regular expr
     `(?i)` in the pattern) ignores case.";
 
 /// The JSON Schema of its arguments.
-pub const PARAMETERS: &str = r#"{"type":"object","properties":{"path":{"type":"string","description":"a file or directory inside a mount, e.g. /workspace"},"pattern":{"type":"string","description":"a regular expression (Rust regex syntax), matched against each line"},"max_results":{"type":"integer","minimum":1,"maximum":1000,"default":200},"case_insensitive":{"type":"boolean","default":false}},"required":["path","pattern"]}"#;
+pub const PARAMETERS: &str = r#"{"type":"object","properties":{"path":{"type":"string","x-effect":"path-read","description":"a file or directory inside a mount, e.g. /workspace"},"pattern":{"type":"string","description":"a regular expression (Rust regex syntax), matched against each line"},"max_results":{"type":"integer","minimum":1,"maximum":1000,"default":200},"case_insensitive":{"type":"boolean","default":false}},"required":["path","pattern"]}"#;
 
 /// The arguments of `search-files`.
 #[derive(Deserialize)]

@@ -15,7 +15,7 @@ use request::{FetchArgs, MAX_REDIRECTS, Request, format_output, next_headers, ne
 /// The tool plugin.
 pub struct HttpFetch;
 
-const PARAMETERS: &str = r#"{"type":"object","properties":{"url":{"type":"string","description":"absolute http or https URL"},"method":{"type":"string","enum":["GET","HEAD","POST"]},"headers":{"type":"object","additionalProperties":{"type":"string"}},"body":{"type":"string","description":"request body, POST only"},"max_bytes":{"type":"integer","minimum":1,"maximum":8388608,"description":"read at most this many body bytes (default 1048576)"}},"required":["url"]}"#;
+const PARAMETERS: &str = r#"{"type":"object","properties":{"url":{"type":"string","x-effect":"url","description":"absolute http or https URL"},"method":{"type":"string","enum":["GET","HEAD","POST"]},"headers":{"type":"object","additionalProperties":{"type":"string"}},"body":{"type":"string","description":"request body, POST only"},"max_bytes":{"type":"integer","minimum":1,"maximum":8388608,"description":"read at most this many body bytes (default 1048576)"}},"required":["url"]}"#;
 
 impl Tool for HttpFetch {
     fn describe() -> Vec<ToolInfo> {

@@ -105,7 +105,7 @@ impl Tool for Memory {
                 "memory-assign-id",
                 "Write an :ID: property on a headline that lacks one, using the ID memory-query \
                  shows for it. Refused if it already has one.",
-                ID_PARAMETERS,
+                r#"{"type":"object","properties":{"id":{"type":"string","x-effect":"memory-write"}},"required":["id"]}"#,
                 false,
             ),
         ]

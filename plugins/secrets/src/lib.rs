@@ -8,6 +8,15 @@
 //! and `Authorization` headers, secret-named URL query parameters and passwords in URLs (see
 //! `names`).
 //!
+//! It also uses the action's effects, which the host derives from the tool's declared schema
+//! (see `effects`): the arguments of every program it would run are scanned on their own
+//! (catching `--password VALUE` as two arguments and header arguments such as
+//! `Authorization: Bearer ...`), and so is every URL it would fetch (query strings carry
+//! tokens, with or without a scheme); and the reason names where the secret would go: "would
+//! write an AWS access key id to /workspace/creds.txt", "would send ... to host example.org",
+//! "would pass ... to the program curl". This holds for any tool, whatever it calls its
+//! arguments.
+//!
 //! The reason says which kind was found and where (`in args.content`), and never any part of
 //! the secret: it is shown to people and fed back to the model.
 //!
@@ -15,8 +24,10 @@
 //! no recognisable shape or name. Placeholders and examples pass on purpose (`<your key>`,
 //! `${TOKEN}`, `changeme`, `xxxx`, AWS's documented `...EXAMPLE` keys).
 //!
-//! The check itself is [`find_secret`], a plain function, so it runs natively in tests.
+//! The checks are plain functions, so they run natively in tests: [`find_secret`] and
+//! [`check_action`], given the action and its effects.
 
+mod effects;
 mod names;
 mod tokens;
 mod walk;
@@ -24,43 +35,50 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-pub use walk::{Finding, scan_text};
+pub use walk::{Destination, Finding, scan_text};
 
+use passepartout_sdk::context::Effects;
 use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
 
-/// The first secret `action` carries, looking at its args, then its text, then its explanation.
-pub fn find_secret(action: &Action) -> Option<Finding> {
+/// The first secret `action` carries, given what it would do: in its args, then in the
+/// arguments of the programs it would run and the URLs it would fetch, then in its text, then
+/// in its explanation. A secret in the args or the effects is named with where it would go.
+pub fn find_secret(action: &Action, effects: &Effects) -> Option<Finding> {
     let in_args = match serde_json::from_str::<serde_json::Value>(&action.args) {
-        Ok(args) => walk::scan_json(&args, "args"),
+        Ok(args) => walk::scan_json(&args, "args").map(|hit| Finding {
+            dest: effects::destination(effects, hit.text),
+            ..hit.finding
+        }),
         Err(_) => scan_text(&action.args).map(|kind| Finding {
-            kind,
-            place: "args (not valid JSON)".into(),
+            dest: effects::destination(effects, &action.args),
+            ..Finding::new(kind, "args (not valid JSON)")
         }),
     };
-    in_args.or_else(|| {
-        [("text", &action.text), ("explanation", &action.explanation)]
-            .into_iter()
-            .find_map(|(place, field)| {
-                let kind = scan_text(field.as_deref()?)?;
-                Some(Finding {
-                    kind,
-                    place: place.into(),
-                })
-            })
-    })
+    in_args
+        .or_else(|| effects::scan_programs(effects))
+        .or_else(|| effects::scan_urls(effects))
+        .or_else(|| {
+            [("text", &action.text), ("explanation", &action.explanation)]
+                .into_iter()
+                .find_map(|(place, field)| Some(Finding::new(scan_text(field.as_deref()?)?, place)))
+        })
 }
 
-/// The verdict on `action`: rejected, with a reason that names the kind and place of the
-/// secret, when it carries one.
-pub fn check_action(action: &Action) -> Verdict {
-    match find_secret(action) {
-        Some(Finding { kind, place }) => Verdict::Reject(format!(
-            "this action carries {kind} in {place}. Never send a secret's value: remove it and \
-             refer to it instead (by the name of the environment variable or file that holds it, \
-             or a placeholder such as <API_KEY>), then propose the action again."
-        )),
-        None => Verdict::Pass,
-    }
+/// The verdict on `action` given its effects: rejected, with a reason that names the kind and
+/// place of the secret and where it would go, when it carries one.
+pub fn check_action(action: &Action, effects: &Effects) -> Verdict {
+    let Some(Finding { kind, place, dest }) = find_secret(action, effects) else {
+        return Verdict::Pass;
+    };
+    let what = match dest {
+        Some(Destination { verb, to }) => format!("would {verb} {kind} {to} (found in {place})"),
+        None => format!("carries {kind} in {place}"),
+    };
+    Verdict::Reject(format!(
+        "this action {what}. Never send a secret's value: remove it and refer to it instead (by \
+         the name of the environment variable or file that holds it, or a placeholder such as \
+         <API_KEY>), then propose the action again."
+    ))
 }
 
 /// The gate exported by the component.
@@ -69,15 +87,16 @@ pub struct Secrets;
 impl Gate for Secrets {
     fn describe() -> GateInfo {
         GateInfo {
-            description: "Rejects actions whose args, text or explanation carry a secret (API \
-                          keys, tokens, private keys, JWTs, passwords), naming its kind and \
-                          place but never the secret."
+            description: "Rejects actions whose args, text, explanation, program arguments or \
+                          fetched URLs carry a secret (API keys, tokens, private keys, JWTs, \
+                          passwords), naming its kind, its place and where it would go, but \
+                          never the secret."
                 .into(),
         }
     }
 
     fn check(action: Action, _signal: SignalView) -> Verdict {
-        check_action(&action)
+        check_action(&action, &passepartout_sdk::context::effects())
     }
 }
 

@@ -216,20 +216,25 @@ pub fn find_in_url(text: &str) -> Option<String> {
         {
             return Some("a password in a URL".into());
         }
-        if let Some((_, query)) = url.split_once('?') {
-            let query = query.split('#').next().unwrap_or_default();
-            for pair in query.split('&') {
-                if let Some((name, value)) = pair.split_once('=')
-                    && is_secret_name(name)
-                    && !is_placeholder(value)
-                {
-                    return Some(format!("a secret in the URL query parameter {name}"));
-                }
-            }
+        if let Some(kind) = url
+            .split_once('?')
+            .and_then(|(_, query)| find_in_query(query))
+        {
+            return Some(kind);
         }
         search = search.get(url_start + end..).unwrap_or_default();
     }
     None
+}
+
+/// A secret-named parameter of a URL's query (`a=1&access_token=...`, up to any `#`).
+pub fn find_in_query(query: &str) -> Option<String> {
+    let query = query.split('#').next().unwrap_or_default();
+    query.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=')?;
+        (is_secret_name(name) && !is_placeholder(value))
+            .then(|| format!("a secret in the URL query parameter {name}"))
+    })
 }
 
 /// Is `host` (with an optional `:port`) one of the names reserved for examples (RFC 2606):

@@ -1,0 +1,172 @@
+//! The daemon's plugin set, built at boot and again on every reload (`reload` requests, SIGHUP,
+//! changed files), and the `reload` request that `plugin install/update/remove` send.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use passepartout::daemon::reload::Reload;
+use passepartout::daemon::server::{Router, RouterActuator};
+use passepartout::pipeline::{Pipeline, PipelineConfig};
+use serde_json::json;
+
+use super::Common;
+
+/// Load the plugins and build the daemon's pipeline around them. Returns it with the problems
+/// worth telling the operator (plugins that did not load, gates missing).
+///
+/// # Errors
+/// The journal, the policy or the provider configuration cannot be read.
+pub fn build(common: &Common, router: &Arc<Router>) -> anyhow::Result<(Pipeline, Vec<String>)> {
+    let journal = super::journal::open(common)?;
+    let loaded = super::load(common)?;
+    let mut problems: Vec<String> = loaded
+        .report
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for m in &loaded.report.missing_gates {
+        problems.push(format!(
+            "gate {} did not load: every action is refused until it loads or is disabled with \
+             [plugins.{}] enabled = false in policy.toml",
+            m.name, m.name
+        ));
+    }
+    let cascade = super::pipeline::cascade(common)?;
+    let memory = loaded.memory.clone();
+    let mut pipeline = Pipeline::from_report(loaded.report, journal, PipelineConfig::from_env())?;
+    if let Some(m) = memory {
+        pipeline = pipeline.with_memory(m);
+    }
+    let pipeline = pipeline
+        .with_provider(Box::new(cascade))
+        .with_actuator("client", Box::new(RouterActuator(router.clone())))
+        .with_actuator("cli", Box::new(RouterActuator(router.clone())));
+    Ok((pipeline, problems))
+}
+
+/// Reloads the daemon's plugin set from the plugin directory and the policy it started with.
+pub struct DaemonReload {
+    /// The options the daemon was started with.
+    pub common: Common,
+    /// Where replies to clients go.
+    pub router: Arc<Router>,
+}
+
+impl Reload for DaemonReload {
+    fn load(&self) -> Result<Pipeline, String> {
+        let (pipeline, problems) =
+            build(&self.common, &self.router).map_err(|e| format!("{e:#}"))?;
+        for p in problems {
+            tracing::warn!("after reload: {p}");
+        }
+        Ok(pipeline)
+    }
+
+    fn fingerprint(&self) -> String {
+        let mut out = String::new();
+        let files: [Option<PathBuf>; 3] = [
+            self.common
+                .policy
+                .clone()
+                .or_else(passepartout::dirs::policy_file),
+            passepartout::dirs::pins_file(),
+            self.common
+                .config
+                .clone()
+                .or_else(passepartout::dirs::config_file),
+        ];
+        for f in files.iter().flatten() {
+            stamp(&mut out, f);
+        }
+        if let Some(dir) = self
+            .common
+            .plugins
+            .clone()
+            .or_else(passepartout::dirs::plugin_dir)
+        {
+            stamp(&mut out, &dir);
+            // ambient authority: the operator's plugin directory, one level of folders.
+            let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            folders.sort();
+            for folder in folders {
+                stamp(&mut out, &folder);
+                let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .collect();
+                files.sort();
+                for f in files {
+                    stamp(&mut out, &f);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Append `path`'s name, size and modification time (or that it is missing) to `out`.
+fn stamp(out: &mut String, path: &Path) {
+    use std::fmt::Write as _;
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            let _ = writeln!(out, "{} {} {modified}", path.display(), m.len());
+        }
+        Err(_) => {
+            let _ = writeln!(out, "{} missing", path.display());
+        }
+    }
+}
+
+/// Ask a running daemon to reload its plugin set, and say whether it took the change. No
+/// daemon running is not an error: the next start loads the new set.
+pub fn tell_daemon(common: &Common) {
+    let mut client = match super::daemon::connect(common) {
+        Ok(c) => c,
+        Err(_) => {
+            println!("no daemon is running; it loads the change when it starts");
+            return;
+        }
+    };
+    match client.request("reload", json!({})) {
+        Ok((_, reply)) if reply["ok"] == true => {
+            let r = &reply["result"];
+            let missing = r["missing_gates"]
+                .as_array()
+                .map(|m| m.iter().filter_map(|g| g.as_str()).collect::<Vec<_>>())
+                .unwrap_or_default();
+            println!(
+                "the running daemon took the change: plugin set {}, {} plugin(s){}",
+                r["set"].as_str().unwrap_or("?"),
+                r["plugins"],
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; these gates did not load, so it refuses every action: {}",
+                        missing.join(", ")
+                    )
+                }
+            );
+        }
+        Ok((_, reply)) => eprintln!(
+            "the running daemon did not take the change (it keeps its running set): {}",
+            reply["error"]["message"]
+                .as_str()
+                .unwrap_or("no reason given")
+        ),
+        Err(e) => eprintln!("could not ask the running daemon to reload: {e}"),
+    }
+}

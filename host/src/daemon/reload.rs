@@ -1,0 +1,137 @@
+//! Reloading the plugin set while the daemon runs: on a `reload` request (which `plugin
+//! install`, `update` and `remove` send), on SIGHUP, and when the plugin directory, the policy or
+//! the pins change on disk.
+//!
+//! A new set is loaded and checked beside the running one, then swapped in atomically: a request
+//! already running finishes on the set it started with, the next one (and the tool list the
+//! model is offered with it) uses the new set. A set that fails to load (a policy that does not
+//! parse, say) leaves the old one running and says why: in the log, in `status`, in the reply.
+//! A gate that fails to load is not a failed set: it is in the new set as a missing gate, which
+//! refuses every action until it is fixed or disabled (fail closed).
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde::Serialize;
+
+use crate::pipeline::Pipeline;
+
+/// What the daemon reloads from. Implemented by the CLI's daemon command, which knows the
+/// plugin directory, the policy and the pins.
+pub trait Reload: Send + Sync {
+    /// Load the plugin set anew and build the pipeline around it.
+    ///
+    /// # Errors
+    /// Why the set cannot be loaded (the policy does not parse, the directory is unreadable);
+    /// the running set stays.
+    fn load(&self) -> Result<Pipeline, String>;
+
+    /// A cheap fingerprint of the files the set comes from (names, sizes, modification times):
+    /// when it changes, the daemon reloads.
+    fn fingerprint(&self) -> String;
+}
+
+/// How a reload went.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Reloaded {
+    /// Whether the running set changed.
+    pub changed: bool,
+    /// The plugin set now running (a hash of the loaded plugins and the policy).
+    pub set: String,
+    /// Plugins loaded.
+    pub plugins: usize,
+    /// Gates that did not load (every action is refused while any is listed).
+    pub missing_gates: Vec<String>,
+}
+
+/// What `status` shows of reloads.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReloadStatus {
+    /// Reloads that swapped in a new set.
+    pub reloads: u64,
+    /// Why the last attempt failed, if it did (the old set kept running).
+    pub last_error: Option<String>,
+}
+
+/// The running pipeline, swappable.
+pub struct Swap {
+    current: RwLock<Arc<Pipeline>>,
+    reload: Option<Box<dyn Reload>>,
+    /// One reload at a time.
+    busy: Mutex<ReloadStatus>,
+}
+
+impl Swap {
+    /// `pipeline`, reloadable through `reload` when given.
+    pub fn new(pipeline: Arc<Pipeline>, reload: Option<Box<dyn Reload>>) -> Swap {
+        Swap {
+            current: RwLock::new(pipeline),
+            reload,
+            busy: Mutex::new(ReloadStatus::default()),
+        }
+    }
+
+    /// The pipeline requests start on now.
+    pub fn current(&self) -> Arc<Pipeline> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// What `status` shows.
+    pub fn status(&self) -> ReloadStatus {
+        self.busy.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The fingerprint of the files the set comes from, or `None` when not reloadable.
+    pub fn fingerprint(&self) -> Option<String> {
+        self.reload.as_ref().map(|r| r.fingerprint())
+    }
+
+    /// Load the set anew and swap it in when it differs. Blocking (it compiles plugins).
+    ///
+    /// # Errors
+    /// Why the new set could not be loaded; the running one stays.
+    pub fn reload(&self, why: &str) -> Result<Reloaded, String> {
+        let Some(reload) = &self.reload else {
+            return Err("this daemon was started without a plugin set to reload".into());
+        };
+        let mut status = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fresh = match reload.load() {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!("reload ({why}) failed; the running plugin set stays: {e}");
+                status.last_error = Some(e.clone());
+                return Err(format!(
+                    "the new plugin set did not load, so the running one stays: {e}"
+                ));
+            }
+        };
+        status.last_error = None;
+        let running = self.current();
+        let changed = fresh.plugin_set() != running.plugin_set();
+        let outcome = Reloaded {
+            changed,
+            set: fresh.plugin_set().to_owned(),
+            plugins: fresh.plugins().len(),
+            missing_gates: fresh.missing_gates().to_vec(),
+        };
+        if changed {
+            // Loops in flight on the old set stop when the daemon stops, as on the new one.
+            fresh.share_interrupt(&running);
+            *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+            status.reloads += 1;
+            tracing::info!(
+                set = %outcome.set,
+                plugins = outcome.plugins,
+                "reloaded the plugin set ({why})"
+            );
+            for g in &outcome.missing_gates {
+                tracing::error!(
+                    "gate {g} did not load: every action is refused until it is fixed or disabled"
+                );
+            }
+        }
+        Ok(outcome)
+    }
+}

@@ -1,0 +1,562 @@
+//! Action effects: what an action would do, normalised, so that gates judge programs, paths,
+//! URLs and memory writes instead of each tool's argument names.
+//!
+//! A tool declares where its effects come from in its parameters schema, with the keyword
+//! `x-effect` on a property:
+//!
+//! | `x-effect` | the property holds | becomes |
+//! | --- | --- | --- |
+//! | `program` | a program name | a program run, with the `argv` property's items |
+//! | `argv` | a list of arguments | the arguments of that program |
+//! | `command-line` | a whole command line | a program run, split on whitespace |
+//! | `path-read` | a path the tool reads | a path read (guest path and host path) |
+//! | `path-write` | a path the tool writes | a path written |
+//! | `url` | a URL the tool fetches | a URL (scheme, host, port, path) |
+//! | `memory-write` | a memory node the tool changes | a memory write |
+//!
+//! The host derives the effects from the action's arguments and the plugin's mounts; a gate
+//! reads them through the `action-context` interface (WIT 0.1.1). A tool that is not read-only
+//! and declares no effects is opaque: `audit` flags it, and gates may refuse it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::capabilities::fs::Mount;
+
+/// The schema keyword that declares an effect.
+pub const KEYWORD: &str = "x-effect";
+
+/// What a property declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EffectKind {
+    /// A program name.
+    Program,
+    /// The arguments of the program.
+    Argv,
+    /// A whole command line.
+    CommandLine,
+    /// A path read.
+    PathRead,
+    /// A path written.
+    PathWrite,
+    /// A URL fetched.
+    Url,
+    /// A memory node changed.
+    MemoryWrite,
+}
+
+impl EffectKind {
+    const ALL: [(&'static str, EffectKind); 7] = [
+        ("program", EffectKind::Program),
+        ("argv", EffectKind::Argv),
+        ("command-line", EffectKind::CommandLine),
+        ("path-read", EffectKind::PathRead),
+        ("path-write", EffectKind::PathWrite),
+        ("url", EffectKind::Url),
+        ("memory-write", EffectKind::MemoryWrite),
+    ];
+
+    fn parse(text: &str) -> Option<EffectKind> {
+        Self::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
+    }
+}
+
+/// Which properties of a tool's arguments carry which effect, read from its schema at load.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EffectSpec {
+    /// Property name -> what it declares.
+    pub properties: BTreeMap<String, EffectKind>,
+}
+
+impl EffectSpec {
+    /// Read the `x-effect` keywords of a tool's top-level properties.
+    ///
+    /// # Errors
+    /// A keyword that is not one of the kinds above, or on a property that is not of the
+    /// matching JSON type (a path that is not a string, argv that is not an array), or `argv`
+    /// without `program`; the message names the property and the rule.
+    pub fn from_schema(schema: &Value) -> Result<EffectSpec, String> {
+        let mut spec = EffectSpec::default();
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            if schema.get(KEYWORD).is_some() {
+                return Err(format!(
+                    "{KEYWORD} belongs on a property, not on the schema"
+                ));
+            }
+            return Ok(spec);
+        };
+        for (name, prop) in props {
+            let Some(declared) = prop.get(KEYWORD) else {
+                continue;
+            };
+            let kind = declared
+                .as_str()
+                .and_then(EffectKind::parse)
+                .ok_or_else(|| {
+                    format!(
+                        "property {name:?}: {KEYWORD} is {declared}; use one of {}",
+                        EffectKind::ALL.map(|(n, _)| n).join(", ")
+                    )
+                })?;
+            let ty = prop.get("type").and_then(Value::as_str);
+            let want = if kind == EffectKind::Argv {
+                "array"
+            } else {
+                "string"
+            };
+            if ty.is_some_and(|t| t != want) {
+                return Err(format!(
+                    "property {name:?} declares {KEYWORD} {:?} but has type {:?}; it must be {want:?}",
+                    declared.as_str().unwrap_or_default(),
+                    ty.unwrap_or_default()
+                ));
+            }
+            spec.properties.insert(name.clone(), kind);
+        }
+        let has = |k| spec.properties.values().any(|v| *v == k);
+        if has(EffectKind::Argv) && !has(EffectKind::Program) {
+            return Err(format!(
+                "a property declares {KEYWORD} \"argv\" but none declares \"program\""
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// Whether the tool declares any effect.
+    pub fn declares(&self) -> bool {
+        !self.properties.is_empty()
+    }
+}
+
+/// A program an action would run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProgramRun {
+    /// The program, as named.
+    pub program: String,
+    /// Its arguments.
+    pub argv: Vec<String>,
+    /// The whole command line, for a `command-line` effect (program and argv are then only
+    /// its whitespace-split words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+}
+
+/// A path an action would read or write.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PathEffect {
+    /// As the tool sees it (inside its mounts).
+    pub guest: String,
+    /// The directory or file on this machine it maps to; none outside every mount.
+    pub host: Option<String>,
+}
+
+/// A URL an action would fetch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UrlEffect {
+    /// As given.
+    pub url: String,
+    /// Lower-case scheme; empty when the text is not a URL.
+    pub scheme: String,
+    /// Lower-case host.
+    pub host: String,
+    /// The port, when given or implied by the scheme.
+    pub port: Option<u16>,
+    /// The path (with query), `/` when none.
+    pub path: String,
+}
+
+/// Everything an action would do, as the host derives it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Effects {
+    /// Programs run.
+    pub programs: Vec<ProgramRun>,
+    /// Paths read.
+    pub reads: Vec<PathEffect>,
+    /// Paths written.
+    pub writes: Vec<PathEffect>,
+    /// URLs fetched.
+    pub urls: Vec<UrlEffect>,
+    /// Memory nodes changed (their IDs).
+    pub memory_writes: Vec<String>,
+}
+
+/// Derive what `args` would do under `spec`, mapping paths through `mounts`.
+pub fn derive(spec: &EffectSpec, args: &Map<String, Value>, mounts: &[Mount]) -> Effects {
+    let mut fx = Effects::default();
+    let text = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
+    let argv: Vec<String> = spec
+        .properties
+        .iter()
+        .filter(|(_, k)| **k == EffectKind::Argv)
+        .filter_map(|(name, _)| args.get(name).and_then(Value::as_array))
+        .flatten()
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    for (name, kind) in &spec.properties {
+        let Some(value) = text(name) else { continue };
+        match kind {
+            EffectKind::Program => fx.programs.push(ProgramRun {
+                program: value,
+                argv: argv.clone(),
+                line: None,
+            }),
+            EffectKind::CommandLine => {
+                let mut words = value.split_whitespace().map(str::to_owned);
+                if let Some(program) = words.next() {
+                    fx.programs.push(ProgramRun {
+                        program,
+                        argv: words.collect(),
+                        line: Some(value.clone()),
+                    });
+                }
+            }
+            EffectKind::Argv => {}
+            EffectKind::PathRead => fx.reads.push(path(&value, mounts)),
+            EffectKind::PathWrite => fx.writes.push(path(&value, mounts)),
+            EffectKind::Url => fx.urls.push(url(&value)),
+            EffectKind::MemoryWrite => fx.memory_writes.push(value),
+        }
+    }
+    fx
+}
+
+/// A guest path and where it lands on this machine: the longest mount that contains it,
+/// joined lexically (`..` that would leave the mount maps to nothing; cap-std refuses it at
+/// run time anyway).
+fn path(guest: &str, mounts: &[Mount]) -> PathEffect {
+    let normal = normalise(guest);
+    let host = mounts
+        .iter()
+        .filter_map(|m| {
+            let rest = normal.strip_prefix(&m.guest)?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((m, rest))
+        })
+        .max_by_key(|(m, _)| m.guest.len())
+        .map(|(m, rest)| {
+            m.host
+                .join(rest.trim_start_matches('/'))
+                .to_string_lossy()
+                .into_owned()
+        });
+    PathEffect {
+        guest: guest.to_owned(),
+        host: if normal.is_empty() { None } else { host },
+    }
+}
+
+/// `/a/./b/../c` -> `/a/c`; empty when `..` climbs above `/`. Relative paths are taken from
+/// `/`.
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return String::new();
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn url(text: &str) -> UrlEffect {
+    let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = match rest.find(['/', '?', '#']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    // user:password@host:port
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => match p.parse() {
+            Ok(port) => (h, Some(port)),
+            Err(_) => (authority, None),
+        },
+        _ => (authority, None),
+    };
+    let port = port.or(match scheme.as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    });
+    let path = path.split('#').next().unwrap_or("/");
+    UrlEffect {
+        url: text.to_owned(),
+        scheme: if rest.len() == text.len() {
+            String::new()
+        } else {
+            scheme
+        },
+        host: host.trim_matches(['[', ']']).to_ascii_lowercase(),
+        port,
+        path: if path.is_empty() {
+            "/".into()
+        } else {
+            path.into()
+        },
+    }
+}
+
+/// Remove the `x-effect` keywords from a schema's properties (what model providers are sent).
+pub fn strip(schema: &mut Value) {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for prop in props.values_mut() {
+            if let Some(p) = prop.as_object_mut() {
+                p.remove(KEYWORD);
+            }
+        }
+    }
+}
+
+/// The tool an action names, as the host knows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ToolIdentity {
+    /// The plugin that offers it.
+    pub plugin: String,
+    /// That plugin's version.
+    pub version: String,
+    /// The tool's own name in that plugin (the name offered may be a policy alias).
+    pub tool: String,
+    /// What the tool declares: it changes nothing.
+    pub read_only: bool,
+    /// Whether its schema declares its effects; a tool that is not read-only and declares
+    /// none is opaque.
+    pub declares_effects: bool,
+}
+
+/// What a gate may learn about the action under check, beyond the action itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ActionContext {
+    /// The tool, for a tool call naming a loaded tool.
+    pub tool: Option<ToolIdentity>,
+    /// What the action would do.
+    pub effects: Effects,
+}
+
+/// One loaded tool, with what is needed to derive its actions' effects.
+#[derive(Clone, Debug)]
+struct Entry {
+    identity: ToolIdentity,
+    spec: EffectSpec,
+    mounts: Vec<Mount>,
+}
+
+/// Every loaded tool by the name it is offered under: the host's view of tool identity.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    tools: BTreeMap<String, Entry>,
+}
+
+impl Catalog {
+    /// The tools of `plugins`.
+    pub fn new<'a>(plugins: impl IntoIterator<Item = &'a super::Plugin>) -> Catalog {
+        let mut tools = BTreeMap::new();
+        for p in plugins {
+            for t in &p.tools {
+                let spec = p.effect_specs.get(&t.name).cloned().unwrap_or_default();
+                let own = p.tool_aliases.get(&t.name).unwrap_or(&t.name);
+                tools.insert(
+                    t.name.clone(),
+                    Entry {
+                        identity: ToolIdentity {
+                            plugin: p.id.name.clone(),
+                            version: p.id.version.clone(),
+                            tool: own.clone(),
+                            read_only: t.read_only,
+                            declares_effects: spec.declares(),
+                        },
+                        spec,
+                        mounts: p.grants.fs.clone(),
+                    },
+                );
+            }
+        }
+        Catalog { tools }
+    }
+
+    /// The identity of the tool offered as `name`.
+    pub fn identity(&self, name: &str) -> Option<&ToolIdentity> {
+        self.tools.get(name).map(|e| &e.identity)
+    }
+
+    /// What gates learn about `action`: its tool and its effects.
+    pub fn context(&self, action: &crate::signal::Action) -> ActionContext {
+        let entry = match (&action.tool, action.target.as_str()) {
+            (Some(tool), "tool") => self.tools.get(tool),
+            _ => None,
+        };
+        match entry {
+            Some(e) => ActionContext {
+                tool: Some(e.identity.clone()),
+                effects: derive(&e.spec, &action.args, &e.mounts),
+            },
+            None => ActionContext::default(),
+        }
+    }
+}
+
+impl super::bindings::action_context_api::Host for super::state::GateData {
+    fn tool(&mut self) -> Option<super::bindings::action_context_api::ToolIdentity> {
+        self.context
+            .tool
+            .as_ref()
+            .map(|t| super::bindings::action_context_api::ToolIdentity {
+                plugin: t.plugin.clone(),
+                version: t.version.clone(),
+                tool: t.tool.clone(),
+                read_only: t.read_only,
+                declares_effects: t.declares_effects,
+            })
+    }
+
+    fn effects(&mut self) -> super::bindings::action_context_api::ActionEffects {
+        use super::bindings::action_context_api as api;
+        let fx = &self.context.effects;
+        let path = |p: &PathEffect| api::PathEffect {
+            guest: p.guest.clone(),
+            host: p.host.clone(),
+        };
+        api::ActionEffects {
+            programs: fx
+                .programs
+                .iter()
+                .map(|p| api::ProgramRun {
+                    program: p.program.clone(),
+                    argv: p.argv.clone(),
+                    line: p.line.clone(),
+                })
+                .collect(),
+            reads: fx.reads.iter().map(path).collect(),
+            writes: fx.writes.iter().map(path).collect(),
+            urls: fx
+                .urls
+                .iter()
+                .map(|u| api::UrlEffect {
+                    url: u.url.clone(),
+                    scheme: u.scheme.clone(),
+                    host: u.host.clone(),
+                    port: u.port,
+                    path: u.path.clone(),
+                })
+                .collect(),
+            memory_writes: fx.memory_writes.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(schema: Value) -> EffectSpec {
+        EffectSpec::from_schema(&schema).expect("valid")
+    }
+
+    #[test]
+    fn programs_with_argv_and_command_lines() {
+        let s = spec(json!({"properties": {
+            "exe": {"type": "string", "x-effect": "program"},
+            "params": {"type": "array", "x-effect": "argv"}
+        }}));
+        let fx = derive(
+            &s,
+            json!({"exe": "sudo", "params": ["ls", "-l"]})
+                .as_object()
+                .expect("obj"),
+            &[],
+        );
+        assert_eq!(
+            fx.programs,
+            [ProgramRun {
+                program: "sudo".into(),
+                argv: vec!["ls".into(), "-l".into()],
+                line: None,
+            }]
+        );
+        let s = spec(json!({"properties": {"line": {"x-effect": "command-line"}}}));
+        let fx = derive(
+            &s,
+            json!({"line": " rm  -rf /"}).as_object().expect("obj"),
+            &[],
+        );
+        assert_eq!(fx.programs[0].program, "rm");
+        assert_eq!(fx.programs[0].argv, ["-rf", "/"]);
+        assert_eq!(fx.programs[0].line.as_deref(), Some(" rm  -rf /"));
+    }
+
+    #[test]
+    fn paths_map_through_the_longest_mount() {
+        let mounts = [
+            Mount {
+                guest: "/workspace".into(),
+                host: "/home/u/notes".into(),
+                access: crate::runtime::manifest::Access::ReadWrite,
+            },
+            Mount {
+                guest: "/workspace/deep".into(),
+                host: "/srv/deep".into(),
+                access: crate::runtime::manifest::Access::ReadOnly,
+            },
+        ];
+        let s = spec(json!({"properties": {"path": {"type": "string", "x-effect": "path-write"}}}));
+        let host = |p: &str| {
+            derive(&s, json!({ "path": p }).as_object().expect("obj"), &mounts).writes[0]
+                .host
+                .clone()
+        };
+        assert_eq!(
+            host("/workspace/a.txt").as_deref(),
+            Some("/home/u/notes/a.txt")
+        );
+        assert_eq!(host("/workspace/deep/x").as_deref(), Some("/srv/deep/x"));
+        assert_eq!(host("/workspace/../etc/passwd"), None);
+        assert_eq!(host("/workspacex/a"), None);
+        assert_eq!(host("/../../etc"), None);
+    }
+
+    #[test]
+    fn urls_are_split() {
+        let u = url("HTTPS://user:pw@Example.ORG:8443/a/b?q=1#frag");
+        assert_eq!(
+            (u.scheme.as_str(), u.host.as_str(), u.port, u.path.as_str()),
+            ("https", "example.org", Some(8443), "/a/b?q=1")
+        );
+        let u = url("http://[::1]/x");
+        assert_eq!((u.host.as_str(), u.port), ("::1", Some(80)));
+        let u = url("example.org");
+        assert_eq!((u.scheme.as_str(), u.host.as_str()), ("", "example.org"));
+    }
+
+    #[test]
+    fn bad_declarations_are_refused_naming_the_property() {
+        for (schema, needle) in [
+            (
+                json!({"properties": {"p": {"x-effect": "teleport"}}}),
+                "\"p\"",
+            ),
+            (
+                json!({"properties": {"p": {"type": "integer", "x-effect": "path-read"}}}),
+                "must be",
+            ),
+            (
+                json!({"properties": {"a": {"type": "array", "x-effect": "argv"}}}),
+                "program",
+            ),
+            (json!({"x-effect": "url"}), "belongs on a property"),
+        ] {
+            let err = EffectSpec::from_schema(&schema).expect_err("refused");
+            assert!(err.contains(needle), "{err}");
+        }
+    }
+}
