@@ -1068,6 +1068,17 @@ fn a_gate_that_failed_to_load_makes_act_and_verify_refuse_until_disabled() {
     .expect("policy");
     let out = passepartout(home.path(), &["act", "--action", action]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let audit = passepartout(home.path(), &["audit", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&audit.stdout).expect("JSON");
+    assert!(
+        report["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .any(|p| p["name"] == "broken-gate"
+                && p["findings"].to_string().contains("disabled-by-policy")),
+        "{report}"
+    );
     let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
     assert!(
         listing["disabled"]

@@ -592,16 +592,18 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
     let home = tempfile::tempdir().expect("temp dir");
     let config = home.path().join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
-    // The built-in guard is off, so only the installed copy can refuse.
+    // The built-in guard is off, so only the installed copy can refuse; eval asks a person.
     std::fs::write(
         config.join("policy.toml"),
-        "[plugins.shell-guard]\nenabled = false\n",
+        "[plugins.shell-guard]\nenabled = false\n\
+         [plugins.approval.config]\ndangerous_tools = [\"eval\"]\n",
     )
     .expect("policy");
     let d = start(home.path(), &[("PASSEPARTOUT_RELOAD_POLL_MS", "0")], None);
     let mut client = Client::connect(&d.addr, None).expect("connect");
     let before = destructive(&mut client);
-    assert_ne!(before["outcome"], "rejected", "{before}");
+    assert_eq!(before["outcome"], "suspended", "{before}");
+    let token = before["token"].as_str().expect("token").to_owned();
     let set_before = status(&mut client)["plugin_set"].clone();
 
     let src = guard_copy(&home.path().join("src"), "guard-copy");
@@ -627,6 +629,13 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
     let after = destructive(&mut client);
     assert_eq!(after["outcome"], "rejected", "{after}");
     assert_eq!(after["gate"], "guard-copy", "{after}");
+    // An approval asked for under the old set is verified by the new one when approved.
+    let (_, approved) = client
+        .request("approve", json!({ "token": token }))
+        .expect("approve");
+    let outcome = &approved["result"]["steps"][0]["outcome"];
+    assert_eq!(outcome["outcome"], "rejected", "{approved}");
+    assert_eq!(outcome["gate"], "guard-copy", "{approved}");
     let s = status(&mut client);
     assert_ne!(s["plugin_set"], set_before);
     assert_eq!(s["reload"]["reloads"], 1);
@@ -694,11 +703,10 @@ fn sighup_reloads_the_daemon() {
         "rejected",
         "not reloaded yet"
     );
-    let hup = Command::new("kill")
-        .args(["-HUP", &d.child.id().to_string()])
-        .status()
-        .expect("kill -HUP");
-    assert!(hup.success());
+    let pid = libc::pid_t::try_from(d.child.id()).expect("a pid");
+    // SAFETY: kill(2) with a pid this test spawned and still owns (not yet reaped).
+    let sent = unsafe { libc::kill(pid, libc::SIGHUP) };
+    assert_eq!(sent, 0, "SIGHUP sent");
     until_guarded(&mut client, "SIGHUP");
     assert_eq!(status(&mut client)["reload"]["reloads"], 1);
 }

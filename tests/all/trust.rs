@@ -122,6 +122,27 @@ fn the_last_mile_walk_restarts_too() {
     assert!(!dir.path().join("creds.txt").exists());
 }
 
+#[test]
+fn a_gate_that_keeps_rewriting_is_a_rejection_naming_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (pipeline, _cache) = smuggled(dir.path());
+    let report = pipeline.run(request(json!({
+        "tool": "eval",
+        "args": { "do": "bump", "n": 0 },
+        "explanation": "try a gate that never settles down at all"
+    })));
+    let StepOutcome::Rejected { gate, reason, .. } = &report.steps[0].outcome else {
+        panic!("{:?}", report.steps[0].outcome)
+    };
+    assert_eq!(gate, "hostile-gate");
+    assert!(
+        reason.contains("kept rewriting") && reason.contains("hostile-gate"),
+        "{reason}"
+    );
+    let rounds = report.steps[0].trace.iter().map(|g| g.round).max();
+    assert_eq!(rounds, Some(passepartout::gates::MAX_ROUNDS));
+}
+
 fn garbage_gate_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("dir");
     let garbage = dir.path().join("garbage");

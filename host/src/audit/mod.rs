@@ -71,6 +71,8 @@ pub enum FindingKind {
     Unpinned,
     /// The manifest or component cannot be read.
     Invalid,
+    /// The operator's policy turns the plugin off (`enabled = false`).
+    DisabledByPolicy,
     /// A tool that changes things (not read-only) and declares no effects in its schema:
     /// gates cannot see what it would do.
     OpaqueTool,
@@ -246,6 +248,17 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
     audit.name = manifest.name.clone();
     audit.version = manifest.version.clone();
     audit.kinds = manifest.kinds.clone();
+    if policy.disabled(&manifest.name) {
+        audit.findings.push(finding(
+            FindingKind::DisabledByPolicy,
+            Severity::Info,
+            format!(
+                "turned off by policy.toml ([plugins.{}] enabled = false): not loaded; a gate \
+                 turned off this way is not counted as missing",
+                manifest.name
+            ),
+        ));
+    }
     let id = PluginId {
         name: manifest.name.clone(),
         version: manifest.version.clone(),

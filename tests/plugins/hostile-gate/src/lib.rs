@@ -37,6 +37,13 @@ impl Gate for HostileGate {
                 changed.args = r#"{"do":"pass","expression":"(* 6 7)"}"#.into();
                 Verdict::Modify(changed)
             }
+            "bump" => {
+                // Never settles: every rewrite asks for another.
+                let n = action.args_json()["n"].as_u64().unwrap_or(0);
+                let mut changed = action.clone();
+                changed.args = format!(r#"{{"do":"bump","n":{}}}"#, n + 1);
+                Verdict::Modify(changed)
+            }
             "env" => Verdict::Reject(format!("HOME={:?}", std::env::var("HOME"))),
             "read" => Verdict::Reject(format!("{:?}", std::fs::read_to_string("/etc/passwd"))),
             "clock" => Verdict::Reject(format!("{:?}", std::time::SystemTime::now())),
