@@ -3,6 +3,9 @@
 
 #[path = "../host/build/guests.rs"]
 mod guests;
+#[path = "../host/build/python.rs"]
+#[allow(dead_code)] // `build` is for the host's own Python plugins
+mod python;
 
 use std::path::Path;
 
@@ -32,6 +35,7 @@ fn main() {
             "Cargo.toml",
         ],
     );
+    python_doc_gate(&workspace);
     for (name, wasm) in guests::build(&workspace, TEST_PLUGINS) {
         let var = name.to_uppercase().replace('-', "_");
         println!("cargo:rustc-env={var}_WASM={}", wasm.display());
@@ -44,4 +48,44 @@ fn main() {
                 .display()
         );
     }
+}
+
+/// The complete gate of docs/python-plugins.md, built from the page's own text (its first
+/// ```python block and the ```toml manifest after it), so that the example cannot rot.
+fn python_doc_gate(workspace: &Path) {
+    let page = workspace.join("docs/python-plugins.md");
+    println!("cargo:rerun-if-changed={}", page.display());
+    let text = std::fs::read_to_string(&page).expect("docs/python-plugins.md is readable");
+    let section = text
+        .split("## A complete gate")
+        .nth(1)
+        .expect("docs/python-plugins.md has a \"## A complete gate\" section");
+    let block = |fence: &str| {
+        section
+            .split(fence)
+            .nth(1)
+            .and_then(|rest| rest.split("\n```").next())
+            .unwrap_or_else(|| panic!("the section has a {fence} block"))
+            .to_owned()
+    };
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("python-doc-gate");
+    std::fs::create_dir_all(&out).expect("create the example's folder");
+    let app = out.join("app.py");
+    let manifest = out.join("plugin.toml");
+    // Written only when changed: the Python build is skipped when its inputs are unchanged.
+    for (path, body) in [
+        (&app, block("```python\n")),
+        (&manifest, block("```toml\n")),
+    ] {
+        if std::fs::read_to_string(path).ok().as_deref() != Some(body.as_str()) {
+            std::fs::write(path, body).expect("write the extracted example");
+        }
+    }
+    let wasm = python::build_dir(workspace, "python-doc-gate", &out);
+    println!("cargo:rustc-env=PYTHON_DOC_GATE_WASM={}", wasm.display());
+    println!(
+        "cargo:rustc-env=PYTHON_DOC_GATE_MANIFEST={}",
+        manifest.display()
+    );
 }

@@ -10,7 +10,7 @@ use passepartout::runtime::{PluginSource, Policy};
 use passepartout::signal::{Action, Meta, Signal};
 use passepartout_tests::{
     HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, OLD_GATE_MANIFEST, OLD_GATE_WASM,
-    README_GATE_MANIFEST, README_GATE_WASM, source,
+    PYTHON_DOC_GATE_MANIFEST, PYTHON_DOC_GATE_WASM, README_GATE_MANIFEST, README_GATE_WASM, source,
 };
 use serde_json::json;
 
@@ -67,14 +67,23 @@ fn shell_policy(dir: &std::path::Path) -> String {
 
 #[test]
 fn the_readme_gate_rejects_sudo_on_the_real_shell_tool_and_on_any_tool_that_declares_it() {
+    documented_gate_rejects_sudo(source(README_GATE_WASM, README_GATE_MANIFEST, |m| m));
+}
+
+#[test]
+fn the_python_documentation_gate_does_the_same() {
+    documented_gate_rejects_sudo(source(
+        PYTHON_DOC_GATE_WASM,
+        PYTHON_DOC_GATE_MANIFEST,
+        |m| m,
+    ));
+}
+
+/// A documented example gate (named `no-sudo`): sudo refused on the real shell tool and on a
+/// third-party tool that spells its arguments otherwise; other programs pass.
+fn documented_gate_rejects_sudo(gate: PluginSource) {
     let dir = tempfile::tempdir().expect("dir");
-    let (p, _cache) = pipeline(
-        vec![
-            source(README_GATE_WASM, README_GATE_MANIFEST, |m| m),
-            runner(),
-        ],
-        &shell_policy(dir.path()),
-    );
+    let (p, _cache) = pipeline(vec![gate, runner()], &shell_policy(dir.path()));
     let verdict = |a: serde_json::Value| p.verify(&action(a), &request()).outcome;
     let rejected_by_readme =
         |o: &Outcome| matches!(o, Outcome::Rejected { gate, .. } if gate == "no-sudo");

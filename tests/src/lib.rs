@@ -68,3 +68,7 @@ pub const OLD_GATE_MANIFEST: &str = env!("OLD_GATE_MANIFEST");
 pub const README_GATE_WASM: &str = env!("README_GATE_WASM");
 /// Its manifest.
 pub const README_GATE_MANIFEST: &str = env!("README_GATE_MANIFEST");
+/// The complete Python gate of docs/python-plugins.md, built from the page's text.
+pub const PYTHON_DOC_GATE_WASM: &str = env!("PYTHON_DOC_GATE_WASM");
+/// Its manifest, as the page shows it.
+pub const PYTHON_DOC_GATE_MANIFEST: &str = env!("PYTHON_DOC_GATE_MANIFEST");
