@@ -515,13 +515,25 @@ fn capabilities(
         (Class::Host, Sides::default()),
         (Class::Unknown, Sides::default()),
     ];
+    // Programs run with their working directory in the plugin's mounts: a tool importing the
+    // process interface uses its filesystem grant through it, not through WASI.
+    let runs_programs = !imported(Class::Process).is_empty();
     for (class, sides) in rows {
         let imp = imported(class);
         if class == Class::Unknown && imp.is_empty() {
             continue;
         }
         let enforced = enforcement(class, gate_only, &sides.effective, &imp);
-        findings_for(audit, class, gate_only, &sides, &imp, &enforced);
+        let used_by_programs = class == Class::Filesystem && runs_programs;
+        findings_for(
+            audit,
+            class,
+            gate_only,
+            &sides,
+            &imp,
+            &enforced,
+            used_by_programs,
+        );
         let Sides {
             declared,
             granted,
@@ -621,6 +633,8 @@ struct Sides {
     undeclared: Vec<String>,
 }
 
+/// The findings for one capability. `used_otherwise`: the grant is used through another
+/// interface (mounts as the working directories of programs), so not importing it is fine.
 fn findings_for(
     audit: &mut PluginAudit,
     class: Class,
@@ -628,6 +642,7 @@ fn findings_for(
     sides: &Sides,
     imported: &[String],
     enforced: &str,
+    used_otherwise: bool,
 ) {
     let Sides {
         effective,
@@ -692,7 +707,7 @@ fn findings_for(
                 ),
             ));
         }
-        if imported.is_empty() && !effective.is_empty() {
+        if imported.is_empty() && !effective.is_empty() && !used_otherwise {
             audit.findings.push(finding(
                 FindingKind::OverGranted,
                 Severity::Medium,

@@ -417,18 +417,22 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
 }
 
 fn load(common: &Common) -> anyhow::Result<Loaded> {
-    let s = setup(common)?;
+    Ok(load_setup(setup(common)?))
+}
+
+/// Load what `s` found.
+fn load_setup(s: Setup) -> Loaded {
     let report = s.runtime.load_all(&s.sources, &s.policy);
     for d in &report.disabled {
         tracing::info!("{d}");
     }
-    Ok(Loaded {
+    Loaded {
         runtime: s.runtime,
         report,
         plugin_dir: s.plugin_dir,
         policy_file: s.policy_file,
         memory: s.memory,
-    })
+    }
 }
 
 /// Run the command line; errors are printed with their causes and give exit code 2.

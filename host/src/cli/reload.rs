@@ -18,13 +18,22 @@ use super::Common;
 /// The journal, the policy or the provider configuration cannot be read.
 pub fn build(common: &Common, router: &Arc<Router>) -> anyhow::Result<(Pipeline, Vec<String>)> {
     let journal = super::journal::open(common)?;
-    let loaded = super::load(common)?;
-    let mut problems: Vec<String> = loaded
-        .report
-        .errors
+    let setup = super::setup(common)?;
+    // The set is audited as it is loaded (at boot and on every reload): what the audit finds
+    // worth a look is said beside what did not load.
+    let audit = passepartout::audit::audit(&setup.runtime, &setup.sources, &setup.policy);
+    let loaded = super::load_setup(setup);
+    let mut problems: Vec<String> = audit
+        .plugins
         .iter()
-        .map(ToString::to_string)
+        .flat_map(|p| {
+            p.findings
+                .iter()
+                .filter(|f| f.severity >= passepartout::audit::Severity::Medium)
+                .map(move |f| format!("audit: {} {}: {}", p.name, p.version, f.message))
+        })
         .collect();
+    problems.extend(loaded.report.errors.iter().map(ToString::to_string));
     for m in &loaded.report.missing_gates {
         problems.push(format!(
             "gate {} did not load: every action is refused until it loads or is disabled with \

@@ -25,11 +25,23 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         return Ok(ExitCode::SUCCESS);
     }
     match &daemon {
-        Some(d) => println!(
-            "daemon: {}, up {} s",
-            d["health"].as_str().unwrap_or("?"),
-            d["uptime_secs"]
-        ),
+        Some(d) => {
+            println!(
+                "daemon: {}, up {} s, plugin set {}",
+                d["health"].as_str().unwrap_or("?"),
+                d["uptime_secs"],
+                d["plugin_set"].as_str().unwrap_or("?")
+            );
+            if let Some(e) = d["reload"]["last_error"].as_str() {
+                println!("daemon: the last reload failed, so it runs the previous set: {e}");
+            }
+            for g in d["missing_gates"].as_array().into_iter().flatten() {
+                println!(
+                    "daemon: gate {} did not load: every action is refused",
+                    g.as_str().unwrap_or("?")
+                );
+            }
+        }
         None => println!("daemon: not running"),
     }
     println!(
@@ -93,6 +105,24 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         },
         true,
     ));
+    if let Some(d) = super::daemon::daemon_status(common) {
+        let reload_error = d["reload"]["last_error"].as_str().map(|e| {
+            format!("the last reload failed, so the daemon runs the previous plugin set: {e}")
+        });
+        checks.push(check(
+            "daemon",
+            reload_error.map_or_else(
+                || {
+                    Ok(format!(
+                        "running plugin set {}",
+                        d["plugin_set"].as_str().unwrap_or("?")
+                    ))
+                },
+                Err,
+            ),
+            false,
+        ));
+    }
     let db = common.db.clone().or_else(passepartout::dirs::database);
     checks.push(check(
         "database",

@@ -430,3 +430,22 @@ pub(crate) fn check_export_names(exports: &[String], kinds: &[Kind]) -> Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_0_1_release_up_to_ours_loads_and_nothing_newer() {
+        let gate = |v: &str| vec![format!("passepartout:plugin/gate@{v}")];
+        assert!(check_export_names(&gate("0.1.0"), &[Kind::Gate]).is_ok());
+        assert!(check_export_names(&gate("0.1.1"), &[Kind::Gate]).is_ok());
+        for newer in ["0.1.9", "0.2.0", "1.0.0"] {
+            let err = check_export_names(&gate(newer), &[Kind::Gate]).expect_err(newer);
+            assert!(
+                err.contains(newer) && err.contains("upgrade passepartout"),
+                "{err}"
+            );
+        }
+    }
+}
