@@ -639,6 +639,10 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
     let s = status(&mut client);
     assert_ne!(s["plugin_set"], set_before);
     assert_eq!(s["reload"]["reloads"], 1);
+    // Asking again with nothing changed loads nothing: no client can keep the daemon busy.
+    let (_, again) = client.request("reload", json!({})).expect("reload");
+    assert_eq!(again["result"]["changed"], false, "{again}");
+    assert_eq!(again["result"]["set"], s["plugin_set"]);
 
     // A policy that does not parse keeps the running set, and says why.
     std::fs::write(config.join("policy.toml"), "[plugins.shell-guard\n").expect("policy");

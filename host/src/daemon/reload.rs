@@ -50,6 +50,9 @@ pub struct ReloadStatus {
     pub reloads: u64,
     /// Why the last attempt failed, if it did (the old set kept running).
     pub last_error: Option<String>,
+    /// The fingerprint of the files the running set was loaded from (not shown).
+    #[serde(skip)]
+    loaded_from: Option<String>,
 }
 
 /// The running pipeline, swappable.
@@ -63,10 +66,14 @@ pub struct Swap {
 impl Swap {
     /// `pipeline`, reloadable through `reload` when given.
     pub fn new(pipeline: Arc<Pipeline>, reload: Option<Box<dyn Reload>>) -> Swap {
+        let loaded_from = reload.as_ref().map(|r| r.fingerprint());
         Swap {
             current: RwLock::new(pipeline),
             reload,
-            busy: Mutex::new(ReloadStatus::default()),
+            busy: Mutex::new(ReloadStatus {
+                loaded_from,
+                ..ReloadStatus::default()
+            }),
         }
     }
 
@@ -93,10 +100,37 @@ impl Swap {
     /// # Errors
     /// Why the new set could not be loaded; the running one stays.
     pub fn reload(&self, why: &str) -> Result<Reloaded, String> {
+        self.reload_if(why, true)
+    }
+
+    /// As [`Swap::reload`], but only when the files the set comes from changed since it was
+    /// loaded (or the last attempt failed): what a client's `reload` request does, so that
+    /// no client can keep the daemon busy reloading an unchanged set.
+    ///
+    /// # Errors
+    /// As [`Swap::reload`].
+    pub fn reload_if_changed(&self, why: &str) -> Result<Reloaded, String> {
+        self.reload_if(why, false)
+    }
+
+    fn reload_if(&self, why: &str, always: bool) -> Result<Reloaded, String> {
         let Some(reload) = &self.reload else {
             return Err("this daemon was started without a plugin set to reload".into());
         };
         let mut status = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let fingerprint = reload.fingerprint();
+        if !always
+            && status.last_error.is_none()
+            && status.loaded_from.as_deref() == Some(fingerprint.as_str())
+        {
+            let running = self.current();
+            return Ok(Reloaded {
+                changed: false,
+                set: running.plugin_set().to_owned(),
+                plugins: running.plugins().len(),
+                missing_gates: running.missing_gates().to_vec(),
+            });
+        }
         let mut fresh = match reload.load() {
             Ok(p) => p,
             Err(e) => {
@@ -108,6 +142,7 @@ impl Swap {
             }
         };
         status.last_error = None;
+        status.loaded_from = Some(fingerprint);
         let running = self.current();
         let changed = fresh.plugin_set() != running.plugin_set();
         let outcome = Reloaded {

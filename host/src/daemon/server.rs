@@ -523,7 +523,7 @@ fn handle(
     match op {
         "ping" => Ok((json!("pong"), Vec::new())),
         "reload" => swap
-            .reload("requested by a client")
+            .reload_if_changed("requested by a client")
             .map(|r| (json!(r), Vec::new())),
         "act" => {
             let action: Action = serde_json::from_value(message["action"].clone())
