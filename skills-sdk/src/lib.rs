@@ -9,19 +9,22 @@
 //! ## A complete gate
 //!
 //! ```no_run
-//! use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
+//! use passepartout_sdk::{Action, ActionExt, Gate, GateInfo, SignalView, Verdict};
 //!
 //! struct NoSudo;
 //!
 //! impl Gate for NoSudo {
 //!     fn describe() -> GateInfo {
-//!         GateInfo { description: "Rejects shell commands run through sudo.".into() }
+//!         GateInfo { description: "Rejects programs run through sudo.".into() }
 //!     }
 //!
 //!     fn check(action: Action, _signal: SignalView) -> Verdict {
-//!         let args = action.args_json();
-//!         let command = args["command"].as_str().unwrap_or_default();
-//!         if command.split_whitespace().any(|word| word == "sudo") {
+//!         // What the action would run, whichever tool and however it names its arguments
+//!         // (see the `context` module): never read a tool's argument names.
+//!         let sudo = action.effects().programs.iter().any(|run| {
+//!             run.program == "sudo" || run.argv.iter().any(|arg| arg == "sudo")
+//!         });
+//!         if sudo {
 //!             Verdict::Reject("sudo is not allowed; run the command without it".into())
 //!         } else {
 //!             Verdict::Pass
@@ -47,6 +50,10 @@
 //!         vec![ToolInfo {
 //!             name: "shout".into(),
 //!             description: "Returns the text in capital letters.".into(),
+//!             // Arguments that name a program, its argv, a command line, a path read or
+//!             // written, a URL or a memory node carry "x-effect" (program, argv,
+//!             // command-line, path-read, path-write, url, memory-write), so that gates see
+//!             // what a call does; this tool touches nothing, so it marks nothing.
 //!             parameters: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#.into(),
 //!             read_only: true,
 //!         }]
@@ -72,7 +79,7 @@
 //! crate-type = ["cdylib"]
 //!
 //! [dependencies]
-//! passepartout-sdk = "0.1"
+//! passepartout-sdk = { path = "../passepartout/skills-sdk" }   # a checkout of this repository (not on crates.io yet)
 //! serde = { version = "1", features = ["derive"] }
 //! ```
 //!

@@ -42,8 +42,15 @@ struct Entry<'a> {
 #[derive(Serialize)]
 struct Tool<'a> {
     name: &'a str,
+    /// The plugin's own name for it, when the policy offers it under an alias.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    own_name: Option<&'a str>,
     description: &'a str,
     read_only: bool,
+    /// Argument -> the effect it declares (`x-effect`).
+    effects: std::collections::BTreeMap<&'a str, passepartout::runtime::effects::EffectKind>,
+    /// Not read-only and declares no effects: gates cannot see what it does.
+    opaque: bool,
     timeout_ms: u64,
 }
 
@@ -62,11 +69,22 @@ fn entry(p: &Plugin) -> Entry<'_> {
         tools: p
             .tools
             .iter()
-            .map(|t| Tool {
-                name: &t.name,
-                description: &t.description,
-                read_only: t.read_only,
-                timeout_ms: p.limits.tool_timeout(&t.name).as_millis() as u64,
+            .map(|t| {
+                let own = p.tool_aliases.get(&t.name).map(String::as_str);
+                let effects: std::collections::BTreeMap<_, _> = p
+                    .effect_specs
+                    .get(&t.name)
+                    .map(|s| s.properties.iter().map(|(k, v)| (k.as_str(), *v)).collect())
+                    .unwrap_or_default();
+                Tool {
+                    name: &t.name,
+                    own_name: own,
+                    description: &t.description,
+                    read_only: t.read_only,
+                    opaque: !t.read_only && effects.is_empty(),
+                    effects,
+                    timeout_ms: p.limits.tool_timeout(own.unwrap_or(&t.name)).as_millis() as u64,
+                }
             })
             .collect(),
         depends_on: &p.manifest.depends_on,
@@ -164,7 +182,13 @@ fn print_table(l: &Listing<'_>) {
             println!(
                 "  tool {} ({}, timeout {} ms): {}",
                 t.name,
-                if t.read_only { "read-only" } else { "writes" },
+                if t.read_only {
+                    "read-only"
+                } else if t.opaque {
+                    "writes, OPAQUE: declares no effects"
+                } else {
+                    "writes"
+                },
                 t.timeout_ms,
                 t.description
             );
