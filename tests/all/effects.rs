@@ -211,7 +211,7 @@ fn a_gate_built_against_wit_0_1_0_still_loads_and_works() {
         )
         .outcome;
     assert!(
-        matches!(&o, Outcome::Rejected { gate, reason } if gate == "old-gate" && reason.contains("no sudo")),
+        matches!(&o, Outcome::Rejected { gate, reason } if gate == "old-gate" && reason.contains("no sudo (config {})")),
         "{o:?}"
     );
 }

@@ -16,6 +16,7 @@ pub mod pins;
 pub mod plugin;
 pub mod policy;
 pub mod state;
+mod stubs;
 pub mod tools;
 
 use std::path::PathBuf;

@@ -229,8 +229,7 @@ impl Runtime {
         let gate_pre = if manifest.kinds.contains(&Kind::Gate) {
             let mut linker: Linker<GateData> = self.gate_linker.clone();
             // Everything but our host interface traps: a gate holds no capability at all.
-            linker
-                .define_unknown_imports_as_traps(&component)
+            super::stubs::define_foreign_imports_as_traps(&mut linker, &self.engine, &component)
                 .map_err(link_err)?;
             let pre = linker.instantiate_pre(&component).map_err(link_err)?;
             Some(gate::GatePluginPre::new(pre).map_err(link_err)?)

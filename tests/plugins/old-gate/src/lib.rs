@@ -8,6 +8,8 @@ wit_bindgen::generate!({
 });
 
 use exports::passepartout::plugin::gate::{Action, GateInfo, Guest, SignalView, Verdict};
+use passepartout::plugin::host;
+use passepartout::plugin::types::LogLevel;
 
 struct Old;
 
@@ -19,8 +21,10 @@ impl Guest for Old {
     }
 
     fn check(proposed: Action, _signal: SignalView) -> Verdict {
+        // Calls into the host as a 0.1.0 component: they must reach the 0.1.1 host, not traps.
+        host::log(LogLevel::Debug, "old-gate checks an action");
         if proposed.args.contains("sudo") {
-            Verdict::Reject("old-gate: no sudo".into())
+            Verdict::Reject(format!("old-gate: no sudo (config {})", host::config()))
         } else {
             Verdict::Pass
         }

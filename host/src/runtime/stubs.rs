@@ -1,0 +1,74 @@
+//! Gates hold no capability: every import of theirs beyond our own interfaces is defined as a
+//! function that traps (reported as a denial naming the import). This is wasmtime's
+//! `define_unknown_imports_as_traps` minus one thing: it never stubs `passepartout:plugin/*`.
+//! wasmtime's version defines a trapping instance under the import's exact name, which shadows
+//! the semver-compatible instance the linker already has: a gate built against 0.1.0 importing
+//! `passepartout:plugin/host@0.1.0` would find `config()` and `log()` trapping beside our
+//! `@0.1.1`. Ours leaves those to the linker's semver-aware lookup.
+
+use wasmtime::Engine;
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, Linker, LinkerInstance, ResourceType};
+
+/// Our own WIT package: provided by the linker (any 0.1.x), never stubbed.
+const OURS: &str = "passepartout:plugin/";
+
+/// Define every import of `component` outside our package as a trap.
+///
+/// # Errors
+/// The linker refuses a definition (a name defined twice: a wasmtime bug).
+pub fn define_foreign_imports_as_traps<T: 'static>(
+    linker: &mut Linker<T>,
+    engine: &Engine,
+    component: &Component,
+) -> wasmtime::Result<()> {
+    let imports: Vec<(String, ComponentItem)> = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, item)| (name.to_owned(), item.ty))
+        .collect();
+    for (name, item) in imports {
+        if name.starts_with(OURS) {
+            continue;
+        }
+        let mut root = linker.root();
+        stub(&mut root, engine, &name, &name, &item)?;
+    }
+    Ok(())
+}
+
+fn stub<T: 'static>(
+    at: &mut LinkerInstance<'_, T>,
+    engine: &Engine,
+    name: &str,
+    qualified: &str,
+    item: &ComponentItem,
+) -> wasmtime::Result<()> {
+    match item {
+        ComponentItem::ComponentFunc(_) => {
+            let qualified = qualified.to_owned();
+            at.func_new(name, move |_, _, _, _| {
+                wasmtime::bail!("unknown import: `{qualified}` has not been defined")
+            })
+        }
+        ComponentItem::ComponentInstance(instance) => {
+            let mut inner = at.instance(name)?;
+            let exports: Vec<(String, ComponentItem)> = instance
+                .exports(engine)
+                .map(|(n, i)| (n.to_owned(), i.ty))
+                .collect();
+            for (export, item) in exports {
+                stub(
+                    &mut inner,
+                    engine,
+                    &export,
+                    &format!("{qualified}#{export}"),
+                    &item,
+                )?;
+            }
+            Ok(())
+        }
+        ComponentItem::Resource(_) => at.resource(name, ResourceType::host::<()>(), |_, _| Ok(())),
+        _ => Ok(()),
+    }
+}
