@@ -17,6 +17,7 @@ const TEST_PLUGINS: &[&str] = &[
     "pii-twin",
     "old-gate",
     "readme-gate",
+    "guarded-tool",
 ];
 
 fn main() {

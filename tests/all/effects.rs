@@ -9,8 +9,9 @@ use passepartout::pipeline::{Pipeline, PipelineConfig};
 use passepartout::runtime::{PluginSource, Policy};
 use passepartout::signal::{Action, Meta, Signal};
 use passepartout_tests::{
-    HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, OLD_GATE_MANIFEST, OLD_GATE_WASM,
-    PYTHON_DOC_GATE_MANIFEST, PYTHON_DOC_GATE_WASM, README_GATE_MANIFEST, README_GATE_WASM, source,
+    GUARDED_TOOL_MANIFEST, GUARDED_TOOL_WASM, HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM,
+    OLD_GATE_MANIFEST, OLD_GATE_WASM, PYTHON_DOC_GATE_MANIFEST, PYTHON_DOC_GATE_WASM,
+    README_GATE_MANIFEST, README_GATE_WASM, source,
 };
 use serde_json::json;
 
@@ -214,4 +215,38 @@ fn a_gate_built_against_wit_0_1_0_still_loads_and_works() {
         matches!(&o, Outcome::Rejected { gate, reason } if gate == "old-gate" && reason.contains("no sudo (config {})")),
         "{o:?}"
     );
+}
+
+#[test]
+fn a_tool_that_brings_its_own_gate_loads_and_its_gate_reads_the_context() {
+    let (p, _cache) = pipeline(
+        vec![source(GUARDED_TOOL_WASM, GUARDED_TOOL_MANIFEST, |m| m)],
+        "",
+    );
+    let o = p
+        .verify(
+            &action(json!({"tool": "stamp", "args": {"path": "/etc/motd"}})),
+            &request(),
+        )
+        .outcome;
+    assert!(
+        matches!(&o, Outcome::Rejected { gate, reason } if gate == "guarded-tool" && reason.contains("/etc/motd")),
+        "{o:?}"
+    );
+    let o = p
+        .verify(
+            &action(json!({"tool": "stamp", "args": {"path": "/tmp/x"}})),
+            &request(),
+        )
+        .outcome;
+    assert!(matches!(o, Outcome::Passed(_)), "{o:?}");
+    let guarded = p
+        .plugins()
+        .iter()
+        .find(|pl| pl.id.name == "guarded-tool")
+        .expect("loaded");
+    let out = guarded
+        .call_tool("stamp", r#"{"path":"/tmp/x"}"#)
+        .expect("the tool runs");
+    assert!(out.contains("context writes: 0"), "{out}");
 }

@@ -72,3 +72,7 @@ pub const README_GATE_MANIFEST: &str = env!("README_GATE_MANIFEST");
 pub const PYTHON_DOC_GATE_WASM: &str = env!("PYTHON_DOC_GATE_WASM");
 /// Its manifest, as the page shows it.
 pub const PYTHON_DOC_GATE_MANIFEST: &str = env!("PYTHON_DOC_GATE_MANIFEST");
+/// A tool that brings its own gate (the guarded-tool-plugin world).
+pub const GUARDED_TOOL_WASM: &str = env!("GUARDED_TOOL_WASM");
+/// Its manifest.
+pub const GUARDED_TOOL_MANIFEST: &str = env!("GUARDED_TOOL_MANIFEST");

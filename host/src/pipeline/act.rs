@@ -90,7 +90,7 @@ impl Pipeline {
                 Ok((step(Some(action), trace, outcome), None))
             }
             Reasoned::Approved { action, trace } => {
-                let (outcome, last_mile, feedback) = self.execute(action.clone(), signal, false)?;
+                let (outcome, last_mile, feedback) = self.execute(action.clone(), signal, None)?;
                 let trace = if last_mile.is_empty() {
                     trace
                 } else {
@@ -164,13 +164,15 @@ impl Pipeline {
             .is_some_and(|t| t.read_only)
     }
 
-    /// Verify `action` one last time and run it. `approved` says a person approved it already,
-    /// so an approval request from the gates is satisfied; a rejection still stops it.
+    /// Verify `action` one last time and run it. `approved`: a person approved it already,
+    /// having been asked these questions, so the gates asking them again is satisfied; a gate
+    /// asking anything else (one added by a reload, say) suspends it again with the new
+    /// question, and a rejection still stops it.
     pub(crate) fn execute(
         &self,
         action: Action,
         signal: &Signal,
-        approved: bool,
+        approved: Option<&[String]>,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
         let last_mile = self.verify(&action, signal);
         for g in &last_mile.trace {
@@ -180,10 +182,14 @@ impl Pipeline {
             self.record("verdict", record);
         }
         let trace = last_mile.trace;
-        let approved_action = approved.then(|| action.clone());
+        let approved_action = approved.map(|_| action.clone());
         let action = match last_mile.outcome {
             Outcome::Passed(a) => a,
-            Outcome::NeedsApproval { action: a, .. } if approved => a,
+            Outcome::NeedsApproval { action: a, reasons }
+                if approved.is_some_and(|asked| reasons.iter().all(|r| asked.contains(r))) =>
+            {
+                a
+            }
             Outcome::NeedsApproval { action: a, reasons } => {
                 let outcome = self.suspend(&a, signal, reasons)?;
                 return Ok((outcome, trace, None));
@@ -206,9 +212,10 @@ impl Pipeline {
         };
         // A person approved one action; if the gates now rewrite it, that is not what they
         // approved: ask again.
-        if let Some(original) = approved_action.filter(|o| *o != action) {
+        if approved_action.is_some_and(|o| o != action) {
             let reasons = vec![format!(
-                "a gate changed the approved action {original:?}; approve the new one"
+                "a gate changed the approved action into {}; approve the new one",
+                super::reason::summary(&action)
             )];
             let outcome = self.suspend(&action, signal, reasons)?;
             return Ok((outcome, trace, None));
@@ -347,8 +354,11 @@ impl Pipeline {
             "approval",
             json!({ "token": token, "decision": "approved", "action": pending.action }),
         );
-        let (outcome, trace, feedback) =
-            self.execute(pending.action.clone(), &pending.signal, true)?;
+        let (outcome, trace, feedback) = self.execute(
+            pending.action.clone(),
+            &pending.signal,
+            Some(&pending.reasons),
+        )?;
         let mut report = super::Report {
             steps: vec![Step {
                 depth: pending.signal.depth,

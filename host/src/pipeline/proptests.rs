@@ -388,3 +388,51 @@ fn an_expired_approval_cannot_be_used() {
             .is_empty()
     );
 }
+
+/// An approval answers the questions the person was asked: a gate asking something new at
+/// approval time (added by a reload) suspends the action again with its question.
+#[test]
+fn an_approval_does_not_answer_a_question_nobody_asked() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("journal.db");
+    let first_recorder = Recorder::default();
+    let first = Pipeline::new(
+        Vec::new(),
+        Journal::open(&db).expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(first_recorder.clone()))
+    .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
+    let signal = Signal::request(
+        json!({ "target": "rec", "args": { "n": 0 } }),
+        Default::default(),
+    );
+    let StepOutcome::Suspended { token, .. } = first.run(signal).steps[0].outcome.clone() else {
+        panic!("suspended")
+    };
+    // The reloaded set has a second gate with a question of its own.
+    let recorder = Recorder::default();
+    let second = Pipeline::new(
+        Vec::new(),
+        Journal::open(&db).expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(recorder.clone()))
+    .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))))
+    .with_gate(Arc::new(FakeGate::new("new", 1, V::Approve(0))));
+    let report = second.approve(&token).expect("approve");
+    let StepOutcome::Suspended {
+        reasons,
+        token: again,
+    } = &report.steps[0].outcome
+    else {
+        panic!("asked again: {:?}", report.steps[0].outcome)
+    };
+    assert!(reasons.iter().any(|r| r.starts_with("new:")), "{reasons:?}");
+    assert!(recorder.ran().is_empty(), "nothing ran on the old answer");
+    // Answering the new question runs it.
+    second.approve(again).expect("approve again");
+    assert_eq!(recorder.ran().len(), 1);
+}

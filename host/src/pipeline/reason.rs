@@ -310,9 +310,22 @@ impl Pipeline {
     }
 }
 
-fn summary(action: &Action) -> String {
+/// One line about `action` for logs and questions: its tool and arguments (cut at 200 bytes),
+/// or what kind of reply it is.
+pub(crate) fn summary(action: &Action) -> String {
     match &action.tool {
-        Some(tool) => format!("tool {tool} with {}", Value::Object(action.args.clone())),
+        Some(tool) => {
+            let mut args = Value::Object(action.args.clone()).to_string();
+            if args.len() > 200 {
+                let mut cut = 200;
+                while !args.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                args.truncate(cut);
+                args.push('…');
+            }
+            format!("tool {tool} with {args}")
+        }
         None => format!(
             "{} to {}",
             action.text.as_deref().map_or("an action", |_| "a reply"),

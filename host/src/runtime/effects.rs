@@ -454,6 +454,25 @@ impl super::bindings::action_context_api::Host for super::state::GateData {
     }
 }
 
+/// A tool or skill call has no action under check: a component that is both a tool and a gate
+/// (the `guarded-tool-plugin` world) imports `action-context` for its gate, and its tool calls
+/// get "no tool, no effects" from it.
+impl super::bindings::action_context_api::Host for super::state::ToolData {
+    fn tool(&mut self) -> Option<super::bindings::action_context_api::ToolIdentity> {
+        None
+    }
+
+    fn effects(&mut self) -> super::bindings::action_context_api::ActionEffects {
+        super::bindings::action_context_api::ActionEffects {
+            programs: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            urls: Vec::new(),
+            memory_writes: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

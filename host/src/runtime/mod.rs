@@ -89,6 +89,11 @@ impl Runtime {
         add_host::<ToolData>(&mut tool_linker, |d| &mut d.common)?;
         wasmtime_wasi::p2::add_to_linker_sync(&mut tool_linker)
             .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
+        bindings::action_context_api::add_to_linker::<ToolData, HasSelf<ToolData>>(
+            &mut tool_linker,
+            |d| d,
+        )
+        .map_err(|e| anyhow::anyhow!("linking the action-context interface: {e}"))?;
 
         let ticker = std::sync::Arc::new(engine::EpochTicker::start(&engine));
         Ok(Runtime {
