@@ -77,6 +77,17 @@ pub fn install(
     pins_file: &Path,
     replace: bool,
 ) -> Result<PathBuf, InstallError> {
+    let first_party = crate::builtin::BUILTIN
+        .iter()
+        .filter_map(|b| Manifest::parse(b.manifest).ok())
+        .any(|m| m.name == manifest.name);
+    if first_party {
+        return Err(InstallError::State(format!(
+            "{0:?} is the name of a first-party plugin, which is built in: rename the plugin \
+             (its plugin.toml `name`) to install it beside it",
+            manifest.name
+        )));
+    }
     let target = plugin_dir.join(&manifest.name);
     match (target.exists(), replace) {
         (true, false) => {

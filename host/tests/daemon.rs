@@ -644,6 +644,21 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
     assert_eq!(again["result"]["changed"], false, "{again}");
     assert_eq!(again["result"]["set"], s["plugin_set"]);
 
+    // Mid-update (the folder set aside, the new one not yet in place) nothing is loaded.
+    let aside = home
+        .path()
+        .join("data/passepartout/plugins/.old-guard-copy");
+    std::fs::create_dir_all(&aside).expect("mkdir");
+    let (_, busy) = client.request("reload", json!({})).expect("reload");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("in progress")),
+        "{busy}"
+    );
+    std::fs::remove_dir_all(&aside).expect("rmdir");
+    let (_, done) = client.request("reload", json!({})).expect("reload");
+    assert_eq!(done["type"], "reply", "{done}");
     // A policy that does not parse keeps the running set, and says why.
     std::fs::write(config.join("policy.toml"), "[plugins.shell-guard\n").expect("policy");
     let (_, reply) = client.request("reload", json!({})).expect("reload");

@@ -146,6 +146,7 @@ pub mod testing {
                 program: words.next().unwrap_or_default(),
                 argv: words.collect(),
                 line: Some(line.to_owned()),
+                stdin: None,
             }],
             ..Effects::none()
         }
@@ -169,6 +170,7 @@ pub mod testing {
                 program: program.into(),
                 argv: argv.iter().map(|a| (*a).to_owned()).collect(),
                 line: None,
+                stdin: None,
             }],
             ..Effects::none()
         }

@@ -421,3 +421,46 @@ fn the_reserved_names_are_exactly_what_the_first_party_tools_offer() {
     reserved.sort();
     assert_eq!(offered, reserved);
 }
+
+#[test]
+fn a_gate_that_loses_its_name_to_another_component_is_missing() {
+    let (rt, _cache) = fresh_runtime();
+    let first = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m);
+    // Another component under the same name: whichever wins, the other gate is not in force.
+    let impostor = source(
+        passepartout_tests::README_GATE_WASM,
+        passepartout_tests::README_GATE_MANIFEST,
+        |m| m.replace("name = \"no-sudo\"", "name = \"hostile-gate\""),
+    );
+    let report = rt.load_all(&[first, impostor], &Policy::default());
+    assert_eq!(report.missing_gates.len(), 1, "{:?}", report.missing_gates);
+    // The same component twice is one gate, loaded.
+    let (rt, _cache) = fresh_runtime();
+    let twice = [
+        source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m),
+        source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m),
+    ];
+    assert!(
+        rt.load_all(&twice, &Policy::default())
+            .missing_gates
+            .is_empty()
+    );
+}
+
+#[test]
+fn install_refuses_a_first_party_name() {
+    let dir = tempfile::tempdir().expect("dir");
+    let src = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| {
+        m.replace("name = \"hostile-gate\"", "name = \"secrets\"")
+    });
+    let manifest = passepartout::runtime::Manifest::parse(&src.manifest).expect("manifest parses");
+    let err = passepartout::install::install(
+        &src,
+        &manifest,
+        &dir.path().join("plugins"),
+        &dir.path().join("pins.toml"),
+        false,
+    )
+    .expect_err("refused");
+    assert!(err.to_string().contains("first-party"), "{err}");
+}

@@ -64,6 +64,30 @@ pub struct DaemonReload {
 
 impl Reload for DaemonReload {
     fn load(&self) -> Result<Pipeline, String> {
+        // `plugin install`/`update` stage beside the target and swap by renaming: between the
+        // two renames the plugin's folder is missing, and a set loaded then would lack it
+        // without counting it as missing. Wait for the swap to finish.
+        if let Some(dir) = self
+            .common
+            .plugins
+            .clone()
+            .or_else(passepartout::dirs::plugin_dir)
+        {
+            // ambient authority: the operator's plugin directory.
+            let busy = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|n| n.starts_with(".staging-") || n.starts_with(".old-"));
+            if let Some(name) = busy {
+                return Err(format!(
+                    "an install or update is in progress in {} ({name}); the set is loaded \
+                     when it finishes (remove {name} if no install is running)",
+                    dir.display()
+                ));
+            }
+        }
         let (pipeline, problems) =
             build(&self.common, &self.router).map_err(|e| format!("{e:#}"))?;
         for p in problems {

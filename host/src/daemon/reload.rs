@@ -46,13 +46,13 @@ pub struct Reloaded {
 /// What `status` shows of reloads.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ReloadStatus {
-    /// Reloads that swapped in a new set.
+    /// Reloads that loaded a new set and swapped it in.
     pub reloads: u64,
     /// Why the last attempt failed, if it did (the old set kept running).
     pub last_error: Option<String>,
-    /// The fingerprint of the files the running set was loaded from (not shown).
+    /// The fingerprint of the files the last attempt loaded from (not shown).
     #[serde(skip)]
-    loaded_from: Option<String>,
+    attempted: Option<String>,
 }
 
 /// The running pipeline, swappable.
@@ -60,18 +60,21 @@ pub struct Swap {
     current: RwLock<Arc<Pipeline>>,
     reload: Option<Box<dyn Reload>>,
     /// One reload at a time.
-    busy: Mutex<ReloadStatus>,
+    busy: Mutex<()>,
+    /// Kept apart from `busy`, so that `status` never waits for a reload.
+    status: Mutex<ReloadStatus>,
 }
 
 impl Swap {
     /// `pipeline`, reloadable through `reload` when given.
     pub fn new(pipeline: Arc<Pipeline>, reload: Option<Box<dyn Reload>>) -> Swap {
-        let loaded_from = reload.as_ref().map(|r| r.fingerprint());
+        let attempted = reload.as_ref().map(|r| r.fingerprint());
         Swap {
             current: RwLock::new(pipeline),
             reload,
-            busy: Mutex::new(ReloadStatus {
-                loaded_from,
+            busy: Mutex::new(()),
+            status: Mutex::new(ReloadStatus {
+                attempted,
                 ..ReloadStatus::default()
             }),
         }
@@ -87,7 +90,10 @@ impl Swap {
 
     /// What `status` shows.
     pub fn status(&self) -> ReloadStatus {
-        self.busy.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The fingerprint of the files the set comes from, or `None` when not reloadable.
@@ -95,7 +101,7 @@ impl Swap {
         self.reload.as_ref().map(|r| r.fingerprint())
     }
 
-    /// Load the set anew and swap it in when it differs. Blocking (it compiles plugins).
+    /// Load the set anew and swap it in. Blocking (it compiles plugins).
     ///
     /// # Errors
     /// Why the new set could not be loaded; the running one stays.
@@ -103,9 +109,9 @@ impl Swap {
         self.reload_if(why, true)
     }
 
-    /// As [`Swap::reload`], but only when the files the set comes from changed since it was
-    /// loaded (or the last attempt failed): what a client's `reload` request does, so that
-    /// no client can keep the daemon busy reloading an unchanged set.
+    /// As [`Swap::reload`], but only when the files the set comes from changed since the last
+    /// attempt (which is otherwise answered again): what a client's `reload` request does, so
+    /// that no client can keep the daemon busy reloading.
     ///
     /// # Errors
     /// As [`Swap::reload`].
@@ -113,60 +119,67 @@ impl Swap {
         self.reload_if(why, false)
     }
 
+    fn running(&self, changed: bool) -> Reloaded {
+        let running = self.current();
+        Reloaded {
+            changed,
+            set: running.plugin_set().to_owned(),
+            plugins: running.plugins().len(),
+            missing_gates: running.missing_gates().to_vec(),
+        }
+    }
+
     fn reload_if(&self, why: &str, always: bool) -> Result<Reloaded, String> {
         let Some(reload) = &self.reload else {
             return Err("this daemon was started without a plugin set to reload".into());
         };
-        let mut status = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         let fingerprint = reload.fingerprint();
-        if !always
-            && status.last_error.is_none()
-            && status.loaded_from.as_deref() == Some(fingerprint.as_str())
         {
-            let running = self.current();
-            return Ok(Reloaded {
-                changed: false,
-                set: running.plugin_set().to_owned(),
-                plugins: running.plugins().len(),
-                missing_gates: running.missing_gates().to_vec(),
-            });
+            let status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+            if !always && status.attempted.as_deref() == Some(fingerprint.as_str()) {
+                return match &status.last_error {
+                    Some(e) => Err(failed(e)),
+                    None => Ok(self.running(false)),
+                };
+            }
         }
-        let mut fresh = match reload.load() {
+        let loaded = reload.load();
+        let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        status.attempted = Some(fingerprint);
+        let mut fresh = match loaded {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!("reload ({why}) failed; the running plugin set stays: {e}");
-                status.last_error = Some(e.clone());
-                return Err(format!(
-                    "the new plugin set did not load, so the running one stays: {e}"
-                ));
+                let message = failed(&e);
+                status.last_error = Some(e);
+                return Err(message);
             }
         };
         status.last_error = None;
-        status.loaded_from = Some(fingerprint);
         let running = self.current();
+        // Swapped even when the plugin set is the same: the providers' configuration may
+        // have changed.
         let changed = fresh.plugin_set() != running.plugin_set();
-        let outcome = Reloaded {
+        fresh.share_interrupt(&running);
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        status.reloads += 1;
+        let outcome = self.running(changed);
+        tracing::info!(
+            set = %outcome.set,
+            plugins = outcome.plugins,
             changed,
-            set: fresh.plugin_set().to_owned(),
-            plugins: fresh.plugins().len(),
-            missing_gates: fresh.missing_gates().to_vec(),
-        };
-        if changed {
-            // Loops in flight on the old set stop when the daemon stops, as on the new one.
-            fresh.share_interrupt(&running);
-            *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
-            status.reloads += 1;
-            tracing::info!(
-                set = %outcome.set,
-                plugins = outcome.plugins,
-                "reloaded the plugin set ({why})"
+            "reloaded the plugin set ({why})"
+        );
+        for g in &outcome.missing_gates {
+            tracing::error!(
+                "gate {g} did not load: every action is refused until it is fixed or disabled"
             );
-            for g in &outcome.missing_gates {
-                tracing::error!(
-                    "gate {g} did not load: every action is refused until it is fixed or disabled"
-                );
-            }
         }
         Ok(outcome)
     }
+}
+
+fn failed(why: &str) -> String {
+    format!("the new plugin set did not load, so the running one stays: {why}")
 }

@@ -13,6 +13,7 @@
 //! | `path-write` | a path the tool writes | a path written |
 //! | `url` | a URL the tool fetches | a URL (scheme, host, port, path) |
 //! | `memory-write` | a memory node the tool changes | a memory write |
+//! | `stdin` | text the program reads on standard input | the program run's `stdin` |
 //!
 //! The host derives the effects from the action's arguments and the plugin's mounts; a gate
 //! reads them through the `action-context` interface (WIT 0.1.1). A tool that is not read-only
@@ -46,10 +47,12 @@ pub enum EffectKind {
     Url,
     /// A memory node changed.
     MemoryWrite,
+    /// What the program reads on standard input.
+    Stdin,
 }
 
 impl EffectKind {
-    const ALL: [(&'static str, EffectKind); 7] = [
+    const ALL: [(&'static str, EffectKind); 8] = [
         ("program", EffectKind::Program),
         ("argv", EffectKind::Argv),
         ("command-line", EffectKind::CommandLine),
@@ -57,6 +60,7 @@ impl EffectKind {
         ("path-write", EffectKind::PathWrite),
         ("url", EffectKind::Url),
         ("memory-write", EffectKind::MemoryWrite),
+        ("stdin", EffectKind::Stdin),
     ];
 
     fn parse(text: &str) -> Option<EffectKind> {
@@ -79,13 +83,9 @@ impl EffectSpec {
     /// matching JSON type (a path that is not a string, argv that is not an array), or `argv`
     /// without `program`; the message names the property and the rule.
     pub fn from_schema(schema: &Value) -> Result<EffectSpec, String> {
+        misplaced(schema, "parameters", 0)?;
         let mut spec = EffectSpec::default();
         let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-            if schema.get(KEYWORD).is_some() {
-                return Err(format!(
-                    "{KEYWORD} belongs on a property, not on the schema"
-                ));
-            }
             return Ok(spec);
         };
         for (name, prop) in props {
@@ -107,20 +107,26 @@ impl EffectSpec {
             } else {
                 "string"
             };
-            if ty.is_some_and(|t| t != want) {
+            // Exactly that type: a value of another type would carry the effect unseen.
+            if ty != Some(want) {
                 return Err(format!(
-                    "property {name:?} declares {KEYWORD} {:?} but has type {:?}; it must be {want:?}",
+                    "property {name:?} declares {KEYWORD} {:?} but its type is {}; it must be \
+                     \"type\": {want:?}",
                     declared.as_str().unwrap_or_default(),
-                    ty.unwrap_or_default()
+                    prop.get("type")
+                        .map_or("missing".to_owned(), ToString::to_string)
                 ));
             }
             spec.properties.insert(name.clone(), kind);
         }
         let has = |k| spec.properties.values().any(|v| *v == k);
-        if has(EffectKind::Argv) && !has(EffectKind::Program) {
-            return Err(format!(
-                "a property declares {KEYWORD} \"argv\" but none declares \"program\""
-            ));
+        for dependent in ["argv", "stdin"] {
+            let kind = EffectKind::parse(dependent).unwrap_or(EffectKind::Argv);
+            if has(kind) && !has(EffectKind::Program) {
+                return Err(format!(
+                    "a property declares {KEYWORD} \"{dependent}\" but none declares \"program\""
+                ));
+            }
         }
         Ok(spec)
     }
@@ -128,6 +134,31 @@ impl EffectSpec {
     /// Whether the tool declares any effect.
     pub fn declares(&self) -> bool {
         !self.properties.is_empty()
+    }
+}
+
+/// `x-effect` anywhere but on a top-level property (nested objects, `items`, `oneOf`...) would
+/// be silently ignored: refuse it, naming where it is.
+fn misplaced(value: &Value, at: &str, depth: usize) -> Result<(), String> {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let here = format!("{at}.{key}");
+                let top_level_property = depth == 2 && at.starts_with("parameters.properties.");
+                if key == KEYWORD && !top_level_property {
+                    return Err(format!(
+                        "{KEYWORD} at {here}: declare effects only on top-level properties"
+                    ));
+                }
+                misplaced(inner, &here, depth + 1)?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| misplaced(v, &format!("{at}[{i}]"), depth + 1)),
+        _ => Ok(()),
     }
 }
 
@@ -142,6 +173,9 @@ pub struct ProgramRun {
     /// its whitespace-split words).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
+    /// What it reads on standard input (`stdin` effect).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
 }
 
 /// A path an action would read or write.
@@ -187,6 +221,11 @@ pub struct Effects {
 pub fn derive(spec: &EffectSpec, args: &Map<String, Value>, mounts: &[Mount]) -> Effects {
     let mut fx = Effects::default();
     let text = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
+    let stdin = spec
+        .properties
+        .iter()
+        .find(|(_, k)| **k == EffectKind::Stdin)
+        .and_then(|(name, _)| text(name));
     let argv: Vec<String> = spec
         .properties
         .iter()
@@ -205,6 +244,7 @@ pub fn derive(spec: &EffectSpec, args: &Map<String, Value>, mounts: &[Mount]) ->
                 program: value,
                 argv: argv.clone(),
                 line: None,
+                stdin: stdin.clone(),
             }),
             EffectKind::CommandLine => {
                 let mut words = value.split_whitespace().map(str::to_owned);
@@ -213,10 +253,11 @@ pub fn derive(spec: &EffectSpec, args: &Map<String, Value>, mounts: &[Mount]) ->
                         program,
                         argv: words.collect(),
                         line: Some(value.clone()),
+                        stdin: None,
                     });
                 }
             }
-            EffectKind::Argv => {}
+            EffectKind::Argv | EffectKind::Stdin => {}
             EffectKind::PathRead => fx.reads.push(path(&value, mounts)),
             EffectKind::PathWrite => fx.writes.push(path(&value, mounts)),
             EffectKind::Url => fx.urls.push(url(&value)),
@@ -268,7 +309,9 @@ fn normalise(path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-fn url(text: &str) -> UrlEffect {
+fn url(original: &str) -> UrlEffect {
+    // As the http-fetch tool reads it: surrounding whitespace dropped.
+    let text = original.trim();
     let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
     let scheme = scheme.to_ascii_lowercase();
     let (authority, path) = match rest.find(['/', '?', '#']) {
@@ -291,13 +334,17 @@ fn url(text: &str) -> UrlEffect {
     });
     let path = path.split('#').next().unwrap_or("/");
     UrlEffect {
-        url: text.to_owned(),
+        url: original.to_owned(),
         scheme: if rest.len() == text.len() {
             String::new()
         } else {
             scheme
         },
-        host: host.trim_matches(['[', ']']).to_ascii_lowercase(),
+        // `example.org.` is `example.org`.
+        host: host
+            .trim_matches(['[', ']'])
+            .trim_end_matches('.')
+            .to_ascii_lowercase(),
         port,
         path: if path.is_empty() {
             "/".into()
@@ -434,6 +481,7 @@ impl super::bindings::action_context_api::Host for super::state::GateData {
                     program: p.program.clone(),
                     argv: p.argv.clone(),
                     line: p.line.clone(),
+                    stdin: p.stdin.clone(),
                 })
                 .collect(),
             reads: fx.reads.iter().map(path).collect(),
@@ -501,9 +549,11 @@ mod tests {
                 program: "sudo".into(),
                 argv: vec!["ls".into(), "-l".into()],
                 line: None,
+                stdin: None,
             }]
         );
-        let s = spec(json!({"properties": {"line": {"x-effect": "command-line"}}}));
+        let s =
+            spec(json!({"properties": {"line": {"type": "string", "x-effect": "command-line"}}}));
         let fx = derive(
             &s,
             json!({"line": " rm  -rf /"}).as_object().expect("obj"),
@@ -555,6 +605,12 @@ mod tests {
         assert_eq!((u.host.as_str(), u.port), ("::1", Some(80)));
         let u = url("example.org");
         assert_eq!((u.scheme.as_str(), u.host.as_str()), ("", "example.org"));
+        // What the fetching tool would read: whitespace and a trailing dot change nothing.
+        let u = url(" https://Evil.example./x\t");
+        assert_eq!(
+            (u.scheme.as_str(), u.host.as_str(), u.path.as_str()),
+            ("https", "evil.example", "/x")
+        );
     }
 
     #[test]
@@ -572,7 +628,16 @@ mod tests {
                 json!({"properties": {"a": {"type": "array", "x-effect": "argv"}}}),
                 "program",
             ),
-            (json!({"x-effect": "url"}), "belongs on a property"),
+            (json!({"x-effect": "url"}), "only on top-level properties"),
+            (json!({"properties": {"p": {"x-effect": "url"}}}), "missing"),
+            (
+                json!({"properties": {"o": {"type": "object", "properties": {"u": {"type": "string", "x-effect": "url"}}}}}),
+                "parameters.properties.o.properties.u.x-effect",
+            ),
+            (
+                json!({"properties": {"l": {"type": "array", "items": {"type": "string", "x-effect": "path-read"}}}}),
+                "only on top-level",
+            ),
         ] {
             let err = EffectSpec::from_schema(&schema).expect_err("refused");
             assert!(err.contains(needle), "{err}");

@@ -256,6 +256,7 @@ impl Runtime {
             .filter_map(|b| super::manifest::Manifest::parse(b.manifest).ok())
             .map(|m| m.name)
             .collect();
+        let mut loaded_sha: BTreeMap<String, String> = BTreeMap::new();
         let mut offered: BTreeMap<String, String> = super::tools::RESERVED
             .iter()
             .map(|(plugin, tool)| ((*tool).to_owned(), (*plugin).to_owned()))
@@ -277,6 +278,7 @@ impl Runtime {
                         taken
                     } else {
                         seen.insert(plugin.id.name.clone(), plugin.origin.to_string());
+                        loaded_sha.insert(plugin.id.name.clone(), plugin.sha256.clone());
                         for t in &plugin.tools {
                             offered.insert(t.name.clone(), plugin.id.name.clone());
                         }
@@ -291,11 +293,18 @@ impl Runtime {
                 }
                 Err(e) => e,
             };
-            // A duplicate's name is held by the plugin that loaded first.
-            let missing = (!matches!(error, LoadError::Duplicate { .. }))
-                .then(|| missing_gate(source, &error))
-                .flatten()
-                .filter(|m| !policy.disabled(&m.name));
+            // A duplicate's name is held by the plugin that loaded first; if that one is not
+            // the same component, the gate that lost the name is missing.
+            let same_as_winner = |name: &str| {
+                loaded_sha
+                    .get(name)
+                    .is_some_and(|sha| *sha == super::pins::sha256(&source.component))
+            };
+            let missing = match &error {
+                LoadError::Duplicate { name, .. } if same_as_winner(name) => None,
+                _ => missing_gate(source, &error),
+            }
+            .filter(|m| !policy.disabled(&m.name));
             if let Some(m) = missing {
                 missing_gates.push(m);
             }

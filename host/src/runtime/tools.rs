@@ -133,6 +133,9 @@ pub fn alias(
     tools: &mut [ToolInfo],
     aliases: &BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, String>, String> {
+    // Every alias is resolved against the plugin's own names, never against another alias:
+    // `{a = "b", b = "a"}` must not hand the model one tool's schema for the other.
+    let own_names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
     let mut offered = BTreeMap::new();
     for (own, alias) in aliases {
         if !valid_name(alias) {
@@ -141,12 +144,18 @@ pub fn alias(
                 shown(alias)
             ));
         }
-        let Some(tool) = tools.iter_mut().find(|t| t.name == *own) else {
+        if alias != own && own_names.contains(alias) {
+            return Err(format!(
+                "policy.toml tool_aliases: {alias:?} is already the name of another of this \
+                 plugin's tools; pick a name it does not use"
+            ));
+        }
+        let Some(i) = own_names.iter().position(|n| n == own) else {
             return Err(format!(
                 "policy.toml tool_aliases names the tool {own:?}, which this plugin does not offer"
             ));
         };
-        tool.name = alias.clone();
+        tools[i].name = alias.clone();
         offered.insert(alias.clone(), own.clone());
     }
     check(tools)?;
@@ -185,6 +194,29 @@ mod tests {
         ] {
             assert!(!valid_name(bad), "{bad:?}");
         }
+    }
+
+    fn info(name: &str) -> ToolInfo {
+        ToolInfo {
+            name: name.into(),
+            description: String::new(),
+            parameters: "{}".into(),
+            read_only: false,
+        }
+    }
+
+    #[test]
+    fn aliases_never_swap_two_tools() {
+        let mut tools = vec![info("a"), info("b")];
+        let swap: BTreeMap<String, String> =
+            [("a".into(), "b".into()), ("b".into(), "a".into())].into();
+        let err = alias(&mut tools, &swap).expect_err("refused");
+        assert!(err.contains("already the name"), "{err}");
+        let mut tools = vec![info("a"), info("b")];
+        let fine: BTreeMap<String, String> = [("a".into(), "vendor-a".into())].into();
+        let map = alias(&mut tools, &fine).expect("renamed");
+        assert_eq!(map.get("vendor-a").map(String::as_str), Some("a"));
+        assert_eq!(tools[0].name, "vendor-a");
     }
 
     #[test]

@@ -56,17 +56,18 @@ pub fn check_action(
         .chain(tool.map(|t| t.tool.as_str()))
         .collect();
     let listed = |list: &[String]| list.iter().any(|t| names.contains(&t.as_str()));
-    let declared = tool.is_some_and(|t| t.declares_effects);
     let (write_tool, fetch_tool) = (listed(&config.write_tools), listed(&config.fetch_tools));
     // Parsing a large body costs fuel: only when the args are read below.
-    let args = if !declared || write_tool || fetch_tool {
+    let sniff = effects.programs.is_empty();
+    let args = if sniff || write_tool || fetch_tool {
         action.args_json()
     } else {
         Value::Null
     };
 
     let mut runs: Vec<Run> = effects.programs.iter().map(Run::of_effect).collect();
-    if !declared {
+    // A tool that declares no program may still carry a command under an undeclared name.
+    if sniff {
         runs.extend(Run::sniffed(&args));
     }
     let mut writes: Vec<&str> = effects.writes.iter().map(|w| w.guest.as_str()).collect();

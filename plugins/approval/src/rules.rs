@@ -17,6 +17,11 @@ pub struct Run {
     shown: String,
 }
 
+/// Programs that run what they read on standard input as shell code.
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
+];
+
 impl Run {
     /// A program run from the action's effects: the program and its argv, one simple command.
     /// A program name that is itself a command line (`sudo reboot` in place of a name) is read
@@ -32,6 +37,11 @@ impl Run {
         let mut words = vec![run.program.clone()];
         words.extend(run.argv.iter().cloned());
         let mut out = Run::words(words);
+        // What a shell reads on standard input is what it runs.
+        let name = run.program.rsplit('/').next().unwrap_or_default();
+        if let Some(script) = run.stdin.as_ref().filter(|_| SHELLS.contains(&name)) {
+            out.commands.extend(shell::split(script));
+        }
         if run
             .program
             .contains(|c: char| c.is_whitespace() || ";&|`$()".contains(c))

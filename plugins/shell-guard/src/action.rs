@@ -17,10 +17,15 @@ pub fn check_action(action: &Action, tool: Option<&ToolIdentity>, effects: &Effe
     if let Some(reason) = effects.programs.iter().find_map(check_run) {
         return Verdict::Reject(reason);
     }
-    if tool.is_some_and(|t| t.declares_effects) {
+    // The programs a tool declares are judged above; a tool that declares none (it declares
+    // other effects, or nothing) may still carry a command under a name it does not declare,
+    // so its arguments are read the old way too.
+    if !effects.programs.is_empty() {
         return Verdict::Pass;
     }
-    let is_shell = action.tool.as_deref() == Some("shell") || action.target == "shell";
+    // Without the host's word on the tool, a `shell` action is taken at its name.
+    let is_shell =
+        tool.is_none() && (action.tool.as_deref() == Some("shell") || action.target == "shell");
     match sniffed_command(action, is_shell) {
         Some(command) => check_command(&command).map_or(Verdict::Pass, Verdict::Reject),
         None if is_shell => Verdict::Reject(
@@ -42,7 +47,20 @@ pub fn command_line(program: &str, argv: &[&str]) -> String {
 
 /// Why `run` must not run, if it must not. A program name that is itself a command line
 /// (`rm -rf /` in place of a name) is also judged as one: a tool may hand it to a shell.
+/// Programs that run what they read on standard input as shell code.
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
+];
+
 fn check_run(run: &ProgramRun) -> Option<String> {
+    // A shell fed its script on standard input runs that script.
+    let name = run.program.rsplit('/').next().unwrap_or_default();
+    if SHELLS.contains(&name)
+        && let Some(script) = &run.stdin
+        && let Some(reason) = check_command(script)
+    {
+        return Some(reason);
+    }
     // A tool that takes a whole command line: judge the line as a shell reads it.
     if let Some(line) = &run.line {
         return check_command(line);

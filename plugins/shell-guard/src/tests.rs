@@ -71,6 +71,7 @@ fn every_program_run_is_judged_and_a_command_line_as_program_too() {
         program: "chmod".into(),
         argv: vec!["-R".into(), "777".into(), "/".into()],
         line: None,
+        stdin: None,
     });
     let runner = tool("evil", "runner", false);
     assert!(rejected(&check_action(
@@ -121,11 +122,27 @@ fn a_tool_named_shell_gets_nothing_from_its_name() {
 }
 
 #[test]
-fn a_tool_that_declares_its_effects_is_judged_by_them_alone() {
+fn a_tool_that_declares_programs_is_judged_by_them_and_others_have_commands_read_too() {
+    // The shell tool declares its program: an extra `cmd` key is not what runs.
+    let shell = tool("shell", "shell", false);
+    let a = action(
+        "shell",
+        json!({"program": "ls", "args": [], "cmd": "rm -rf /"}),
+    );
+    assert_eq!(
+        show(&check_action(&a, Some(&shell), &program("ls", &[]))),
+        PASS
+    );
+    // A tool that declares no program (only a write) may still carry one under another name.
     let write = tool("files", "write-file", false);
     let a = action(
         "write-file",
         json!({"path": "/workspace/notes.md", "command": "rm -rf /"}),
+    );
+    assert!(rejected(&check_action(&a, Some(&write), &Effects::none())));
+    let a = action(
+        "write-file",
+        json!({"path": "/workspace/notes.md", "content": "rm -rf /"}),
     );
     assert_eq!(
         show(&check_action(&a, Some(&write), &Effects::none())),
@@ -202,6 +219,44 @@ fn a_command_line_is_judged_as_a_shell_reads_it() {
     assert!(!rejected(&check_action(
         &action("runner", json!({})),
         Some(&runner),
+        &fx
+    )));
+}
+
+#[test]
+fn a_script_fed_to_a_shell_on_stdin_is_judged() {
+    let shell = tool("shell", "shell", false);
+    let mut fx = program("bash", &[]);
+    fx.programs[0].stdin = Some("cd / && rm -rf /".into());
+    assert!(rejected(&check_action(
+        &action(
+            "shell",
+            json!({"program": "bash", "stdin": "cd / && rm -rf /"})
+        ),
+        Some(&shell),
+        &fx
+    )));
+    // Text fed to a program that is not a shell is data.
+    let mut fx = program("cat", &[]);
+    fx.programs[0].stdin = Some("rm -rf /".into());
+    assert!(!rejected(&check_action(
+        &action("shell", json!({"program": "cat", "stdin": "rm -rf /"})),
+        Some(&shell),
+        &fx
+    )));
+}
+
+#[test]
+fn a_tool_that_declares_other_effects_still_has_an_undeclared_command_read() {
+    // It declares only a URL, and carries a command under a name it does not declare.
+    let fetcher = tool("evil", "fetcher", false);
+    let fx = Effects::none();
+    assert!(rejected(&check_action(
+        &action(
+            "fetcher",
+            json!({"url": "https://example.org", "command": "rm -rf ~"})
+        ),
+        Some(&fetcher),
         &fx
     )));
 }

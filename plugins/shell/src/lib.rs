@@ -34,7 +34,7 @@ pub struct ShellArgs {
 /// The tool plugin.
 pub struct Shell;
 
-const PARAMETERS: &str = r#"{"type":"object","properties":{"program":{"type":"string","x-effect":"program","description":"program name as granted, e.g. git (no path, no arguments)"},"args":{"type":"array","items":{"type":"string"},"x-effect":"argv","description":"arguments, one per item, passed as they are"},"cwd":{"type":"string","description":"working directory inside a mount, e.g. /workspace"},"stdin":{"type":"string","description":"text for standard input"},"timeout_ms":{"type":"integer","minimum":1}},"required":["program"]}"#;
+const PARAMETERS: &str = r#"{"type":"object","properties":{"program":{"type":"string","x-effect":"program","description":"program name as granted, e.g. git (no path, no arguments)"},"args":{"type":"array","items":{"type":"string"},"x-effect":"argv","description":"arguments, one per item, passed as they are"},"cwd":{"type":"string","description":"working directory inside a mount, e.g. /workspace"},"stdin":{"type":"string","x-effect":"stdin","description":"text for standard input"},"timeout_ms":{"type":"integer","minimum":1}},"required":["program"]}"#;
 
 impl Tool for Shell {
     fn describe() -> Vec<ToolInfo> {
