@@ -115,8 +115,14 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
                 .as_deref()
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default();
+            // A rewrite starts another round: show which round each verdict came from.
+            let round = if v.trace.iter().any(|t| t.round > 1) {
+                format!("round {} ", g.round)
+            } else {
+                String::new()
+            };
             println!(
-                "  {:<16} {:<16} {:>6} us{reason}",
+                "  {round}{:<16} {:<16} {:>6} us{reason}",
                 g.gate,
                 format!("{:?}", g.verdict).to_lowercase(),
                 g.micros
