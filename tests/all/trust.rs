@@ -157,6 +157,14 @@ fn garbage_gate_dir() -> tempfile::TempDir {
     let unreadable = dir.path().join("unreadable");
     std::fs::create_dir(&unreadable).expect("mkdir");
     std::fs::write(unreadable.join("plugin.toml"), "kinds = [[[").expect("write");
+    // A kind that does not read as one is a possible gate.
+    let odd = dir.path().join("odd");
+    std::fs::create_dir(&odd).expect("mkdir");
+    std::fs::write(
+        odd.join("plugin.toml"),
+        "name = \"odd\"\nversion = \"1.0.0\"\nkinds = [\"Gate\"]\n",
+    )
+    .expect("write");
     // A tool that fails to load is not a gate: it only does not run.
     let tool = dir.path().join("broken-tool");
     std::fs::create_dir(&tool).expect("mkdir");
@@ -182,7 +190,7 @@ fn a_gate_that_failed_to_load_refuses_every_action_until_disabled() {
         .collect();
     assert_eq!(
         missing,
-        ["garbage", "unreadable"],
+        ["garbage", "odd", "unreadable"],
         "{:?}",
         report.missing_gates
     );
@@ -207,7 +215,8 @@ fn a_gate_that_failed_to_load_refuses_every_action_until_disabled() {
 
     // Disabled explicitly, they are no longer missing and eval runs.
     let policy = Policy::parse(
-        "[plugins.garbage]\nenabled = false\n[plugins.unreadable]\nenabled = false\n",
+        "[plugins.garbage]\nenabled = false\n[plugins.unreadable]\nenabled = false\n\
+         [plugins.odd]\nenabled = false\n",
     )
     .expect("policy");
     let mut sources = crate::builtins(&["eval"]);

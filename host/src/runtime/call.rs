@@ -482,7 +482,18 @@ fn classify<T: CallData>(
     if let Some(message) = common.panic.take() {
         return PluginError::Panicked { plugin, message };
     }
-    let detail = format!("{err:#}");
+    let full = format!("{err:#}");
+    if let Some(import) = unknown_import(&full) {
+        return PluginError::Denied { plugin, import };
+    }
+    // The wasm backtrace is for the log; the person and the model get what happened.
+    let detail = match full.split_once("wasm backtrace:") {
+        Some((what, _)) => {
+            tracing::debug!("{plugin}: {full}");
+            what.trim().trim_end_matches(':').trim().to_owned()
+        }
+        None => full,
+    };
     if let Some(import) = unknown_import(&detail) {
         return PluginError::Denied { plugin, import };
     }

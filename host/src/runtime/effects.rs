@@ -594,6 +594,51 @@ mod tests {
         assert_eq!(host("/../../etc"), None);
     }
 
+    proptest::proptest! {
+        /// Whatever a model or a client writes as a path, the host path gates are shown is
+        /// inside the mount that holds it, with no `..` left: a gate judging host paths can
+        /// trust them.
+        #[test]
+        fn a_mapped_path_never_leaves_its_mount(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof!["workspace", "deep", "a", "..", ".", "", "b.txt"],
+                0..8,
+            ),
+            leading_slash in proptest::bool::ANY,
+        ) {
+            let mounts = [
+                Mount {
+                    guest: "/workspace".into(),
+                    host: "/home/u/notes".into(),
+                    access: crate::runtime::manifest::Access::ReadWrite,
+                },
+                Mount {
+                    guest: "/workspace/deep".into(),
+                    host: "/srv/deep".into(),
+                    access: crate::runtime::manifest::Access::ReadOnly,
+                },
+            ];
+            let guest = format!("{}{}", if leading_slash { "/" } else { "" }, parts.join("/"));
+            let mapped = path(&guest, &mounts);
+            if let Some(host) = mapped.host {
+                let host = std::path::Path::new(&host);
+                proptest::prop_assert!(
+                    host.starts_with("/home/u/notes") || host.starts_with("/srv/deep"),
+                    "{guest} -> {}", host.display()
+                );
+                proptest::prop_assert!(
+                    !host.components().any(|c| c == std::path::Component::ParentDir),
+                    "{guest} -> {}", host.display()
+                );
+                // The deeper mount wins for what it holds.
+                let normal = normalise(&guest);
+                if normal == "/workspace/deep" || normal.starts_with("/workspace/deep/") {
+                    proptest::prop_assert!(host.starts_with("/srv/deep"));
+                }
+            }
+        }
+    }
+
     #[test]
     fn urls_are_split() {
         let u = url("HTTPS://user:pw@Example.ORG:8443/a/b?q=1#frag");

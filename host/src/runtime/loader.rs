@@ -220,8 +220,9 @@ fn missing_gate(source: &PluginSource, why: &LoadError) -> Option<MissingGate> {
                 .collect::<Vec<_>>()
         });
     let may_be_gate = match &kinds {
-        // Every entry read and none is a gate: not a gate.
-        Some(k) if !k.is_empty() => k.iter().any(|k| *k == "gate" || *k == "?"),
+        // Only when every entry reads as a kind that is not a gate (`Gate`, `gates`, a number
+        // all may have meant one).
+        Some(k) if !k.is_empty() => !k.iter().all(|k| *k == "tool" || *k == "skill"),
         _ => true,
     };
     if !may_be_gate {

@@ -214,9 +214,7 @@ impl Runtime {
         let compiled = self
             .cache
             .load(&self.engine, &source.component, sha256)
-            .map_err(|e| {
-                component_err(format!("does not compile as a WebAssembly component: {e}"))
-            })?;
+            .map_err(|e| component_err(not_a_component(&source.component, &e)))?;
         let component = compiled.component;
         check_exports(&self.engine, &component, &manifest.kinds).map_err(invalid)?;
 
@@ -321,6 +319,36 @@ impl Runtime {
             plugin.skill_info = Some(plugin.describe_skill().map_err(describe_err)?);
         }
         Ok(plugin)
+    }
+}
+
+/// Why `bytes` did not compile, in words that say what to do: an empty file, something that
+/// is not WebAssembly, a core module where a component is needed, or a component cut short.
+fn not_a_component(bytes: &[u8], err: &wasmtime::Error) -> String {
+    const MAGIC: &[u8] = b"\0asm";
+    // The 4 bytes after the magic: a core module's version, or a component's version + layer.
+    const CORE_MODULE: [u8; 4] = [1, 0, 0, 0];
+    const COMPONENT: [u8; 4] = [0x0d, 0, 1, 0];
+    match bytes {
+        [] => "the component file is empty (0 bytes): rebuild it, or copy it again".into(),
+        b if !b.starts_with(MAGIC) => format!(
+            "is not WebAssembly ({} bytes without the \\0asm header): point `component` in \
+             plugin.toml at the .wasm the build produced",
+            b.len()
+        ),
+        b if b.get(4..8) == Some(&CORE_MODULE[..]) => "is a core WebAssembly module, not a \
+             component: build it for wasm32-wasip2 (rustc makes a component), or wrap it with \
+             `wasm-tools component new`"
+            .into(),
+        b if b.get(4..8) == Some(&COMPONENT[..])
+            && format!("{err:#}").contains("unexpected end") =>
+        {
+            format!(
+                "is a WebAssembly component cut short ({} bytes): copy it again",
+                b.len()
+            )
+        }
+        _ => format!("does not compile as a WebAssembly component: {err:#}"),
     }
 }
 
@@ -433,6 +461,17 @@ pub(crate) fn check_export_names(exports: &[String], kinds: &[Kind]) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_not_a_component_is_named() {
+        let err = wasmtime::Error::msg("unexpected end-of-file (at offset 0x9)");
+        assert!(not_a_component(b"", &err).contains("empty"));
+        assert!(not_a_component(b"garbage", &err).contains("is not WebAssembly"));
+        let core = b"\0asm\x01\0\0\0";
+        assert!(not_a_component(core, &err).contains("core WebAssembly module"));
+        let cut = b"\0asm\x0d\0\x01\0\x01";
+        assert!(not_a_component(cut, &err).contains("cut short"));
+    }
 
     #[test]
     fn every_0_1_release_up_to_ours_loads_and_nothing_newer() {
