@@ -74,10 +74,21 @@ fn a_looping_gate_runs_out_of_fuel() {
 #[test]
 fn a_looping_gate_with_plenty_of_fuel_hits_its_deadline() {
     let (rt, _cache) = fresh_runtime();
-    let gate = hostile_gate(&rt, |m| {
-        m.replace("fuel = 5_000_000", "fuel = 1_000_000_000_000")
-            .replace("timeout_ms = 2000", "timeout_ms = 100")
-    });
+    // The operator grants the fuel: a manifest alone cannot raise it.
+    let policy = passepartout::runtime::Policy::parse(
+        "[plugins.hostile-gate]\nlimits = { fuel = 1_000_000_000_000, timeout_ms = 100 }\n",
+    )
+    .expect("policy");
+    let gate = rt
+        .load(
+            &passepartout_tests::source(
+                passepartout_tests::HOSTILE_GATE_WASM,
+                passepartout_tests::HOSTILE_GATE_MANIFEST,
+                |m| m,
+            ),
+            &policy,
+        )
+        .expect("loads");
     let err = gate
         .check(&misbehave("spin"), &signal())
         .expect_err("loops");
@@ -167,4 +178,53 @@ fn a_reused_instance_gives_the_same_verdicts_and_recovers_from_a_trap() {
             .expect("recovered"),
         Verdict::Pass
     );
+}
+
+#[test]
+fn a_manifest_cannot_raise_its_own_limits() {
+    let (rt, _cache) = fresh_runtime();
+    let greedy = |m: String| {
+        m.replace("fuel = 5_000_000", "fuel = 9_223_372_036_854_775_807")
+            .replace("timeout_ms = 2000", "timeout_ms = 3_600_000")
+            .replace("memory_mib = 16", "memory_mib = 1024")
+            .replace("max_output_kib = 64", "max_output_kib = 65536")
+    };
+    let gate = hostile_gate(&rt, greedy);
+    let l = &gate.limits;
+    assert_eq!(
+        l.gate_fuel,
+        passepartout::runtime::limits::DEFAULT_GATE_FUEL
+    );
+    assert_eq!(
+        l.timeout,
+        passepartout::runtime::limits::DEFAULT_GATE_TIMEOUT
+    );
+    assert_eq!(l.memory_bytes, 16 << 20);
+    assert_eq!(l.max_output_bytes, 1024 << 10);
+    assert_eq!(l.capped.len(), 4, "{:?}", l.capped);
+    // Spinning under the asked budget stops at the default one.
+    let err = gate
+        .check(&misbehave("spin"), &signal())
+        .expect_err("loops");
+    assert!(
+        matches!(err, PluginError::OutOfFuel { fuel, .. } if fuel == passepartout::runtime::limits::DEFAULT_GATE_FUEL),
+        "{err:?}"
+    );
+    // The operator's policy grants what it asks.
+    let policy = passepartout::runtime::Policy::parse(
+        "[plugins.hostile-gate]\nlimits = { memory_mib = 1024 }\n",
+    )
+    .expect("policy");
+    let granted = rt
+        .load(
+            &passepartout_tests::source(
+                passepartout_tests::HOSTILE_GATE_WASM,
+                passepartout_tests::HOSTILE_GATE_MANIFEST,
+                greedy,
+            ),
+            &policy,
+        )
+        .expect("loads");
+    assert_eq!(granted.limits.memory_bytes, 1024 << 20);
+    assert_eq!(granted.limits.capped.len(), 3);
 }

@@ -141,3 +141,34 @@ fn deadlines_still_fire_after_the_runtime_is_dropped() {
     let err = tool.call_tool("spin", "{}").expect_err("must not return");
     assert!(matches!(err, PluginError::TimedOut { .. }), "{err:?}");
 }
+
+#[test]
+fn describe_has_a_short_budget_that_no_manifest_or_policy_raises() {
+    let (rt, _cache) = crate::fresh_runtime();
+    let src = passepartout_tests::source(
+        passepartout_tests::HOSTILE_TOOL_WASM,
+        passepartout_tests::HOSTILE_TOOL_MANIFEST,
+        |m| {
+            format!(
+                "{}\n[config]\nspin_in_describe = true\n",
+                m.replace("memory_mib = 96", "memory_mib = 96\ntimeout_ms = 3_600_000")
+            )
+        },
+    );
+    let policy = passepartout::runtime::Policy::parse(
+        "[plugins.hostile-tool]\nlimits = { timeout_ms = 3_600_000 }\n",
+    )
+    .expect("policy");
+    let start = std::time::Instant::now();
+    let err = rt.load(&src, &policy).err().expect("refused");
+    let took = start.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "describe ran {took:?}"
+    );
+    let err = err.to_string();
+    assert!(
+        err.contains("describe failed") && err.contains("hostile-tool"),
+        "{err}"
+    );
+}

@@ -73,6 +73,9 @@ pub enum FindingKind {
     Invalid,
     /// The operator's policy turns the plugin off (`enabled = false`).
     DisabledByPolicy,
+    /// The manifest asks a limit above the default that the policy does not grant: it runs
+    /// at the default.
+    LimitNotGranted,
     /// A tool that changes things (not read-only) and declares no effects in its schema:
     /// gates cannot see what it would do.
     OpaqueTool,
@@ -321,8 +324,24 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
     }
 
     let entry = policy.for_plugin(&manifest.name);
-    match Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits) {
+    let granted = crate::runtime::limits::granted(
+        &manifest.name,
+        source.origin == Origin::Builtin,
+        &entry.limits,
+    );
+    match Limits::resolve(&manifest.kinds, &manifest.limits, &granted) {
         Ok(l) => {
+            for asked in &l.capped {
+                audit.findings.push(finding(
+                    FindingKind::LimitNotGranted,
+                    Severity::Medium,
+                    format!(
+                        "plugin.toml asks limits.{asked}: grant it under [plugins.{}.limits] if \
+                         the plugin needs it",
+                        manifest.name
+                    ),
+                ));
+            }
             if l.tool_fuel.is_none() && manifest.kinds.iter().any(|k| *k != Kind::Gate) {
                 audit.findings.push(finding(
                     FindingKind::UnboundedLimit,

@@ -41,7 +41,24 @@ impl Plugin {
         }
     }
 
+    /// The budget of load-time calls (`describe`): short and the same for every plugin, so that
+    /// no manifest or policy can make loading wait on a plugin.
+    fn describe_budget() -> Budget {
+        Budget {
+            fuel: Some(super::limits::DESCRIBE_FUEL),
+            timeout: super::limits::DESCRIBE_TIMEOUT,
+        }
+    }
+
     fn gate_store(&self, context: &Arc<ActionContext>) -> Result<Store<GateData>, PluginError> {
+        self.gate_store_with(context, self.gate_budget())
+    }
+
+    fn gate_store_with(
+        &self,
+        context: &Arc<ActionContext>,
+        budget: Budget,
+    ) -> Result<Store<GateData>, PluginError> {
         let data = GateData {
             common: HostCommon::new(
                 self.id.clone(),
@@ -50,7 +67,7 @@ impl Plugin {
             ),
             context: context.clone(),
         };
-        self.store(data, self.gate_budget())
+        self.store(data, budget)
     }
 
     fn tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
@@ -319,8 +336,8 @@ impl Plugin {
             .gate
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
-        let budget = self.gate_budget();
-        let mut store = self.gate_store(&Arc::default())?;
+        let budget = Self::describe_budget();
+        let mut store = self.gate_store_with(&Arc::default(), budget)?;
         pre.instantiate(&mut store)
             .and_then(|g| g.passepartout_plugin_gate().call_describe(&mut store))
             .map_err(|e| classify(&mut store, &e, budget))
@@ -331,7 +348,7 @@ impl Plugin {
             .tool
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a tool"))?;
-        let budget = self.skill_budget();
+        let budget = Self::describe_budget();
         let mut store = self.tool_store(budget)?;
         pre.instantiate(&mut store)
             .and_then(|t| t.passepartout_plugin_tool().call_describe(&mut store))
@@ -343,7 +360,7 @@ impl Plugin {
             .skill
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a skill"))?;
-        let budget = self.skill_budget();
+        let budget = Self::describe_budget();
         let mut store = self.tool_store(budget)?;
         pre.instantiate(&mut store)
             .and_then(|s| s.passepartout_plugin_skill().call_describe(&mut store))

@@ -22,6 +22,61 @@ pub const DEFAULT_MAX_OUTPUT_KIB: u64 = 1024;
 pub const MAX_MEMORY_MIB: u64 = 1024;
 /// The longest deadline a call may have.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The longest tool deadline a manifest gets without a grant: the seed's longest (shell).
+pub const MAX_ASKED_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
+/// Fuel for load-time calls (`describe`), which nothing raises.
+pub const DESCRIBE_FUEL: u64 = 500_000_000;
+/// Deadline for load-time calls (`describe`), which nothing raises: one plugin can never hold
+/// up the daemon's start for longer.
+pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What the first-party plugins are granted beyond the defaults, as if the operator's policy
+/// said so (`audit` shows it as granted). The operator's own `[plugins.NAME.limits]` replace it
+/// field by field.
+pub fn first_party_grant(name: &str) -> LimitSpec {
+    match name {
+        // CPython in a component: a ~13 MiB heap, ~0.1 M fuel per check.
+        "pii" => LimitSpec {
+            fuel: Some(300_000_000),
+            timeout_ms: Some(2000),
+            memory_mib: Some(32),
+            ..LimitSpec::default()
+        },
+        "secrets" => LimitSpec {
+            fuel: Some(200_000_000),
+            memory_mib: Some(64),
+            ..LimitSpec::default()
+        },
+        // An 8 MiB body and its headers.
+        "http-fetch" => LimitSpec {
+            max_output_kib: Some(8256),
+            ..LimitSpec::default()
+        },
+        _ => LimitSpec::default(),
+    }
+}
+
+/// The limits granted to plugin `name`: the policy's, over the first-party grant when the
+/// plugin is built in.
+pub fn granted(name: &str, builtin: bool, policy: &LimitSpec) -> LimitSpec {
+    if !builtin {
+        return policy.clone();
+    }
+    let base = first_party_grant(name);
+    let mut tool_timeout_ms = base.tool_timeout_ms;
+    tool_timeout_ms.extend(policy.tool_timeout_ms.clone());
+    LimitSpec {
+        fuel: policy.fuel.or(base.fuel),
+        timeout_ms: policy.timeout_ms.or(base.timeout_ms),
+        tool_timeout_ms,
+        memory_mib: policy.memory_mib.or(base.memory_mib),
+        max_output_kib: policy.max_output_kib.or(base.max_output_kib),
+    }
+}
 
 /// The seed's per-tool timeouts: shell 300 s, search-files 30 s, eval 10 s, others 120 s.
 pub fn seed_tool_timeout(tool: &str) -> Duration {
@@ -59,6 +114,10 @@ pub struct Limits {
     /// its name.
     #[serde(skip)]
     pub seed_timeouts: bool,
+    /// What the manifest asked above the defaults and the policy did not grant, each as
+    /// `name = asked (runs at default …)`: the plugin runs at the defaults for these.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capped: Vec<String>,
 }
 
 impl Limits {
@@ -71,57 +130,104 @@ impl Limits {
         manifest: &LimitSpec,
         policy: &LimitSpec,
     ) -> Result<Limits, String> {
-        let fuel = policy.fuel.or(manifest.fuel);
-        if fuel == Some(0) {
+        let gate_only = kinds.iter().all(|k| *k == Kind::Gate);
+        let mut capped = Vec::new();
+        // What a manifest asks above a default it gets only when the policy grants it: the
+        // policy's value (the operator's) wins, a manifest's is capped at the default.
+        let mut pick = |name: &str, asked: Option<u64>, granted: Option<u64>, default: u64| {
+            if let Some(g) = granted {
+                return Some(g);
+            }
+            let a = asked?;
+            if a > default {
+                capped.push(format!(
+                    "{name} = {a} (runs at {default} until policy.toml grants it)"
+                ));
+                return Some(default);
+            }
+            Some(a)
+        };
+        let gate_fuel = pick("fuel", manifest.fuel, policy.fuel, DEFAULT_GATE_FUEL)
+            .unwrap_or(DEFAULT_GATE_FUEL);
+        // Tools have no fuel bound by default: any bound a manifest asks is less.
+        let tool_fuel = policy.fuel.or(manifest.fuel);
+        if gate_fuel == 0 || tool_fuel == Some(0) {
             return Err("limits.fuel must be at least 1".into());
         }
-        let timeout_ms = policy.timeout_ms.or(manifest.timeout_ms);
+        // `timeout_ms` is the deadline of gate and skill calls (default 1 s) and, for tools,
+        // of every tool without its own (default: the seed's table, at most 300 s).
+        let runs_checks = kinds.iter().any(|k| *k != Kind::Tool);
+        let default_ms = if runs_checks {
+            ms(DEFAULT_GATE_TIMEOUT)
+        } else {
+            ms(MAX_ASKED_TOOL_TIMEOUT)
+        };
+        let timeout_ms = pick(
+            "timeout_ms",
+            manifest.timeout_ms,
+            policy.timeout_ms,
+            default_ms,
+        );
+        let tool_default_ms = policy.timeout_ms.or(manifest
+            .timeout_ms
+            .map(|a| a.min(ms(MAX_ASKED_TOOL_TIMEOUT))));
         let mut tool_timeouts = BTreeMap::new();
-        for (tool, ms) in manifest
-            .tool_timeout_ms
-            .iter()
-            .chain(&policy.tool_timeout_ms)
-        {
-            tool_timeouts.insert(
-                tool.clone(),
-                checked_timeout(*ms, &format!("tool_timeout_ms.{tool}"))?,
-            );
+        for (tool, asked) in &manifest.tool_timeout_ms {
+            let granted = policy.tool_timeout_ms.get(tool).copied();
+            let name = format!("tool_timeout_ms.{tool}");
+            let ms =
+                pick(&name, Some(*asked), granted, ms(MAX_ASKED_TOOL_TIMEOUT)).unwrap_or(*asked);
+            tool_timeouts.insert(tool.clone(), checked_timeout(ms, &name)?);
         }
-        let gate_only = kinds.iter().all(|k| *k == Kind::Gate);
-        let memory_mib = policy
-            .memory_mib
-            .or(manifest.memory_mib)
-            .unwrap_or(if gate_only {
-                DEFAULT_GATE_MEMORY_MIB
-            } else {
-                DEFAULT_MEMORY_MIB
-            });
+        for (tool, granted) in &policy.tool_timeout_ms {
+            let name = format!("tool_timeout_ms.{tool}");
+            tool_timeouts.insert(tool.clone(), checked_timeout(*granted, &name)?);
+        }
+        let default_memory = if gate_only {
+            DEFAULT_GATE_MEMORY_MIB
+        } else {
+            DEFAULT_MEMORY_MIB
+        };
+        let memory_mib = pick(
+            "memory_mib",
+            manifest.memory_mib,
+            policy.memory_mib,
+            default_memory,
+        )
+        .unwrap_or(default_memory);
         if memory_mib == 0 || memory_mib > MAX_MEMORY_MIB {
             return Err(format!(
                 "limits.memory_mib is {memory_mib}: use 1 to {MAX_MEMORY_MIB}"
             ));
         }
-        let output_kib = policy
-            .max_output_kib
-            .or(manifest.max_output_kib)
-            .unwrap_or(DEFAULT_MAX_OUTPUT_KIB);
+        let output_kib = pick(
+            "max_output_kib",
+            manifest.max_output_kib,
+            policy.max_output_kib,
+            DEFAULT_MAX_OUTPUT_KIB,
+        )
+        .unwrap_or(DEFAULT_MAX_OUTPUT_KIB);
         if output_kib == 0 || output_kib > 64 * 1024 {
             return Err(format!(
                 "limits.max_output_kib is {output_kib}: use 1 to 65536"
             ));
         }
+        let tool_default_timeout = tool_default_ms
+            .map(|ms| checked_timeout(ms, "timeout_ms"))
+            .transpose()?;
         let timeout = timeout_ms
             .map(|ms| checked_timeout(ms, "timeout_ms"))
             .transpose()?;
         Ok(Limits {
-            gate_fuel: fuel.unwrap_or(DEFAULT_GATE_FUEL),
-            tool_fuel: fuel,
+            gate_fuel,
+            tool_fuel,
             timeout: timeout.unwrap_or(DEFAULT_GATE_TIMEOUT),
             tool_timeouts,
-            tool_default_timeout: timeout,
+            tool_default_timeout,
             memory_bytes: memory_mib << 20,
             max_output_bytes: output_kib << 10,
             seed_timeouts: false,
+            capped,
         })
     }
 
@@ -220,6 +326,66 @@ mod tests {
         l.seed_timeouts = true;
         assert_eq!(l.tool_timeout("shell"), Duration::from_secs(300));
         assert_eq!(l.tool_timeout("read-file"), Duration::from_secs(120));
+    }
+
+    #[test]
+    fn what_a_manifest_asks_above_the_defaults_needs_a_grant() {
+        let greedy = LimitSpec {
+            fuel: Some(u64::MAX),
+            timeout_ms: Some(3_600_000),
+            memory_mib: Some(1024),
+            max_output_kib: Some(65536),
+            ..Default::default()
+        };
+        let l = Limits::resolve(&[Kind::Gate], &greedy, &LimitSpec::default()).expect("valid");
+        assert_eq!(
+            (l.gate_fuel, l.timeout, l.memory_bytes, l.max_output_bytes),
+            (
+                DEFAULT_GATE_FUEL,
+                DEFAULT_GATE_TIMEOUT,
+                16 << 20,
+                1024 << 10
+            )
+        );
+        assert_eq!(l.capped.len(), 4, "{:?}", l.capped);
+        // A tool asking a 300 s deadline (the seed's shell) gets it without a grant.
+        let shell = LimitSpec {
+            timeout_ms: Some(300_000),
+            ..Default::default()
+        };
+        let l = Limits::resolve(&[Kind::Tool], &shell, &LimitSpec::default()).expect("valid");
+        assert!(l.capped.is_empty(), "{:?}", l.capped);
+        assert_eq!(l.tool_default_timeout, Some(Duration::from_secs(300)));
+        // The first-party grant, and the operator's over it.
+        let pii = LimitSpec {
+            fuel: Some(300_000_000),
+            memory_mib: Some(32),
+            ..Default::default()
+        };
+        let l = Limits::resolve(
+            &[Kind::Gate],
+            &pii,
+            &granted("pii", true, &LimitSpec::default()),
+        )
+        .expect("valid");
+        assert_eq!((l.gate_fuel, l.memory_bytes), (300_000_000, 32 << 20));
+        let l = Limits::resolve(
+            &[Kind::Gate],
+            &pii,
+            &granted("pii", false, &LimitSpec::default()),
+        )
+        .expect("valid");
+        assert_eq!(
+            l.gate_fuel, DEFAULT_GATE_FUEL,
+            "a third-party `pii` gets no first-party grant"
+        );
+        let operator = LimitSpec {
+            fuel: Some(1_000),
+            ..Default::default()
+        };
+        let l =
+            Limits::resolve(&[Kind::Gate], &pii, &granted("pii", true, &operator)).expect("valid");
+        assert_eq!((l.gate_fuel, l.memory_bytes), (1_000, 32 << 20));
     }
 
     #[test]

@@ -195,9 +195,11 @@ impl Runtime {
             return Err(LoadError::DisabledByPolicy { plugin: id });
         }
         let entry = policy.for_plugin(&manifest.name);
+        let builtin = source.origin == Origin::Builtin;
+        let granted = super::limits::granted(&manifest.name, builtin, &entry.limits);
         let mut limits =
-            Limits::resolve(&manifest.kinds, &manifest.limits, &entry.limits).map_err(invalid)?;
-        limits.seed_timeouts = source.origin == Origin::Builtin;
+            Limits::resolve(&manifest.kinds, &manifest.limits, &granted).map_err(invalid)?;
+        limits.seed_timeouts = builtin;
         let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
 
         if let Some(pin) = &source.pin {

@@ -41,6 +41,12 @@ impl Tool for Hostile {
         // Tests make it offer more through its [config]: `extra = [{ name, parameters }]`
         // (taken names, invalid names, huge schemas) and `copies = N` tools named `tN`.
         let config = passepartout_sdk::config();
+        if config["spin_in_describe"].as_bool() == Some(true) {
+            let mut n: u64 = 0;
+            loop {
+                n = black_box(n.wrapping_add(1));
+            }
+        }
         for extra in config["extra"].as_array().into_iter().flatten() {
             tools.push(ToolInfo {
                 name: extra["name"].as_str().unwrap_or_default().into(),
