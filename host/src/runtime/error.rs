@@ -249,14 +249,14 @@ pub enum LoadError {
     },
     /// The manifest or component changed since it was installed.
     #[error(
-        "{plugin}: its component's sha256 is {found}, but {pinned} was pinned at install; it was changed after install. Refusing to load it: reinstall with `passepartout plugin update`."
+        "{plugin}: its plugin.toml or its component was changed after install (their fingerprint is {found}, {pinned} was pinned). Refusing to load it: reinstall with `passepartout plugin update`."
     )]
     Tampered {
         /// The plugin.
         plugin: PluginId,
-        /// The pinned sha256.
+        /// The pinned fingerprint (sha256 over plugin.toml and the component).
         pinned: String,
-        /// The sha256 found.
+        /// The fingerprint found.
         found: String,
     },
     /// The operator's policy turns the plugin off (`[plugins.NAME] enabled = false`).
