@@ -729,3 +729,20 @@ fn sighup_reloads_the_daemon() {
     until_guarded(&mut client, "SIGHUP");
     assert_eq!(status(&mut client)["reload"]["reloads"], 1);
 }
+
+#[test]
+fn the_daemon_listens_before_its_plugins_load_and_requests_wait_for_them() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // An empty compile cache: loading compiles every plugin (the Python gate alone for
+    // seconds), and the daemon must not wait for that to listen.
+    let cold = home.path().join("cold-cache");
+    let cold = cold.to_str().expect("utf-8");
+    let d = start(home.path(), &[("PASSEPARTOUT_CACHE", cold)], None);
+    let mut client = Client::connect(&d.addr, None).expect("connect");
+    let s = status(&mut client);
+    assert_eq!(s["health"], "loading", "{s}");
+    // A request made now waits for the plugins, then runs through every gate.
+    let reply = eval(&mut client, 2, 3);
+    assert_eq!(result(&reply), "5", "{reply}");
+    assert_ne!(status(&mut client)["health"], "loading");
+}

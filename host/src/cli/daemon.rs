@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use passepartout::daemon::client::Client;
-use passepartout::daemon::server::{Router, Server, ServerConfig};
+use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::daemon::{DEFAULT_PORTS, Rendezvous, protocol};
+use passepartout::pipeline::{Pipeline, PipelineConfig};
 use serde_json::{Value, json};
 
 use super::Common;
@@ -75,38 +76,25 @@ fn bind(ip: std::net::IpAddr, port: Option<u16>) -> anyhow::Result<std::net::Tcp
 
 /// Run the daemon until SIGINT or SIGTERM.
 pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
-    // Boot order as the seed: configuration, state, actuators, plugins, diagnostics, heartbeat,
-    // listener.
+    // Boot: what would stop the start is checked first (the secret, the journal, the policy
+    // and the providers' configuration), then the daemon listens; the plugins load in the
+    // background, and requests wait for them, so that no plugin can keep it from listening.
     let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
-    let router = Arc::new(Router::default());
-    let (pipeline, mut problems) = super::reload::build(common, &router)?;
-    let cascade = super::pipeline::cascade(common)?;
-    for e in cascade.endpoints() {
-        match e.probe() {
-            Ok(code) if code < 400 => {}
-            Ok(code) => problems.push(format!("provider {} answers HTTP {code}", e.name)),
-            Err(err) => problems.push(format!("provider {} is not reachable: {err}", e.name)),
-        }
-    }
-    let pipeline = Arc::new(pipeline);
-    // State from disk: the configured Org paths are ingested at boot, in the background so
-    // that the listener comes up at once.
+    let journal = super::journal::open(common)?;
+    if let Some(path) = common
+        .policy
+        .clone()
+        .or_else(passepartout::dirs::policy_file)
     {
-        let p = pipeline.clone();
-        std::thread::spawn(move || passepartout::daemon::server::save_memory(&p));
+        passepartout::runtime::Policy::load(&path)?;
     }
-    let health = if problems.is_empty() {
-        "healthy"
-    } else {
-        "degraded"
-    };
-    eprintln!(
-        "passepartout: {health}: {} plugin(s) loaded, journal writable",
-        pipeline.plugins().len()
-    );
-    for p in &problems {
-        eprintln!("passepartout:   {p}");
-    }
+    super::pipeline::cascade(common)?;
+    let router = Arc::new(Router::default());
+    let placeholder = Pipeline::new(Vec::new(), journal, PipelineConfig::from_env())?
+        .with_gate(Arc::new(passepartout::daemon::reload::Loading))
+        .with_actuator("client", Box::new(RouterActuator(router.clone())))
+        .with_actuator("cli", Box::new(RouterActuator(router.clone())));
+    let placeholder = Arc::new(placeholder);
     let (ip, port) = listen_address(common)?;
     let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
@@ -138,15 +126,18 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let problems = Arc::new(std::sync::Mutex::new(Vec::new()));
     let reload = super::reload::DaemonReload {
         common: common.clone(),
         router: router.clone(),
+        problems: problems.clone(),
     };
-    let server = Server::reloadable(pipeline.clone(), Box::new(reload), router, config);
-    let interrupt = pipeline.interrupt_flag();
+    let server = Server::loading(placeholder.clone(), Box::new(reload), router, config);
+    let interrupt = placeholder.interrupt_flag();
     runtime.block_on(async move {
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
+        tokio::spawn(boot(server.clone(), common.clone(), problems));
         tokio::spawn(reload_on_hangup(server.clone()));
         server.serve(listener, shutdown_signal(interrupt)).await;
         anyhow::Ok(())
@@ -156,8 +147,51 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_file(path);
     }
     eprintln!("passepartout: stopped; the journal is saved");
-    drop(pipeline);
+    drop(placeholder);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Load the plugin set, say how it went, probe the providers and ingest memory: what the
+/// daemon did before listening, done after.
+async fn boot(server: Arc<Server>, common: Common, problems: Arc<std::sync::Mutex<Vec<String>>>) {
+    let loaded = server.reload("start").await;
+    let pipeline = server.current();
+    let mut problems = std::mem::take(&mut *problems.lock().unwrap_or_else(|p| p.into_inner()));
+    let probed = tokio::task::spawn_blocking(move || {
+        let mut found = Vec::new();
+        if let Ok(cascade) = super::pipeline::cascade(&common) {
+            for e in cascade.endpoints() {
+                match e.probe() {
+                    Ok(code) if code < 400 => {}
+                    Ok(code) => found.push(format!("provider {} answers HTTP {code}", e.name)),
+                    Err(err) => found.push(format!("provider {} is not reachable: {err}", e.name)),
+                }
+            }
+        }
+        // State from disk: the configured Org paths.
+        passepartout::daemon::server::save_memory(&pipeline);
+        (found, pipeline.plugins().len())
+    })
+    .await;
+    let (found, plugins) = probed.unwrap_or_default();
+    problems.extend(found);
+    match loaded {
+        Ok(_) => {
+            let health = if problems.is_empty() {
+                "healthy"
+            } else {
+                "degraded"
+            };
+            eprintln!("passepartout: {health}: {plugins} plugin(s) loaded, journal writable");
+        }
+        Err(e) => eprintln!(
+            "passepartout: unhealthy: {e}; every action is refused until the plugins load \
+             (fix it: the daemon reloads when the files change, or on SIGHUP)"
+        ),
+    }
+    for p in &problems {
+        eprintln!("passepartout:   {p}");
+    }
 }
 
 /// SIGHUP reloads the plugin set (the old one keeps serving if the new one fails to load).

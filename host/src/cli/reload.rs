@@ -60,6 +60,8 @@ pub struct DaemonReload {
     pub common: Common,
     /// Where replies to clients go.
     pub router: Arc<Router>,
+    /// What the last load found worth telling (read once at start, to print).
+    pub problems: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Reload for DaemonReload {
@@ -90,9 +92,10 @@ impl Reload for DaemonReload {
         }
         let (pipeline, problems) =
             build(&self.common, &self.router).map_err(|e| format!("{e:#}"))?;
-        for p in problems {
-            tracing::warn!("after reload: {p}");
+        for p in &problems {
+            tracing::warn!("after loading the plugins: {p}");
         }
+        *self.problems.lock().unwrap_or_else(|p| p.into_inner()) = problems;
         Ok(pipeline)
     }
 

@@ -9,7 +9,8 @@
 //! A gate that fails to load is not a failed set: it is in the new set as a missing gate, which
 //! refuses every action until it is fixed or disabled (fail closed).
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -63,6 +64,8 @@ pub struct Swap {
     busy: Mutex<()>,
     /// Kept apart from `busy`, so that `status` never waits for a reload.
     status: Mutex<ReloadStatus>,
+    /// False while the first set is still loading (the daemon listens before it loads).
+    ready: (Mutex<bool>, Condvar),
 }
 
 impl Swap {
@@ -77,7 +80,43 @@ impl Swap {
                 attempted,
                 ..ReloadStatus::default()
             }),
+            ready: (Mutex::new(true), Condvar::new()),
         }
+    }
+
+    /// A swap whose set is still to be loaded: `placeholder` (which should refuse every
+    /// action, see [`Loading`]) serves until the first [`Swap::reload`] ends.
+    pub fn loading(placeholder: Arc<Pipeline>, reload: Box<dyn Reload>) -> Swap {
+        Swap {
+            current: RwLock::new(placeholder),
+            reload: Some(reload),
+            busy: Mutex::new(()),
+            status: Mutex::new(ReloadStatus::default()),
+            ready: (Mutex::new(false), Condvar::new()),
+        }
+    }
+
+    /// Whether the first set has been loaded (or failed to).
+    pub fn ready(&self) -> bool {
+        *self.ready.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The pipeline to start a request on: the current one once the first set is loaded,
+    /// waiting up to `patience` for it (then the placeholder, which refuses).
+    pub fn current_when_ready(&self, patience: Duration) -> Arc<Pipeline> {
+        let (lock, loaded) = &self.ready;
+        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = loaded
+            .wait_timeout_while(guard, patience, |ready| !*ready)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
+        self.current()
+    }
+
+    fn mark_ready(&self) {
+        let (lock, loaded) = &self.ready;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        loaded.notify_all();
     }
 
     /// The pipeline requests start on now.
@@ -144,7 +183,11 @@ impl Swap {
                 };
             }
         }
+        // The first load, at start, is not a reload.
+        let first = !self.ready();
         let loaded = reload.load();
+        // Requests waiting for the first set go on, on whatever this attempt leaves.
+        let _ready = ReadyOnDrop(self);
         let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
         status.attempted = Some(fingerprint);
         let mut fresh = match loaded {
@@ -163,7 +206,9 @@ impl Swap {
         let changed = fresh.plugin_set() != running.plugin_set();
         fresh.share_interrupt(&running);
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
-        status.reloads += 1;
+        if !first {
+            status.reloads += 1;
+        }
         let outcome = self.running(changed);
         tracing::info!(
             set = %outcome.set,
@@ -182,4 +227,42 @@ impl Swap {
 
 fn failed(why: &str) -> String {
     format!("the new plugin set did not load, so the running one stays: {why}")
+}
+
+/// Marks the swap ready when dropped (after the new set is in place, or the failure noted).
+struct ReadyOnDrop<'a>(&'a Swap);
+
+impl Drop for ReadyOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.mark_ready();
+    }
+}
+
+/// Stands in for the plugin set while the daemon loads it at start, so that it can listen at
+/// once: it refuses every action (requests wait for the set first, up to a limit).
+#[derive(Debug)]
+pub struct Loading;
+
+impl crate::gates::GateCheck for Loading {
+    fn name(&self) -> &str {
+        "plugin-set"
+    }
+    fn version(&self) -> &str {
+        env!("CARGO_PKG_VERSION")
+    }
+    fn priority(&self) -> i32 {
+        i32::MAX
+    }
+    fn check(
+        &self,
+        _action: &crate::runtime::types::Action,
+        _signal: &crate::runtime::types::SignalView,
+        _context: &Arc<crate::runtime::effects::ActionContext>,
+    ) -> Result<crate::runtime::types::Verdict, crate::runtime::PluginError> {
+        Ok(crate::runtime::types::Verdict::Reject(
+            "the daemon has not loaded its plugins (still loading, or they failed to load: \
+             `passepartout status` says which); nothing runs until they are in place"
+                .into(),
+        ))
+    }
 }

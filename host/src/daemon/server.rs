@@ -145,6 +145,9 @@ async fn refuse(mut stream: TcpStream, signer: Option<Signer>) {
     let _ = stream.shutdown().await;
 }
 
+/// How long a request received while the daemon loads its plugins at start waits for them.
+const BOOT_PATIENCE: Duration = Duration::from_secs(60);
+
 /// A running daemon's shared state.
 pub struct Server {
     connections: Arc<tokio::sync::Semaphore>,
@@ -173,6 +176,18 @@ impl Server {
         Server::with_swap(Swap::new(pipeline, Some(reload)), router, config)
     }
 
+    /// As [`Server::reloadable`], listening before the plugin set is loaded: `placeholder`
+    /// serves until [`Server::reload`] loads the set; requests meanwhile wait for it (up to a
+    /// minute), then run on it.
+    pub fn loading(
+        placeholder: Arc<Pipeline>,
+        reload: Box<dyn Reload>,
+        router: Arc<Router>,
+        config: ServerConfig,
+    ) -> Arc<Server> {
+        Server::with_swap(Swap::loading(placeholder, reload), router, config)
+    }
+
     fn with_swap(swap: Swap, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Arc::new(Server {
             connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
@@ -182,6 +197,11 @@ impl Server {
             next_conn: AtomicU64::new(1),
             started: Instant::now(),
         })
+    }
+
+    /// The pipeline requests start on now.
+    pub fn current(&self) -> Arc<Pipeline> {
+        self.swap.current()
     }
 
     /// Reload the plugin set (SIGHUP, a changed file): off the async threads.
@@ -289,8 +309,12 @@ impl Server {
         })
         .await;
         saver.abort();
-        let p = self.swap.current();
-        let _ = tokio::task::spawn_blocking(move || save_memory(&p)).await;
+        // Stopped while the plugins were still loading at start: the last save needs the set.
+        let swap = self.swap.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            save_memory(&swap.current_when_ready(BOOT_PATIENCE));
+        })
+        .await;
     }
 
     async fn connection(self: Arc<Self>, stream: TcpStream, peer: SocketAddr) {
@@ -402,11 +426,18 @@ impl Server {
             in_flight.spawn(async move {
                 let _slot = slot;
                 let session = format!("{}:{conn}:{id}", me.router.boot);
-                // The set this request starts on is the one it finishes on, whatever reloads.
-                let pipeline = me.swap.current();
                 let swap = me.swap.clone();
                 let uptime = me.started.elapsed().as_secs();
-                let answer = tokio::task::spawn_blocking(move || handle(&pipeline, &swap, &message, &session, uptime))
+                let answer = tokio::task::spawn_blocking(move || {
+                    // The set this request starts on is the one it finishes on, whatever
+                    // reloads; at start, it waits for the first set to load.
+                    let pipeline = match message["op"].as_str() {
+                        // These answer at once, loading or not.
+                        Some("status" | "ping") => swap.current(),
+                        _ => swap.current_when_ready(BOOT_PATIENCE),
+                    };
+                    handle(&pipeline, &swap, &message, &session, uptime)
+                })
                     .await
                     .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
                 let reply = match answer {
@@ -436,11 +467,22 @@ impl Server {
     ) -> Result<Option<Value>, ProtocolError> {
         let timeout = self.config.read_timeout;
         let mut wait = timeout;
-        loop {
-            // `readable` is cancel-safe: a timeout here loses no byte.
-            match tokio::time::timeout(wait, reader.readable()).await {
-                Ok(Ok(())) => break,
-                Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+        // The length prefix, read with `read` (cancel-safe: a timeout loses no byte). Until its
+        // first byte, the client is silent only while `idle()` says so: `readable()` alone is
+        // not enough, it may report a readiness left over from the previous frame, and a read
+        // that then waited a fixed time would close the connection of a client whose long
+        // request is still running.
+        let mut prefix = [0u8; LEN_DIGITS];
+        let mut got = 0;
+        while got < LEN_DIGITS {
+            match tokio::time::timeout(wait, reader.read(&mut prefix[got..])).await {
+                Ok(Ok(0)) if got == 0 => return Ok(None),
+                Ok(Ok(0)) | Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+                Ok(Ok(n)) => {
+                    got += n;
+                    wait = timeout;
+                }
+                Err(_) if got > 0 => return Err(ProtocolError::Timeout(timeout.as_secs())),
                 Err(_) => match idle() {
                     None => wait = timeout,
                     Some(since) if since.elapsed() < timeout => {
@@ -449,13 +491,6 @@ impl Server {
                     Some(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
                 },
             }
-        }
-        let mut prefix = [0u8; LEN_DIGITS];
-        match tokio::time::timeout(timeout, reader.read_exact(&mut prefix)).await {
-            Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            Ok(Err(_)) => return Err(ProtocolError::ShortRead),
-            Ok(Ok(_)) => {}
         }
         let size = protocol::parse_len(&prefix, self.config.max_frame)?;
         let mac_len = if self.config.signer.is_some() {
@@ -564,7 +599,9 @@ fn handle(
                 .map(|p| json!({ "name": p.id.name, "version": p.id.version, "telemetry": p.telemetry.snapshot() }))
                 .collect();
             let reload = swap.status();
-            let health = if !pipeline.missing_gates().is_empty() {
+            let health = if !swap.ready() {
+                "loading"
+            } else if !pipeline.missing_gates().is_empty() {
                 "unhealthy"
             } else if reload.last_error.is_some() {
                 "degraded"
