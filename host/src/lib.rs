@@ -18,6 +18,7 @@ pub mod install;
 pub mod journal;
 pub mod memory;
 pub mod pipeline;
+pub mod policy_edit;
 pub mod providers;
 pub mod runtime;
 pub mod signal;

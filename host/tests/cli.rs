@@ -1091,3 +1091,49 @@ fn a_gate_that_failed_to_load_makes_act_and_verify_refuse_until_disabled() {
         "{listing}"
     );
 }
+
+#[test]
+fn install_asks_for_limits_above_the_defaults_and_writes_the_grant() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // A copy of the secrets gate asks 200 M fuel and 64 MiB, above a gate's defaults.
+    let src = plugin_folder(&home.path().join("src"), "secrets", "secrets-copy", |m| m);
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(config.join("policy.toml"), "# the operator's own words\n").expect("policy");
+    let out = passepartout(
+        home.path(),
+        &["plugin", "install", src.to_str().expect("utf-8")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "no terminal, no --yes: not installed"
+    );
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("fuel = 200000000") && said.contains("memory_mib = 64"),
+        "{said}"
+    );
+
+    let out = passepartout(
+        home.path(),
+        &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let policy = std::fs::read_to_string(config.join("policy.toml")).expect("policy");
+    assert!(policy.contains("# the operator's own words"), "{policy}");
+    let listing = json(&passepartout(home.path(), &["plugins", "--json"]));
+    let copy = listing["plugins"]
+        .as_array()
+        .expect("plugins")
+        .iter()
+        .find(|p| p["name"] == "secrets-copy")
+        .expect("installed and loaded");
+    assert_eq!(copy["limits"]["gate_fuel"], 200_000_000, "{copy}");
+    assert_eq!(copy["limits"]["memory_bytes"], 64 << 20, "{copy}");
+}

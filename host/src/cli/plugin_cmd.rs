@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use passepartout::audit::{self, render};
 use passepartout::install::{self, read_source};
+use passepartout::runtime::limits;
+use passepartout::runtime::manifest::{LimitSpec, Manifest};
 
 use super::{Common, Setup};
 
@@ -34,6 +36,36 @@ fn consent(question: &str) -> bool {
     std::io::stdin().lock().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
 }
 
+/// The limits `manifest` asks above the defaults that the policy does not grant yet.
+fn asked_limits(setup: &Setup, manifest: &Manifest) -> LimitSpec {
+    let granted = &setup.policy.for_plugin(&manifest.name).limits;
+    limits::ungranted_asks(&manifest.kinds, &manifest.limits, granted)
+}
+
+/// Write the limits the operator consented to into policy.toml, or say how.
+fn grant(setup: &Setup, name: &str, limits: &LimitSpec, shown: &[String]) {
+    if shown.is_empty() {
+        return;
+    }
+    match &setup.policy_file {
+        Some(path) => match passepartout::policy_edit::grant_limits(path, name, limits) {
+            Ok(()) => println!(
+                "granted in {}: [plugins.{name}.limits] {}",
+                path.display(),
+                shown.join(", ")
+            ),
+            Err(e) => eprintln!(
+                "could not write the grant ({e}); add it by hand: [plugins.{name}.limits] {}",
+                shown.join(", ")
+            ),
+        },
+        None => eprintln!(
+            "no policy.toml to write the grant to: add [plugins.{name}.limits] {} to yours",
+            shown.join(", ")
+        ),
+    }
+}
+
 fn asks_anything(a: &audit::PluginAudit) -> bool {
     a.capabilities.iter().any(|row| !row.declared.is_empty())
 }
@@ -50,11 +82,32 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
         eprintln!("not installed: the audit has a high finding (above)");
         return Ok(ExitCode::FAILURE);
     }
-    if report.plugins.first().is_some_and(asks_anything)
+    let limits = asked_limits(setup, &manifest);
+    let shown = limits::describe(&limits);
+    let capabilities = report.plugins.first().is_some_and(asks_anything);
+    if !shown.is_empty() {
+        println!(
+            "{} asks for limits above the defaults: {} (without a grant it runs at the defaults)",
+            manifest.name,
+            shown.join(", ")
+        );
+    }
+    let question = match (capabilities, shown.is_empty()) {
+        (true, true) => "asks for the capabilities above",
+        (true, false) => "asks for the capabilities and limits above",
+        (false, false) => "asks for the limits above",
+        (false, true) => "",
+    };
+    if !question.is_empty()
         && !yes
         && !consent(&format!(
-            "{} asks for the capabilities above. Install it?",
-            manifest.name
+            "{} {question}. Install it{}?",
+            manifest.name,
+            if shown.is_empty() {
+                ""
+            } else {
+                ", granting the limits in policy.toml"
+            }
         ))
     {
         eprintln!("not installed");
@@ -67,6 +120,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
         manifest.version,
         target.display()
     );
+    grant(setup, &manifest.name, &limits, &shown);
     super::reload::tell_daemon(common);
     Ok(ExitCode::SUCCESS)
 }
@@ -100,7 +154,16 @@ pub fn update(
         eprintln!("not updated: the new build has a high finding");
         return Ok(ExitCode::FAILURE);
     }
-    if d.widens()
+    let limits = asked_limits(setup, &manifest);
+    let shown = limits::describe(&limits);
+    if !shown.is_empty() {
+        println!(
+            "the new {name} asks for limits above the defaults: {} (without a grant it runs at \
+             the defaults)",
+            shown.join(", ")
+        );
+    }
+    if (d.widens() || !shown.is_empty())
         && !yes
         && !consent(&format!(
             "The update changes what {name} asks for (above). Update it?"
@@ -115,6 +178,7 @@ pub fn update(
         manifest.version,
         target.display()
     );
+    grant(setup, name, &limits, &shown);
     super::reload::tell_daemon(common);
     Ok(ExitCode::SUCCESS)
 }

@@ -60,6 +60,50 @@ pub fn first_party_grant(name: &str) -> LimitSpec {
     }
 }
 
+/// What `manifest` asks above the defaults that `granted` does not grant: the limits an
+/// install asks the operator to grant (empty when there is nothing to ask).
+pub fn ungranted_asks(kinds: &[Kind], manifest: &LimitSpec, granted: &LimitSpec) -> LimitSpec {
+    let all = |policy: &LimitSpec| Limits::resolve(kinds, manifest, policy);
+    let (Ok(now), Ok(asked)) = (all(granted), all(manifest)) else {
+        return LimitSpec::default();
+    };
+    let differs = |a: bool, v: Option<u64>| v.filter(|_| a);
+    LimitSpec {
+        fuel: differs(now.gate_fuel != asked.gate_fuel, manifest.fuel),
+        timeout_ms: differs(now.timeout != asked.timeout, manifest.timeout_ms),
+        tool_timeout_ms: manifest
+            .tool_timeout_ms
+            .iter()
+            .filter(|(tool, _)| now.tool_timeouts.get(*tool) != asked.tool_timeouts.get(*tool))
+            .map(|(tool, ms)| (tool.clone(), *ms))
+            .collect(),
+        memory_mib: differs(now.memory_bytes != asked.memory_bytes, manifest.memory_mib),
+        max_output_kib: differs(
+            now.max_output_bytes != asked.max_output_bytes,
+            manifest.max_output_kib,
+        ),
+    }
+}
+
+/// `name = value` for each limit `spec` sets, for people.
+pub fn describe(spec: &LimitSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, v) in [
+        ("fuel", spec.fuel),
+        ("timeout_ms", spec.timeout_ms),
+        ("memory_mib", spec.memory_mib),
+        ("max_output_kib", spec.max_output_kib),
+    ] {
+        if let Some(v) = v {
+            out.push(format!("{name} = {v}"));
+        }
+    }
+    for (tool, ms) in &spec.tool_timeout_ms {
+        out.push(format!("tool_timeout_ms.{tool} = {ms}"));
+    }
+    out
+}
+
 /// The limits granted to plugin `name`: the policy's, over the first-party grant when the
 /// plugin is built in.
 pub fn granted(name: &str, builtin: bool, policy: &LimitSpec) -> LimitSpec {

@@ -1,0 +1,127 @@
+//! Writing grants into the operator's `policy.toml`, keeping its comments and layout
+//! (toml_edit): `plugin install` writes the limits the operator consented to.
+
+use std::path::Path;
+
+use toml_edit::{DocumentMut, Item, Table, value};
+
+use crate::runtime::manifest::LimitSpec;
+
+/// Set each limit `spec` sets under `[plugins.NAME.limits]` of the policy at `path` (created
+/// when missing). Other keys, comments and formatting stay as they are.
+///
+/// # Errors
+/// The policy cannot be read or parsed, a value does not fit TOML's integers, or the file
+/// cannot be written; the message names the file.
+pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), String> {
+    let shown = path.display();
+    // ambient authority: the operator's own policy file.
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("{shown}: cannot read: {e}")),
+    };
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("{shown}: not valid TOML: {e}"))?;
+    let limits = limits_table(&mut doc, plugin).ok_or_else(|| {
+        format!("{shown}: [plugins.{plugin}] or its `limits` is not a table: edit it by hand")
+    })?;
+    let int = |name: &str, v: u64| {
+        i64::try_from(v).map_err(|_| format!("limits.{name} = {v} does not fit in TOML"))
+    };
+    for (name, v) in [
+        ("fuel", spec.fuel),
+        ("timeout_ms", spec.timeout_ms),
+        ("memory_mib", spec.memory_mib),
+        ("max_output_kib", spec.max_output_kib),
+    ] {
+        if let Some(v) = v {
+            limits.insert(name, value(int(name, v)?));
+        }
+    }
+    if !spec.tool_timeout_ms.is_empty() {
+        let tools = limits
+            .entry("tool_timeout_ms")
+            .or_insert_with(|| value(toml_edit::InlineTable::new()));
+        let Some(tools) = tools.as_inline_table_mut() else {
+            return Err(format!(
+                "{shown}: [plugins.{plugin}.limits] tool_timeout_ms is not an inline table: edit it by hand"
+            ));
+        };
+        for (tool, ms) in &spec.tool_timeout_ms {
+            tools.insert(tool, int("tool_timeout_ms", *ms)?.into());
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let partial = path.with_extension("toml.partial");
+    std::fs::write(&partial, doc.to_string())
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| format!("{shown}: cannot write: {e}"))
+}
+
+/// `[plugins.NAME.limits]`, made when missing; an inline `limits = { … }` is used as it is.
+fn limits_table<'a>(
+    doc: &'a mut DocumentMut,
+    plugin: &str,
+) -> Option<&'a mut dyn toml_edit::TableLike> {
+    let plugins = doc
+        .entry("plugins")
+        .or_insert_with(|| Item::Table(implicit()))
+        .as_table_like_mut()?;
+    let entry = plugins
+        .entry(plugin)
+        .or_insert(Item::Table(implicit()))
+        .as_table_like_mut()?;
+    entry
+        .entry("limits")
+        .or_insert(Item::Table(Table::new()))
+        .as_table_like_mut()
+}
+
+/// A table that appears only through its sub-tables (`[plugins.x]`, never `[plugins]`).
+fn implicit() -> Table {
+    let mut t = Table::new();
+    t.set_implicit(true);
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_are_written_beside_what_the_operator_wrote() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("policy.toml");
+        std::fs::write(
+            &path,
+            "# my policy\n[plugins.pii]\nlimits = { fuel = 1 } # keep\n\n[plugins.files]\nenv = [\"LANG\"]\n",
+        )
+        .expect("write");
+        let spec = LimitSpec {
+            memory_mib: Some(32),
+            ..LimitSpec::default()
+        };
+        grant_limits(&path, "files", &spec).expect("granted");
+        grant_limits(&path, "pii", &spec).expect("granted");
+        grant_limits(&path, "new-one", &spec).expect("granted");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            text.contains("# my policy") && text.contains("# keep"),
+            "{text}"
+        );
+        let policy = crate::runtime::Policy::parse(&text).expect("still a policy");
+        for name in ["files", "pii", "new-one"] {
+            assert_eq!(
+                policy.for_plugin(name).limits.memory_mib,
+                Some(32),
+                "{text}"
+            );
+        }
+        assert_eq!(policy.for_plugin("pii").limits.fuel, Some(1));
+        assert_eq!(policy.for_plugin("files").env, ["LANG"]);
+    }
+}
