@@ -5,6 +5,7 @@ pub mod bindings;
 pub mod cache;
 pub mod call;
 pub mod capabilities;
+pub mod context;
 pub mod effects;
 pub mod engine;
 pub mod error;

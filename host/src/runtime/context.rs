@@ -1,0 +1,166 @@
+//! The action context a gate may ask the host for (`action-context`, WIT 0.1.1): the tool the
+//! action under check names, by identity, and the effects the host derives for it. The
+//! [`Catalog`] holds every loaded tool by the name it is offered under.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::capabilities::fs::Mount;
+use super::effects::{EffectSpec, Effects, PathEffect, derive};
+
+/// The tool an action names, as the host knows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ToolIdentity {
+    /// The plugin that offers it.
+    pub plugin: String,
+    /// That plugin's version.
+    pub version: String,
+    /// The tool's own name in that plugin (the name offered may be a policy alias).
+    pub tool: String,
+    /// What the tool declares: it changes nothing.
+    pub read_only: bool,
+    /// Whether its schema declares its effects; a tool that is not read-only and declares
+    /// none is opaque.
+    pub declares_effects: bool,
+}
+
+/// What a gate may learn about the action under check, beyond the action itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ActionContext {
+    /// The tool, for a tool call naming a loaded tool.
+    pub tool: Option<ToolIdentity>,
+    /// What the action would do.
+    pub effects: Effects,
+}
+
+/// One loaded tool, with what is needed to derive its actions' effects.
+#[derive(Clone, Debug)]
+struct Entry {
+    identity: ToolIdentity,
+    spec: EffectSpec,
+    mounts: Vec<Mount>,
+}
+
+/// Every loaded tool by the name it is offered under: the host's view of tool identity.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    tools: BTreeMap<String, Entry>,
+}
+
+impl Catalog {
+    /// The tools of `plugins`.
+    pub fn new<'a>(plugins: impl IntoIterator<Item = &'a super::Plugin>) -> Catalog {
+        let mut tools = BTreeMap::new();
+        for p in plugins {
+            for t in &p.tools {
+                let spec = p.effect_specs.get(&t.name).cloned().unwrap_or_default();
+                let own = p.tool_aliases.get(&t.name).unwrap_or(&t.name);
+                tools.insert(
+                    t.name.clone(),
+                    Entry {
+                        identity: ToolIdentity {
+                            plugin: p.id.name.clone(),
+                            version: p.id.version.clone(),
+                            tool: own.clone(),
+                            read_only: t.read_only,
+                            declares_effects: spec.declares(),
+                        },
+                        spec,
+                        mounts: p.grants.fs.clone(),
+                    },
+                );
+            }
+        }
+        Catalog { tools }
+    }
+
+    /// The identity of the tool offered as `name`.
+    pub fn identity(&self, name: &str) -> Option<&ToolIdentity> {
+        self.tools.get(name).map(|e| &e.identity)
+    }
+
+    /// What gates learn about `action`: its tool and its effects.
+    pub fn context(&self, action: &crate::signal::Action) -> ActionContext {
+        let entry = match (&action.tool, action.target.as_str()) {
+            (Some(tool), "tool") => self.tools.get(tool),
+            _ => None,
+        };
+        match entry {
+            Some(e) => ActionContext {
+                tool: Some(e.identity.clone()),
+                effects: derive(&e.spec, &action.args, &e.mounts),
+            },
+            None => ActionContext::default(),
+        }
+    }
+}
+
+impl super::bindings::action_context_api::Host for super::state::GateData {
+    fn tool(&mut self) -> Option<super::bindings::action_context_api::ToolIdentity> {
+        self.context
+            .tool
+            .as_ref()
+            .map(|t| super::bindings::action_context_api::ToolIdentity {
+                plugin: t.plugin.clone(),
+                version: t.version.clone(),
+                tool: t.tool.clone(),
+                read_only: t.read_only,
+                declares_effects: t.declares_effects,
+            })
+    }
+
+    fn effects(&mut self) -> super::bindings::action_context_api::ActionEffects {
+        use super::bindings::action_context_api as api;
+        let fx = &self.context.effects;
+        let path = |p: &PathEffect| api::PathEffect {
+            guest: p.guest.clone(),
+            host: p.host.clone(),
+        };
+        api::ActionEffects {
+            programs: fx
+                .programs
+                .iter()
+                .map(|p| api::ProgramRun {
+                    program: p.program.clone(),
+                    argv: p.argv.clone(),
+                    line: p.line.clone(),
+                    stdin: p.stdin.clone(),
+                })
+                .collect(),
+            reads: fx.reads.iter().map(path).collect(),
+            writes: fx.writes.iter().map(path).collect(),
+            urls: fx
+                .urls
+                .iter()
+                .map(|u| api::UrlEffect {
+                    url: u.url.clone(),
+                    scheme: u.scheme.clone(),
+                    host: u.host.clone(),
+                    port: u.port,
+                    path: u.path.clone(),
+                })
+                .collect(),
+            memory_writes: fx.memory_writes.clone(),
+        }
+    }
+}
+
+/// A tool or skill call has no action under check: a component that is both a tool and a gate
+/// (the `guarded-tool-plugin` world) imports `action-context` for its gate, and its tool calls
+/// get "no tool, no effects" from it.
+impl super::bindings::action_context_api::Host for super::state::ToolData {
+    fn tool(&mut self) -> Option<super::bindings::action_context_api::ToolIdentity> {
+        None
+    }
+
+    fn effects(&mut self) -> super::bindings::action_context_api::ActionEffects {
+        super::bindings::action_context_api::ActionEffects {
+            programs: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            urls: Vec::new(),
+            memory_writes: Vec::new(),
+        }
+    }
+}
