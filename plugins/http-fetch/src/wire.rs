@@ -172,6 +172,23 @@ fn header_error(e: &HeaderError) -> ToolError {
     })
 }
 
+/// The port `url` goes to: the one it names, else its scheme's.
+fn port(url: &Url) -> String {
+    url.authority
+        .get(url.host().len()..)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .map_or_else(
+            || {
+                match url.scheme {
+                    crate::url::Scheme::Https => "443",
+                    crate::url::Scheme::Http => "80",
+                }
+                .to_owned()
+            },
+            str::to_owned,
+        )
+}
+
 /// What a wasi:http error means to the model, naming the URL. The host's refusals (a host the
 /// policy does not grant, a private, loopback or metadata address) are
 /// [`ToolError::Denied`]; the rest [`ToolError::Failed`].
@@ -180,8 +197,10 @@ pub fn map_error(url: &Url, e: &ErrorCode) -> ToolError {
     let failed = |m: String| ToolError::Failed(format!("{url}: {m}"));
     match e {
         ErrorCode::HttpRequestDenied => ToolError::Denied(format!(
-            "{url}: refused by the host: {host} is not a host the operator's policy grants to \
-             http-fetch, or it is a private, loopback or metadata address"
+            "{url}: refused by the host: {host} port {} is not granted to http-fetch by the \
+             operator's policy (an address is granted with its port, e.g. \"127.0.0.1:8080\"), \
+             or it is a private, loopback or metadata address",
+            port(url)
         )),
         ErrorCode::DestinationIpProhibited => ToolError::Denied(format!(
             "{url}: refused by the host: {host} is a private, loopback or metadata address"
@@ -246,6 +265,9 @@ mod tests {
                         "{m}"
                     );
                     assert!(m.contains("internal.example "), "{m}");
+                    if matches!(code, ErrorCode::HttpRequestDenied) {
+                        assert!(m.contains("port 8080"), "names the refused port: {m}");
+                    }
                 }
                 other => panic!("{code:?}: {other:?}"),
             }
