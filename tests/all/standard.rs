@@ -131,6 +131,42 @@ fn shell_kills_a_program_at_its_deadline_and_asking_is_not_getting() {
 }
 
 #[test]
+fn a_detached_descendant_holding_the_pipes_is_not_waited_for() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let (rt, _s) = fresh_runtime();
+    let mut source = crate::builtins(&["shell"]).pop().expect("built in");
+    // This test's shell may also run `sh`, which starts a `sleep` in a session of its own
+    // (out of the process group the host kills) that keeps stdout open.
+    source.manifest = source
+        .manifest
+        .replace(
+            "process = [\"ls\",",
+            "process = [\"sh\", \"setsid\", \"sleep\", \"ls\",",
+        )
+        .into();
+    let policy = format!(
+        "[plugins.shell]\n{}\nprocess = [\"sh\", \"setsid\", \"sleep\"]\n",
+        mount(ws.path())
+    );
+    let shell = rt
+        .load(&source, &Policy::parse(&policy).expect("policy"))
+        .expect("loads");
+    let start = std::time::Instant::now();
+    let out = call(
+        &shell,
+        "shell",
+        json!({"program": "sh", "args": ["-c", "setsid -f sleep 5; echo started"]}),
+    )
+    .expect("sh itself ends at once");
+    assert!(out.contains("started"), "{out}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(3),
+        "waited {:?} for a process that left the group",
+        start.elapsed()
+    );
+}
+
+#[test]
 fn a_tool_importing_an_ungranted_capability_is_disabled_with_a_hint() {
     let (rt, _s) = fresh_runtime();
     for (name, needle) in [

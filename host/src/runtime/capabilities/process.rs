@@ -3,7 +3,9 @@
 //! `PATH`, `LANG` and the plugin's env grants), in a working directory inside one of the
 //! plugin's mounts, under a deadline, with its output capped; at the deadline its whole process
 //! group is killed (and after a normal exit too, so nothing it left behind keeps running).
-//! A descendant that starts its own session (`setsid`) escapes that kill.
+//! A descendant that starts its own session (`setsid`) escapes that kill; it is never waited
+//! for: the output pipes it may still hold are drained for 100 ms after the program ends, then
+//! abandoned (the output is marked cut).
 //!
 //! What this does NOT confine: the program itself is native code running as the daemon's user.
 //! Granting `cat` grants reading any file that user can read. Grant programs as you would to a
@@ -93,8 +95,11 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
     let status = wait(&mut child, timeout);
-    let (out, out_cut) = stdout.join().unwrap_or_default();
-    let (err, err_cut) = stderr.join().unwrap_or_default();
+    // The program and its process group are gone; a descendant that left the group (`setsid`)
+    // may still hold the pipes. Drain briefly, then abandon them: never wait on it.
+    let drain_until = Instant::now() + DRAIN;
+    let (out, out_cut) = stdout.collect(drain_until);
+    let (err, err_cut) = stderr.collect(drain_until);
     let status = status.ok_or_else(|| {
         api::ProcessError::TimedOut(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX))
     })?;
@@ -190,28 +195,54 @@ fn working_dir(ctx: &ProcessCtx, cwd: Option<&str>) -> Result<PathBuf, api::Proc
     Ok(dir)
 }
 
-/// Read a pipe to the end, keeping at most [`OUTPUT_CAP`] bytes (the rest is drained, so the
-/// program never blocks on a full pipe).
-fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+/// How long the pipes are drained after the program ended or was killed.
+const DRAIN: Duration = Duration::from_millis(100);
+
+/// A pipe read on its own thread into a shared buffer, so that what it read so far can be
+/// taken without waiting for its end.
+struct Reader {
+    kept: std::sync::Arc<std::sync::Mutex<(Vec<u8>, bool)>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl Reader {
+    /// What was read, waiting for the pipe's end until `until` at most. An abandoned pipe is
+    /// reported as cut; its thread ends when the last holder closes it.
+    fn collect(self, until: Instant) -> (Vec<u8>, bool) {
+        let ended = self
+            .done
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+            .is_ok();
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let (bytes, cut) = std::mem::take(&mut *kept);
+        (bytes, cut || !ended)
+    }
+}
+
+/// Read a pipe to its end on a thread, keeping at most [`OUTPUT_CAP`] bytes (the rest is
+/// drained, so the program never blocks on a full pipe).
+fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> Reader {
+    let kept = std::sync::Arc::new(std::sync::Mutex::new((Vec::new(), false)));
+    let (tx, done) = std::sync::mpsc::channel();
+    let shared = kept.clone();
     std::thread::spawn(move || {
-        let Some(mut pipe) = pipe else {
-            return (Vec::new(), false);
-        };
-        let mut kept = Vec::new();
-        let mut cut = false;
-        let mut buf = [0u8; 8192];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = OUTPUT_CAP.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    cut |= n > room;
+        if let Some(mut pipe) = pipe {
+            let mut buf = [0u8; 8192];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let mut kept = shared.lock().unwrap_or_else(|p| p.into_inner());
+                        let room = OUTPUT_CAP.saturating_sub(kept.0.len());
+                        kept.0.extend_from_slice(&buf[..n.min(room)]);
+                        kept.1 |= n > room;
+                    }
                 }
             }
         }
-        (kept, cut)
-    })
+        let _ = tx.send(());
+    });
+    Reader { kept, done }
 }
 
 /// Wait for `child` up to `timeout`; past it, kill its process group and return None.
