@@ -172,3 +172,56 @@ fn describe_has_a_short_budget_that_no_manifest_or_policy_raises() {
         "{err}"
     );
 }
+
+#[test]
+fn a_flood_of_one_tool_leaves_gates_and_other_tools_working() {
+    let (rt, _cache) = crate::fresh_runtime();
+    let flood = rt
+        .load(
+            &passepartout_tests::source(
+                passepartout_tests::HOSTILE_TOOL_WASM,
+                passepartout_tests::HOSTILE_TOOL_MANIFEST,
+                |m| m,
+            ),
+            &passepartout::runtime::Policy::parse(
+                "[plugins.hostile-tool]\nlimits = { timeout_ms = 2000 }\n",
+            )
+            .expect("policy"),
+        )
+        .expect("loads");
+    let report = rt.load_all(
+        &crate::builtins(&["eval", "shell-guard"]),
+        &passepartout::runtime::Policy::default(),
+    );
+    let (eval, guard) = (&report.plugins[1], &report.plugins[0]);
+    let busy = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..20 {
+            s.spawn(|| {
+                if let Err(PluginError::Busy { plugin, why }) = flood.call_tool("spin", "{}") {
+                    assert_eq!(plugin.name, "hostile-tool");
+                    assert!(why.contains("calls at once"), "{why}");
+                    busy.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+        // While the flood spins, a gate and another tool still run.
+        std::thread::sleep(Duration::from_millis(300));
+        let verdict = guard
+            .check(
+                &crate::action("shell", serde_json::json!({"cmd": "ls"})),
+                &crate::signal(),
+            )
+            .expect("the gate runs");
+        assert_eq!(verdict, passepartout::runtime::types::Verdict::Pass);
+        let out = eval
+            .call_tool("eval", r#"{"expression":"(+ 1 2)"}"#)
+            .expect("another tool runs");
+        assert!(out.contains('3'), "{out}");
+    });
+    assert_eq!(
+        busy.load(std::sync::atomic::Ordering::SeqCst),
+        20 - passepartout::runtime::share::PER_PLUGIN,
+        "calls past the plugin's cap are refused at once"
+    );
+}

@@ -41,6 +41,16 @@ impl Plugin {
         }
     }
 
+    /// A place in the tools' share of the instance pool for one tool or skill call.
+    fn room(&self) -> Result<super::share::Slot, PluginError> {
+        self.share
+            .take(&self.id.name)
+            .map_err(|why| PluginError::Busy {
+                plugin: self.id.clone(),
+                why,
+            })
+    }
+
     /// The budget of load-time calls (`describe`): short and the same for every plugin, so that
     /// no manifest or policy can make loading wait on a plugin.
     fn describe_budget() -> Budget {
@@ -245,6 +255,7 @@ impl Plugin {
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(self.not_offered(&format!("has no tool {name:?}")));
         }
+        let _room = self.room()?;
         // Limits are the plugin's, by its own name for the tool; an alias is only what the
         // tool is offered as.
         let own = self.tool_aliases.get(name).map_or(name, String::as_str);
@@ -300,6 +311,7 @@ impl Plugin {
             .skill
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a skill"))?;
+        let _room = self.room()?;
         let budget = self.skill_budget();
         let mut store = self.tool_store(budget)?;
         pre.instantiate(&mut store)

@@ -23,7 +23,7 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
     if pooling {
         let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(64)
+        pool.total_component_instances(super::share::POOL as u32)
             .total_core_instances(256)
             .total_memories(128)
             .total_tables(128)

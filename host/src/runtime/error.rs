@@ -137,6 +137,15 @@ pub enum PluginError {
         /// Why it did not load.
         why: String,
     },
+    /// The call found no room: the plugin's own cap on calls at once, or the tools' share of
+    /// the instance pool ([`super::share`]).
+    #[error("{plugin}: not run: {why}")]
+    Busy {
+        /// The plugin.
+        plugin: PluginId,
+        /// Who holds the room, and what to do.
+        why: String,
+    },
     /// The host could not set up the call (a mount that vanished, ...).
     #[error("{plugin}: could not start the call: {detail}")]
     Setup {
@@ -162,6 +171,7 @@ impl PluginError {
             | Self::Tool { plugin, .. }
             | Self::NotOffered { plugin, .. }
             | Self::Missing { plugin, .. }
+            | Self::Busy { plugin, .. }
             | Self::Setup { plugin, .. } => plugin,
         }
     }

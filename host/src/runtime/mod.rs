@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod pins;
 pub mod plugin;
 pub mod policy;
+pub mod share;
 pub mod state;
 mod stubs;
 pub mod tools;
@@ -66,6 +67,8 @@ pub struct Runtime {
     tool_linker: Linker<ToolData>,
     ticker: std::sync::Arc<engine::EpochTicker>,
     memory: Option<std::sync::Arc<crate::memory::Memory>>,
+    /// The tools' share of the instance pool, shared by every plugin this runtime loads.
+    share: std::sync::Arc<share::Share>,
 }
 
 impl Runtime {
@@ -105,6 +108,7 @@ impl Runtime {
             tool_linker,
             ticker,
             memory: None,
+            share: std::sync::Arc::default(),
         })
     }
 

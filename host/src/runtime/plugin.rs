@@ -109,6 +109,8 @@ pub struct Plugin {
     /// Keeps the epoch ticker running while this plugin lives, even after its Runtime is
     /// dropped: without ticks, deadlines would never fire.
     _ticker: std::sync::Arc<super::engine::EpochTicker>,
+    /// The tools' share of the instance pool ([`super::share`]).
+    pub(crate) share: std::sync::Arc<super::share::Share>,
     pub(crate) gate: Option<gate::GatePluginPre<GateData>>,
     pub(crate) tool: Option<tool::ToolPluginPre<ToolData>>,
     pub(crate) skill: Option<skill::SkillPluginPre<ToolData>>,
@@ -295,6 +297,7 @@ impl Runtime {
             telemetry: Telemetry::default(),
             engine: self.engine.clone(),
             _ticker: self.ticker.clone(),
+            share: self.share.clone(),
             gate: gate_pre,
             tool: tool_pre,
             skill: skill_pre,
