@@ -174,11 +174,23 @@ impl AuditReport {
     }
 }
 
-/// Audit every source against `policy`, reading each component without running it.
+/// Audit every source against `policy`, reading each component without running it (only
+/// `describe`, for the tools' effects, of plugins that load).
 pub fn audit(runtime: &Runtime, sources: &[PluginSource], policy: &Policy) -> AuditReport {
+    audit_loaded(runtime, sources, policy, &[])
+}
+
+/// As [`audit`], for sources already loaded into `loaded` (the daemon's set): their tools are
+/// read from there instead of loading each plugin a second time.
+pub fn audit_loaded(
+    runtime: &Runtime,
+    sources: &[PluginSource],
+    policy: &Policy,
+    loaded: &[crate::runtime::Plugin],
+) -> AuditReport {
     let plugins: Vec<PluginAudit> = sources
         .iter()
-        .map(|s| audit_one(runtime, s, policy))
+        .map(|s| audit_source(runtime, s, policy, loaded))
         .collect();
     let mut summary = Summary::default();
     for f in plugins.iter().flat_map(|p| &p.findings) {
@@ -207,6 +219,15 @@ fn finding(kind: FindingKind, severity: Severity, message: String) -> Finding {
 
 /// Audit one plugin.
 pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> PluginAudit {
+    audit_source(runtime, source, policy, &[])
+}
+
+fn audit_source(
+    runtime: &Runtime,
+    source: &PluginSource,
+    policy: &Policy,
+    loaded: &[crate::runtime::Plugin],
+) -> PluginAudit {
     let fallback_name = match &source.origin {
         Origin::Dir(p) | Origin::Candidate(p) => p
             .file_name()
@@ -358,23 +379,26 @@ pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> P
 
     capabilities(&mut audit, &id, &manifest, entry, &interfaces.imports);
     if manifest.kinds.contains(&Kind::Tool) {
-        opaque_tools(&mut audit, runtime, source, policy);
+        // The same component already loaded, or loaded now to describe its tools.
+        let same = loaded.iter().find(|p| {
+            p.id.name == manifest.name && audit.sha256.as_deref() == Some(p.sha256.as_str())
+        });
+        match same {
+            Some(plugin) => opaque_tools(&mut audit, plugin),
+            None => {
+                if let Ok(plugin) = runtime.load(source, policy) {
+                    opaque_tools(&mut audit, &plugin);
+                }
+                // Not loadable here (not granted, invalid): the findings above say why.
+            }
+        }
     }
     audit
 }
 
 /// Tools that change things and declare no effects. Finding them means asking the plugin to
-/// describe its tools, which only a plugin that loads under `policy` can (within its limits).
-fn opaque_tools(
-    audit: &mut PluginAudit,
-    runtime: &Runtime,
-    source: &PluginSource,
-    policy: &Policy,
-) {
-    let Ok(plugin) = runtime.load(source, policy) else {
-        // Not loadable here (not granted, invalid): the findings above say why.
-        return;
-    };
+/// describe its tools, which only a plugin that loads under the policy can (within its limits).
+fn opaque_tools(audit: &mut PluginAudit, plugin: &crate::runtime::Plugin) {
     for t in plugin.tools.iter().filter(|t| !t.read_only) {
         if !plugin
             .effect_specs

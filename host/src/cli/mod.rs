@@ -420,9 +420,21 @@ fn load(common: &Common) -> anyhow::Result<Loaded> {
     Ok(load_setup(setup(common)?))
 }
 
+/// Load what `s` found, and audit it from what loaded (each plugin is loaded once).
+fn load_audited(s: Setup) -> (Loaded, passepartout::audit::AuditReport) {
+    let report = s.runtime.load_all(&s.sources, &s.policy);
+    let audit =
+        passepartout::audit::audit_loaded(&s.runtime, &s.sources, &s.policy, &report.plugins);
+    (loaded(s, report), audit)
+}
+
 /// Load what `s` found.
 fn load_setup(s: Setup) -> Loaded {
     let report = s.runtime.load_all(&s.sources, &s.policy);
+    loaded(s, report)
+}
+
+fn loaded(s: Setup, report: LoadReport) -> Loaded {
     for d in &report.disabled {
         tracing::info!("{d}");
     }

@@ -21,8 +21,7 @@ pub fn build(common: &Common, router: &Arc<Router>) -> anyhow::Result<(Pipeline,
     let setup = super::setup(common)?;
     // The set is audited as it is loaded (at boot and on every reload): what the audit finds
     // worth a look is said beside what did not load.
-    let audit = passepartout::audit::audit(&setup.runtime, &setup.sources, &setup.policy);
-    let loaded = super::load_setup(setup);
+    let (loaded, audit) = super::load_audited(setup);
     let mut problems: Vec<String> = audit
         .plugins
         .iter()
