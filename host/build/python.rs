@@ -25,12 +25,7 @@ pub fn build(workspace: &Path, plugins: &[&str]) -> Vec<(String, PathBuf)> {
         return Vec::new();
     }
     let mut componentize_py = None;
-    let out_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace.join("target"), PathBuf::from)
-        .join("guests")
-        .join("python");
-    std::fs::create_dir_all(&out_dir)
-        .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
+    let out_dir = out_dir(workspace);
     plugins
         .iter()
         .map(|name| {
@@ -47,13 +42,18 @@ pub fn build(workspace: &Path, plugins: &[&str]) -> Vec<(String, PathBuf)> {
 #[allow(dead_code)] // used by the tests' build script only
 pub fn build_dir(workspace: &Path, name: &str, dir: &Path) -> PathBuf {
     println!("cargo:rerun-if-env-changed=COMPONENTIZE_PY");
+    build_one(workspace, name, dir, &mut None, &out_dir(workspace))
+}
+
+/// `<target>/guests/python`, created.
+fn out_dir(workspace: &Path) -> PathBuf {
     let out_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace.join("target"), PathBuf::from)
         .join("guests")
         .join("python");
     std::fs::create_dir_all(&out_dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
-    build_one(workspace, name, dir, &mut None, &out_dir)
+    out_dir
 }
 
 /// Build `plugins/<name>/` into `<out_dir>/<name>.wasm` unless the stamp beside it says that

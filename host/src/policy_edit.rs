@@ -30,12 +30,7 @@ pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), S
     let int = |name: &str, v: u64| {
         i64::try_from(v).map_err(|_| format!("limits.{name} = {v} does not fit in TOML"))
     };
-    for (name, v) in [
-        ("fuel", spec.fuel),
-        ("timeout_ms", spec.timeout_ms),
-        ("memory_mib", spec.memory_mib),
-        ("max_output_kib", spec.max_output_kib),
-    ] {
+    for (name, v) in spec.scalars() {
         if let Some(v) = v {
             limits.insert(name, value(int(name, v)?));
         }

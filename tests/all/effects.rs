@@ -3,9 +3,7 @@
 //! loading.
 
 use passepartout::gates::Outcome;
-use passepartout::journal::Journal;
-use passepartout::pipeline::actuators::Outbox;
-use passepartout::pipeline::{Pipeline, PipelineConfig};
+use passepartout::pipeline::Pipeline;
 use passepartout::runtime::{PluginSource, Policy};
 use passepartout::signal::{Action, Meta, Signal};
 use passepartout_tests::{
@@ -33,13 +31,7 @@ fn pipeline(extra: Vec<PluginSource>, policy: &str) -> (Pipeline, tempfile::Temp
     sources.extend(extra);
     let report = rt.load_all(&sources, &Policy::parse(policy).expect("policy"));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-    let p = Pipeline::from_report(
-        report,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("cli", Outbox::new().actuator("cli"));
+    let p = crate::pipeline_of(report);
     (p, cache)
 }
 
@@ -192,12 +184,7 @@ fn a_gate_built_against_wit_0_1_0_still_loads_and_works() {
             .exports,
     );
     assert_eq!(exports, ["passepartout:plugin/gate@0.1.0"]);
-    let p = Pipeline::from_report(
-        report,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline");
+    let p = crate::pipeline_of(report);
     let o = p
         .verify(
             &action(json!({"text": "sudo make me a sandwich"})),

@@ -97,3 +97,18 @@ pub fn still_serves(tool: &Plugin) {
         .expect("the next call succeeds");
     assert_eq!(out, "still here");
 }
+
+/// The pipeline the CLI and daemon build over `report` (gates that did not load stand in as
+/// refusing gates), with an in-memory journal and replies to `cli` collected.
+pub fn pipeline_of(report: passepartout::runtime::LoadReport) -> passepartout::pipeline::Pipeline {
+    passepartout::pipeline::Pipeline::from_report(
+        report,
+        passepartout::journal::Journal::in_memory().expect("journal"),
+        passepartout::pipeline::PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator(
+        "cli",
+        passepartout::pipeline::actuators::Outbox::new().actuator("cli"),
+    )
+}

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use passepartout::journal::Journal;
-use passepartout::pipeline::actuators::Outbox;
-use passepartout::pipeline::{Pipeline, PipelineConfig, StepOutcome};
+use passepartout::pipeline::{Pipeline, StepOutcome};
 use passepartout::runtime::loader::{self, MissingGate};
 use passepartout::runtime::{LoadError, Policy};
 use passepartout::signal::{Meta, Signal, TraceVerdict};
@@ -41,13 +39,7 @@ fn smuggled(dir: &std::path::Path) -> (Pipeline, tempfile::TempDir) {
     );
     let report = rt.load_all(&sources, &Policy::parse(&policy).expect("policy"));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-    let pipeline = Pipeline::from_report(
-        report,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("cli", Outbox::new().actuator("cli"));
+    let pipeline = crate::pipeline_of(report);
     (pipeline, cache)
 }
 
@@ -194,13 +186,7 @@ fn a_gate_that_failed_to_load_refuses_every_action_until_disabled() {
         "{:?}",
         report.missing_gates
     );
-    let pipeline = Pipeline::from_report(
-        report,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("cli", Outbox::new().actuator("cli"));
+    let pipeline = crate::pipeline_of(report);
     let report = pipeline.run(request(
         json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } }),
     ));
@@ -234,13 +220,7 @@ fn a_gate_that_failed_to_load_refuses_every_action_until_disabled() {
         "{:?}",
         report.disabled
     );
-    let pipeline = Pipeline::from_report(
-        report,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("cli", Outbox::new().actuator("cli"));
+    let pipeline = crate::pipeline_of(report);
     let report = pipeline.run(request(
         json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } }),
     ));

@@ -412,9 +412,9 @@ mod tests {
         assert_eq!(fx.programs[0].line.as_deref(), Some(" rm  -rf /"));
     }
 
-    #[test]
-    fn paths_map_through_the_longest_mount() {
-        let mounts = [
+    /// `/workspace` read-write, and `/workspace/deep` inside it mounted from elsewhere.
+    fn two_mounts() -> [Mount; 2] {
+        [
             Mount {
                 guest: "/workspace".into(),
                 host: "/home/u/notes".into(),
@@ -425,7 +425,12 @@ mod tests {
                 host: "/srv/deep".into(),
                 access: crate::runtime::manifest::Access::ReadOnly,
             },
-        ];
+        ]
+    }
+
+    #[test]
+    fn paths_map_through_the_longest_mount() {
+        let mounts = two_mounts();
         let s = spec(json!({"properties": {"path": {"type": "string", "x-effect": "path-write"}}}));
         let host = |p: &str| {
             derive(&s, json!({ "path": p }).as_object().expect("obj"), &mounts).writes[0]
@@ -454,18 +459,7 @@ mod tests {
             ),
             leading_slash in proptest::bool::ANY,
         ) {
-            let mounts = [
-                Mount {
-                    guest: "/workspace".into(),
-                    host: "/home/u/notes".into(),
-                    access: crate::runtime::manifest::Access::ReadWrite,
-                },
-                Mount {
-                    guest: "/workspace/deep".into(),
-                    host: "/srv/deep".into(),
-                    access: crate::runtime::manifest::Access::ReadOnly,
-                },
-            ];
+            let mounts = two_mounts();
             let guest = format!("{}{}", if leading_slash { "/" } else { "" }, parts.join("/"));
             let mapped = path(&guest, &mounts);
             if let Some(host) = mapped.host {

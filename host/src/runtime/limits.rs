@@ -88,12 +88,7 @@ pub fn ungranted_asks(kinds: &[Kind], manifest: &LimitSpec, granted: &LimitSpec)
 /// `name = value` for each limit `spec` sets, for people.
 pub fn describe(spec: &LimitSpec) -> Vec<String> {
     let mut out = Vec::new();
-    for (name, v) in [
-        ("fuel", spec.fuel),
-        ("timeout_ms", spec.timeout_ms),
-        ("memory_mib", spec.memory_mib),
-        ("max_output_kib", spec.max_output_kib),
-    ] {
+    for (name, v) in spec.scalars() {
         if let Some(v) = v {
             out.push(format!("{name} = {v}"));
         }

@@ -84,6 +84,18 @@ pub struct LimitSpec {
     pub max_output_kib: Option<u64>,
 }
 
+impl LimitSpec {
+    /// Its single-valued limits by their TOML names (`tool_timeout_ms` is a table apart).
+    pub fn scalars(&self) -> [(&'static str, Option<u64>); 4] {
+        [
+            ("fuel", self.fuel),
+            ("timeout_ms", self.timeout_ms),
+            ("memory_mib", self.memory_mib),
+            ("max_output_kib", self.max_output_kib),
+        ]
+    }
+}
+
 /// Access to a mounted directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
