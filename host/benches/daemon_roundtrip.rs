@@ -21,6 +21,7 @@ fn pipeline(router: &Arc<Router>) -> Pipeline {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(cache),
         pooling: true,
+        ..RuntimeConfig::default()
     })
     .expect("runtime");
     let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());

@@ -73,6 +73,7 @@ fn main() {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(cache),
         pooling: true,
+        ..RuntimeConfig::default()
     })
     .expect("runtime");
     let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());

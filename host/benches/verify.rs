@@ -39,6 +39,7 @@ fn main() {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(cache),
         pooling: true,
+        ..RuntimeConfig::default()
     })
     .expect("runtime");
     let policy = Policy::parse(&format!(

@@ -110,7 +110,7 @@ fn fifty_clients_each_get_their_own_twenty_replies() {
                     assert_eq!(
                         result(&reply),
                         (c * 1000 + r).to_string(),
-                        "client {c} got someone else's reply"
+                        "client {c} got someone else's reply: {reply}"
                     );
                 }
             });

@@ -4,6 +4,7 @@
 mod audit;
 mod cache;
 mod confinement;
+mod deadlines;
 mod effects;
 mod first_party;
 mod gates;

@@ -41,9 +41,15 @@ pub fn source(wasm: &str, manifest: &str, edit: impl FnOnce(String) -> String) -
 /// # Panics
 /// When the engine cannot be built.
 pub fn runtime(cache: &Path) -> Runtime {
+    runtime_with(cache, passepartout::runtime::Deadlines::Hard)
+}
+
+/// A runtime whose calls are held to their deadlines the way `deadlines` says.
+pub fn runtime_with(cache: &Path, deadlines: passepartout::runtime::Deadlines) -> Runtime {
     Runtime::new(RuntimeConfig {
         cache_dir: Some(cache.to_owned()),
         pooling: true,
+        deadlines,
     })
     .expect("runtime")
 }

@@ -370,6 +370,7 @@ fn setup(common: &Common) -> anyhow::Result<Setup> {
     let mut runtime = Runtime::new(RuntimeConfig {
         cache_dir,
         pooling: true,
+        ..RuntimeConfig::default()
     })?;
     // Plugins granted memory get the store in the database. Commands that only look (plugins,
     // verify, audit) must not create one: they get an empty store in memory instead.

@@ -10,13 +10,14 @@ use wasmtime::{Store, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
-use super::bindings::{gate, types};
+use super::bindings::{gate, hard, types};
 use super::capabilities::{env, fs, memory, net, process};
 use super::effects::ActionContext;
 use super::engine::ticks;
 use super::error::{PluginError, ToolFailure};
 use super::limits::DEFAULT_GATE_TIMEOUT;
 use super::plugin::Plugin;
+use super::share::Role;
 use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
 
 /// Budget for one call.
@@ -41,10 +42,11 @@ impl Plugin {
         }
     }
 
-    /// A place in the tools' share of the instance pool for one tool or skill call.
-    fn room(&self) -> Result<super::share::Slot, PluginError> {
+    /// Room in the instance pool for one instance in `role`, waiting for it no longer than
+    /// the call's own deadline ([`super::share`]).
+    fn room(&self, role: Role, budget: Budget) -> Result<super::share::Slot, PluginError> {
         self.share
-            .take(&self.id.name)
+            .take(&self.id.name, role, self.footprint, budget.timeout)
             .map_err(|why| PluginError::Busy {
                 plugin: self.id.clone(),
                 why,
@@ -192,14 +194,65 @@ impl Plugin {
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
         let budget = self.gate_budget();
+        let _room = self.room(Role::Gate, budget)?;
         let mut store = self.gate_store(context)?;
-        let result = pre.instantiate(&mut store).and_then(|g| {
-            g.passepartout_plugin_gate()
-                .call_check(&mut store, action, signal)
-        });
-        let verdict = result.map_err(|e| classify(&mut store, &e, budget))?;
+        let hard = self.hard_roles(|h| h.gate.as_ref());
+        let verdict = self.invoke(
+            &mut store,
+            budget,
+            |store| {
+                pre.instantiate(&mut *store)?
+                    .passepartout_plugin_gate()
+                    .call_check(store, action, signal)
+            },
+            async |store| {
+                hard?
+                    .instantiate_async(&mut *store)
+                    .await?
+                    .passepartout_plugin_gate()
+                    .call_check(store, action, signal)
+                    .await
+            },
+        )?;
         let used = self.limits.gate_fuel - store.get_fuel().unwrap_or(0);
         Ok((self.check_verdict_size(verdict)?, used))
+    }
+
+    /// The async-export view of one role, when calls have hard deadlines. Only read by the
+    /// async branch of [`Plugin::invoke`], which runs only when `self.hard` is set.
+    fn hard_roles<R>(
+        &self,
+        role: impl FnOnce(&super::plugin::HardRoles) -> Option<&R>,
+    ) -> wasmtime::Result<&R> {
+        self.hard
+            .as_ref()
+            .and_then(role)
+            .ok_or_else(|| wasmtime::format_err!("{}: no async view of this role", self.id))
+    }
+
+    /// Make one call into the guest, in `store`, under `budget`. With hard deadlines the call is
+    /// a future dropped at the deadline (the Store is then spent: callers discard it), wherever
+    /// the guest is, host calls included; else a synchronous call that epochs interrupt.
+    fn invoke<T: CallData + Send, R>(
+        &self,
+        store: &mut Store<T>,
+        budget: Budget,
+        sync: impl FnOnce(&mut Store<T>) -> wasmtime::Result<R>,
+        hard: impl AsyncFnOnce(&mut Store<T>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        if self.hard.is_none() {
+            return sync(store).map_err(|e| classify(store, &e, budget));
+        }
+        let outcome = wasmtime_wasi::runtime::in_tokio(async {
+            tokio::time::timeout(budget.timeout, hard(&mut *store)).await
+        });
+        match outcome {
+            Ok(result) => result.map_err(|e| classify(store, &e, budget)),
+            Err(_) => Err(PluginError::TimedOut {
+                plugin: self.id.clone(),
+                timeout: budget.timeout,
+            }),
+        }
     }
 
     fn counted<T>(&self, f: impl FnOnce() -> Result<T, PluginError>) -> Result<T, PluginError> {
@@ -255,7 +308,6 @@ impl Plugin {
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(self.not_offered(&format!("has no tool {name:?}")));
         }
-        let _room = self.room()?;
         // Limits are the plugin's, by its own name for the tool; an alias is only what the
         // tool is offered as.
         let own = self.tool_aliases.get(name).map_or(name, String::as_str);
@@ -263,12 +315,27 @@ impl Plugin {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.tool_timeout(own),
         };
+        let _room = self.room(Role::Tool, budget)?;
         let mut store = self.tool_store(budget)?;
-        let result = pre.instantiate(&mut store).and_then(|t| {
-            t.passepartout_plugin_tool()
-                .call_call(&mut store, own, args)
-        });
-        match result.map_err(|e| classify(&mut store, &e, budget))? {
+        let hard = self.hard_roles(|h| h.tool.as_ref());
+        let result = self.invoke(
+            &mut store,
+            budget,
+            |store| {
+                pre.instantiate(&mut *store)?
+                    .passepartout_plugin_tool()
+                    .call_call(store, own, args)
+            },
+            async |store| {
+                hard?
+                    .instantiate_async(&mut *store)
+                    .await?
+                    .passepartout_plugin_tool()
+                    .call_call(store, own, args)
+                    .await
+            },
+        );
+        match result? {
             Ok(output) => {
                 self.check_output_size(output.len())?;
                 Ok(output)
@@ -292,31 +359,44 @@ impl Plugin {
     /// As for [`Plugin::check`].
     pub fn skill_triggers(&self, signal: &types::SignalView) -> Result<bool, PluginError> {
         self.counted(|| {
-            self.skill_call(signal, |s, store, v| {
-                s.passepartout_plugin_skill().call_triggers(store, v)
-            })
+            let (pre, hard) = self.skill_pres()?;
+            let budget = self.skill_budget();
+            let _room = self.room(Role::Tool, budget)?;
+            let mut store = self.tool_store(budget)?;
+            self.invoke(
+                &mut store,
+                budget,
+                |store| {
+                    pre.instantiate(&mut *store)?
+                        .passepartout_plugin_skill()
+                        .call_triggers(store, signal)
+                },
+                async |store| {
+                    hard?
+                        .instantiate_async(&mut *store)
+                        .await?
+                        .passepartout_plugin_skill()
+                        .call_triggers(store, signal)
+                        .await
+                },
+            )
         })
     }
 
-    fn skill_call<T>(
+    fn skill_pres(
         &self,
-        signal: &types::SignalView,
-        f: impl FnOnce(
-            &super::bindings::skill::SkillPlugin,
-            &mut Store<ToolData>,
-            &types::SignalView,
-        ) -> wasmtime::Result<T>,
-    ) -> Result<T, PluginError> {
+    ) -> Result<
+        (
+            &super::bindings::skill::SkillPluginPre<ToolData>,
+            wasmtime::Result<&super::bindings::hard::skill::SkillPluginPre<ToolData>>,
+        ),
+        PluginError,
+    > {
         let pre = self
             .skill
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a skill"))?;
-        let _room = self.room()?;
-        let budget = self.skill_budget();
-        let mut store = self.tool_store(budget)?;
-        pre.instantiate(&mut store)
-            .and_then(|s| f(&s, &mut store, signal))
-            .map_err(|e| classify(&mut store, &e, budget))
+        Ok((pre, self.hard_roles(|h| h.skill.as_ref())))
     }
 
     /// The skill's prompt for `signal`, if it has one.
@@ -325,9 +405,27 @@ impl Plugin {
     /// As for [`Plugin::check`].
     pub fn skill_prompt(&self, signal: &types::SignalView) -> Result<Option<String>, PluginError> {
         self.counted(|| {
-            let prompt = self.skill_call(signal, |s, store, v| {
-                s.passepartout_plugin_skill().call_prompt(store, v)
-            })?;
+            let (pre, hard) = self.skill_pres()?;
+            let budget = self.skill_budget();
+            let _room = self.room(Role::Tool, budget)?;
+            let mut store = self.tool_store(budget)?;
+            let prompt = self.invoke(
+                &mut store,
+                budget,
+                |store| {
+                    pre.instantiate(&mut *store)?
+                        .passepartout_plugin_skill()
+                        .call_prompt(store, signal)
+                },
+                async |store| {
+                    hard?
+                        .instantiate_async(&mut *store)
+                        .await?
+                        .passepartout_plugin_skill()
+                        .call_prompt(store, signal)
+                        .await
+                },
+            )?;
             self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
             Ok(prompt)
         })
@@ -349,10 +447,26 @@ impl Plugin {
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
         let budget = Self::describe_budget();
+        let _room = self.room(Role::Gate, budget)?;
         let mut store = self.gate_store_with(&Arc::default(), budget)?;
-        pre.instantiate(&mut store)
-            .and_then(|g| g.passepartout_plugin_gate().call_describe(&mut store))
-            .map_err(|e| classify(&mut store, &e, budget))
+        let hard = self.hard_roles(|h| h.gate.as_ref());
+        self.invoke(
+            &mut store,
+            budget,
+            |store| {
+                pre.instantiate(&mut *store)?
+                    .passepartout_plugin_gate()
+                    .call_describe(store)
+            },
+            async |store| {
+                hard?
+                    .instantiate_async(&mut *store)
+                    .await?
+                    .passepartout_plugin_gate()
+                    .call_describe(store)
+                    .await
+            },
+        )
     }
 
     pub(crate) fn describe_tools(&self) -> Result<Vec<types::ToolInfo>, PluginError> {
@@ -361,22 +475,50 @@ impl Plugin {
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a tool"))?;
         let budget = Self::describe_budget();
+        let _room = self.room(Role::Gate, budget)?;
         let mut store = self.tool_store(budget)?;
-        pre.instantiate(&mut store)
-            .and_then(|t| t.passepartout_plugin_tool().call_describe(&mut store))
-            .map_err(|e| classify(&mut store, &e, budget))
+        let hard = self.hard_roles(|h| h.tool.as_ref());
+        self.invoke(
+            &mut store,
+            budget,
+            |store| {
+                pre.instantiate(&mut *store)?
+                    .passepartout_plugin_tool()
+                    .call_describe(store)
+            },
+            async |store| {
+                hard?
+                    .instantiate_async(&mut *store)
+                    .await?
+                    .passepartout_plugin_tool()
+                    .call_describe(store)
+                    .await
+            },
+        )
     }
 
     pub(crate) fn describe_skill(&self) -> Result<types::SkillInfo, PluginError> {
-        let pre = self
-            .skill
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a skill"))?;
+        let (pre, hard) = self.skill_pres()?;
         let budget = Self::describe_budget();
+        let _room = self.room(Role::Gate, budget)?;
         let mut store = self.tool_store(budget)?;
-        pre.instantiate(&mut store)
-            .and_then(|s| s.passepartout_plugin_skill().call_describe(&mut store))
-            .map_err(|e| classify(&mut store, &e, budget))
+        self.invoke(
+            &mut store,
+            budget,
+            |store| {
+                pre.instantiate(&mut *store)?
+                    .passepartout_plugin_skill()
+                    .call_describe(store)
+            },
+            async |store| {
+                hard?
+                    .instantiate_async(&mut *store)
+                    .await?
+                    .passepartout_plugin_skill()
+                    .call_describe(store)
+                    .await
+            },
+        )
     }
 
     /// An instance of the gate kept alive across calls: the cheapest way to call a gate many
@@ -391,14 +533,20 @@ impl Plugin {
             .gate
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
+        let room = self.room(Role::Gate, self.gate_budget())?;
         let mut store = self.gate_store(&Arc::default())?;
-        let instance = pre
-            .instantiate(&mut store)
-            .map_err(|e| classify(&mut store, &e, self.gate_budget()))?;
+        let hard = self.hard_roles(|h| h.gate.as_ref());
+        let instance = self.invoke(
+            &mut store,
+            self.gate_budget(),
+            |store| pre.instantiate(store).map(LiveInstance::Sync),
+            async |store| Ok(LiveInstance::Hard(hard?.instantiate_async(store).await?)),
+        )?;
         Ok(LiveGate {
             plugin: self,
             store,
             instance,
+            _room: room,
         })
     }
 }
@@ -407,7 +555,21 @@ impl Plugin {
 pub struct LiveGate<'a> {
     plugin: &'a Plugin,
     store: Store<GateData>,
-    instance: gate::GatePlugin,
+    instance: LiveInstance,
+    /// Its room in the pool, held while it lives.
+    _room: super::share::Slot,
+}
+
+/// The kept instance, with the exports of the plugin's call mode.
+enum LiveInstance {
+    Sync(gate::GatePlugin),
+    Hard(hard::gate::GatePlugin),
+}
+
+impl LiveInstance {
+    fn mismatch() -> wasmtime::Error {
+        wasmtime::format_err!("this gate instance was made for the other call mode")
+    }
 }
 
 impl LiveGate<'_> {
@@ -456,18 +618,31 @@ impl LiveGate<'_> {
                 detail: e.to_string(),
             })?;
         store.set_epoch_deadline(ticks(budget.timeout));
-        match self
-            .instance
-            .passepartout_plugin_gate()
-            .call_check(&mut *store, action, signal)
-        {
+        let instance = &self.instance;
+        let result = self.plugin.invoke(
+            store,
+            budget,
+            |store| match instance {
+                LiveInstance::Sync(g) => g
+                    .passepartout_plugin_gate()
+                    .call_check(store, action, signal),
+                LiveInstance::Hard(_) => Err(LiveInstance::mismatch()),
+            },
+            async |store| match instance {
+                LiveInstance::Hard(g) => {
+                    g.passepartout_plugin_gate()
+                        .call_check(store, action, signal)
+                        .await
+                }
+                LiveInstance::Sync(_) => Err(LiveInstance::mismatch()),
+            },
+        );
+        match result {
             Ok(v) => self.plugin.check_verdict_size(v),
-            Err(e) => {
-                let err = classify(store, &e, budget);
-                // A trap poisons the Store: start over in a new one.
+            Err(err) => {
+                // A trap or a dropped call spends the Store: start over in a new one.
                 if let Ok(fresh) = self.plugin.live_gate() {
-                    self.store = fresh.store;
-                    self.instance = fresh.instance;
+                    *self = fresh;
                 }
                 Err(err)
             }

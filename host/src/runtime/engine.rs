@@ -10,6 +10,12 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use super::limits::MAX_MEMORY_MIB;
 
+/// The most stack a guest may use before it traps with a stack overflow.
+const WASM_STACK: usize = 1 << 20;
+/// The stack of the fiber an async call runs on: the guest's stack plus room for the host
+/// functions it calls (wasmtime requires it to exceed [`WASM_STACK`]).
+const ASYNC_STACK: usize = WASM_STACK + (1 << 20);
+
 /// How often the ticker advances the epoch: the granularity of every deadline.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
@@ -30,7 +36,9 @@ pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
             .max_memory_size((MAX_MEMORY_MIB << 20) as usize)
             // Reset small touched regions with memset instead of madvise on slot reuse.
             .linear_memory_keep_resident(128 << 10)
-            .table_keep_resident(16 << 10);
+            .table_keep_resident(16 << 10)
+            // One fiber stack per live instance (async calls run on them).
+            .total_stacks(super::share::POOL as u32);
         let mut config = base_config();
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         match Engine::new(&config) {
@@ -47,11 +55,14 @@ pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
 
 fn base_config() -> Config {
     let mut config = Config::new();
+    // Calls under hard deadlines run on fibers ([`super::Deadlines::Hard`]): the fiber's stack
+    // holds the wasm stack (below) plus the host calls made from it.
+    config.async_stack_size(ASYNC_STACK);
     // Fuel makes a gate's budget deterministic; epochs bound wall-clock time for every call.
     config.consume_fuel(true);
     config.epoch_interruption(true);
     config.wasm_component_model(true);
-    config.max_wasm_stack(1 << 20);
+    config.max_wasm_stack(WASM_STACK);
     config
 }
 

@@ -45,6 +45,21 @@ pub struct RuntimeConfig {
     pub cache_dir: Option<PathBuf>,
     /// Try the pooling allocator (falls back to on-demand when unavailable).
     pub pooling: bool,
+    /// How calls end at their deadline. [`Deadlines::Hard`] unless measuring.
+    pub deadlines: Deadlines,
+}
+
+/// How a call into a plugin is held to its deadline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Deadlines {
+    /// Every call is a future dropped at its deadline, with its Store, even while the guest
+    /// waits in a host call (a WASI sleep, a stream, an HTTP request). The default.
+    #[default]
+    Hard,
+    /// Synchronous calls interrupted by epochs: a guest spinning in its own code stops at the
+    /// deadline, one blocked in a host call does not. Kept only to measure what
+    /// [`Deadlines::Hard`] costs (`benches/deadlines.rs`); never what the CLI or daemon use.
+    Epoch,
 }
 
 impl Default for RuntimeConfig {
@@ -52,6 +67,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             cache_dir: crate::dirs::cache_dir(),
             pooling: true,
+            deadlines: Deadlines::Hard,
         }
     }
 }
@@ -62,6 +78,7 @@ impl Default for RuntimeConfig {
 pub struct Runtime {
     engine: Engine,
     pooling: bool,
+    deadlines: Deadlines,
     cache: cache::ArtifactCache,
     gate_linker: Linker<GateData>,
     tool_linker: Linker<ToolData>,
@@ -78,6 +95,7 @@ impl Runtime {
     /// # Errors
     /// The engine cannot be created, or the linkers cannot be built (a wasmtime bug).
     pub fn new(config: RuntimeConfig) -> anyhow::Result<Runtime> {
+        let hard = config.deadlines == Deadlines::Hard;
         let (engine, pooling) = engine::build(config.pooling)?;
         let cache = cache::ArtifactCache::new(config.cache_dir, &engine);
 
@@ -91,8 +109,12 @@ impl Runtime {
 
         let mut tool_linker = Linker::<ToolData>::new(&engine);
         add_host::<ToolData>(&mut tool_linker, |d| &mut d.common)?;
-        wasmtime_wasi::p2::add_to_linker_sync(&mut tool_linker)
-            .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
+        if hard {
+            wasmtime_wasi::p2::add_to_linker_async(&mut tool_linker)
+        } else {
+            wasmtime_wasi::p2::add_to_linker_sync(&mut tool_linker)
+        }
+        .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
         bindings::action_context_api::add_to_linker::<ToolData, HasSelf<ToolData>>(
             &mut tool_linker,
             |d| d,
@@ -103,6 +125,7 @@ impl Runtime {
         Ok(Runtime {
             engine,
             pooling,
+            deadlines: config.deadlines,
             cache,
             gate_linker,
             tool_linker,
@@ -125,8 +148,12 @@ impl Runtime {
         use capabilities::Linked;
         let mut linker = self.tool_linker.clone();
         if Linked::Http.granted(grants) {
-            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-                .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
+            if self.deadlines == Deadlines::Hard {
+                wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            } else {
+                wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            }
+            .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
         }
         if Linked::Process.granted(grants) {
             bindings::process_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)

@@ -11,7 +11,7 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 use super::Runtime;
-use super::bindings::{gate, skill, tool, types};
+use super::bindings::{gate, hard, skill, tool, types};
 use super::capabilities::Grants;
 use super::error::{LoadError, PluginId};
 use super::limits::Limits;
@@ -111,9 +111,44 @@ pub struct Plugin {
     _ticker: std::sync::Arc<super::engine::EpochTicker>,
     /// The tools' share of the instance pool ([`super::share`]).
     pub(crate) share: std::sync::Arc<super::share::Share>,
+    /// What one of its instances holds in the pool (core instances, memories, tables).
+    pub footprint: super::share::Footprint,
     pub(crate) gate: Option<gate::GatePluginPre<GateData>>,
     pub(crate) tool: Option<tool::ToolPluginPre<ToolData>>,
     pub(crate) skill: Option<skill::SkillPluginPre<ToolData>>,
+    /// The same roles with async exports, when calls have hard deadlines (else `None`).
+    pub(crate) hard: Option<HardRoles>,
+}
+
+/// A plugin's roles, prepared for async calls ([`super::Deadlines::Hard`]).
+pub(crate) struct HardRoles {
+    pub(crate) gate: Option<hard::gate::GatePluginPre<GateData>>,
+    pub(crate) tool: Option<hard::tool::ToolPluginPre<ToolData>>,
+    pub(crate) skill: Option<hard::skill::SkillPluginPre<ToolData>>,
+}
+
+impl HardRoles {
+    /// The async-export view of the same prepared instances.
+    fn of(
+        gate: &Option<gate::GatePluginPre<GateData>>,
+        tool: &Option<tool::ToolPluginPre<ToolData>>,
+        skill: &Option<skill::SkillPluginPre<ToolData>>,
+    ) -> wasmtime::Result<HardRoles> {
+        Ok(HardRoles {
+            gate: gate
+                .as_ref()
+                .map(|p| hard::gate::GatePluginPre::new(p.instance_pre().clone()))
+                .transpose()?,
+            tool: tool
+                .as_ref()
+                .map(|p| hard::tool::ToolPluginPre::new(p.instance_pre().clone()))
+                .transpose()?,
+            skill: skill
+                .as_ref()
+                .map(|p| hard::skill::SkillPluginPre::new(p.instance_pre().clone()))
+                .transpose()?,
+        })
+    }
 }
 
 /// Counters of a plugin's calls (gate checks, tool calls, skill triggers and prompts).
@@ -221,6 +256,17 @@ impl Runtime {
             .map_err(|e| component_err(not_a_component(&source.component, &e)))?;
         let component = compiled.component;
         check_exports(&self.engine, &component, &manifest.kinds).map_err(invalid)?;
+        let footprint = super::inspect::footprint(&component, &source.component);
+        let roles = [
+            (Kind::Gate, super::share::Role::Gate),
+            (Kind::Tool, super::share::Role::Tool),
+            (Kind::Skill, super::share::Role::Tool),
+        ];
+        for (kind, role) in roles {
+            if manifest.kinds.contains(&kind) {
+                super::share::Share::fits(role, footprint).map_err(component_err)?;
+            }
+        }
 
         let link_err = |e: wasmtime::Error| {
             component_err(format!(
@@ -298,6 +344,11 @@ impl Runtime {
             engine: self.engine.clone(),
             _ticker: self.ticker.clone(),
             share: self.share.clone(),
+            footprint,
+            hard: (self.deadlines == super::Deadlines::Hard)
+                .then(|| HardRoles::of(&gate_pre, &tool_pre, &skill_pre))
+                .transpose()
+                .map_err(link_err)?,
             gate: gate_pre,
             tool: tool_pre,
             skill: skill_pre,

@@ -1,76 +1,279 @@
-//! Fair sharing of the instance pool: tool and skill calls together hold at most
-//! [`TOOLS_SHARE`] of the pool's component instances, so that gates always find room (a gate
-//! that cannot be instantiated refuses the action: without this, one plugin's flood of slow
-//! calls would turn fail-closed into denial of service); and one plugin holds at most
-//! [`PER_PLUGIN`] of them. A call refused for capacity fails at once, naming who holds it.
+//! Fair sharing of the instance pool. The pool is counted in every resource it limits —
+//! component instances, core instances, linear memories and tables — and each call takes its
+//! plugin's [`Footprint`] of them for as long as its instance lives (a Python or JavaScript
+//! component holds many core instances; a Rust one holds one or two).
+//!
+//! - Tool and skill calls together hold at most three quarters of each resource, so that gates
+//!   always find room (a gate that cannot be instantiated refuses the action: without this, one
+//!   plugin's flood of slow calls would turn fail-closed into denial of service).
+//! - One plugin's tool and skill calls hold at most [`PER_PLUGIN`] instances and a quarter of
+//!   each resource.
+//! - A call that does not fit waits for room, up to [`MAX_WAIT`] (and never past its own
+//!   deadline); then it is refused with an error naming the plugins that hold the room.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Component instances in the pool (engine.rs sizes it).
 pub const POOL: usize = 64;
+/// Core instances in the pool.
+pub const CORE_POOL: usize = 256;
+/// Linear memories in the pool.
+pub const MEMORY_POOL: usize = 128;
+/// Tables in the pool.
+pub const TABLE_POOL: usize = 128;
 /// What tool and skill calls may hold together; the rest is kept for gates.
-pub const TOOLS_SHARE: usize = 48;
+pub const TOOLS_SHARE: usize = POOL * 3 / 4;
 /// What one plugin's tool and skill calls may hold at once.
-pub const PER_PLUGIN: usize = 16;
+pub const PER_PLUGIN: usize = POOL / 4;
+/// The longest a call waits for room before it is refused.
+pub const MAX_WAIT: Duration = Duration::from_secs(5);
 
-/// Who holds the tools' share, by plugin; one per runtime, shared by its plugins.
-#[derive(Debug, Default)]
-pub struct Share {
-    held: Mutex<BTreeMap<String, usize>>,
+/// What one instance of a plugin's component holds in the pool, besides its component
+/// instance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Footprint {
+    /// Core module instances.
+    pub core_instances: usize,
+    /// Linear memories.
+    pub memories: usize,
+    /// Tables.
+    pub tables: usize,
 }
 
-/// A slot taken for one call; given back when dropped.
+/// Who a call is for: gates may use the whole pool, tools and skills their share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A gate's check, or any load-time call.
+    Gate,
+    /// A tool or skill call.
+    Tool,
+}
+
+/// Counts of what is held: instances and the three resources.
+#[derive(Clone, Copy, Debug, Default)]
+struct Held {
+    instances: usize,
+    core: usize,
+    memories: usize,
+    tables: usize,
+}
+
+impl Held {
+    fn plus(self, fp: Footprint) -> Held {
+        Held {
+            instances: self.instances + 1,
+            core: self.core + fp.core_instances,
+            memories: self.memories + fp.memories,
+            tables: self.tables + fp.tables,
+        }
+    }
+
+    fn minus(&mut self, fp: Footprint) {
+        self.instances = self.instances.saturating_sub(1);
+        self.core = self.core.saturating_sub(fp.core_instances);
+        self.memories = self.memories.saturating_sub(fp.memories);
+        self.tables = self.tables.saturating_sub(fp.tables);
+    }
+
+    /// The first resource past `cap`, by name, if any.
+    fn over(self, cap: Held) -> Option<&'static str> {
+        [
+            (self.instances > cap.instances, "instances"),
+            (self.core > cap.core, "core instances"),
+            (self.memories > cap.memories, "memories"),
+            (self.tables > cap.tables, "tables"),
+        ]
+        .into_iter()
+        .find_map(|(over, name)| over.then_some(name))
+    }
+
+    /// A fraction of each resource (at least one of each).
+    fn share(self, num: usize, den: usize) -> Held {
+        let part = |n: usize| (n * num / den).max(1);
+        Held {
+            instances: part(self.instances),
+            core: part(self.core),
+            memories: part(self.memories),
+            tables: part(self.tables),
+        }
+    }
+}
+
+const WHOLE: Held = Held {
+    instances: POOL,
+    core: CORE_POOL,
+    memories: MEMORY_POOL,
+    tables: TABLE_POOL,
+};
+
+#[derive(Debug, Default)]
+struct State {
+    all: Held,
+    tools: Held,
+    /// What each plugin holds (gates and tools alike), for naming holders.
+    by_plugin: BTreeMap<String, Held>,
+    /// What each plugin's tool and skill calls hold, for its own cap.
+    tools_by_plugin: BTreeMap<String, Held>,
+}
+
+impl State {
+    /// Why a call of `plugin` in `role` with `fp` does not fit now, if it does not.
+    fn refusal(&self, plugin: &str, role: Role, fp: Footprint) -> Option<String> {
+        if let Some(what) = self.all.plus(fp).over(WHOLE) {
+            return Some(format!("the pool's {what} are in use"));
+        }
+        if role == Role::Gate {
+            return None;
+        }
+        let mine = self
+            .tools_by_plugin
+            .get(plugin)
+            .copied()
+            .unwrap_or_default();
+        if let Some(what) = mine.plus(fp).over(WHOLE.share(1, 4)) {
+            return Some(format!(
+                "it already holds its share of the pool's {what} ({} calls at once)",
+                mine.instances
+            ));
+        }
+        if let Some(what) = self.tools.plus(fp).over(WHOLE.share(3, 4)) {
+            return Some(format!(
+                "the tools' share of the pool's {what} is in use (the rest is kept for gates)"
+            ));
+        }
+        None
+    }
+
+    /// The plugins holding the most instances, named with their counts.
+    fn holders(&self) -> String {
+        let mut holders: Vec<(&String, &Held)> = self
+            .by_plugin
+            .iter()
+            .filter(|(_, h)| h.instances > 0)
+            .collect();
+        holders.sort_by(|a, b| b.1.instances.cmp(&a.1.instances));
+        let named: Vec<String> = holders
+            .iter()
+            .take(3)
+            .map(|(p, h)| format!("{p} ({} calls, {} core instances)", h.instances, h.core))
+            .collect();
+        if named.is_empty() {
+            "no plugin".into()
+        } else {
+            named.join(", ")
+        }
+    }
+}
+
+/// Who holds the pool, by plugin; one per runtime, shared by its plugins.
+#[derive(Debug, Default)]
+pub struct Share {
+    state: Mutex<State>,
+    freed: Condvar,
+}
+
+/// Room taken for one instance; given back when dropped.
 #[derive(Debug)]
 pub struct Slot {
     share: Arc<Share>,
     plugin: String,
+    role: Role,
+    footprint: Footprint,
 }
 
 impl Share {
-    /// A slot for a call of `plugin`.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Room for one instance of `plugin` in `role`, waiting up to `wait` (at most
+    /// [`MAX_WAIT`]) for it.
     ///
     /// # Errors
-    /// The plugin is at its own cap, or the tools' share is in use: the message names the
-    /// plugin (or plugins) holding it.
-    pub fn take(self: &Arc<Self>, plugin: &str) -> Result<Slot, String> {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let mine = held.get(plugin).copied().unwrap_or(0);
-        if mine >= PER_PLUGIN {
-            return Err(format!(
-                "it already runs {mine} calls at once, its limit; try again when one ends"
-            ));
+    /// No room came within the wait: the message says which limit and names the plugins
+    /// holding the pool.
+    pub fn take(
+        self: &Arc<Self>,
+        plugin: &str,
+        role: Role,
+        footprint: Footprint,
+        wait: Duration,
+    ) -> Result<Slot, String> {
+        let until = Instant::now() + wait.min(MAX_WAIT);
+        let mut state = self.lock();
+        loop {
+            let Some(why) = state.refusal(plugin, role, footprint) else {
+                break;
+            };
+            let now = Instant::now();
+            if now >= until {
+                return Err(format!(
+                    "{why}, held by {}; waited {} ms for room. Try again when a call ends, or \
+                     lower the plugins' concurrency",
+                    state.holders(),
+                    wait.min(MAX_WAIT).as_millis()
+                ));
+            }
+            state = self
+                .freed
+                .wait_timeout(state, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
-        let total: usize = held.values().sum();
-        if total >= TOOLS_SHARE {
-            let mut holders: Vec<(&String, &usize)> =
-                held.iter().filter(|(_, n)| **n > 0).collect();
-            holders.sort_by(|a, b| b.1.cmp(a.1));
-            let named: Vec<String> = holders
-                .iter()
-                .take(3)
-                .map(|(p, n)| format!("{p} ({n})"))
-                .collect();
-            return Err(format!(
-                "the {TOOLS_SHARE} instances tools may hold at once are in use, by {}; the rest \
-                 of the pool is kept for gates",
-                named.join(", ")
-            ));
+        state.all = state.all.plus(footprint);
+        let held = state.by_plugin.entry(plugin.to_owned()).or_default();
+        *held = held.plus(footprint);
+        if role == Role::Tool {
+            state.tools = state.tools.plus(footprint);
+            let mine = state.tools_by_plugin.entry(plugin.to_owned()).or_default();
+            *mine = mine.plus(footprint);
         }
-        *held.entry(plugin.to_owned()).or_insert(0) += 1;
         Ok(Slot {
             share: self.clone(),
             plugin: plugin.to_owned(),
+            role,
+            footprint,
         })
+    }
+
+    /// Whether one instance of a component with `footprint` can ever fit in the share of
+    /// `role`; the reason when it cannot.
+    pub fn fits(role: Role, footprint: Footprint) -> Result<(), String> {
+        let cap = match role {
+            Role::Gate => WHOLE,
+            Role::Tool => WHOLE.share(1, 4),
+        };
+        match Held::default().plus(footprint).over(cap) {
+            None => Ok(()),
+            Some(what) => Err(format!(
+                "one instance needs more {what} than the pool gives a {} ({footprint:?})",
+                if role == Role::Gate {
+                    "gate"
+                } else {
+                    "tool or skill plugin"
+                }
+            )),
+        }
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut held = self.share.held.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = held.get_mut(&self.plugin) {
-            *n = n.saturating_sub(1);
+        let mut state = self.share.lock();
+        state.all.minus(self.footprint);
+        if let Some(h) = state.by_plugin.get_mut(&self.plugin) {
+            h.minus(self.footprint);
         }
+        if self.role == Role::Tool {
+            state.tools.minus(self.footprint);
+            if let Some(h) = state.tools_by_plugin.get_mut(&self.plugin) {
+                h.minus(self.footprint);
+            }
+        }
+        drop(state);
+        self.share.freed.notify_all();
     }
 }
 
@@ -78,28 +281,106 @@ impl Drop for Slot {
 mod tests {
     use super::*;
 
+    const RUST: Footprint = Footprint {
+        core_instances: 2,
+        memories: 1,
+        tables: 1,
+    };
+    const NOW: Duration = Duration::ZERO;
+
     #[test]
     fn one_plugin_cannot_take_the_gates_room() {
         let share = Arc::new(Share::default());
         let mut slots = Vec::new();
         for i in 0..TOOLS_SHARE {
             let plugin = format!("p{}", i / PER_PLUGIN);
-            slots.push(share.take(&plugin).expect("room"));
+            slots.push(share.take(&plugin, Role::Tool, RUST, NOW).expect("room"));
         }
-        let err = share.take("late").expect_err("the tools' share is full");
+        let err = share
+            .take("late", Role::Tool, RUST, NOW)
+            .expect_err("the tools' share is full");
         assert!(
-            err.contains("p0 (16)") && err.contains("kept for gates"),
+            err.contains("p0 (16 calls") && err.contains("kept for gates"),
             "{err}"
         );
+        // Gates still find room.
+        let gate = share
+            .take("gate", Role::Gate, RUST, NOW)
+            .expect("a gate runs");
+        drop(gate);
         drop(slots.pop());
-        assert!(share.take("late").is_ok());
-        let mut greedy = Vec::new();
+        assert!(share.take("late", Role::Tool, RUST, NOW).is_ok());
+
         let share = Arc::new(Share::default());
-        for _ in 0..PER_PLUGIN {
-            greedy.push(share.take("greedy").expect("room"));
-        }
-        let err = share.take("greedy").expect_err("its own cap");
-        assert!(err.contains("16 calls"), "{err}");
-        assert!(share.take("other").is_ok(), "others still run");
+        let greedy: Vec<Slot> = (0..PER_PLUGIN)
+            .map(|_| share.take("greedy", Role::Tool, RUST, NOW).expect("room"))
+            .collect();
+        let err = share
+            .take("greedy", Role::Tool, RUST, NOW)
+            .expect_err("its own cap");
+        assert!(
+            err.contains("16 calls at once") && err.contains("greedy"),
+            "{err}"
+        );
+        assert!(
+            share.take("other", Role::Tool, RUST, NOW).is_ok(),
+            "others still run"
+        );
+        drop(greedy);
+    }
+
+    #[test]
+    fn heavy_components_are_counted_by_their_core_instances() {
+        let python = Footprint {
+            core_instances: 20,
+            memories: 3,
+            tables: 3,
+        };
+        let share = Arc::new(Share::default());
+        // A quarter of 256 core instances is 64: three instances of 20 fit, a fourth does not.
+        let held: Vec<Slot> = (0..3)
+            .map(|_| share.take("py", Role::Tool, python, NOW).expect("room"))
+            .collect();
+        let err = share
+            .take("py", Role::Tool, python, NOW)
+            .expect_err("core instances");
+        assert!(err.contains("core instances"), "{err}");
+        // Gates may use the whole pool; past it they are refused, naming who holds it.
+        let gates: Vec<Slot> = (0..9)
+            .map(|_| share.take("pii", Role::Gate, python, NOW).expect("room"))
+            .collect();
+        let err = share
+            .take("pii", Role::Gate, python, NOW)
+            .expect_err("the pool is full");
+        assert!(
+            err.contains("pii (9 calls") && err.contains("py (3 calls"),
+            "{err}"
+        );
+        drop((held, gates));
+    }
+
+    #[test]
+    fn a_call_waits_for_room_and_gets_it_when_one_ends() {
+        let share = Arc::new(Share::default());
+        let held: Vec<Slot> = (0..PER_PLUGIN)
+            .map(|_| share.take("busy", Role::Tool, RUST, NOW).expect("room"))
+            .collect();
+        let waiter = {
+            let share = share.clone();
+            std::thread::spawn(move || {
+                share
+                    .take("busy", Role::Tool, RUST, Duration::from_secs(5))
+                    .map(|_| ())
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        drop(held);
+        assert!(waiter.join().expect("joins").is_ok());
+        assert!(Share::fits(Role::Gate, RUST).is_ok());
+        let huge = Footprint {
+            core_instances: 300,
+            ..RUST
+        };
+        assert!(Share::fits(Role::Gate, huge).is_err());
     }
 }

@@ -10,6 +10,7 @@ pub struct Hostile;
 
 const TOOLS: &[&str] = &[
     "read", "write", "env", "args", "connect", "spin", "grow", "recurse", "panic", "huge", "echo",
+    "sleep",
 ];
 
 fn arg(args: &str, key: &str) -> String {
@@ -46,6 +47,9 @@ impl Tool for Hostile {
             loop {
                 n = black_box(n.wrapping_add(1));
             }
+        }
+        if let Some(ms) = config["sleep_in_describe_ms"].as_u64() {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
         }
         for extra in config["extra"].as_array().into_iter().flatten() {
             tools.push(ToolInfo {
@@ -102,6 +106,12 @@ impl Tool for Hostile {
             "panic" => panic!("hostile plugin panics on purpose"),
             "huge" => Ok("x".repeat(50_000_000)),
             "echo" => Ok(arg(&args, "text")),
+            // Blocks in a host call (WASI monotonic-clock + poll), where epochs cannot reach.
+            "sleep" => {
+                let ms = arg(&args, "ms").parse().unwrap_or(3_600_000);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                Ok("slept".into())
+            }
             other => Err(ToolError::InvalidArgs(format!("no tool {other}"))),
         }
     }
