@@ -63,6 +63,7 @@ fn main() {
                 cache_dir: Some(cache.clone()),
                 pooling: true,
                 deadlines: *deadlines,
+                ..RuntimeConfig::default()
             })
             .expect("runtime");
             let report = runtime.load_all(&loader::builtin_sources(), &policy);

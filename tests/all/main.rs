@@ -12,6 +12,7 @@ mod limits;
 mod loading;
 mod memory;
 mod pipeline;
+mod programs;
 mod providers;
 mod standard;
 mod trust;

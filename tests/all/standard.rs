@@ -18,7 +18,10 @@ fn load(name: &str, policy: &str) -> (Plugin, tempfile::TempDir) {
     (plugin, scratch)
 }
 
+/// The mount programs work in (given to `nobody` when the tests run as root: programs run as
+/// the mount's owner).
 fn mount(dir: &std::path::Path) -> String {
+    passepartout_tests::give_to_nobody(dir);
     format!(
         "fs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]",
         dir.display()

@@ -50,8 +50,53 @@ pub fn runtime_with(cache: &Path, deadlines: passepartout::runtime::Deadlines) -
         cache_dir: Some(cache.to_owned()),
         pooling: true,
         deadlines,
+        trampoline: Some(trampoline()),
     })
     .expect("runtime")
+}
+
+/// The confinement trampoline the test runtimes start programs through: this package's
+/// `passepartout-confine` binary, beside the test binary's `deps/` directory.
+pub fn trampoline() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in target/PROFILE/deps");
+    let found = dir.join("passepartout-confine");
+    assert!(
+        found.exists(),
+        "{} is missing: cargo builds it with the tests (`cargo test -p passepartout-tests`)",
+        found.display()
+    );
+    found
+}
+
+/// A temporary directory granted programs can work in: when the tests run as root, programs
+/// run as the mount's owner, so it is given to `nobody`.
+pub fn program_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    give_to_nobody(dir.path());
+    dir
+}
+
+/// When running as root, make `path` (and what is in it) belong to `nobody`.
+pub fn give_to_nobody(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root {
+        return;
+    }
+    let nobody = passepartout::runtime::capabilities::confine::NOBODY;
+    let mut stack = vec![path.to_owned()];
+    while let Some(p) = stack.pop() {
+        std::os::unix::fs::lchown(&p, Some(nobody), Some(nobody)).expect("chown to nobody");
+        if p.is_dir() && !p.is_symlink() {
+            for entry in std::fs::read_dir(&p).expect("read dir").flatten() {
+                stack.push(entry.path());
+            }
+        }
+    }
 }
 /// The test skill's component.
 pub const ECHO_SKILL_WASM: &str = env!("ECHO_SKILL_WASM");

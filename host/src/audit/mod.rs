@@ -79,6 +79,8 @@ pub enum FindingKind {
     /// A tool that changes things (not read-only) and declares no effects in its schema:
     /// gates cannot see what it would do.
     OpaqueTool,
+    /// Granted programs that run without kernel confinement (`confine = "none"`).
+    Unconfined,
 }
 
 /// One finding.
@@ -438,6 +440,19 @@ fn capabilities(
             Grants::default()
         }
     };
+    if effective.confine == crate::runtime::capabilities::confine::Confine::None
+        && !effective.process.is_empty()
+    {
+        audit.findings.push(finding(
+            FindingKind::Unconfined,
+            Severity::High,
+            format!(
+                "its programs ({}) run unconfined (`confine = \"none\"` in policy.toml): they \
+                 read and write whatever the daemon's user can, and reach any network",
+                effective.process.join(", ")
+            ),
+        ));
+    }
     // The runtime's own decision (gate-only plugins may ask for nothing; grants it cannot
     // enforce are refused), as findings.
     if let Err(e) = Grants::resolve(id, &manifest.kinds, asked, entry) {

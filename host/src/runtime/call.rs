@@ -111,6 +111,10 @@ impl Plugin {
                 mounts: self.grants.fs.clone(),
                 env: self.grants.env.clone(),
                 deadline,
+                confine: self.grants.confine,
+                trampoline: self.trampoline.clone(),
+                net: self.grants.net.clone(),
+                file_size: self.limits.disk_bytes,
             }),
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             net: net::NetHooks {

@@ -18,6 +18,10 @@ pub const DEFAULT_GATE_MEMORY_MIB: u64 = 16;
 pub const DEFAULT_MEMORY_MIB: u64 = 64;
 /// Output cap per call.
 pub const DEFAULT_MAX_OUTPUT_KIB: u64 = 1024;
+/// Bytes one tool or skill call may write to disk, in MiB, unless granted more.
+pub const DEFAULT_DISK_MIB: u64 = 256;
+/// The most a grant may give: 64 GiB.
+pub const MAX_DISK_MIB: u64 = 64 * 1024;
 /// The largest memory cap a plugin may have (the pooling allocator reserves this per slot).
 pub const MAX_MEMORY_MIB: u64 = 1024;
 /// The longest deadline a call may have.
@@ -82,6 +86,7 @@ pub fn ungranted_asks(kinds: &[Kind], manifest: &LimitSpec, granted: &LimitSpec)
             now.max_output_bytes != asked.max_output_bytes,
             manifest.max_output_kib,
         ),
+        disk_mib: differs(now.disk_bytes != asked.disk_bytes, manifest.disk_mib),
     }
 }
 
@@ -114,6 +119,7 @@ pub fn granted(name: &str, builtin: bool, policy: &LimitSpec) -> LimitSpec {
         tool_timeout_ms,
         memory_mib: policy.memory_mib.or(base.memory_mib),
         max_output_kib: policy.max_output_kib.or(base.max_output_kib),
+        disk_mib: policy.disk_mib.or(base.disk_mib),
     }
 }
 
@@ -148,6 +154,9 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Output cap per call, bytes.
     pub max_output_bytes: u64,
+    /// Bytes one tool or skill call may write to disk (WASI writes; RLIMIT_FSIZE for its
+    /// programs).
+    pub disk_bytes: u64,
     /// Whether the seed's per-tool timeouts apply: only to the first-party plugins, whose
     /// tools they were written for, so that a third-party tool never inherits a deadline by
     /// its name.
@@ -251,6 +260,18 @@ impl Limits {
                 "limits.max_output_kib is {output_kib}: use 1 to 65536"
             ));
         }
+        let disk_mib = pick(
+            "disk_mib",
+            manifest.disk_mib,
+            policy.disk_mib,
+            DEFAULT_DISK_MIB,
+        )
+        .unwrap_or(DEFAULT_DISK_MIB);
+        if disk_mib == 0 || disk_mib > MAX_DISK_MIB {
+            return Err(format!(
+                "limits.disk_mib is {disk_mib}: use 1 to {MAX_DISK_MIB}"
+            ));
+        }
         let tool_default_timeout = tool_default_ms
             .map(|ms| checked_timeout(ms, "timeout_ms"))
             .transpose()?;
@@ -265,6 +286,7 @@ impl Limits {
             tool_default_timeout,
             memory_bytes: memory_mib << 20,
             max_output_bytes: output_kib << 10,
+            disk_bytes: disk_mib << 20,
             seed_timeouts: false,
             capped,
         })

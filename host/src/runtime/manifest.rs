@@ -82,16 +82,19 @@ pub struct LimitSpec {
     pub memory_mib: Option<u64>,
     /// Cap on what one call may return, in KiB.
     pub max_output_kib: Option<u64>,
+    /// Bytes one call may write to disk (through WASI, and per file for its programs), in MiB.
+    pub disk_mib: Option<u64>,
 }
 
 impl LimitSpec {
     /// Its single-valued limits by their TOML names (`tool_timeout_ms` is a table apart).
-    pub fn scalars(&self) -> [(&'static str, Option<u64>); 4] {
+    pub fn scalars(&self) -> [(&'static str, Option<u64>); 5] {
         [
             ("fuel", self.fuel),
             ("timeout_ms", self.timeout_ms),
             ("memory_mib", self.memory_mib),
             ("max_output_kib", self.max_output_kib),
+            ("disk_mib", self.disk_mib),
         ]
     }
 }

@@ -47,6 +47,9 @@ pub struct RuntimeConfig {
     pub pooling: bool,
     /// How calls end at their deadline. [`Deadlines::Hard`] unless measuring.
     pub deadlines: Deadlines,
+    /// The `passepartout` executable granted programs start through (`passepartout __confine`,
+    /// [`capabilities::confine`]); by default this process's own executable.
+    pub trampoline: Option<PathBuf>,
 }
 
 /// How a call into a plugin is held to its deadline.
@@ -68,6 +71,7 @@ impl Default for RuntimeConfig {
             cache_dir: crate::dirs::cache_dir(),
             pooling: true,
             deadlines: Deadlines::Hard,
+            trampoline: std::env::current_exe().ok(),
         }
     }
 }
@@ -78,6 +82,7 @@ impl Default for RuntimeConfig {
 pub struct Runtime {
     engine: Engine,
     pooling: bool,
+    trampoline: Option<std::sync::Arc<PathBuf>>,
     deadlines: Deadlines,
     cache: cache::ArtifactCache,
     gate_linker: Linker<GateData>,
@@ -126,6 +131,7 @@ impl Runtime {
             engine,
             pooling,
             deadlines: config.deadlines,
+            trampoline: config.trampoline.map(std::sync::Arc::new),
             cache,
             gate_linker,
             tool_linker,

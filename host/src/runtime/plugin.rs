@@ -113,6 +113,8 @@ pub struct Plugin {
     pub(crate) share: std::sync::Arc<super::share::Share>,
     /// What one of its instances holds in the pool (core instances, memories, tables).
     pub footprint: super::share::Footprint,
+    /// The executable its programs start through (see [`super::capabilities::confine`]).
+    pub(crate) trampoline: Option<std::sync::Arc<PathBuf>>,
     pub(crate) gate: Option<gate::GatePluginPre<GateData>>,
     pub(crate) tool: Option<tool::ToolPluginPre<ToolData>>,
     pub(crate) skill: Option<skill::SkillPluginPre<ToolData>>,
@@ -345,6 +347,7 @@ impl Runtime {
             _ticker: self.ticker.clone(),
             share: self.share.clone(),
             footprint,
+            trampoline: self.trampoline.clone(),
             hard: (self.deadlines == super::Deadlines::Hard)
                 .then(|| HardRoles::of(&gate_pre, &tool_pre, &skill_pre))
                 .transpose()

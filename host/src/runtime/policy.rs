@@ -65,6 +65,12 @@ pub struct PluginPolicy {
     /// `shell` as `vendor-shell`, so that two plugins naming a tool alike can both load.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_aliases: BTreeMap<String, String>,
+    /// How its granted programs are confined: `"kernel"` (the default) or `"none"`.
+    #[serde(
+        default,
+        skip_serializing_if = "super::capabilities::confine::Confine::is_default"
+    )]
+    pub confine: super::capabilities::confine::Confine,
     /// Keys laid over the plugin's own `[config]` (what `host.config()` returns).
     #[serde(default)]
     pub config: toml::Table,

@@ -153,7 +153,7 @@ impl State {
             .iter()
             .filter(|(_, h)| h.instances > 0)
             .collect();
-        holders.sort_by(|a, b| b.1.instances.cmp(&a.1.instances));
+        holders.sort_by_key(|(_, h)| std::cmp::Reverse(h.instances));
         let named: Vec<String> = holders
             .iter()
             .take(3)
@@ -203,10 +203,7 @@ impl Share {
     ) -> Result<Slot, String> {
         let until = Instant::now() + wait.min(MAX_WAIT);
         let mut state = self.lock();
-        loop {
-            let Some(why) = state.refusal(plugin, role, footprint) else {
-                break;
-            };
+        while let Some(why) = state.refusal(plugin, role, footprint) {
             let now = Instant::now();
             if now >= until {
                 return Err(format!(

@@ -2,6 +2,7 @@
 //! how each is enforced when a call starts. One module per capability; the audit reads the same
 //! [`Grants`] the runtime enforces, so the two cannot disagree.
 
+pub mod confine;
 pub mod env;
 pub mod fs;
 pub mod memory;
@@ -29,6 +30,8 @@ pub struct Grants {
     pub process: Vec<String>,
     /// Access to the memory store.
     pub memory: MemoryAccess,
+    /// How its programs are confined.
+    pub confine: confine::Confine,
 }
 
 impl Grants {
@@ -82,6 +85,7 @@ impl Grants {
             },
             process: intersect(&asked.process, &policy.process),
             memory: asked.memory.min(policy.memory),
+            confine: policy.confine,
         })
     }
 

@@ -7,9 +7,10 @@
 //! for: the output pipes it may still hold are drained for 100 ms after the program ends, then
 //! abandoned (the output is marked cut).
 //!
-//! What this does NOT confine: the program itself is native code running as the daemon's user.
-//! Granting `cat` grants reading any file that user can read. Grant programs as you would to a
-//! person at your keyboard, and prefer tools that work through WASI mounts (`files`).
+//! The program is native code: it starts through the `__confine` trampoline
+//! ([`super::confine`]), which confines it by the kernel to the plugin's mounts (Landlock,
+//! seccomp, rlimits, an unprivileged user when the daemon is root) unless the policy says
+//! `confine = "none"`.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +37,38 @@ pub struct ProcessCtx {
     pub env: Vec<EnvGrant>,
     /// When the tool call's own deadline passes.
     pub deadline: Instant,
+    /// How the program is confined.
+    pub confine: super::confine::Confine,
+    /// The executable that confines it (`passepartout`, run as `passepartout __confine`).
+    pub trampoline: Option<std::sync::Arc<PathBuf>>,
+    /// The plugin's network grants (`host` or `host:port`): the TCP ports the program may
+    /// connect to.
+    pub net: Vec<String>,
+    /// Largest file the program may write (the plugin's disk limit).
+    pub file_size: u64,
+}
+
+/// Processes the program's user may have at once (RLIMIT_NPROC), itself included.
+const PROCESSES: u64 = 64;
+
+/// The TCP ports a program may connect to under `net` grants: each grant's port, else 80 and
+/// 443.
+fn ports(net: &[String]) -> Vec<u16> {
+    let mut ports: Vec<u16> = net
+        .iter()
+        .flat_map(|grant| {
+            match grant
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse::<u16>().ok())
+            {
+                Some(port) => vec![port],
+                None => vec![80, 443],
+            }
+        })
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
 }
 
 impl api::Host for ToolData {
@@ -59,15 +92,23 @@ impl api::Host for ToolData {
 /// Denied (program or directory not granted), not found, timed out, or could not start.
 pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::ProcessError> {
     let program = check_program(ctx, &cmd.program)?;
-    let cwd = working_dir(ctx, cmd.cwd.as_deref())?;
+    let (cwd, mount_root) = working_dir(ctx, cmd.cwd.as_deref())?;
     let remaining = ctx.deadline.saturating_duration_since(Instant::now());
     let asked = cmd
         .timeout_ms
         .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
     let timeout = asked.min(remaining);
-    let mut command = Command::new(&program);
+    let mut command = match ctx.confine {
+        super::confine::Confine::Kernel => confined(ctx, program, &cmd.args, &mount_root, timeout)?,
+        super::confine::Confine::None => {
+            let mut c = Command::new(&program);
+            c.args(&cmd.args);
+            #[cfg(unix)]
+            std::os::unix::process::CommandExt::process_group(&mut c, 0);
+            c
+        }
+    };
     command
-        .args(&cmd.args)
         .current_dir(&cwd)
         .env_clear()
         .env("PATH", search_path())
@@ -82,8 +123,6 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     for e in ctx.env.iter().filter(|e| e.set) {
         command.env(&e.name, &e.value);
     }
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command
         .spawn()
         .map_err(|e| api::ProcessError::Failed(format!("cannot start {}: {e}", cmd.program)))?;
@@ -103,12 +142,73 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     let status = status.ok_or_else(|| {
         api::ProcessError::TimedOut(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX))
     })?;
+    // The trampoline could not confine or start the program: say why, as a refusal.
+    if status.code() == Some(super::confine::REFUSED) {
+        let text = String::from_utf8_lossy(&err);
+        if let Some(why) = text
+            .lines()
+            .find_map(|l| l.strip_prefix(super::confine::PREFIX))
+        {
+            return Err(api::ProcessError::Denied(format!(
+                "{} was not started: {why}",
+                cmd.program
+            )));
+        }
+    }
     Ok(api::Output {
         exit_code: status.code(),
         stdout: String::from_utf8_lossy(&out).into_owned(),
         stderr: String::from_utf8_lossy(&err).into_owned(),
         truncated: out_cut || err_cut,
     })
+}
+
+/// The command that starts `program` through the trampoline, confined to the plugin's mounts.
+fn confined(
+    ctx: &ProcessCtx,
+    program: PathBuf,
+    args: &[String],
+    mount_root: &Path,
+    timeout: Duration,
+) -> Result<Command, api::ProcessError> {
+    use super::confine::{ARG, Confinement, kernel_can_confine, run_as};
+    if !kernel_can_confine() {
+        return Err(api::ProcessError::Denied(
+            "this kernel has no Landlock, so programs cannot be confined and are refused; to \
+             run them unconfined anyway, set `confine = \"none\"` for the plugin in policy.toml \
+             (audit reports it as high)"
+                .into(),
+        ));
+    }
+    let Some(exe) = ctx.trampoline.as_deref() else {
+        return Err(api::ProcessError::Failed(
+            "no passepartout executable to start programs through".into(),
+        ));
+    };
+    let run_as = run_as(mount_root).map_err(api::ProcessError::Denied)?;
+    let hosts = |access: crate::runtime::manifest::Access| -> Vec<PathBuf> {
+        ctx.mounts
+            .iter()
+            .filter(|m| m.access == access)
+            .filter_map(|m| std::fs::canonicalize(&m.host).ok())
+            .collect()
+    };
+    let spec = Confinement {
+        program,
+        args: args.to_vec(),
+        read: hosts(crate::runtime::manifest::Access::ReadOnly),
+        write: hosts(crate::runtime::manifest::Access::ReadWrite),
+        connect_ports: ports(&ctx.net),
+        cpu_secs: timeout.as_secs() + 1,
+        file_size: ctx.file_size,
+        processes: PROCESSES,
+        run_as,
+    };
+    let spec = serde_json::to_string(&spec)
+        .map_err(|e| api::ProcessError::Failed(format!("cannot describe the confinement: {e}")))?;
+    let mut command = Command::new(exe.as_path());
+    command.arg(ARG).arg(spec);
+    Ok(command)
 }
 
 /// The granted program's path on the daemon's PATH.
@@ -149,8 +249,12 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The host directory for guest path `cwd`, which must be inside a mount (symlinks resolved).
-fn working_dir(ctx: &ProcessCtx, cwd: Option<&str>) -> Result<PathBuf, api::ProcessError> {
+/// The host directory for guest path `cwd`, which must be inside a mount (symlinks resolved),
+/// and the root of that mount.
+fn working_dir(
+    ctx: &ProcessCtx,
+    cwd: Option<&str>,
+) -> Result<(PathBuf, PathBuf), api::ProcessError> {
     let Some(first) = ctx.mounts.first() else {
         return Err(api::ProcessError::Denied(
             "the plugin has no directory mounted to run programs in; grant one in policy.toml"
@@ -192,7 +296,7 @@ fn working_dir(ctx: &ProcessCtx, cwd: Option<&str>) -> Result<PathBuf, api::Proc
              mounts"
         )));
     }
-    Ok(dir)
+    Ok((dir, root))
 }
 
 /// How long the pipes are drained after the program ended or was killed.

@@ -1,0 +1,372 @@
+//! Kernel confinement of granted programs. A program never starts from a forked copy of the
+//! (multithreaded) daemon: the daemon starts itself again as a small trampoline,
+//! `passepartout __confine SPEC`, which applies, in order, before it execs the program:
+//!
+//! 1. a fresh session (`setsid`), so that the host kills the program's whole group at the
+//!    deadline;
+//! 2. rlimits: CPU seconds, file size (the disk quota), processes, no core dumps;
+//! 3. when the daemon runs as root, a switch to an unprivileged user (the owner of the mount the
+//!    program works in), dropping every capability (RLIMIT_NPROC does not bind root);
+//! 4. Landlock (`no_new_privs` with it): the plugin's mounts with their access, and read-only the
+//!    few system paths a program needs to start (`/usr`, `/lib*`, `/bin`, `/sbin`, the loader's
+//!    cache, `/dev/null`, ...; not `/etc`, not `/proc`, not `$HOME`); symlinks, sockets, fifos
+//!    and devices cannot be created anywhere; TCP only to the ports of the plugin's `net`
+//!    grants; no signals to, and no abstract Unix sockets of, processes outside;
+//! 5. seccomp, for what Landlock cannot say: no Unix, netlink, packet or raw sockets, no UDP,
+//!    no io_uring, ptrace, mount, namespaces, kernel modules, bpf or keyrings.
+//!
+//! Where the kernel has no Landlock, programs are refused unless the policy says
+//! `confine = "none"` for the plugin (which `audit` reports as high).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The first argument that turns `passepartout` into the trampoline.
+pub const ARG: &str = "__confine";
+/// The exit code of a trampoline that could not confine or exec; its stderr says why.
+pub const REFUSED: i32 = 126;
+/// How the trampoline's own messages start on stderr.
+pub const PREFIX: &str = "passepartout confine: ";
+/// The user programs run as when the daemon is root and the mount gives no other (`nobody`).
+pub const NOBODY: u32 = 65534;
+
+/// Read-only system paths a program needs to start and run (those that exist are granted).
+const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+];
+/// System files a program may also write to.
+const SYSTEM_WRITE: &[&str] = &["/dev/null", "/dev/full"];
+
+/// Whether a plugin's programs are confined by the kernel (policy `confine`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confine {
+    /// Landlock, seccomp, rlimits and an unprivileged user (the default). Where the kernel
+    /// cannot, programs are refused.
+    #[default]
+    Kernel,
+    /// Not confined at all: the program runs as the daemon's user and reads what it can.
+    /// `audit` reports this as high.
+    None,
+}
+
+impl Confine {
+    /// Whether this is the default ([`Confine::Kernel`]).
+    pub fn is_default(&self) -> bool {
+        *self == Confine::Kernel
+    }
+}
+
+/// Everything the trampoline applies before it execs the program.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Confinement {
+    /// The program, by absolute path.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Directories it may read (read-only mounts).
+    pub read: Vec<PathBuf>,
+    /// Directories it may read and write (read-write mounts).
+    pub write: Vec<PathBuf>,
+    /// TCP ports it may connect to; empty: no network at all.
+    pub connect_ports: Vec<u16>,
+    /// CPU seconds (RLIMIT_CPU).
+    pub cpu_secs: u64,
+    /// Largest file it may write, in bytes (RLIMIT_FSIZE).
+    pub file_size: u64,
+    /// Processes its user may have (RLIMIT_NPROC).
+    pub processes: u64,
+    /// `(uid, gid)` to switch to (when the daemon is root).
+    pub run_as: Option<(u32, u32)>,
+}
+
+/// Whether this kernel can confine programs (Landlock is available).
+pub fn kernel_can_confine() -> bool {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns the
+    // ABI version (or an error); it reads and writes no memory.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    abi >= 1
+}
+
+/// The user a program runs as when the daemon is root: the owner of `dir` (its mount), or
+/// `None` when the daemon is not root (it keeps the daemon's user, without privileges).
+///
+/// # Errors
+/// The daemon is root and `dir` is owned by root: running the program as root would give it
+/// root's files, and as `nobody` it could not use the mount.
+pub fn run_as(dir: &Path) -> Result<Option<(u32, u32)>, String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if meta.uid() == 0 {
+        return Err(format!(
+            "the daemon runs as root, and programs run as the unprivileged owner of the mount \
+             they work in; {} is owned by root. Give the mount to the user programs should run \
+             as (`chown -R nobody {}`), or run the daemon as an ordinary user",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    Ok(Some((meta.uid(), meta.gid())))
+}
+
+/// The trampoline: `args` are what follows [`ARG`]. Confines this process as the
+/// [`Confinement`] in `args[0]` says, then execs the program. Never returns: on any failure it
+/// prints why (prefixed [`PREFIX`]) and exits with [`REFUSED`].
+pub fn trampoline(args: &[OsString]) -> ! {
+    let fail = |why: String| -> ! {
+        eprintln!("{PREFIX}{why}");
+        std::process::exit(REFUSED)
+    };
+    let Some(spec) = args.first().and_then(|a| a.to_str()) else {
+        fail("usage: passepartout __confine SPEC (the daemon runs this; people do not)".into())
+    };
+    let spec: Confinement = match serde_json::from_str(spec) {
+        Ok(s) => s,
+        Err(e) => fail(format!("unreadable confinement: {e}")),
+    };
+    if let Err(why) = confine(&spec) {
+        fail(why);
+    }
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new(&spec.program)
+        .args(&spec.args)
+        .exec();
+    fail(format!("cannot start {}: {err}", spec.program.display()))
+}
+
+/// Apply `spec` to this process (steps 1–5 of the module's list).
+fn confine(spec: &Confinement) -> Result<(), String> {
+    // SAFETY: setsid(2) has no preconditions; failing (already a group leader) is harmless.
+    unsafe { libc::setsid() };
+    limit(libc::RLIMIT_CPU, spec.cpu_secs.max(1), "CPU seconds")?;
+    limit(libc::RLIMIT_FSIZE, spec.file_size, "file size")?;
+    limit(libc::RLIMIT_NPROC, spec.processes, "processes")?;
+    limit(libc::RLIMIT_CORE, 0, "core size")?;
+    if let Some((uid, gid)) = spec.run_as {
+        switch_user(uid, gid)?;
+    }
+    landlock(spec)?;
+    seccomp(!spec.connect_ports.is_empty())
+}
+
+fn limit(resource: libc::__rlimit_resource_t, value: u64, what: &str) -> Result<(), String> {
+    let rl = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: setrlimit(2) reads the rlimit we pass by reference.
+    if unsafe { libc::setrlimit(resource, &rl) } != 0 {
+        return Err(format!(
+            "cannot limit {what}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+fn switch_user(uid: u32, gid: u32) -> Result<(), String> {
+    let err = |what: &str| format!("cannot {what}: {}", std::io::Error::last_os_error());
+    // SAFETY: setgroups(0, NULL) clears the supplementary groups; setgid/setuid take plain ids.
+    unsafe {
+        if libc::setgroups(0, std::ptr::null()) != 0 {
+            return Err(err("clear supplementary groups"));
+        }
+        if libc::setgid(gid) != 0 {
+            return Err(err(&format!("switch to group {gid}")));
+        }
+        if libc::setuid(uid) != 0 {
+            return Err(err(&format!("switch to user {uid}")));
+        }
+        // From root to an ordinary user every capability goes; check that nothing came back.
+        if libc::setuid(0) == 0 {
+            return Err("could regain root after switching user".into());
+        }
+    }
+    Ok(())
+}
+
+fn landlock(spec: &Confinement) -> Result<(), String> {
+    use landlock::{
+        ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+    };
+    let abi = ABI::V6;
+    let err = |e: landlock::RulesetError| format!("Landlock: {e}");
+    let make_special: BitFlags<AccessFs> = AccessFs::MakeSym
+        | AccessFs::MakeSock
+        | AccessFs::MakeFifo
+        | AccessFs::MakeBlock
+        | AccessFs::MakeChar;
+    let read = AccessFs::from_read(abi);
+    let write = AccessFs::from_all(abi) & !make_special;
+    let existing = |paths: &[&str]| -> Vec<PathBuf> {
+        paths
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.exists())
+            .collect()
+    };
+    let mut readable = existing(SYSTEM_READ);
+    readable.extend(spec.read.iter().cloned());
+    readable.push(spec.program.clone());
+    let mut writable = existing(SYSTEM_WRITE);
+    writable.extend(spec.write.iter().cloned());
+
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?
+        .handle_access(AccessNet::from_all(abi))
+        .map_err(err)?
+        .scope(Scope::from_all(abi))
+        .map_err(err)?
+        .create()
+        .map_err(err)?
+        .add_rules(path_beneath_rules(&readable, read))
+        .map_err(err)?
+        .add_rules(path_beneath_rules(&writable, write))
+        .map_err(err)?;
+    for port in &spec.connect_ports {
+        ruleset = ruleset
+            .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+            .map_err(err)?;
+    }
+    let status = ruleset.restrict_self().map_err(err)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err("the kernel does not enforce Landlock: the program cannot be confined".into());
+    }
+    if !status.no_new_privs {
+        return Err("could not set no_new_privs".into());
+    }
+    Ok(())
+}
+
+/// Syscalls a confined program never makes.
+const DENIED_SYSCALLS: &[libc::c_long] = &[
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_userfaultfd,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_symlink,
+    libc::SYS_symlinkat,
+    libc::SYS_acct,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_reboot,
+];
+
+fn seccomp(network: bool) -> Result<(), String> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
+        SeccompFilter, SeccompRule, TargetArch,
+    };
+    use std::collections::BTreeMap;
+    let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| err(&e))?;
+    // One rule per (argument, mask, value): the call is refused when the masked argument
+    // equals the value.
+    let when = |arg: u8, mask: u64, value: u64| -> Result<SeccompRule, String> {
+        let cond = Cond::new(arg, Len::Dword, Op::MaskedEq(mask), value).map_err(|e| err(&e))?;
+        SeccompRule::new(vec![cond]).map_err(|e| err(&e))
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED_SYSCALLS.iter().map(|nr| (*nr, Vec::new())).collect();
+    // socket(2): with a net grant, only TCP over IPv4 or IPv6 (Landlock then limits the ports);
+    // without, none at all (an empty rule list refuses every call). Unix sockets (D-Bus,
+    // docker.sock), netlink, packet, raw and UDP sockets are refused either way.
+    let socket = if network {
+        let mut refuse = Vec::new();
+        let (inet, inet6) = (libc::AF_INET as u64, libc::AF_INET6 as u64);
+        for domain in (0..64u64).filter(|d| *d != inet && *d != inet6) {
+            refuse.push(when(0, u64::from(u32::MAX), domain)?);
+        }
+        // The type's low four bits are the kind; SOCK_NONBLOCK and SOCK_CLOEXEC ride above.
+        for kind in (0..16u64).filter(|k| *k != libc::SOCK_STREAM as u64) {
+            refuse.push(when(1, 0xf, kind)?);
+        }
+        refuse
+    } else {
+        Vec::new()
+    };
+    rules.insert(libc::SYS_socket, socket);
+    rules.insert(libc::SYS_socketpair, Vec::new());
+    // clone(2) making namespaces.
+    let mut clone = Vec::new();
+    for flag in [
+        libc::CLONE_NEWUSER,
+        libc::CLONE_NEWNS,
+        libc::CLONE_NEWNET,
+        libc::CLONE_NEWPID,
+        libc::CLONE_NEWIPC,
+        libc::CLONE_NEWUTS,
+        libc::CLONE_NEWCGROUP,
+    ] {
+        let flag = flag as u64;
+        clone.push(when(0, flag, flag)?);
+    }
+    rules.insert(libc::SYS_clone, clone);
+    let install = |rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32| -> Result<(), String> {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            arch,
+        )
+        .map_err(|e| err(&e))?;
+        let program: seccompiler::BpfProgram = filter.try_into().map_err(|e| err(&e))?;
+        seccompiler::apply_filter(&program).map_err(|e| err(&e))
+    };
+    install(rules, libc::EPERM)?;
+    // clone3(2) passes its flags in memory seccomp cannot read: it answers "not implemented",
+    // and the C library falls back to clone(2), which the filter above reads.
+    install(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        libc::ENOSYS,
+    )
+}

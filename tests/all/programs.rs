@@ -1,0 +1,233 @@
+//! Granted programs are confined by the kernel: a program the policy grants (`cat`, `bash`)
+//! reads and writes its plugin's mount and nothing else — not a key file under HOME, not
+//! `/etc/shadow`, not the daemon's `/proc/PID/environ` — cannot connect to the daemon's port or
+//! a Unix socket, cannot make a symlink, and writes no file past the plugin's disk limit.
+//! Each case is what a hostile model would ask the `shell` tool for.
+
+use std::io::Read;
+
+use passepartout::runtime::{Plugin, Policy};
+use passepartout_tests::{give_to_nobody, program_dir};
+use serde_json::json;
+
+use crate::fresh_runtime;
+
+struct Shell {
+    plugin: Plugin,
+    ws: tempfile::TempDir,
+    _scratch: tempfile::TempDir,
+}
+
+fn shell(extra: &str) -> Shell {
+    let ws = program_dir();
+    std::fs::write(ws.path().join("inside.txt"), "granted content\n").expect("write");
+    give_to_nobody(ws.path());
+    let (rt, scratch) = fresh_runtime();
+    let mut source = crate::builtins(&["shell"]).pop().expect("shell");
+    // The hostile model's programs: the manifest asks for them too.
+    source.manifest = source
+        .manifest
+        .replace("\"git\"]", "\"git\", \"bash\", \"curl\", \"dd\", \"ln\"]")
+        // Whatever hosts the operator grants (the policy below grants none unless `extra`
+        // does).
+        .replace("\nprocess = [", "\nnet = [\"*\"]\nprocess = [")
+        .into();
+    let policy = format!(
+        "[plugins.shell]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\n\
+         process = [\"cat\", \"bash\", \"curl\", \"dd\", \"ln\"]\n{extra}",
+        ws.path().display()
+    );
+    let plugin = rt
+        .load(&source, &Policy::parse(&policy).expect("policy"))
+        .unwrap_or_else(|e| panic!("shell loads: {e}"));
+    Shell {
+        plugin,
+        ws,
+        _scratch: scratch,
+    }
+}
+
+/// Run `program args` through the shell tool; the tool's whole report (exit code, stdout,
+/// stderr), or its error.
+fn run(s: &Shell, program: &str, args: &[&str]) -> String {
+    match s.plugin.call_tool(
+        "shell",
+        &json!({"program": program, "args": args, "cwd": "/workspace"}).to_string(),
+    ) {
+        Ok(out) => out,
+        Err(e) => format!("ERROR: {e}"),
+    }
+}
+
+fn refused(out: &str, what: &str) {
+    assert!(
+        !out.contains("EXIT-CODE: 0"),
+        "{what} must be refused by the kernel: {out}"
+    );
+    assert!(
+        out.contains("Permission denied") || out.contains("Operation not permitted"),
+        "{what}: the refusal is the kernel's: {out}"
+    );
+}
+
+#[test]
+fn a_granted_cat_reads_its_mount_and_nothing_else() {
+    let s = shell("");
+    let out = run(&s, "cat", &["inside.txt"]);
+    assert!(
+        out.contains("EXIT-CODE: 0") && out.contains("granted content"),
+        "{out}"
+    );
+
+    // A key file under a temporary HOME, readable by anyone as far as mode bits go.
+    let home = tempfile::tempdir().expect("home");
+    let ssh = home.path().join(".ssh");
+    std::fs::create_dir(&ssh).expect("mkdir");
+    std::fs::write(ssh.join("id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\n").expect("key");
+    give_to_nobody(home.path());
+    let key = ssh.join("id_rsa");
+    refused(
+        &run(&s, "cat", &[key.to_str().expect("utf-8")]),
+        "a key under HOME",
+    );
+    refused(&run(&s, "cat", &["/etc/shadow"]), "/etc/shadow");
+    refused(&run(&s, "cat", &["/etc/passwd"]), "/etc/passwd");
+    // The daemon's environment (here the test process stands in for it).
+    let environ = format!("/proc/{}/environ", std::process::id());
+    refused(&run(&s, "cat", &[&environ]), "the daemon's environ");
+    // Escaping the mount by `..` through the program's own path resolution.
+    refused(
+        &run(&s, "cat", &["../../../../../../etc/shadow"]),
+        "a path out of the mount",
+    );
+}
+
+/// Nothing connected to `listener` (checked without waiting: the program has ended).
+fn nobody_connected(listener: &std::net::TcpListener) {
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(listener.accept().is_err(), "a connection arrived");
+}
+
+#[test]
+fn a_granted_program_cannot_connect_to_the_daemon_or_a_unix_socket() {
+    let s = shell("");
+    // The programs do run: the refusals below are not a failure to start.
+    let out = run(&s, "bash", &["-c", "echo ALIVE"]);
+    assert!(
+        out.contains("EXIT-CODE: 0") && out.contains("ALIVE"),
+        "{out}"
+    );
+
+    // The daemon's port: a listener in this process stands in for it.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let out = run(
+        &s,
+        "bash",
+        &[
+            "-c",
+            &format!("echo approve > /dev/tcp/127.0.0.1/{port} && echo CONNECTED"),
+        ],
+    );
+    assert!(!out.contains("CONNECTED"), "{out}");
+    refused(&out, "a TCP connect without a net grant");
+    nobody_connected(&listener);
+    let out = run(
+        &s,
+        "curl",
+        &["-sS", "-m", "2", &format!("http://127.0.0.1:{port}/")],
+    );
+    assert!(!out.contains("EXIT-CODE: 0"), "{out}");
+    nobody_connected(&listener);
+
+    // A Unix socket in the mount itself (D-Bus and docker.sock would be elsewhere; this one is
+    // even inside the mount), written to with curl.
+    let path = s.ws.path().join("daemon.sock");
+    let unix_listener = std::os::unix::net::UnixListener::bind(&path).expect("bind unix");
+    give_to_nobody(&path);
+    let out = run(
+        &s,
+        "curl",
+        &[
+            "-sS",
+            "-m",
+            "2",
+            "--unix-socket",
+            "daemon.sock",
+            "http://daemon/approve",
+        ],
+    );
+    assert!(!out.contains("EXIT-CODE: 0"), "{out}");
+    unix_listener.set_nonblocking(true).expect("nonblocking");
+    assert!(unix_listener.accept().is_err(), "nobody connected");
+
+    // UDP is refused as well (Landlock has no UDP rules; seccomp has).
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+    let udp_port = udp.local_addr().expect("addr").port();
+    let out = run(
+        &s,
+        "bash",
+        &[
+            "-c",
+            &format!("echo hi > /dev/udp/127.0.0.1/{udp_port} && echo SENT"),
+        ],
+    );
+    assert!(!out.contains("SENT"), "{out}");
+    udp.set_nonblocking(true).expect("nonblocking");
+    assert!(udp.recv(&mut [0u8; 16]).is_err(), "a datagram arrived");
+}
+
+#[test]
+fn a_net_grant_opens_only_its_port() {
+    let granted = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let other = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let (gp, op) = (
+        granted.local_addr().expect("addr").port(),
+        other.local_addr().expect("addr").port(),
+    );
+    let s = shell(&format!("net = [\"127.0.0.1:{gp}\"]\n"));
+    let connect = |port: u16| format!("echo hello > /dev/tcp/127.0.0.1/{port} && echo CONNECTED");
+    let out = run(&s, "bash", &["-c", &connect(gp)]);
+    assert!(out.contains("CONNECTED"), "the granted port: {out}");
+    let out = run(&s, "bash", &["-c", &connect(op)]);
+    assert!(!out.contains("CONNECTED"), "another port: {out}");
+    refused(&out, "a port not granted");
+    nobody_connected(&other);
+}
+
+#[test]
+fn a_granted_program_cannot_make_symlinks_or_write_past_the_disk_limit() {
+    let s = shell("limits = { disk_mib = 1 }\n");
+    refused(&run(&s, "ln", &["-s", "/etc", "escape"]), "a symlink");
+    assert!(!s.ws.path().join("escape").exists());
+    // Two MiB of zeros into a file in the mount: RLIMIT_FSIZE stops it at 1 MiB.
+    let out = run(
+        &s,
+        "dd",
+        &["if=/dev/zero", "of=big", "bs=65536", "count=32"],
+    );
+    assert!(!out.contains("EXIT-CODE: 0"), "{out}");
+    let size = std::fs::metadata(s.ws.path().join("big")).map_or(0, |m| m.len());
+    assert!(
+        size > 0 && size <= 1 << 20,
+        "wrote {size} bytes against a 1 MiB limit"
+    );
+    // What is inside the mount still works, writing included.
+    let out = run(&s, "bash", &["-c", "echo fine > ok.txt && echo OK"]);
+    assert!(out.contains("OK"), "{out}");
+    let mut text = String::new();
+    std::fs::File::open(s.ws.path().join("ok.txt"))
+        .and_then(|mut f| f.read_to_string(&mut text))
+        .expect("the program wrote in its mount");
+    assert_eq!(text, "fine\n");
+}
+
+#[test]
+fn confine_none_runs_unconfined_and_says_so() {
+    let s = shell("confine = \"none\"\n");
+    let out = run(&s, "cat", &["/etc/passwd"]);
+    assert!(
+        out.contains("root:"),
+        "unconfined reads what the daemon can: {out}"
+    );
+}
