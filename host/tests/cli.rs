@@ -910,6 +910,8 @@ fn act_reads_searches_runs_and_fetches_within_its_grants_and_is_refused_outside_
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).expect("mkdir");
     std::fs::write(ws.join("notes.txt"), "the answer is 42\n").expect("write");
+    // Programs run as the mount's owner when the tests run as root.
+    passepartout_tests::give_to_nobody(&ws);
     let server = Server::start(vec![Canned::json(r#"{"fetched":true}"#)]);
     let addr = server.url.trim_start_matches("http://").to_owned();
     let config = home.path().join("config/passepartout");

@@ -158,7 +158,7 @@ fn a_detached_descendant_holding_the_pipes_is_not_waited_for() {
     let out = call(
         &shell,
         "shell",
-        json!({"program": "sh", "args": ["-c", "setsid -f sleep 5; echo started"]}),
+        json!({"program": "sh", "args": ["-c", "setsid -f sleep 7.123; echo started"]}),
     )
     .expect("sh itself ends at once");
     assert!(out.contains("started"), "{out}");
@@ -167,6 +167,39 @@ fn a_detached_descendant_holding_the_pipes_is_not_waited_for() {
         "waited {:?} for a process that left the group",
         start.elapsed()
     );
+    // Nothing it started is left behind (the run's cgroup is killed at its end).
+    no_process_runs("7.123");
+
+    // The same at the deadline: the program sleeps past it, its detached child longer.
+    let start = std::time::Instant::now();
+    let err = call(
+        &shell,
+        "shell",
+        json!({"program": "sh", "args": ["-c", "setsid -f sleep 7.321; sleep 30"], "timeout_ms": 300}),
+    );
+    let took = start.elapsed();
+    assert!(
+        format!("{err:?}").contains("timed out") || format!("{err:?}").contains("gave up"),
+        "{err:?}"
+    );
+    assert!(
+        took < std::time::Duration::from_millis(400),
+        "a 300 ms deadline ended after {took:?}"
+    );
+    no_process_runs("7.321");
+}
+
+/// No process on this machine runs `sleep SECONDS` (a marker only the test uses).
+fn no_process_runs(seconds: &str) {
+    let marker = format!("sleep\0{seconds}");
+    let found: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).into_owned())
+        .filter(|c| c.contains(&marker))
+        .collect();
+    assert!(found.is_empty(), "left behind: {found:?}");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! (multithreaded) daemon: the daemon starts itself again as a small trampoline,
 //! `passepartout __confine SPEC`, which applies, in order, before it execs the program:
 //!
-//! 1. a fresh session (`setsid`), so that the host kills the program's whole group at the
+//! 1. the run's own cgroup ([`super::reap`]), so that every descendant ends with the run, and
+//!    a fresh session (`setsid`), so that the host kills the program's whole group at the
 //!    deadline;
 //! 2. rlimits: CPU seconds, file size (the disk quota), processes, no core dumps;
 //! 3. when the daemon runs as root, a switch to an unprivileged user (the owner of the mount the
@@ -93,6 +94,8 @@ pub struct Confinement {
     pub processes: u64,
     /// `(uid, gid)` to switch to (when the daemon is root).
     pub run_as: Option<(u32, u32)>,
+    /// The run's cgroup (`cgroup.procs`) to join first ([`super::reap`]), when there is one.
+    pub cgroup: Option<PathBuf>,
 }
 
 /// Whether this kernel can confine programs (Landlock is available).
@@ -162,6 +165,10 @@ pub fn trampoline(args: &[OsString]) -> ! {
 
 /// Apply `spec` to this process (steps 1–5 of the module's list).
 fn confine(spec: &Confinement) -> Result<(), String> {
+    if let Some(procs) = &spec.cgroup {
+        std::fs::write(procs, "0")
+            .map_err(|e| format!("cannot join the run's cgroup {}: {e}", procs.display()))?;
+    }
     // SAFETY: setsid(2) has no preconditions; failing (already a group leader) is harmless.
     unsafe { libc::setsid() };
     limit(libc::RLIMIT_CPU, spec.cpu_secs.max(1), "CPU seconds")?;

@@ -8,6 +8,7 @@ pub mod fs;
 pub mod memory;
 pub mod net;
 pub mod process;
+pub mod reap;
 
 use serde::Serialize;
 

@@ -98,14 +98,14 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
         .timeout_ms
         .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
     let timeout = asked.min(remaining);
-    let mut command = match ctx.confine {
+    let (mut command, group) = match ctx.confine {
         super::confine::Confine::Kernel => confined(ctx, program, &cmd.args, &mount_root, timeout)?,
         super::confine::Confine::None => {
             let mut c = Command::new(&program);
             c.args(&cmd.args);
             #[cfg(unix)]
             std::os::unix::process::CommandExt::process_group(&mut c, 0);
-            c
+            (c, None)
         }
     };
     command
@@ -134,6 +134,8 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
     let status = wait(&mut child, timeout);
+    // Everything the run started, detached or not, ends now (where there is a cgroup).
+    drop(group);
     // The program and its process group are gone; a descendant that left the group (`setsid`)
     // may still hold the pipes. Drain briefly, then abandon them: never wait on it.
     let drain_until = Instant::now() + DRAIN;
@@ -170,7 +172,7 @@ fn confined(
     args: &[String],
     mount_root: &Path,
     timeout: Duration,
-) -> Result<Command, api::ProcessError> {
+) -> Result<(Command, Option<super::reap::RunGroup>), api::ProcessError> {
     use super::confine::{ARG, Confinement, kernel_can_confine, run_as};
     if !kernel_can_confine() {
         return Err(api::ProcessError::Denied(
@@ -193,7 +195,9 @@ fn confined(
             .filter_map(|m| std::fs::canonicalize(&m.host).ok())
             .collect()
     };
+    let group = super::reap::RunGroup::create(PROCESSES);
     let spec = Confinement {
+        cgroup: group.as_ref().map(super::reap::RunGroup::procs),
         program,
         args: args.to_vec(),
         read: hosts(crate::runtime::manifest::Access::ReadOnly),
@@ -208,7 +212,7 @@ fn confined(
         .map_err(|e| api::ProcessError::Failed(format!("cannot describe the confinement: {e}")))?;
     let mut command = Command::new(exe.as_path());
     command.arg(ARG).arg(spec);
-    Ok(command)
+    Ok((command, group))
 }
 
 /// The granted program's path on the daemon's PATH.
