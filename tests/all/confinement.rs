@@ -162,3 +162,69 @@ fn has_no_network() {
     listener.set_nonblocking(true).expect("nonblocking");
     assert!(listener.accept().is_err(), "no connection may arrive");
 }
+
+/// The hostile tool with `/data` mounted read-write and a disk limit of `disk_mib`.
+fn writer(
+    disk_mib: u64,
+) -> (
+    passepartout::runtime::Plugin,
+    tempfile::TempDir,
+    tempfile::TempDir,
+) {
+    let (rt, cache) = fresh_runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    // The manifest asks read-write; this policy grants it.
+    let policy = format!(
+        "[plugins.hostile-tool]\nfs = [{{ guest = \"/data\", host = \"{}\", access = \"read-write\" }}]\n\
+         limits = {{ disk_mib = {disk_mib} }}\n",
+        data.path().display()
+    );
+    (hostile_tool(&rt, &policy), data, cache)
+}
+
+#[test]
+fn a_1_gib_write_stops_at_the_disk_limit() {
+    let (tool, data, _cache) = writer(8);
+    let err = tool
+        .call_tool("fill", r#"{"path":"/data/big","mib":"1024"}"#)
+        .expect_err("1 GiB against an 8 MiB limit");
+    assert!(
+        matches!(err, PluginError::DiskLimit { cap_bytes, .. } if cap_bytes == 8 << 20),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("disk limit of 8 MiB"), "{err}");
+    let size = std::fs::metadata(data.path().join("big")).map_or(0, |m| m.len());
+    assert!(size <= 8 << 20, "{size} bytes written past the limit");
+    // Under the limit, writing works; the limit is per call.
+    assert_eq!(
+        tool.call_tool("fill", r#"{"path":"/data/small","mib":"4"}"#)
+            .expect("4 MiB fits"),
+        "filled"
+    );
+    assert_eq!(
+        tool.call_tool("fill", r#"{"path":"/data/small2","mib":"4"}"#)
+            .expect("and again in the next call"),
+        "filled"
+    );
+    still_serves(&tool);
+}
+
+#[test]
+fn a_guest_cannot_plant_a_symlink_out_of_its_mount() {
+    let (tool, data, _cache) = writer(8);
+    let err = tool
+        .call_tool(
+            "symlink",
+            r#"{"target":"../../../../../../etc","link":"escape"}"#,
+        )
+        .expect_err("refused");
+    assert!(
+        err.to_string().contains("NotPermitted") || err.to_string().contains("not-permitted"),
+        "{err}"
+    );
+    assert!(
+        std::fs::symlink_metadata(data.path().join("escape")).is_err(),
+        "no link was made"
+    );
+    still_serves(&tool);
+}

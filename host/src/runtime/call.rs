@@ -76,6 +76,7 @@ impl Plugin {
                 self.id.clone(),
                 self.limits.memory_bytes,
                 self.config.clone(),
+                self.limits.disk_bytes,
             ),
             context: context.clone(),
         };
@@ -102,6 +103,7 @@ impl Plugin {
                 self.id.clone(),
                 self.limits.memory_bytes,
                 self.config.clone(),
+                self.limits.disk_bytes,
             ),
             wasi: b.build(),
             table: ResourceTable::new(),
@@ -685,6 +687,12 @@ fn classify<T: CallData>(
         return PluginError::OutOfMemory {
             plugin,
             cap_bytes: common.limiter_cap(),
+        };
+    }
+    if common.disk.hit {
+        return PluginError::DiskLimit {
+            plugin,
+            cap_bytes: common.disk.cap,
         };
     }
     if let Some(message) = common.panic.take() {

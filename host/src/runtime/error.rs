@@ -34,6 +34,8 @@ pub enum Limit {
     Stack,
     /// The output cap (`limits.max_output_kib`).
     Output,
+    /// The disk limit (`limits.disk_mib`).
+    Disk,
 }
 
 /// Why a call into a loaded plugin failed. The host keeps serving after any of these, and the
@@ -57,6 +59,14 @@ pub enum PluginError {
         plugin: PluginId,
         /// The deadline it had.
         timeout: Duration,
+    },
+    /// The call wrote more through WASI than its disk limit.
+    #[error("{plugin}: wrote past its disk limit of {} MiB (`limits.disk_mib`)", cap_bytes >> 20)]
+    DiskLimit {
+        /// The plugin.
+        plugin: PluginId,
+        /// The limit it had, in bytes.
+        cap_bytes: u64,
     },
     /// The plugin tried to grow its memory past its cap.
     #[error("{plugin}: exceeded its memory cap of {} MiB (`limits.memory_mib`)", cap_bytes >> 20)]
@@ -162,6 +172,7 @@ impl PluginError {
         match self {
             Self::OutOfFuel { plugin, .. }
             | Self::TimedOut { plugin, .. }
+            | Self::DiskLimit { plugin, .. }
             | Self::OutOfMemory { plugin, .. }
             | Self::StackOverflow { plugin }
             | Self::Panicked { plugin, .. }
@@ -182,6 +193,7 @@ impl PluginError {
             Self::OutOfFuel { .. } => Some(Limit::Fuel),
             Self::TimedOut { .. } => Some(Limit::Timeout),
             Self::OutOfMemory { .. } => Some(Limit::Memory),
+            Self::DiskLimit { .. } => Some(Limit::Disk),
             Self::StackOverflow { .. } => Some(Limit::Stack),
             Self::OutputTooLarge { .. } => Some(Limit::Output),
             _ => None,

@@ -116,6 +116,7 @@ impl Runtime {
         add_host::<ToolData>(&mut tool_linker, |d| &mut d.common)?;
         if hard {
             wasmtime_wasi::p2::add_to_linker_async(&mut tool_linker)
+                .and_then(|()| capabilities::disk::shadow(&mut tool_linker))
         } else {
             wasmtime_wasi::p2::add_to_linker_sync(&mut tool_linker)
         }

@@ -24,6 +24,8 @@ pub struct HostCommon {
     pub(crate) panic: Option<String>,
     /// The plugin's configuration, as JSON (see [`host_api::Host::config`]).
     pub(crate) config: std::sync::Arc<str>,
+    /// What the call wrote through WASI, against its disk limit.
+    pub(crate) disk: super::capabilities::disk::DiskMeter,
 }
 
 impl HostCommon {
@@ -31,10 +33,12 @@ impl HostCommon {
         plugin: PluginId,
         memory_cap: u64,
         config: std::sync::Arc<str>,
+        disk_cap: u64,
     ) -> HostCommon {
         HostCommon {
             plugin,
             config,
+            disk: super::capabilities::disk::DiskMeter::new(disk_cap),
             limiter: MemoryCap {
                 cap: usize::try_from(memory_cap).unwrap_or(usize::MAX),
                 total: 0,

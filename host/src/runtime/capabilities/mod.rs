@@ -3,6 +3,7 @@
 //! [`Grants`] the runtime enforces, so the two cannot disagree.
 
 pub mod confine;
+pub mod disk;
 pub mod env;
 pub mod fs;
 pub mod memory;

@@ -10,7 +10,7 @@ pub struct Hostile;
 
 const TOOLS: &[&str] = &[
     "read", "write", "env", "args", "connect", "spin", "grow", "recurse", "panic", "huge", "echo",
-    "sleep",
+    "sleep", "fill", "symlink",
 ];
 
 fn arg(args: &str, key: &str) -> String {
@@ -26,6 +26,22 @@ fn io_err(e: std::io::Error) -> ToolError {
 fn recurse(depth: u64) -> u64 {
     // black_box keeps the call from becoming a loop.
     black_box(recurse(black_box(depth + 1))) + 1
+}
+
+#[cfg(target_arch = "wasm32")]
+fn symlink(target: &str, link: &str) -> Result<String, ToolError> {
+    let dirs = wasip2::filesystem::preopens::get_directories();
+    let (dir, _) = dirs
+        .first()
+        .ok_or_else(|| ToolError::Failed("no mount".into()))?;
+    dir.symlink_at(target, link)
+        .map(|()| "linked".into())
+        .map_err(|e| ToolError::Failed(format!("symlink-at: {e:?}")))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn symlink(_: &str, _: &str) -> Result<String, ToolError> {
+    Err(ToolError::Failed("only in WebAssembly".into()))
 }
 
 impl Tool for Hostile {
@@ -106,6 +122,19 @@ impl Tool for Hostile {
             "panic" => panic!("hostile plugin panics on purpose"),
             "huge" => Ok("x".repeat(50_000_000)),
             "echo" => Ok(arg(&args, "text")),
+            // Writes `mib` MiB of zeros to `path`, a MiB at a time.
+            "fill" => {
+                use std::io::Write;
+                let mib: u64 = arg(&args, "mib").parse().unwrap_or(1024);
+                let mut f = std::fs::File::create(arg(&args, "path")).map_err(io_err)?;
+                let chunk = vec![0u8; 1 << 20];
+                for _ in 0..mib {
+                    f.write_all(&chunk).map_err(io_err)?;
+                }
+                Ok("filled".into())
+            }
+            // A symlink named `link` in the first mount, pointing at `target` (e.g. out of it).
+            "symlink" => symlink(&arg(&args, "target"), &arg(&args, "link")),
             // Blocks in a host call (WASI monotonic-clock + poll), where epochs cannot reach.
             "sleep" => {
                 let ms = arg(&args, "ms").parse().unwrap_or(3_600_000);

@@ -1,0 +1,190 @@
+//! The disk limit for guests. Bytes a tool or skill call writes through WASI — every output
+//! stream (file streams, stdout, stderr) and every positioned file write — are counted against
+//! the plugin's `disk_mib`; the write that would pass it traps, and the call fails naming the
+//! limit. Guests cannot create symlinks at all (`symlink-at` answers `not-permitted`): a link
+//! pointing out of a mount is harmless to the guest, which cannot follow it, but not to native
+//! programs or the operator's own tools.
+//!
+//! These wrap wasmtime-wasi's own functions (the linker's shadowing), so they exist only for
+//! calls under hard deadlines ([`crate::runtime::Deadlines::Hard`], what the CLI and daemon
+//! run): the epoch path, kept to measure against, has no disk limit.
+
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    Descriptor, ErrorCode, Host as FsHost, HostDescriptor,
+};
+use wasmtime_wasi::p2::bindings::io::streams::{
+    Host as StreamsHost, HostOutputStream, StreamError as WitStreamError,
+};
+use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsResult, StreamResult};
+
+use crate::runtime::state::ToolData;
+
+/// The WASI 0.2 release wasmtime-wasi 48 links; guests built against any 0.2.x reach it.
+const STREAMS: &str = "wasi:io/streams@0.2.12";
+const FILESYSTEM: &str = "wasi:filesystem/types@0.2.12";
+
+/// What one call wrote, against its limit.
+#[derive(Debug, Default)]
+pub struct DiskMeter {
+    /// The limit, in bytes.
+    pub cap: u64,
+    /// Bytes written so far.
+    pub used: u64,
+    /// Whether a write was refused for the limit.
+    pub hit: bool,
+}
+
+impl DiskMeter {
+    /// A meter for a call limited to `cap` bytes.
+    pub fn new(cap: u64) -> DiskMeter {
+        DiskMeter {
+            cap,
+            ..DiskMeter::default()
+        }
+    }
+
+    /// Count `bytes` about to be written; past the limit, the trap that ends the call.
+    fn charge(&mut self, bytes: u64) -> wasmtime::Result<()> {
+        let after = self.used.saturating_add(bytes);
+        if after > self.cap {
+            self.hit = true;
+            return Err(wasmtime::format_err!(
+                "wrote past its disk limit of {} MiB",
+                self.cap >> 20
+            ));
+        }
+        self.used = after;
+        Ok(())
+    }
+}
+
+fn stream_result(
+    data: &mut ToolData,
+    r: StreamResult<()>,
+) -> wasmtime::Result<(Result<(), WitStreamError>,)> {
+    Ok((match r {
+        Ok(()) => Ok(()),
+        Err(e) => Err(StreamsHost::convert_stream_error(&mut data.table, e)?),
+    },))
+}
+
+fn fs_result<T>(data: &mut ToolData, r: FsResult<T>) -> wasmtime::Result<(Result<T, ErrorCode>,)> {
+    Ok((match r {
+        Ok(v) => Ok(v),
+        Err(e) => Err(FsHost::convert_error_code(
+            &mut wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data),
+            e,
+        )?),
+    },))
+}
+
+/// Put the metered writes and the refused `symlink-at` over wasmtime-wasi's in `linker`
+/// (which already has WASI, async).
+///
+/// # Errors
+/// The linker refuses a definition (a wasmtime-wasi that links another WASI release).
+pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut streams = linker.instance(STREAMS)?;
+    streams.func_wrap(
+        "[method]output-stream.write",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (s, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
+            let data = store.data_mut();
+            data.common.disk.charge(bytes.len() as u64)?;
+            let r = HostOutputStream::write(&mut data.table, s, bytes);
+            stream_result(data, r)
+        },
+    )?;
+    streams.func_wrap(
+        "[method]output-stream.write-zeroes",
+        |mut store: StoreContextMut<'_, ToolData>, (s, len): (Resource<DynOutputStream>, u64)| {
+            let data = store.data_mut();
+            data.common.disk.charge(len)?;
+            let r = HostOutputStream::write_zeroes(&mut data.table, s, len);
+            stream_result(data, r)
+        },
+    )?;
+    streams.func_wrap_async(
+        "[method]output-stream.blocking-write-and-flush",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (s, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
+            Box::new(async move {
+                let data = store.data_mut();
+                data.common.disk.charge(bytes.len() as u64)?;
+                let r = HostOutputStream::blocking_write_and_flush(&mut data.table, s, bytes).await;
+                stream_result(data, r)
+            })
+        },
+    )?;
+    streams.func_wrap_async(
+        "[method]output-stream.blocking-write-zeroes-and-flush",
+        |mut store: StoreContextMut<'_, ToolData>, (s, len): (Resource<DynOutputStream>, u64)| {
+            Box::new(async move {
+                let data = store.data_mut();
+                data.common.disk.charge(len)?;
+                let r = HostOutputStream::blocking_write_zeroes_and_flush(&mut data.table, s, len)
+                    .await;
+                stream_result(data, r)
+            })
+        },
+    )?;
+    // A splice copies up to `len` bytes: counted as if all of them were written.
+    streams.func_wrap(
+        "[method]output-stream.splice",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (d, s, len): (Resource<DynOutputStream>, Resource<DynInputStream>, u64)| {
+            let data = store.data_mut();
+            data.common.disk.charge(len)?;
+            let r = HostOutputStream::splice(&mut data.table, d, s, len);
+            Ok((match r {
+                Ok(n) => Ok(n),
+                Err(e) => Err(StreamsHost::convert_stream_error(&mut data.table, e)?),
+            },))
+        },
+    )?;
+    streams.func_wrap_async(
+        "[method]output-stream.blocking-splice",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (d, s, len): (Resource<DynOutputStream>, Resource<DynInputStream>, u64)| {
+            Box::new(async move {
+                let data = store.data_mut();
+                data.common.disk.charge(len)?;
+                let r = HostOutputStream::blocking_splice(&mut data.table, d, s, len).await;
+                Ok((match r {
+                    Ok(n) => Ok(n),
+                    Err(e) => Err(StreamsHost::convert_stream_error(&mut data.table, e)?),
+                },))
+            })
+        },
+    )?;
+    let mut fs = linker.instance(FILESYSTEM)?;
+    fs.func_wrap_async(
+        "[method]descriptor.write",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (fd, buf, offset): (Resource<Descriptor>, Vec<u8>, u64)| {
+            Box::new(async move {
+                let data = store.data_mut();
+                data.common.disk.charge(buf.len() as u64)?;
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let r = HostDescriptor::write(&mut view, fd, buf, offset).await;
+                fs_result(data, r)
+            })
+        },
+    )?;
+    fs.func_wrap(
+        "[method]descriptor.symlink-at",
+        |store: StoreContextMut<'_, ToolData>,
+         (_fd, target, _path): (Resource<Descriptor>, String, String)| {
+            tracing::info!(
+                plugin = %store.data().common.plugin,
+                "refused a symlink to {target:?}: guests cannot create symlinks"
+            );
+            Ok((Err::<(), _>(ErrorCode::NotPermitted),))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
