@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::runtime::manifest::Manifest;
-use crate::runtime::pins::{Pins, fingerprint};
+use crate::runtime::pins::{Pins, record};
 use crate::runtime::plugin::{Origin, PluginSource};
 
 /// Why an install, removal or update failed.
@@ -124,7 +124,7 @@ pub fn install(
     })?;
     pins.plugins.insert(
         manifest.name.clone(),
-        fingerprint(&source.manifest, &source.component),
+        record(&source.manifest, &source.component),
     );
     // Swap: the old copy is set aside, not deleted, until the new one and its pin are in place.
     let old = plugin_dir.join(format!(".old-{}", manifest.name));

@@ -150,21 +150,34 @@ fn granted_but_not_declared() {
 #[test]
 fn tampered_after_install_is_found_and_refused() {
     let mut eval = builtin("eval");
-    eval.pin = Some(passepartout::runtime::pins::fingerprint(
+    eval.pin = Some(passepartout::runtime::pins::record(
         &eval.manifest,
         &eval.component,
     ));
+    eval.origin = passepartout::runtime::Origin::Dir("/plugins/eval".into());
+    let pristine = eval.clone();
     let mut bytes = eval.component.into_owned();
     tamper(&mut bytes);
     eval.component = bytes.into();
-    eval.origin = passepartout::runtime::Origin::Dir("/plugins/eval".into());
     let a = audit_with(&eval, "");
     assert_eq!(kinds(&a), BTreeSet::from([FindingKind::HashMismatch]));
     let (rt, _cache) = fresh_runtime();
     match rt.load(&eval, &Policy::default()) {
-        Err(LoadError::Tampered { plugin, .. }) => assert_eq!(plugin.name, "eval"),
+        Err(e @ LoadError::Tampered { .. }) => {
+            assert!(e.to_string().contains("its component changed"), "{e}")
+        }
         Err(other) => panic!("expected Tampered, got {other}"),
         Ok(_) => panic!("a tampered component must not load"),
+    }
+    // A widened manifest alone is named as such.
+    let mut widened = pristine;
+    widened.manifest = format!("{}\n# widened\n", widened.manifest).into();
+    match rt.load(&widened, &Policy::default()) {
+        Err(e @ LoadError::Tampered { .. }) => {
+            assert!(e.to_string().contains(": plugin.toml changed"), "{e}")
+        }
+        Err(other) => panic!("expected Tampered, got {other}"),
+        Ok(_) => panic!("a changed manifest must not load"),
     }
 }
 

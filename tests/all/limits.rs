@@ -234,3 +234,17 @@ fn a_flood_of_one_tool_leaves_gates_and_other_tools_working() {
             <= 20 - passepartout::runtime::share::PER_PLUGIN
     );
 }
+
+#[test]
+fn a_plugin_filling_its_stderr_is_told_so_in_one_line() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(&rt, "");
+    let err = tool.call_tool("shout", "{}").expect_err("stderr is capped");
+    let text = named(&err);
+    assert!(text.contains("more than 64 KiB to stderr"), "{text}");
+    assert!(
+        !text.contains("backtrace") && !text.contains('\n'),
+        "{text}"
+    );
+    still_serves(&tool);
+}

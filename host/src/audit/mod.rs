@@ -290,15 +290,15 @@ fn audit_source(
         version: manifest.version.clone(),
     };
 
-    if let Some(pin) = &audit.pinned {
-        let found = crate::runtime::pins::fingerprint(&source.manifest, &source.component);
-        if *pin != found {
-            audit.findings.push(finding(
-                FindingKind::HashMismatch,
-                Severity::High,
-                format!("the manifest and component hash to {found} but {pin} was pinned at install: the plugin changed after install, and the runtime refuses to load it"),
-            ));
-        }
+    if let Some(pin) = &audit.pinned
+        && let Err((what, found)) =
+            crate::runtime::pins::check(pin, &source.manifest, &source.component)
+    {
+        audit.findings.push(finding(
+            FindingKind::HashMismatch,
+            Severity::High,
+            format!("{what} changed after install (the fingerprint is now {found}; pinned: {pin}): the runtime refuses to load it"),
+        ));
     }
     if source.pin.is_none() && matches!(source.origin, Origin::Dir(_)) {
         audit.findings.push(finding(

@@ -679,6 +679,16 @@ fn classify<T: CallData>(
             };
         }
         Some(Trap::StackOverflow) => return PluginError::StackOverflow { plugin },
+        // A guest's own stack lives in its linear memory: overflowing it walks off the start.
+        Some(Trap::MemoryOutOfBounds) => {
+            tracing::debug!("{plugin}: {err:#}");
+            return PluginError::Trapped {
+                plugin,
+                detail: "out-of-bounds memory access, most often its own stack overflowing \
+                         (unbounded recursion)"
+                    .into(),
+            };
+        }
         _ => {}
     }
     // A refused allocation is followed by an abort (a trap, or a WASI call to print the error):
@@ -693,6 +703,22 @@ fn classify<T: CallData>(
         return PluginError::DiskLimit {
             plugin,
             cap_bytes: common.disk.cap,
+        };
+    }
+    // A full stderr makes the guest's next write fail (a write that does not fit is refused
+    // whole, so "full" is within a few KiB of the cap), and Rust's std aborts on that.
+    if stderr
+        .as_ref()
+        .is_some_and(|s| s.len() + STDERR_SLACK >= STDERR_CAPACITY)
+    {
+        tracing::debug!("{plugin}: {err:#}");
+        return PluginError::Trapped {
+            plugin,
+            detail: format!(
+                "wrote more than {} KiB to stderr, its cap, and stopped there; log with \
+                 `host.log`, or write less",
+                STDERR_CAPACITY >> 10
+            ),
         };
     }
     if let Some(message) = common.panic.take() {
@@ -722,6 +748,9 @@ fn classify<T: CallData>(
     };
     PluginError::Trapped { plugin, detail }
 }
+
+/// How close to its cap a plugin's stderr counts as full.
+const STDERR_SLACK: usize = 4096;
 
 /// wasmtime's message for a call to an import stubbed by `define_unknown_imports_as_traps`.
 fn unknown_import(detail: &str) -> Option<String> {

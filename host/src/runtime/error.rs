@@ -38,6 +38,17 @@ pub enum Limit {
     Disk,
 }
 
+/// What a denial of `import` most often means, when that is not the obvious.
+fn denied_hint(import: &str) -> &'static str {
+    if import.starts_with("wasi:cli/environment") {
+        " (a Rust plugin panicking without the SDK's panic hook does this: std's hook reads \
+         RUST_BACKTRACE, so the panic message is lost; passepartout_sdk's export macros set a \
+         hook that reports it)"
+    } else {
+        ""
+    }
+}
+
 /// Why a call into a loaded plugin failed. The host keeps serving after any of these, and the
 /// plugin's next call starts in a fresh instance.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +102,10 @@ pub enum PluginError {
         message: String,
     },
     /// The plugin called a host function it was not granted (for a gate: any WASI call).
-    #[error("{plugin}: called `{import}`, which it was not granted; the call was stopped")]
+    #[error(
+        "{plugin}: called `{import}`, which it was not granted; the call was stopped{}",
+        denied_hint(import)
+    )]
     Denied {
         /// The plugin.
         plugin: PluginId,
@@ -271,11 +285,13 @@ pub enum LoadError {
     },
     /// The manifest or component changed since it was installed.
     #[error(
-        "{plugin}: its plugin.toml or its component was changed after install (their fingerprint is {found}, {pinned} was pinned). Refusing to load it: reinstall with `passepartout plugin update`."
+        "{plugin}: {what} changed after install (the fingerprint is now {found}; pinned: {pinned}). Refusing to load it: reinstall with `passepartout plugin update`."
     )]
     Tampered {
         /// The plugin.
         plugin: PluginId,
+        /// Which file changed (`plugin.toml`, `its component`, or both).
+        what: String,
         /// The pinned fingerprint (sha256 over plugin.toml and the component).
         pinned: String,
         /// The fingerprint found.

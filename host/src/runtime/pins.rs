@@ -51,6 +51,51 @@ pub fn sha256(bytes: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(bytes))
 }
 
+/// The pin `install` records: the [`fingerprint`], then each file's own sha256
+/// (`FINGERPRINT manifest:SHA component:SHA`), so that a mismatch can say which file changed.
+pub fn record(manifest: &str, component: &[u8]) -> String {
+    format!(
+        "{} manifest:{} component:{}",
+        fingerprint(manifest, component),
+        sha256(manifest.as_bytes()),
+        sha256(component)
+    )
+}
+
+/// Check `pin` against the files now. A pin from before per-file hashes (the fingerprint
+/// alone) still checks; it only cannot say which file changed.
+///
+/// # Errors
+/// What changed (`"plugin.toml"`, `"the component"`, both, or either when the pin cannot
+/// tell), with the fingerprint found.
+pub fn check(pin: &str, manifest: &str, component: &[u8]) -> Result<(), (String, String)> {
+    let found = fingerprint(manifest, component);
+    let mut parts = pin.split_whitespace();
+    if parts.next() == Some(found.as_str()) {
+        return Ok(());
+    }
+    let part = |name: &str| {
+        pin.split_whitespace()
+            .find_map(|p| p.strip_prefix(name))
+            .map(str::to_owned)
+    };
+    let what = match (part("manifest:"), part("component:")) {
+        (Some(m), Some(c)) => {
+            let manifest_changed = m != sha256(manifest.as_bytes());
+            let component_changed = c != sha256(component);
+            match (manifest_changed, component_changed) {
+                (true, true) => "plugin.toml and its component",
+                (true, false) => "plugin.toml",
+                (false, true) => "its component",
+                // The pin's own fingerprint does not match its parts: the pin was edited.
+                (false, false) => "its pin in pins.toml",
+            }
+        }
+        _ => "plugin.toml or its component",
+    };
+    Err((what.to_owned(), found))
+}
+
 /// What a pin records: sha256 over the manifest and the component (each length-prefixed), so
 /// that widening a manifest after install breaks the pin as surely as swapping the component.
 pub fn fingerprint(manifest: &str, component: &[u8]) -> String {

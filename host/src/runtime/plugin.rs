@@ -53,6 +53,7 @@ impl std::fmt::Display for Origin {
 }
 
 /// A plugin not yet loaded: its manifest text and component bytes.
+#[derive(Clone)]
 pub struct PluginSource {
     /// Where it came from.
     pub origin: Origin,
@@ -241,15 +242,15 @@ impl Runtime {
         limits.seed_timeouts = builtin;
         let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
 
-        if let Some(pin) = &source.pin {
-            let found = super::pins::fingerprint(&source.manifest, &source.component);
-            if *pin != found {
-                return Err(LoadError::Tampered {
-                    plugin: id,
-                    pinned: pin.clone(),
-                    found,
-                });
-            }
+        if let Some(pin) = &source.pin
+            && let Err((what, found)) = super::pins::check(pin, &source.manifest, &source.component)
+        {
+            return Err(LoadError::Tampered {
+                plugin: id,
+                what,
+                pinned: pin.clone(),
+                found,
+            });
         }
         let sha256 = super::pins::sha256(&source.component);
         let compiled = self

@@ -10,7 +10,7 @@ pub struct Hostile;
 
 const TOOLS: &[&str] = &[
     "read", "write", "env", "args", "connect", "spin", "grow", "recurse", "panic", "huge", "echo",
-    "sleep", "fill", "symlink",
+    "sleep", "fill", "symlink", "shout",
 ];
 
 fn arg(args: &str, key: &str) -> String {
@@ -122,6 +122,13 @@ impl Tool for Hostile {
             "panic" => panic!("hostile plugin panics on purpose"),
             "huge" => Ok("x".repeat(50_000_000)),
             "echo" => Ok(arg(&args, "text")),
+            // 128 KiB to stderr, twice its cap.
+            "shout" => {
+                for _ in 0..128 {
+                    eprintln!("{}", "!".repeat(1023));
+                }
+                Ok("shouted".into())
+            }
             // Writes `mib` MiB of zeros to `path`, a MiB at a time.
             "fill" => {
                 use std::io::Write;
