@@ -348,3 +348,23 @@ fn a_grant_beyond_what_is_declared_is_found_even_beside_a_declared_one() {
         "only the declared mount is effective"
     );
 }
+
+#[test]
+fn unconfined_programs_are_reported_high() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let shell = builtin("shell");
+    let mount = mount_policy("shell", ws.path());
+    let confined = audit_with(&shell, &format!("{mount}process = [\"ls\"]\n"));
+    assert!(!kinds(&confined).contains(&FindingKind::Unconfined));
+    let a = audit_with(
+        &shell,
+        &format!("{mount}process = [\"ls\"]\nconfine = \"none\"\n"),
+    );
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::Unconfined)
+        .expect("reported");
+    assert_eq!(f.severity, Severity::High);
+    assert!(f.message.contains("ls") && f.message.contains("unconfined"), "{}", f.message);
+}
