@@ -366,5 +366,9 @@ fn unconfined_programs_are_reported_high() {
         .find(|f| f.kind == FindingKind::Unconfined)
         .expect("reported");
     assert_eq!(f.severity, Severity::High);
-    assert!(f.message.contains("ls") && f.message.contains("unconfined"), "{}", f.message);
+    assert!(
+        f.message.contains("ls") && f.message.contains("unconfined"),
+        "{}",
+        f.message
+    );
 }

@@ -23,8 +23,10 @@ fn passes(gate: &passepartout::runtime::Plugin) {
 fn a_gate_that_tries_any_wasi_call_is_stopped_naming_the_import() {
     let (rt, _cache) = fresh_runtime();
     let gate = hostile_gate(&rt, |m| m);
+    // The environment a gate sees is empty: no capability, nothing learned.
+    let verdict = gate.check(&misbehave("env"), &signal()).expect("env");
+    assert_eq!(verdict, Verdict::Reject("HOME=Err(NotPresent)".into()));
     for (what, interface) in [
-        ("env", "wasi:cli/environment"),
         ("read", "wasi:"),
         ("clock", "wasi:clocks/wall-clock"),
         ("random", "wasi:random"),
@@ -121,6 +123,23 @@ fn a_panicking_gate_says_what_it_said() {
         matches!(&err, PluginError::Panicked { message, .. } if message.contains("hostile gate panics on purpose")),
         "{err:?}"
     );
+    passes(&gate);
+}
+
+#[test]
+fn a_gate_panicking_through_std_s_own_hook_says_what_it_said() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let err = gate
+        .check(&misbehave("raw-panic"), &signal())
+        .expect_err("panics");
+    match &err {
+        PluginError::Panicked { message, .. } => assert!(
+            message.contains("raw gate panics through std's hook"),
+            "{message}"
+        ),
+        other => panic!("expected the panic message, got {other:?}"),
+    }
     passes(&gate);
 }
 

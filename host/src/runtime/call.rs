@@ -79,6 +79,7 @@ impl Plugin {
                 self.limits.disk_bytes,
             ),
             context: context.clone(),
+            io: None,
         };
         self.store(data, budget)
     }

@@ -111,6 +111,8 @@ impl Runtime {
             |d| d,
         )
         .map_err(|e| anyhow::anyhow!("linking the action-context interface: {e}"))?;
+        capabilities::gate_io::add(&mut gate_linker, hard)
+            .map_err(|e| anyhow::anyhow!("linking the gates' stderr: {e}"))?;
 
         let mut tool_linker = Linker::<ToolData>::new(&engine);
         add_host::<ToolData>(&mut tool_linker, |d| &mut d.common)?;

@@ -151,11 +151,48 @@ impl ResourceLimiter for MemoryCap {
     }
 }
 
-/// Store data for a gate call: no WASI at all.
+/// Store data for a gate call: no capability at all. Its only WASI is an empty environment and
+/// a captured stderr ([`super::capabilities::gate_io`]), made on first use, so that a panic
+/// printed by a language's own runtime (Rust's std hook reads `RUST_BACKTRACE`, then writes
+/// to stderr) reaches the error instead of being lost.
 pub struct GateData {
     pub(crate) common: HostCommon,
     /// What `action-context` answers: the tool and effects of the action under check.
     pub(crate) context: std::sync::Arc<super::effects::ActionContext>,
+    /// The empty WASI context, its table and stderr, once the gate asks for one of them.
+    pub(crate) io: Option<GateIo>,
+}
+
+/// What a gate's WASI calls see (see [`GateData`]).
+pub struct GateIo {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    stderr: MemoryOutputPipe,
+}
+
+impl GateData {
+    fn io(&mut self) -> &mut GateIo {
+        self.io.get_or_insert_with(|| {
+            let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+            let mut b = wasmtime_wasi::WasiCtxBuilder::new();
+            b.stderr(stderr.clone());
+            GateIo {
+                wasi: b.build(),
+                table: ResourceTable::new(),
+                stderr,
+            }
+        })
+    }
+}
+
+impl WasiView for GateData {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        let io = self.io();
+        WasiCtxView {
+            ctx: &mut io.wasi,
+            table: &mut io.table,
+        }
+    }
 }
 
 /// Store data for a tool or skill call: WASI built from the plugin's grants.
@@ -206,6 +243,10 @@ pub trait CallData: Send + 'static {
 impl CallData for GateData {
     fn common(&mut self) -> &mut HostCommon {
         &mut self.common
+    }
+    fn stderr(&self) -> Option<String> {
+        let io = self.io.as_ref()?;
+        Some(String::from_utf8_lossy(&io.stderr.contents()).into_owned())
     }
 }
 

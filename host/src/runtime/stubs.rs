@@ -28,7 +28,12 @@ pub fn define_foreign_imports_as_traps<T: 'static>(
         .map(|(name, item)| (name.to_owned(), item.ty))
         .collect();
     for (name, item) in imports {
-        if name.starts_with(OURS) {
+        // Ours, and the gates' empty environment and kept stderr, are the linker's.
+        if name.starts_with(OURS)
+            || super::capabilities::gate_io::LINKED
+                .iter()
+                .any(|l| name.starts_with(l))
+        {
             continue;
         }
         let mut root = linker.root();
@@ -68,7 +73,22 @@ fn stub<T: 'static>(
             }
             Ok(())
         }
-        ComponentItem::Resource(_) => at.resource(name, ResourceType::host::<()>(), |_, _| Ok(())),
+        ComponentItem::Resource(_) => at.resource(name, resource_type(name), |_, _| Ok(())),
         _ => Ok(()),
+    }
+}
+
+/// The type a stubbed instance gives a resource it names: `wasi:io`'s own where the name is an
+/// alias of one (gates get real `wasi:io` streams, [`super::capabilities::gate_io`], and an
+/// instance using them must agree), else a placeholder nothing can make.
+fn resource_type(name: &str) -> ResourceType {
+    use wasmtime_wasi_io::poll::DynPollable;
+    use wasmtime_wasi_io::streams::{DynInputStream, DynOutputStream, Error};
+    match name {
+        "input-stream" => ResourceType::host::<DynInputStream>(),
+        "output-stream" => ResourceType::host::<DynOutputStream>(),
+        "pollable" => ResourceType::host::<DynPollable>(),
+        "error" | "io-error" => ResourceType::host::<Error>(),
+        _ => ResourceType::host::<()>(),
     }
 }

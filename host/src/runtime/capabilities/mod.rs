@@ -6,6 +6,7 @@ pub mod confine;
 pub mod disk;
 pub mod env;
 pub mod fs;
+pub mod gate_io;
 pub mod memory;
 pub mod net;
 pub mod process;

@@ -66,6 +66,11 @@ impl Gate for HostileGate {
                 }
             }
             "panic" => panic!("hostile gate panics on purpose"),
+            // A gate without the SDK's panic hook: std's own prints the message to stderr.
+            "raw-panic" => {
+                drop(std::panic::take_hook());
+                panic!("raw gate panics through std's hook")
+            }
             "huge" => Verdict::Reject("x".repeat(1 << 20)),
             other => Verdict::Reject(format!("unknown misbehaviour {other}")),
         }
