@@ -114,3 +114,16 @@ pub fn pipeline_of(report: passepartout::runtime::LoadReport) -> passepartout::p
         passepartout::pipeline::actuators::Outbox::new().actuator("cli"),
     )
 }
+
+/// No process on this machine runs `sleep SECONDS` (a marker only the test uses).
+pub fn no_process_runs(seconds: &str) {
+    let marker = format!("sleep\0{seconds}");
+    let found: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).into_owned())
+        .filter(|c| c.contains(&marker))
+        .collect();
+    assert!(found.is_empty(), "left behind: {found:?}");
+}

@@ -231,3 +231,83 @@ fn confine_none_runs_unconfined_and_says_so() {
         "unconfined reads what the daemon can: {out}"
     );
 }
+
+/// Where the daemon can make no cgroup (not root, no delegation), the trampoline stays above
+/// the program as its subreaper and ends everything the program left, at its end and at the
+/// deadline. Run here as an unprivileged user, straight through the trampoline.
+#[test]
+fn without_a_cgroup_the_trampoline_reaps_what_the_program_left_as_an_unprivileged_user() {
+    use passepartout::runtime::capabilities::confine::{ARG, Confinement, NOBODY};
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let ws = program_dir();
+    let sh = ["/usr/bin/sh", "/bin/sh"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("a POSIX shell");
+    let trampoline = |script: &str| {
+        let spec = Confinement {
+            program: sh.into(),
+            args: vec!["-c".into(), script.into()],
+            read: Vec::new(),
+            write: vec![ws.path().to_owned()],
+            connect_ports: Vec::new(),
+            cpu_secs: 10,
+            file_size: 1 << 20,
+            processes: 64,
+            run_as: None,
+            cgroup: None,
+        };
+        let mut cmd = std::process::Command::new(passepartout_tests::trampoline());
+        cmd.arg(ARG)
+            .arg(serde_json::to_string(&spec).expect("spec"))
+            .current_dir(ws.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if std::fs::metadata("/proc/self").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        }) {
+            cmd.uid(NOBODY).gid(NOBODY);
+        }
+        cmd
+    };
+    // At the program's end: its detached child goes with it.
+    let start = Instant::now();
+    let out = trampoline("setsid -f sleep 7.77; echo started")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("started"),
+        "{out:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    crate::no_process_runs("7.77");
+
+    // At the deadline (the host's SIGTERM): the same, within 100 ms.
+    let mut child = trampoline("setsid -f sleep 7.88; sleep 30")
+        .spawn()
+        .expect("runs");
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let signalled = Instant::now();
+    let status = child.wait().expect("ends");
+    assert!(
+        signalled.elapsed() < Duration::from_millis(100),
+        "ended {:?} after SIGTERM",
+        signalled.elapsed()
+    );
+    assert!(!status.success());
+    crate::no_process_runs("7.88");
+}

@@ -168,7 +168,7 @@ fn a_detached_descendant_holding_the_pipes_is_not_waited_for() {
         start.elapsed()
     );
     // Nothing it started is left behind (the run's cgroup is killed at its end).
-    no_process_runs("7.123");
+    crate::no_process_runs("7.123");
 
     // The same at the deadline: the program sleeps past it, its detached child longer.
     let start = std::time::Instant::now();
@@ -186,20 +186,7 @@ fn a_detached_descendant_holding_the_pipes_is_not_waited_for() {
         took < std::time::Duration::from_millis(400),
         "a 300 ms deadline ended after {took:?}"
     );
-    no_process_runs("7.321");
-}
-
-/// No process on this machine runs `sleep SECONDS` (a marker only the test uses).
-fn no_process_runs(seconds: &str) {
-    let marker = format!("sleep\0{seconds}");
-    let found: Vec<String> = std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).into_owned())
-        .filter(|c| c.contains(&marker))
-        .collect();
-    assert!(found.is_empty(), "left behind: {found:?}");
+    crate::no_process_runs("7.321");
 }
 
 #[test]

@@ -153,14 +153,26 @@ pub fn trampoline(args: &[OsString]) -> ! {
         Ok(s) => s,
         Err(e) => fail(format!("unreadable confinement: {e}")),
     };
-    if let Err(why) = confine(&spec) {
-        fail(why);
+    match spec.cgroup {
+        // The run's cgroup holds every descendant: become the program.
+        Some(_) => run(&spec),
+        // No cgroup: stay above the program as its subreaper.
+        None => super::subreaper::supervise(&spec, run),
+    }
+}
+
+/// Confine this process as `spec` says and exec the program; on failure, say why and exit.
+fn run(spec: &Confinement) -> ! {
+    if let Err(why) = confine(spec) {
+        eprintln!("{PREFIX}{why}");
+        std::process::exit(REFUSED)
     }
     use std::os::unix::process::CommandExt;
     let err = std::process::Command::new(&spec.program)
         .args(&spec.args)
         .exec();
-    fail(format!("cannot start {}: {err}", spec.program.display()))
+    eprintln!("{PREFIX}cannot start {}: {err}", spec.program.display());
+    std::process::exit(REFUSED)
 }
 
 /// Apply `spec` to this process (steps 1–5 of the module's list).

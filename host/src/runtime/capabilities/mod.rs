@@ -11,6 +11,7 @@ pub mod memory;
 pub mod net;
 pub mod process;
 pub mod reap;
+pub mod subreaper;
 
 use serde::Serialize;
 

@@ -133,7 +133,10 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     }
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
-    let status = wait(&mut child, timeout);
+    // Confined without a cgroup, the trampoline stays above the program as its subreaper: at
+    // the deadline it is asked to end everything below it before it is killed.
+    let supervised = ctx.confine == super::confine::Confine::Kernel && group.is_none();
+    let status = wait(&mut child, timeout, supervised);
     // Everything the run started, detached or not, ends now (where there is a cgroup).
     drop(group);
     // The program and its process group are gone; a descendant that left the group (`setsid`)
@@ -353,8 +356,17 @@ fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> Reader {
     Reader { kept, done }
 }
 
-/// Wait for `child` up to `timeout`; past it, kill its process group and return None.
-fn wait(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+/// How long a supervising trampoline gets to end its run after SIGTERM.
+const SUPERVISOR_GRACE: Duration = Duration::from_millis(50);
+
+/// Wait for `child` up to `timeout`; past it, kill its process group and return None. A
+/// `supervised` child (the subreaper trampoline) is first sent SIGTERM, so that it kills what
+/// is below it, and given [`SUPERVISOR_GRACE`].
+fn wait(
+    child: &mut Child,
+    timeout: Duration,
+    supervised: bool,
+) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
     loop {
         match child.try_wait() {
@@ -368,6 +380,14 @@ fn wait(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus
                 std::thread::sleep(Duration::from_millis(5));
             }
             _ => {
+                if supervised && let Ok(pid) = i32::try_from(child.id()) {
+                    // SAFETY: kill(2) on our own child; no memory is touched.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    let until = Instant::now() + SUPERVISOR_GRACE;
+                    while Instant::now() < until && matches!(child.try_wait(), Ok(None)) {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                }
                 kill_group(child);
                 let _ = child.wait();
                 return None;

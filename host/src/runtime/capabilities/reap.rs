@@ -6,8 +6,8 @@
 //! processes the run has, which binds root too.
 //!
 //! Where the daemon cannot create a cgroup (not root, no delegation), [`RunGroup::create`]
-//! returns `None` and the process-group kill (plus the trampoline's RLIMIT_NPROC) is what
-//! remains: a descendant that starts its own session then survives the run.
+//! returns `None` and the trampoline keeps the run together as its subreaper instead
+//! ([`super::subreaper`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,111 @@
+//! Where no cgroup can be made for a run ([`super::reap`]: the daemon is not root and has no
+//! delegated cgroup), the trampoline itself keeps the run's processes together: it becomes a
+//! child subreaper (every orphan below it is re-parented to it, whatever session it made),
+//! forks the program, and when the program ends — or the host sends it SIGTERM at the deadline
+//! — kills every process left below it and reaps them before it exits with the program's
+//! status. The program is confined in the child, before exec; this process runs only this loop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static TERMINATE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_term(_: libc::c_int) {
+    TERMINATE.store(true, Ordering::SeqCst);
+}
+
+/// Run `child` (which confines and execs) in a forked process under this one as its
+/// subreaper; exit with its status once nothing is left below. Never returns.
+pub fn supervise(
+    spec: &super::confine::Confinement,
+    child: fn(&super::confine::Confinement) -> !,
+) -> ! {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) and setsid(2) change only this process; sigaction
+    // installs a handler that only stores to an atomic (async-signal-safe), without
+    // SA_RESTART so that waitpid returns EINTR; fork(2) in this single-threaded process (the
+    // trampoline was just exec'd) is safe.
+    let pid = unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        libc::setsid();
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_term as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+        libc::fork()
+    };
+    match pid {
+        -1 => {
+            eprintln!(
+                "{}cannot fork: {}",
+                super::confine::PREFIX,
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(super::confine::REFUSED)
+        }
+        0 => child(spec),
+        program => std::process::exit(reap(program)),
+    }
+}
+
+/// Wait for `program`; then kill and reap everything left. Returns the exit code to pass on.
+fn reap(program: libc::pid_t) -> i32 {
+    let mut code: Option<i32> = None;
+    let mut draining = false;
+    loop {
+        if TERMINATE.load(Ordering::SeqCst) && code.is_none() {
+            code = Some(128 + libc::SIGTERM);
+            draining = true;
+        }
+        if draining {
+            kill_children();
+        }
+        let mut status = 0;
+        // SAFETY: waitpid(2) writes the status into our local.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == -1 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                _ => break, // ECHILD: nothing is left below.
+            }
+        }
+        if pid == program {
+            code.get_or_insert(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            });
+            draining = true;
+        }
+    }
+    code.unwrap_or(128 + libc::SIGKILL)
+}
+
+/// SIGKILL every direct child of this process (orphans below come to it as they lose their
+/// parents, and the caller's loop kills them in turn).
+fn kill_children() {
+    // SAFETY: getpid(2) has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: comm may hold spaces and parentheses; read after the last.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<libc::pid_t>().ok());
+        if ppid == Some(me) {
+            // SAFETY: kill(2) on our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
