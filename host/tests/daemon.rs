@@ -746,3 +746,44 @@ fn the_daemon_listens_before_its_plugins_load_and_requests_wait_for_them() {
     assert_eq!(result(&reply), "5", "{reply}");
     assert_ne!(status(&mut client)["health"], "loading");
 }
+
+#[test]
+fn a_granted_program_cannot_read_the_daemon_s_environment() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    std::fs::write(ws.join("notes.txt"), "inside\n").expect("write");
+    passepartout_tests::give_to_nobody(&ws);
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("policy.toml"),
+        format!(
+            "[plugins.shell]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\nprocess = [\"cat\"]\n",
+            ws.display()
+        ),
+    )
+    .expect("policy");
+    // A provider key, where a granted program would look for it.
+    let d = start(
+        home.path(),
+        &[("ANTHROPIC_API_KEY", "sk-ant-SECRET-IN-ENV")],
+        None,
+    );
+    let mut client = Client::connect(&d.addr, None).expect("connect");
+    let cat = |client: &mut Client, path: &str| -> String {
+        let (_, reply) = client
+            .request(
+                "act",
+                json!({ "action": { "tool": "shell", "args": { "program": "cat", "args": [path] }, "explanation": "read the notes file the user asked about" } }),
+            )
+            .expect("request");
+        reply.to_string()
+    };
+    let inside = cat(&mut client, "notes.txt");
+    assert!(inside.contains("inside"), "the mount is readable: {inside}");
+    let environ = format!("/proc/{}/environ", d.child.id());
+    let out = cat(&mut client, &environ);
+    assert!(!out.contains("SECRET-IN-ENV"), "{out}");
+    assert!(out.contains("Permission denied"), "{out}");
+}
