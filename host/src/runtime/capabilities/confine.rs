@@ -94,7 +94,8 @@ pub struct Confinement {
     pub processes: u64,
     /// `(uid, gid)` to switch to (when the daemon is root).
     pub run_as: Option<(u32, u32)>,
-    /// The run's cgroup (`cgroup.procs`) to join first ([`super::reap`]), when there is one.
+    /// The run's cgroup (`cgroup.procs`) to join first ([`super::reap`]), when there is one;
+    /// without it (or when joining fails) the trampoline supervises the run as its subreaper.
     pub cgroup: Option<PathBuf>,
 }
 
@@ -153,11 +154,17 @@ pub fn trampoline(args: &[OsString]) -> ! {
         Ok(s) => s,
         Err(e) => fail(format!("unreadable confinement: {e}")),
     };
-    match spec.cgroup {
-        // The run's cgroup holds every descendant: become the program.
-        Some(_) => run(&spec),
-        // No cgroup: stay above the program as its subreaper.
-        None => super::subreaper::supervise(&spec, run),
+    // In the run's cgroup, every descendant is the host's to kill: become the program. Without
+    // one (none could be made, or this process may not join it), stay above the program as its
+    // subreaper.
+    let joined = spec
+        .cgroup
+        .as_ref()
+        .is_some_and(|procs| std::fs::write(procs, "0").is_ok());
+    if joined {
+        run(&spec)
+    } else {
+        super::subreaper::supervise(&spec, run)
     }
 }
 
@@ -177,10 +184,6 @@ fn run(spec: &Confinement) -> ! {
 
 /// Apply `spec` to this process (steps 1–5 of the module's list).
 fn confine(spec: &Confinement) -> Result<(), String> {
-    if let Some(procs) = &spec.cgroup {
-        std::fs::write(procs, "0")
-            .map_err(|e| format!("cannot join the run's cgroup {}: {e}", procs.display()))?;
-    }
     // SAFETY: setsid(2) has no preconditions; failing (already a group leader) is harmless.
     unsafe { libc::setsid() };
     limit(libc::RLIMIT_CPU, spec.cpu_secs.max(1), "CPU seconds")?;

@@ -135,7 +135,8 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     let stderr = reader(child.stderr.take());
     // Confined without a cgroup, the trampoline stays above the program as its subreaper: at
     // the deadline it is asked to end everything below it before it is killed.
-    let supervised = ctx.confine == super::confine::Confine::Kernel && group.is_none();
+    // (With a cgroup it may still supervise, if it could not join: SIGTERM first either way.)
+    let supervised = ctx.confine == super::confine::Confine::Kernel;
     let status = wait(&mut child, timeout, supervised);
     // Everything the run started, detached or not, ends now (where there is a cgroup).
     drop(group);
