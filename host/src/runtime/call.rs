@@ -553,7 +553,7 @@ impl Plugin {
             plugin: self,
             store,
             instance,
-            _room: room,
+            room: Some(room),
         })
     }
 }
@@ -564,7 +564,7 @@ pub struct LiveGate<'a> {
     store: Store<GateData>,
     instance: LiveInstance,
     /// Its room in the pool, held while it lives.
-    _room: super::share::Slot,
+    room: Option<super::share::Slot>,
 }
 
 /// The kept instance, with the exports of the plugin's call mode.
@@ -648,6 +648,9 @@ impl LiveGate<'_> {
             Ok(v) => self.plugin.check_verdict_size(v),
             Err(err) => {
                 // A trap or a dropped call spends the Store: start over in a new one.
+                // Give back the spent instance's room first: a full pool must not keep the
+                // replacement waiting on its own predecessor.
+                self.room = None;
                 if let Ok(fresh) = self.plugin.live_gate() {
                     *self = fresh;
                 }

@@ -8,8 +8,9 @@
 //!   plugin's flood of slow calls would turn fail-closed into denial of service).
 //! - One plugin's tool and skill calls hold at most [`PER_PLUGIN`] instances and a quarter of
 //!   each resource.
-//! - A call that does not fit waits for room, up to [`MAX_WAIT`] (and never past its own
-//!   deadline); then it is refused with an error naming the plugins that hold the room.
+//! - A call that does not fit waits for room, up to [`MAX_WAIT`] and at most as long as its own
+//!   deadline; then it is refused with an error naming the plugins that hold the room. The
+//!   wait does not count against the call's deadline, which starts once it has room.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};

@@ -111,8 +111,13 @@ pub fn kernel_can_confine() -> bool {
             1u32,
         )
     };
-    abi >= 1
+    abi >= i64::from(MIN_ABI)
 }
+
+/// The Landlock ABI confinement needs: 6 (Linux 6.12) for the signal and abstract-socket
+/// scopes, below which a program could signal the daemon or the user's other processes; 4 for
+/// TCP rules, 3 for truncation. An older kernel cannot confine, and programs are refused.
+pub const MIN_ABI: i32 = 6;
 
 /// The user a program runs as when the daemon is root: the owner of `dir` (its mount), or
 /// `None` when the daemon is not root (it keeps the daemon's user, without privileges).
@@ -136,7 +141,9 @@ pub fn run_as(dir: &Path) -> Result<Option<(u32, u32)>, String> {
             dir.display()
         ));
     }
-    Ok(Some((meta.uid(), meta.gid())))
+    // Never the root group either: a mount owned by `user:root` runs as `user:nogroup`.
+    let gid = if meta.gid() == 0 { NOBODY } else { meta.gid() };
+    Ok(Some((meta.uid(), gid)))
 }
 
 /// The trampoline: `args` are what follows [`ARG`]. Confines this process as the
@@ -162,15 +169,15 @@ pub fn trampoline(args: &[OsString]) -> ! {
         .as_ref()
         .is_some_and(|procs| std::fs::write(procs, "0").is_ok());
     if joined {
-        run(&spec)
+        run(&spec, false)
     } else {
-        super::subreaper::supervise(&spec, run)
+        super::subreaper::supervise(&spec, |spec| run(spec, true))
     }
 }
 
 /// Confine this process as `spec` says and exec the program; on failure, say why and exit.
-fn run(spec: &Confinement) -> ! {
-    if let Err(why) = confine(spec) {
+fn run(spec: &Confinement, supervised: bool) -> ! {
+    if let Err(why) = confine(spec, supervised) {
         eprintln!("{PREFIX}{why}");
         std::process::exit(REFUSED)
     }
@@ -183,12 +190,20 @@ fn run(spec: &Confinement) -> ! {
 }
 
 /// Apply `spec` to this process (steps 1–5 of the module's list).
-fn confine(spec: &Confinement) -> Result<(), String> {
-    // SAFETY: setsid(2) has no preconditions; failing (already a group leader) is harmless.
-    unsafe { libc::setsid() };
+fn confine(spec: &Confinement, supervised: bool) -> Result<(), String> {
+    // A supervised program stays in its supervisor's session, so that the host's group kill
+    // reaches it too.
+    if !supervised {
+        // SAFETY: setsid(2) has no preconditions; failing (already a group leader) is harmless.
+        unsafe { libc::setsid() };
+    }
     limit(libc::RLIMIT_CPU, spec.cpu_secs.max(1), "CPU seconds")?;
     limit(libc::RLIMIT_FSIZE, spec.file_size, "file size")?;
-    limit(libc::RLIMIT_NPROC, spec.processes, "processes")?;
+    // RLIMIT_NPROC counts every process of the user, not of the run: it bounds only a run
+    // switched to the mount's owner (the cgroup's pids.max bounds the run itself).
+    if spec.run_as.is_some() {
+        limit(libc::RLIMIT_NPROC, spec.processes, "processes")?;
+    }
     limit(libc::RLIMIT_CORE, 0, "core size")?;
     if let Some((uid, gid)) = spec.run_as {
         switch_user(uid, gid)?;
@@ -279,12 +294,57 @@ fn landlock(spec: &Confinement) -> Result<(), String> {
             .map_err(err)?;
     }
     let status = ruleset.restrict_self().map_err(err)?;
-    if status.ruleset == RulesetStatus::NotEnforced {
-        return Err("the kernel does not enforce Landlock: the program cannot be confined".into());
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(format!(
+            "this kernel enforces only part of Landlock ABI {MIN_ABI} (signal scopes, TCP \
+             rules): the program cannot be confined"
+        ));
     }
     if !status.no_new_privs {
         return Err("could not set no_new_privs".into());
     }
+    Ok(())
+}
+
+/// On x86_64, the x32 ABI reaches every syscall again with bit 30 set, past rules written for
+/// the plain numbers: refuse all of them, before anything else.
+#[cfg(target_arch = "x86_64")]
+fn refuse_x32() -> Result<(), String> {
+    use seccompiler::sock_filter;
+    const X32_BIT: u32 = 0x4000_0000;
+    let program: seccompiler::BpfProgram = vec![
+        // A = seccomp_data.nr
+        sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        // if (A & X32_BIT) fall through to ERRNO, else skip it
+        sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: X32_BIT,
+        },
+        sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+        sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp (x32): {e}"))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn refuse_x32() -> Result<(), String> {
     Ok(())
 }
 
@@ -315,6 +375,7 @@ const DENIED_SYSCALLS: &[libc::c_long] = &[
     libc::SYS_userfaultfd,
     libc::SYS_open_by_handle_at,
     libc::SYS_name_to_handle_at,
+    #[cfg(target_arch = "x86_64")]
     libc::SYS_symlink,
     libc::SYS_symlinkat,
     libc::SYS_acct,
@@ -352,6 +413,12 @@ fn seccomp(network: bool) -> Result<(), String> {
         for kind in (0..16u64).filter(|k| *k != libc::SOCK_STREAM as u64) {
             refuse.push(when(1, 0xf, kind)?);
         }
+        // A stream socket of another protocol (SCTP, MPTCP) is not TCP to Landlock's port
+        // rules: only protocol 0 or IPPROTO_TCP.
+        let not = |value: u64| Cond::new(2, Len::Dword, Op::Ne, value).map_err(|e| err(&e));
+        refuse.push(
+            SeccompRule::new(vec![not(0)?, not(libc::IPPROTO_TCP as u64)?]).map_err(|e| err(&e))?,
+        );
         refuse
     } else {
         Vec::new()
@@ -384,6 +451,7 @@ fn seccomp(network: bool) -> Result<(), String> {
         let program: seccompiler::BpfProgram = filter.try_into().map_err(|e| err(&e))?;
         seccompiler::apply_filter(&program).map_err(|e| err(&e))
     };
+    refuse_x32()?;
     install(rules, libc::EPERM)?;
     // clone3(2) passes its flags in memory seccomp cannot read: it answers "not implemented",
     // and the C library falls back to clone(2), which the filter above reads.

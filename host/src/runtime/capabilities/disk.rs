@@ -1,6 +1,7 @@
-//! The disk limit for guests. Bytes a tool or skill call writes through WASI — every output
-//! stream (file streams, stdout, stderr) and every positioned file write — are counted against
-//! the plugin's `disk_mib`; the write that would pass it traps, and the call fails naming the
+//! The disk limit for guests. Bytes a tool or skill call writes to files through WASI — the
+//! streams `write-via-stream` and `append-via-stream` open (splices into them counted at their
+//! requested length) and every positioned file write — are counted against the plugin's
+//! `disk_mib` (stdout, sockets and HTTP bodies are not disk); the write that would pass it traps, and the call fails naming the
 //! limit. Guests cannot create symlinks at all (`symlink-at` answers `not-permitted`): a link
 //! pointing out of a mount is harmless to the guest, which cannot follow it, but not to native
 //! programs or the operator's own tools.
@@ -34,6 +35,8 @@ pub struct DiskMeter {
     pub used: u64,
     /// Whether a write was refused for the limit.
     pub hit: bool,
+    /// The output streams that write to files (their resource handles).
+    files: std::collections::HashSet<u32>,
 }
 
 impl DiskMeter {
@@ -42,6 +45,15 @@ impl DiskMeter {
         DiskMeter {
             cap,
             ..DiskMeter::default()
+        }
+    }
+
+    /// Count `bytes` about to be written to `stream`, if it writes to a file.
+    fn charge_stream(&mut self, stream: u32, bytes: u64) -> wasmtime::Result<()> {
+        if self.files.contains(&stream) {
+            self.charge(bytes)
+        } else {
+            Ok(())
         }
     }
 
@@ -80,6 +92,17 @@ fn fs_result<T>(data: &mut ToolData, r: FsResult<T>) -> wasmtime::Result<(Result
     },))
 }
 
+/// Remember a file stream just opened, and answer as wasmtime-wasi would.
+fn file_stream(
+    data: &mut ToolData,
+    r: FsResult<Resource<DynOutputStream>>,
+) -> wasmtime::Result<(Result<Resource<DynOutputStream>, ErrorCode>,)> {
+    if let Ok(stream) = &r {
+        data.common.disk.files.insert(stream.rep());
+    }
+    fs_result(data, r)
+}
+
 /// Put the metered writes and the refused `symlink-at` over wasmtime-wasi's in `linker`
 /// (which already has WASI, async).
 ///
@@ -93,7 +116,9 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
         |mut store: StoreContextMut<'_, ToolData>,
          (s, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
             let data = store.data_mut();
-            data.common.disk.charge(bytes.len() as u64)?;
+            data.common
+                .disk
+                .charge_stream(s.rep(), bytes.len() as u64)?;
             let r = HostOutputStream::write(&mut data.table, s, bytes);
             stream_result(data, r)
         },
@@ -102,7 +127,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
         "[method]output-stream.write-zeroes",
         |mut store: StoreContextMut<'_, ToolData>, (s, len): (Resource<DynOutputStream>, u64)| {
             let data = store.data_mut();
-            data.common.disk.charge(len)?;
+            data.common.disk.charge_stream(s.rep(), len)?;
             let r = HostOutputStream::write_zeroes(&mut data.table, s, len);
             stream_result(data, r)
         },
@@ -113,7 +138,9 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
          (s, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
             Box::new(async move {
                 let data = store.data_mut();
-                data.common.disk.charge(bytes.len() as u64)?;
+                data.common
+                    .disk
+                    .charge_stream(s.rep(), bytes.len() as u64)?;
                 let r = HostOutputStream::blocking_write_and_flush(&mut data.table, s, bytes).await;
                 stream_result(data, r)
             })
@@ -124,7 +151,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
         |mut store: StoreContextMut<'_, ToolData>, (s, len): (Resource<DynOutputStream>, u64)| {
             Box::new(async move {
                 let data = store.data_mut();
-                data.common.disk.charge(len)?;
+                data.common.disk.charge_stream(s.rep(), len)?;
                 let r = HostOutputStream::blocking_write_zeroes_and_flush(&mut data.table, s, len)
                     .await;
                 stream_result(data, r)
@@ -137,7 +164,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
         |mut store: StoreContextMut<'_, ToolData>,
          (d, s, len): (Resource<DynOutputStream>, Resource<DynInputStream>, u64)| {
             let data = store.data_mut();
-            data.common.disk.charge(len)?;
+            data.common.disk.charge_stream(d.rep(), len)?;
             let r = HostOutputStream::splice(&mut data.table, d, s, len);
             Ok((match r {
                 Ok(n) => Ok(n),
@@ -151,7 +178,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
          (d, s, len): (Resource<DynOutputStream>, Resource<DynInputStream>, u64)| {
             Box::new(async move {
                 let data = store.data_mut();
-                data.common.disk.charge(len)?;
+                data.common.disk.charge_stream(d.rep(), len)?;
                 let r = HostOutputStream::blocking_splice(&mut data.table, d, s, len).await;
                 Ok((match r {
                     Ok(n) => Ok(n),
@@ -172,6 +199,25 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
                 let r = HostDescriptor::write(&mut view, fd, buf, offset).await;
                 fs_result(data, r)
             })
+        },
+    )?;
+    // The streams that write to files: remembered, so that their writes are counted.
+    fs.func_wrap(
+        "[method]descriptor.write-via-stream",
+        |mut store: StoreContextMut<'_, ToolData>, (fd, offset): (Resource<Descriptor>, u64)| {
+            let data = store.data_mut();
+            let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+            let r = HostDescriptor::write_via_stream(&mut view, fd, offset);
+            file_stream(data, r)
+        },
+    )?;
+    fs.func_wrap(
+        "[method]descriptor.append-via-stream",
+        |mut store: StoreContextMut<'_, ToolData>, (fd,): (Resource<Descriptor>,)| {
+            let data = store.data_mut();
+            let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+            let r = HostDescriptor::append_via_stream(&mut view, fd);
+            file_stream(data, r)
         },
     )?;
     fs.func_wrap(

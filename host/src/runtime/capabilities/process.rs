@@ -2,10 +2,9 @@
 //! shell: the program gets its arguments as a list. It runs with an empty environment (plus
 //! `PATH`, `LANG` and the plugin's env grants), in a working directory inside one of the
 //! plugin's mounts, under a deadline, with its output capped; at the deadline its whole process
-//! group is killed (and after a normal exit too, so nothing it left behind keeps running).
-//! A descendant that starts its own session (`setsid`) escapes that kill; it is never waited
-//! for: the output pipes it may still hold are drained for 100 ms after the program ends, then
-//! abandoned (the output is marked cut).
+//! group is killed (and after a normal exit too), and so is every process of the run, whatever
+//! session it made ([`super::reap`], [`super::subreaper`]). Output pipes still held are
+//! drained for 100 ms after the program ends, then abandoned (the output is marked cut).
 //!
 //! The program is native code: it starts through the `__confine` trampoline
 //! ([`super::confine`]), which confines it by the kernel to the plugin's mounts (Landlock,
@@ -48,8 +47,9 @@ pub struct ProcessCtx {
     pub file_size: u64,
 }
 
-/// Processes the program's user may have at once (RLIMIT_NPROC), itself included.
-const PROCESSES: u64 = 64;
+/// Processes a run may have at once: the cgroup's `pids.max`, and RLIMIT_NPROC of the user
+/// it switches to when the daemon is root.
+const PROCESSES: u64 = 256;
 
 /// The TCP ports a program may connect to under `net` grants: each grant's port, else 80 and
 /// 443.
@@ -135,9 +135,13 @@ pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::Proc
     let stderr = reader(child.stderr.take());
     // Confined without a cgroup, the trampoline stays above the program as its subreaper: at
     // the deadline it is asked to end everything below it before it is killed.
-    // (With a cgroup it may still supervise, if it could not join: SIGTERM first either way.)
-    let supervised = ctx.confine == super::confine::Confine::Kernel;
-    let status = wait(&mut child, timeout, supervised);
+    // (With a cgroup it supervises only if it could not join it: a short grace then.)
+    let grace = match (&ctx.confine, &group) {
+        (super::confine::Confine::None, _) => None,
+        (_, Some(_)) => Some(SHORT_GRACE),
+        (_, None) => Some(SUPERVISOR_GRACE),
+    };
+    let status = wait(&mut child, timeout, grace);
     // Everything the run started, detached or not, ends now (where there is a cgroup).
     drop(group);
     // The program and its process group are gone; a descendant that left the group (`setsid`)
@@ -357,16 +361,20 @@ fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> Reader {
     Reader { kept, done }
 }
 
-/// How long a supervising trampoline gets to end its run after SIGTERM.
-const SUPERVISOR_GRACE: Duration = Duration::from_millis(50);
+/// How long a supervising trampoline gets to end its run after SIGTERM (it answers within
+/// milliseconds; this bounds a run that forks faster than it is killed).
+const SUPERVISOR_GRACE: Duration = Duration::from_secs(1);
+/// The same where the run has a cgroup (the child is then the program itself, which the
+/// cgroup kill ends anyway).
+const SHORT_GRACE: Duration = Duration::from_millis(50);
 
-/// Wait for `child` up to `timeout`; past it, kill its process group and return None. A
-/// `supervised` child (the subreaper trampoline) is first sent SIGTERM, so that it kills what
-/// is below it, and given [`SUPERVISOR_GRACE`].
+/// Wait for `child` up to `timeout`; past it, kill its process group and return None. With a
+/// `grace`, the child is first sent SIGTERM (a supervising trampoline then kills everything
+/// below it) and given that long to end.
 fn wait(
     child: &mut Child,
     timeout: Duration,
-    supervised: bool,
+    grace: Option<Duration>,
 ) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
     loop {
@@ -381,10 +389,10 @@ fn wait(
                 std::thread::sleep(Duration::from_millis(5));
             }
             _ => {
-                if supervised && let Ok(pid) = i32::try_from(child.id()) {
+                if let (Some(grace), Ok(pid)) = (grace, i32::try_from(child.id())) {
                     // SAFETY: kill(2) on our own child; no memory is touched.
                     unsafe { libc::kill(pid, libc::SIGTERM) };
-                    let until = Instant::now() + SUPERVISOR_GRACE;
+                    let until = Instant::now() + grace;
                     while Instant::now() < until && matches!(child.try_wait(), Ok(None)) {
                         std::thread::sleep(Duration::from_millis(2));
                     }

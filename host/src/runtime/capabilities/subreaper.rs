@@ -5,32 +5,26 @@
 //! — kills every process left below it and reaps them before it exits with the program's
 //! status. The program is confined in the child, before exec; this process runs only this loop.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static TERMINATE: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_term(_: libc::c_int) {
-    TERMINATE.store(true, Ordering::SeqCst);
-}
-
 /// Run `child` (which confines and execs) in a forked process under this one as its
 /// subreaper; exit with its status once nothing is left below. Never returns.
 pub fn supervise(
     spec: &super::confine::Confinement,
     child: fn(&super::confine::Confinement) -> !,
 ) -> ! {
-    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) and setsid(2) change only this process; sigaction
-    // installs a handler that only stores to an atomic (async-signal-safe), without
-    // SA_RESTART so that waitpid returns EINTR; fork(2) in this single-threaded process (the
-    // trampoline was just exec'd) is safe.
-    let pid = unsafe {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) and setsid(2) change only this process;
+    // sigprocmask blocks SIGTERM and SIGCHLD here so that the loop below takes them with
+    // sigtimedwait (nothing is lost between a check and a wait); fork(2) in this
+    // single-threaded process (the trampoline was just exec'd) is safe, and the child unblocks
+    // them again before it execs (a blocked mask survives exec).
+    let (pid, mask) = unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::setsid();
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_term as *const () as usize;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
-        libc::fork()
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGTERM);
+        libc::sigaddset(&mut mask, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut());
+        (libc::fork(), mask)
     };
     match pid {
         -1 => {
@@ -41,44 +35,58 @@ pub fn supervise(
             );
             std::process::exit(super::confine::REFUSED)
         }
-        0 => child(spec),
-        program => std::process::exit(reap(program)),
+        0 => {
+            // SAFETY: unblocks what the parent blocked, in this process only.
+            unsafe { libc::sigprocmask(libc::SIG_UNBLOCK, &mask, std::ptr::null_mut()) };
+            child(spec)
+        }
+        program => std::process::exit(reap(program, &mask)),
     }
 }
 
-/// Wait for `program`; then kill and reap everything left. Returns the exit code to pass on.
-fn reap(program: libc::pid_t) -> i32 {
+/// Wait for `program` (or SIGTERM); then kill and reap everything left. Returns the exit code
+/// to pass on.
+fn reap(program: libc::pid_t, mask: &libc::sigset_t) -> i32 {
     let mut code: Option<i32> = None;
     let mut draining = false;
     loop {
-        if TERMINATE.load(Ordering::SeqCst) && code.is_none() {
-            code = Some(128 + libc::SIGTERM);
-            draining = true;
+        // Reap whatever has ended, without waiting.
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid(2) writes the status into our local.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid == -1 {
+                // ECHILD: nothing is left below.
+                return code.unwrap_or(128 + libc::SIGKILL);
+            }
+            if pid == 0 {
+                break;
+            }
+            if pid == program {
+                code.get_or_insert(if libc::WIFEXITED(status) {
+                    libc::WEXITSTATUS(status)
+                } else {
+                    128 + libc::WTERMSIG(status)
+                });
+                draining = true;
+            }
         }
         if draining {
             kill_children();
         }
-        let mut status = 0;
-        // SAFETY: waitpid(2) writes the status into our local.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid == -1 {
-            match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINTR) => continue,
-                _ => break, // ECHILD: nothing is left below.
-            }
-        }
-        if pid == program {
-            code.get_or_insert(if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                128 + libc::WTERMSIG(status)
-            });
+        // Sleep until a child ends or SIGTERM comes (at most 10 ms, then look again).
+        let timeout = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 10_000_000,
+        };
+        // SAFETY: sigtimedwait(2) reads our mask and timeout; no siginfo is wanted.
+        let signal = unsafe { libc::sigtimedwait(mask, std::ptr::null_mut(), &timeout) };
+        if signal == libc::SIGTERM && !draining {
+            code.get_or_insert(128 + libc::SIGTERM);
             draining = true;
         }
     }
-    code.unwrap_or(128 + libc::SIGKILL)
 }
-
 /// SIGKILL every direct child of this process (orphans below come to it as they lose their
 /// parents, and the caller's loop kills them in turn).
 fn kill_children() {
