@@ -248,3 +248,24 @@ fn a_plugin_filling_its_stderr_is_told_so_in_one_line() {
     );
     still_serves(&tool);
 }
+
+#[test]
+fn the_policy_s_concurrency_serialises_a_plugin_s_calls() {
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(
+        &rt,
+        "[plugins.hostile-tool.limits]\nconcurrency = 1\ntool_timeout_ms = { sleep = 3000 }\n",
+    );
+    assert_eq!(tool.limits.concurrency, 1);
+    std::thread::scope(|s| {
+        s.spawn(|| tool.call_tool("sleep", r#"{"ms":"400"}"#).expect("sleeps"));
+        std::thread::sleep(Duration::from_millis(50));
+        let start = Instant::now();
+        still_serves(&tool);
+        assert!(
+            start.elapsed() >= Duration::from_millis(250),
+            "the second call waited for the first: {:?}",
+            start.elapsed()
+        );
+    });
+}

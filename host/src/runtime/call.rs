@@ -46,7 +46,13 @@ impl Plugin {
     /// the call's own deadline ([`super::share`]).
     fn room(&self, role: Role, budget: Budget) -> Result<super::share::Slot, PluginError> {
         self.share
-            .take(&self.id.name, role, self.footprint, budget.timeout)
+            .take(
+                &self.id.name,
+                role,
+                self.footprint,
+                usize::try_from(self.limits.concurrency).unwrap_or(super::share::PER_PLUGIN),
+                budget.timeout,
+            )
             .map_err(|why| PluginError::Busy {
                 plugin: self.id.clone(),
                 why,

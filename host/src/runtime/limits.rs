@@ -87,6 +87,7 @@ pub fn ungranted_asks(kinds: &[Kind], manifest: &LimitSpec, granted: &LimitSpec)
             manifest.max_output_kib,
         ),
         disk_mib: differs(now.disk_bytes != asked.disk_bytes, manifest.disk_mib),
+        concurrency: differs(now.concurrency != asked.concurrency, manifest.concurrency),
     }
 }
 
@@ -120,6 +121,7 @@ pub fn granted(name: &str, builtin: bool, policy: &LimitSpec) -> LimitSpec {
         memory_mib: policy.memory_mib.or(base.memory_mib),
         max_output_kib: policy.max_output_kib.or(base.max_output_kib),
         disk_mib: policy.disk_mib.or(base.disk_mib),
+        concurrency: policy.concurrency.or(base.concurrency),
     }
 }
 
@@ -157,6 +159,8 @@ pub struct Limits {
     /// Bytes one tool or skill call may write to disk (WASI writes; RLIMIT_FSIZE for its
     /// programs).
     pub disk_bytes: u64,
+    /// Tool and skill calls that may run at once ([`super::share`]).
+    pub concurrency: u64,
     /// Whether the seed's per-tool timeouts apply: only to the first-party plugins, whose
     /// tools they were written for, so that a third-party tool never inherits a deadline by
     /// its name.
@@ -272,6 +276,20 @@ impl Limits {
                 "limits.disk_mib is {disk_mib}: use 1 to {MAX_DISK_MIB}"
             ));
         }
+        let default_calls = super::share::PER_PLUGIN as u64;
+        let concurrency = pick(
+            "concurrency",
+            manifest.concurrency,
+            policy.concurrency,
+            default_calls,
+        )
+        .unwrap_or(default_calls);
+        let most = super::share::TOOLS_SHARE as u64;
+        if concurrency == 0 || concurrency > most {
+            return Err(format!(
+                "limits.concurrency is {concurrency}: use 1 to {most}"
+            ));
+        }
         let tool_default_timeout = tool_default_ms
             .map(|ms| checked_timeout(ms, "timeout_ms"))
             .transpose()?;
@@ -287,6 +305,7 @@ impl Limits {
             memory_bytes: memory_mib << 20,
             max_output_bytes: output_kib << 10,
             disk_bytes: disk_mib << 20,
+            concurrency,
             seed_timeouts: false,
             capped,
         })

@@ -84,17 +84,20 @@ pub struct LimitSpec {
     pub max_output_kib: Option<u64>,
     /// Bytes one call may write to disk (through WASI, and per file for its programs), in MiB.
     pub disk_mib: Option<u64>,
+    /// Tool and skill calls of the plugin that may run at once.
+    pub concurrency: Option<u64>,
 }
 
 impl LimitSpec {
     /// Its single-valued limits by their TOML names (`tool_timeout_ms` is a table apart).
-    pub fn scalars(&self) -> [(&'static str, Option<u64>); 5] {
+    pub fn scalars(&self) -> [(&'static str, Option<u64>); 6] {
         [
             ("fuel", self.fuel),
             ("timeout_ms", self.timeout_ms),
             ("memory_mib", self.memory_mib),
             ("max_output_kib", self.max_output_kib),
             ("disk_mib", self.disk_mib),
+            ("concurrency", self.concurrency),
         ]
     }
 }

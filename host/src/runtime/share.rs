@@ -120,8 +120,9 @@ struct State {
 }
 
 impl State {
-    /// Why a call of `plugin` in `role` with `fp` does not fit now, if it does not.
-    fn refusal(&self, plugin: &str, role: Role, fp: Footprint) -> Option<String> {
+    /// Why a call of `plugin` in `role` with `fp` does not fit now, if it does not; a tool or
+    /// skill plugin may run `calls` at once.
+    fn refusal(&self, plugin: &str, role: Role, fp: Footprint, calls: usize) -> Option<String> {
         if let Some(what) = self.all.plus(fp).over(WHOLE) {
             return Some(format!("the pool's {what} are in use"));
         }
@@ -133,9 +134,10 @@ impl State {
             .get(plugin)
             .copied()
             .unwrap_or_default();
-        if let Some(what) = mine.plus(fp).over(WHOLE.share(1, 4)) {
+        if let Some(what) = mine.plus(fp).over(WHOLE.share(calls, POOL)) {
             return Some(format!(
-                "it already holds its share of the pool's {what} ({} calls at once)",
+                "it already holds its share of the pool's {what} ({} calls at once; \
+                 `limits.concurrency` is {calls})",
                 mine.instances
             ));
         }
@@ -190,7 +192,8 @@ impl Share {
     }
 
     /// Room for one instance of `plugin` in `role`, waiting up to `wait` (at most
-    /// [`MAX_WAIT`]) for it.
+    /// [`MAX_WAIT`]) for it. A tool or skill plugin may hold `calls` instances at once (its
+    /// `limits.concurrency`) and the same fraction of each other resource.
     ///
     /// # Errors
     /// No room came within the wait: the message says which limit and names the plugins
@@ -200,11 +203,12 @@ impl Share {
         plugin: &str,
         role: Role,
         footprint: Footprint,
+        calls: usize,
         wait: Duration,
     ) -> Result<Slot, String> {
         let until = Instant::now() + wait.min(MAX_WAIT);
         let mut state = self.lock();
-        while let Some(why) = state.refusal(plugin, role, footprint) {
+        while let Some(why) = state.refusal(plugin, role, footprint, calls) {
             let now = Instant::now();
             if now >= until {
                 return Err(format!(
@@ -292,10 +296,14 @@ mod tests {
         let mut slots = Vec::new();
         for i in 0..TOOLS_SHARE {
             let plugin = format!("p{}", i / PER_PLUGIN);
-            slots.push(share.take(&plugin, Role::Tool, RUST, NOW).expect("room"));
+            slots.push(
+                share
+                    .take(&plugin, Role::Tool, RUST, PER_PLUGIN, NOW)
+                    .expect("room"),
+            );
         }
         let err = share
-            .take("late", Role::Tool, RUST, NOW)
+            .take("late", Role::Tool, RUST, PER_PLUGIN, NOW)
             .expect_err("the tools' share is full");
         assert!(
             err.contains("p0 (16 calls") && err.contains("kept for gates"),
@@ -303,25 +311,35 @@ mod tests {
         );
         // Gates still find room.
         let gate = share
-            .take("gate", Role::Gate, RUST, NOW)
+            .take("gate", Role::Gate, RUST, PER_PLUGIN, NOW)
             .expect("a gate runs");
         drop(gate);
         drop(slots.pop());
-        assert!(share.take("late", Role::Tool, RUST, NOW).is_ok());
+        assert!(
+            share
+                .take("late", Role::Tool, RUST, PER_PLUGIN, NOW)
+                .is_ok()
+        );
 
         let share = Arc::new(Share::default());
         let greedy: Vec<Slot> = (0..PER_PLUGIN)
-            .map(|_| share.take("greedy", Role::Tool, RUST, NOW).expect("room"))
+            .map(|_| {
+                share
+                    .take("greedy", Role::Tool, RUST, PER_PLUGIN, NOW)
+                    .expect("room")
+            })
             .collect();
         let err = share
-            .take("greedy", Role::Tool, RUST, NOW)
+            .take("greedy", Role::Tool, RUST, PER_PLUGIN, NOW)
             .expect_err("its own cap");
         assert!(
             err.contains("16 calls at once") && err.contains("greedy"),
             "{err}"
         );
         assert!(
-            share.take("other", Role::Tool, RUST, NOW).is_ok(),
+            share
+                .take("other", Role::Tool, RUST, PER_PLUGIN, NOW)
+                .is_ok(),
             "others still run"
         );
         drop(greedy);
@@ -337,18 +355,26 @@ mod tests {
         let share = Arc::new(Share::default());
         // A quarter of 256 core instances is 64: three instances of 20 fit, a fourth does not.
         let held: Vec<Slot> = (0..3)
-            .map(|_| share.take("py", Role::Tool, python, NOW).expect("room"))
+            .map(|_| {
+                share
+                    .take("py", Role::Tool, python, PER_PLUGIN, NOW)
+                    .expect("room")
+            })
             .collect();
         let err = share
-            .take("py", Role::Tool, python, NOW)
+            .take("py", Role::Tool, python, PER_PLUGIN, NOW)
             .expect_err("core instances");
         assert!(err.contains("core instances"), "{err}");
         // Gates may use the whole pool; past it they are refused, naming who holds it.
         let gates: Vec<Slot> = (0..9)
-            .map(|_| share.take("pii", Role::Gate, python, NOW).expect("room"))
+            .map(|_| {
+                share
+                    .take("pii", Role::Gate, python, PER_PLUGIN, NOW)
+                    .expect("room")
+            })
             .collect();
         let err = share
-            .take("pii", Role::Gate, python, NOW)
+            .take("pii", Role::Gate, python, PER_PLUGIN, NOW)
             .expect_err("the pool is full");
         assert!(
             err.contains("pii (9 calls") && err.contains("py (3 calls"),
@@ -361,13 +387,17 @@ mod tests {
     fn a_call_waits_for_room_and_gets_it_when_one_ends() {
         let share = Arc::new(Share::default());
         let held: Vec<Slot> = (0..PER_PLUGIN)
-            .map(|_| share.take("busy", Role::Tool, RUST, NOW).expect("room"))
+            .map(|_| {
+                share
+                    .take("busy", Role::Tool, RUST, PER_PLUGIN, NOW)
+                    .expect("room")
+            })
             .collect();
         let waiter = {
             let share = share.clone();
             std::thread::spawn(move || {
                 share
-                    .take("busy", Role::Tool, RUST, Duration::from_secs(5))
+                    .take("busy", Role::Tool, RUST, PER_PLUGIN, Duration::from_secs(5))
                     .map(|_| ())
             })
         };
@@ -380,5 +410,24 @@ mod tests {
             ..RUST
         };
         assert!(Share::fits(Role::Gate, huge).is_err());
+    }
+
+    #[test]
+    fn the_policy_sets_a_plugin_s_concurrency() {
+        let share = Arc::new(Share::default());
+        let one = share
+            .take("serial", Role::Tool, RUST, 1, NOW)
+            .expect("room");
+        let err = share
+            .take("serial", Role::Tool, RUST, 1, NOW)
+            .expect_err("one at a time");
+        assert!(err.contains("`limits.concurrency` is 1"), "{err}");
+        drop(one);
+        assert!(share.take("serial", Role::Tool, RUST, 1, NOW).is_ok());
+        // A grant above the default gives more of every resource, in proportion.
+        let wide: Vec<Slot> = (0..32)
+            .map(|_| share.take("wide", Role::Tool, RUST, 32, NOW).expect("room"))
+            .collect();
+        drop(wide);
     }
 }
