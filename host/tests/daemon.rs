@@ -787,3 +787,34 @@ fn a_granted_program_cannot_read_the_daemon_s_environment() {
     assert!(!out.contains("SECRET-IN-ENV"), "{out}");
     assert!(out.contains("Permission denied"), "{out}");
 }
+
+#[test]
+fn closed_connections_leave_nothing_behind() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    let mut client = Client::connect(&d.addr, None).expect("connect");
+    // Connect and close, some with a hello and a request, most without a word.
+    for i in 0..2000 {
+        if i % 100 == 0 {
+            let mut c = Client::connect(&d.addr, None).expect("connect");
+            let _ = status(&mut c);
+        } else {
+            drop(std::net::TcpStream::connect(&d.addr).expect("connect"));
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let s = status(&mut client);
+        // Only this client is connected, and only its task is held.
+        if s["connections"] == 1 && s["connection_tasks"] == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after 2,000 closed connections: {} connected, {} tasks held",
+            s["connections"],
+            s["connection_tasks"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

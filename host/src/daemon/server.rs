@@ -151,6 +151,9 @@ const BOOT_PATIENCE: Duration = Duration::from_secs(60);
 /// A running daemon's shared state.
 pub struct Server {
     connections: Arc<tokio::sync::Semaphore>,
+    /// Connection tasks the daemon still holds (running or finished and not yet reaped), as
+    /// of the accept loop's last turn: `status` shows it, so that a leak shows.
+    tasks_held: Arc<std::sync::atomic::AtomicUsize>,
     swap: Arc<Swap>,
     router: Arc<Router>,
     config: ServerConfig,
@@ -191,6 +194,7 @@ impl Server {
     fn with_swap(swap: Swap, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Arc::new(Server {
             connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
+            tasks_held: Arc::default(),
             swap: Arc::new(swap),
             router,
             config,
@@ -276,8 +280,12 @@ impl Server {
             .then(|| tokio::spawn(self.clone().watch(self.config.reload_poll)));
         tokio::pin!(shutdown);
         loop {
+            self.tasks_held
+                .store(tasks.len(), std::sync::atomic::Ordering::Relaxed);
             tokio::select! {
                 _ = &mut shutdown => break,
+                // Finished connection tasks are reaped as they end, not kept until shutdown.
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
                         let Ok(permit) = self.connections.clone().try_acquire_owned() else {
@@ -387,6 +395,9 @@ impl Server {
         // When this client last had a reply sent (its silence is counted from then).
         let answered = Arc::new(Mutex::new(Instant::now()));
         loop {
+            // Requests that have answered are reaped as they end, not kept until the client
+            // leaves.
+            while in_flight.try_join_next().is_some() {}
             let idle = || {
                 (slots.available_permits() == MAX_IN_FLIGHT)
                     .then(|| *answered.lock().unwrap_or_else(|p| p.into_inner()))
@@ -427,7 +438,11 @@ impl Server {
                 let _slot = slot;
                 let session = format!("{}:{conn}:{id}", me.router.boot);
                 let swap = me.swap.clone();
-                let uptime = me.started.elapsed().as_secs();
+                let facts = Facts {
+                    uptime_secs: me.started.elapsed().as_secs(),
+                    connections: MAX_CONNECTIONS - me.connections.available_permits(),
+                    connection_tasks: me.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
+                };
                 let answer = tokio::task::spawn_blocking(move || {
                     // The set this request starts on is the one it finishes on, whatever
                     // reloads; at start, it waits for the first set to load.
@@ -436,7 +451,7 @@ impl Server {
                         Some("status" | "ping") => swap.current(),
                         _ => swap.current_when_ready(BOOT_PATIENCE),
                     };
-                    handle(&pipeline, &swap, &message, &session, uptime)
+                    handle(&pipeline, &swap, &message, &session, facts)
                 })
                     .await
                     .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
@@ -540,13 +555,23 @@ fn client_meta(session: &str) -> Meta {
     }
 }
 
+/// What `status` tells of the daemon itself.
+#[derive(Clone, Copy, Debug)]
+struct Facts {
+    uptime_secs: u64,
+    /// Clients connected now.
+    connections: usize,
+    /// Connection tasks held (see `Server::tasks_held`).
+    connection_tasks: usize,
+}
+
 /// Run one request on the pipeline. `Ok((result, gate traces))` or the error for the client.
 fn handle(
     pipeline: &Pipeline,
     swap: &Swap,
     message: &Value,
     session: &str,
-    uptime: u64,
+    facts: Facts,
 ) -> Result<(Value, Vec<Value>), String> {
     let op = message["op"].as_str().unwrap_or_default();
     let field = |name: &str| {
@@ -611,7 +636,9 @@ fn handle(
             Ok((
                 json!({
                     "health": health,
-                    "uptime_secs": uptime,
+                    "uptime_secs": facts.uptime_secs,
+                    "connections": facts.connections,
+                    "connection_tasks": facts.connection_tasks,
                     "plugins": plugins,
                     "plugin_set": pipeline.plugin_set(),
                     "missing_gates": pipeline.missing_gates(),
