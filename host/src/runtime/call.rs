@@ -20,6 +20,32 @@ use super::plugin::Plugin;
 use super::share::Role;
 use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
 
+/// One call of a role's export, written once for both call modes: from the synchronous `Pre`
+/// (`$pre`) or from the async one (`$hard`, a `wasmtime::Result` read only by the async
+/// branch), through [`Plugin::invoke`].
+macro_rules! call_both {
+    ($plugin:expr, $store:expr, $budget:expr, $pre:expr, $hard:expr,
+     $role:ident().$method:ident(store $(, $arg:expr)*)) => {
+        $plugin.invoke(
+            $store,
+            $budget,
+            |store| {
+                $pre.instantiate(&mut *store)?
+                    .$role()
+                    .$method(store $(, $arg)*)
+            },
+            async |store| {
+                $hard?
+                    .instantiate_async(&mut *store)
+                    .await?
+                    .$role()
+                    .$method(store $(, $arg)*)
+                    .await
+            },
+        )
+    };
+}
+
 /// Budget for one call.
 #[derive(Clone, Copy)]
 struct Budget {
@@ -210,22 +236,13 @@ impl Plugin {
         let _room = self.room(Role::Gate, budget)?;
         let mut store = self.gate_store(context)?;
         let hard = self.hard_roles(|h| h.gate.as_ref());
-        let verdict = self.invoke(
+        let verdict = call_both!(
+            self,
             &mut store,
             budget,
-            |store| {
-                pre.instantiate(&mut *store)?
-                    .passepartout_plugin_gate()
-                    .call_check(store, action, signal)
-            },
-            async |store| {
-                hard?
-                    .instantiate_async(&mut *store)
-                    .await?
-                    .passepartout_plugin_gate()
-                    .call_check(store, action, signal)
-                    .await
-            },
+            pre,
+            hard,
+            passepartout_plugin_gate().call_check(store, action, signal)
         )?;
         let used = self.limits.gate_fuel - store.get_fuel().unwrap_or(0);
         Ok((self.check_verdict_size(verdict)?, used))
@@ -331,22 +348,13 @@ impl Plugin {
         let _room = self.room(Role::Tool, budget)?;
         let mut store = self.tool_store(budget)?;
         let hard = self.hard_roles(|h| h.tool.as_ref());
-        let result = self.invoke(
+        let result = call_both!(
+            self,
             &mut store,
             budget,
-            |store| {
-                pre.instantiate(&mut *store)?
-                    .passepartout_plugin_tool()
-                    .call_call(store, own, args)
-            },
-            async |store| {
-                hard?
-                    .instantiate_async(&mut *store)
-                    .await?
-                    .passepartout_plugin_tool()
-                    .call_call(store, own, args)
-                    .await
-            },
+            pre,
+            hard,
+            passepartout_plugin_tool().call_call(store, own, args)
         );
         match result? {
             Ok(output) => {
@@ -376,22 +384,13 @@ impl Plugin {
             let budget = self.skill_budget();
             let _room = self.room(Role::Tool, budget)?;
             let mut store = self.tool_store(budget)?;
-            self.invoke(
+            call_both!(
+                self,
                 &mut store,
                 budget,
-                |store| {
-                    pre.instantiate(&mut *store)?
-                        .passepartout_plugin_skill()
-                        .call_triggers(store, signal)
-                },
-                async |store| {
-                    hard?
-                        .instantiate_async(&mut *store)
-                        .await?
-                        .passepartout_plugin_skill()
-                        .call_triggers(store, signal)
-                        .await
-                },
+                pre,
+                hard,
+                passepartout_plugin_skill().call_triggers(store, signal)
             )
         })
     }
@@ -422,22 +421,13 @@ impl Plugin {
             let budget = self.skill_budget();
             let _room = self.room(Role::Tool, budget)?;
             let mut store = self.tool_store(budget)?;
-            let prompt = self.invoke(
+            let prompt = call_both!(
+                self,
                 &mut store,
                 budget,
-                |store| {
-                    pre.instantiate(&mut *store)?
-                        .passepartout_plugin_skill()
-                        .call_prompt(store, signal)
-                },
-                async |store| {
-                    hard?
-                        .instantiate_async(&mut *store)
-                        .await?
-                        .passepartout_plugin_skill()
-                        .call_prompt(store, signal)
-                        .await
-                },
+                pre,
+                hard,
+                passepartout_plugin_skill().call_prompt(store, signal)
             )?;
             self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
             Ok(prompt)
@@ -463,22 +453,13 @@ impl Plugin {
         let _room = self.room(Role::Gate, budget)?;
         let mut store = self.gate_store_with(&Arc::default(), budget)?;
         let hard = self.hard_roles(|h| h.gate.as_ref());
-        self.invoke(
+        call_both!(
+            self,
             &mut store,
             budget,
-            |store| {
-                pre.instantiate(&mut *store)?
-                    .passepartout_plugin_gate()
-                    .call_describe(store)
-            },
-            async |store| {
-                hard?
-                    .instantiate_async(&mut *store)
-                    .await?
-                    .passepartout_plugin_gate()
-                    .call_describe(store)
-                    .await
-            },
+            pre,
+            hard,
+            passepartout_plugin_gate().call_describe(store)
         )
     }
 
@@ -491,22 +472,13 @@ impl Plugin {
         let _room = self.room(Role::Gate, budget)?;
         let mut store = self.tool_store(budget)?;
         let hard = self.hard_roles(|h| h.tool.as_ref());
-        self.invoke(
+        call_both!(
+            self,
             &mut store,
             budget,
-            |store| {
-                pre.instantiate(&mut *store)?
-                    .passepartout_plugin_tool()
-                    .call_describe(store)
-            },
-            async |store| {
-                hard?
-                    .instantiate_async(&mut *store)
-                    .await?
-                    .passepartout_plugin_tool()
-                    .call_describe(store)
-                    .await
-            },
+            pre,
+            hard,
+            passepartout_plugin_tool().call_describe(store)
         )
     }
 
@@ -515,22 +487,13 @@ impl Plugin {
         let budget = Self::describe_budget();
         let _room = self.room(Role::Gate, budget)?;
         let mut store = self.tool_store(budget)?;
-        self.invoke(
+        call_both!(
+            self,
             &mut store,
             budget,
-            |store| {
-                pre.instantiate(&mut *store)?
-                    .passepartout_plugin_skill()
-                    .call_describe(store)
-            },
-            async |store| {
-                hard?
-                    .instantiate_async(&mut *store)
-                    .await?
-                    .passepartout_plugin_skill()
-                    .call_describe(store)
-                    .await
-            },
+            pre,
+            hard,
+            passepartout_plugin_skill().call_describe(store)
         )
     }
 
