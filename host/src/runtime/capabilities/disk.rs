@@ -72,12 +72,12 @@ impl DiskMeter {
     }
 }
 
-fn stream_result(
+fn stream_result<T>(
     data: &mut ToolData,
-    r: StreamResult<()>,
-) -> wasmtime::Result<(Result<(), WitStreamError>,)> {
+    r: StreamResult<T>,
+) -> wasmtime::Result<(Result<T, WitStreamError>,)> {
     Ok((match r {
-        Ok(()) => Ok(()),
+        Ok(v) => Ok(v),
         Err(e) => Err(StreamsHost::convert_stream_error(&mut data.table, e)?),
     },))
 }
@@ -166,10 +166,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
             let data = store.data_mut();
             data.common.disk.charge_stream(d.rep(), len)?;
             let r = HostOutputStream::splice(&mut data.table, d, s, len);
-            Ok((match r {
-                Ok(n) => Ok(n),
-                Err(e) => Err(StreamsHost::convert_stream_error(&mut data.table, e)?),
-            },))
+            stream_result(data, r)
         },
     )?;
     streams.func_wrap_async(
@@ -180,10 +177,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
                 let data = store.data_mut();
                 data.common.disk.charge_stream(d.rep(), len)?;
                 let r = HostOutputStream::blocking_splice(&mut data.table, d, s, len).await;
-                Ok((match r {
-                    Ok(n) => Ok(n),
-                    Err(e) => Err(StreamsHost::convert_stream_error(&mut data.table, e)?),
-                },))
+                stream_result(data, r)
             })
         },
     )?;
