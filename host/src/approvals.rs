@@ -1,10 +1,22 @@
 //! Human approval: an action a gate flagged waits under a random token until a person approves
 //! or denies it, or it expires. Kept in SQLite beside the journal, so it survives a restart.
+//!
+//! An approval goes `pending` → `running` (approved, its action under way, in the process
+//! named by `runner`) → `done`; or `pending` → `denied` / `expired`. Each step and its journal
+//! record are written in one transaction. A `running` approval whose process is gone (the
+//! daemon was killed mid-action) is `interrupted`: listed with the pending ones, never re-run
+//! silently, approved again or denied by a person.
+//!
+//! An approval is bound to the digest of its action (sha256 of its JSON): a decision that
+//! names a digest is refused when the stored action does not match it, and so is a stored
+//! action edited since it was suspended.
 
 use std::time::Duration;
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use crate::journal::Journal;
 use crate::signal::{Action, Signal};
@@ -19,12 +31,17 @@ pub struct Pending {
     pub token: String,
     /// The action that waits.
     pub action: Action,
+    /// sha256 of the action's JSON, lowercase hex: what a decision is bound to.
+    pub digest: String,
     /// The signal it answered.
     pub signal: Signal,
     /// Why the gates asked (one line per gate).
     pub reasons: Vec<String>,
     /// Seconds since the epoch when it expires.
     pub expires_at: f64,
+    /// `pending`, or `interrupted`: approved, but the process running it ended before it
+    /// finished (whether the action took effect is unknown; see the journal).
+    pub state: String,
 }
 
 /// Why an approval could not be resolved.
@@ -36,6 +53,18 @@ pub enum ApprovalError {
     /// It waited too long.
     #[error("the approval {0:?} expired; ask again")]
     Expired(String),
+    /// The action is not the one the person was shown.
+    #[error(
+        "the action of approval {token:?} is not the one shown (its digest is {stored}, the decision names {shown}): look at it again with `passepartout approvals`"
+    )]
+    Changed {
+        /// The token.
+        token: String,
+        /// The digest of the action as stored now.
+        stored: String,
+        /// The digest the decision was made on.
+        shown: String,
+    },
     /// The database failed.
     #[error("the approvals database failed: {0}")]
     Db(#[from] rusqlite::Error),
@@ -59,6 +88,58 @@ fn epoch() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The digest an approval is bound to: sha256 of the action's JSON, lowercase hex.
+pub fn digest(action: &Action) -> String {
+    hex::encode(Sha256::digest(to_json(action).as_bytes()))
+}
+
+/// Whether process `pid` is alive.
+fn alive(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let found = unsafe { libc::kill(pid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+type Row = (String, String, String, String, f64, String, String);
+
+const COLUMNS: &str = "token, action, signal, reasons, expires_at, digest, status";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+        r.get(6)?,
+    ))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(token: &str, s: &str) -> Result<T, ApprovalError> {
+    serde_json::from_str(s).map_err(|e| ApprovalError::Damaged {
+        token: token.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+fn pending_of(
+    (token, action, signal, reasons, expires_at, digest, state): Row,
+) -> Result<Pending, ApprovalError> {
+    Ok(Pending {
+        action: parse(&token, &action)?,
+        signal: parse(&token, &signal)?,
+        reasons: parse(&token, &reasons)?,
+        expires_at,
+        digest,
+        state,
+        token,
+    })
+}
+
 /// The approvals table, in the journal's database.
 pub struct Approvals<'a> {
     journal: &'a Journal,
@@ -70,7 +151,7 @@ impl<'a> Approvals<'a> {
     /// # Errors
     /// The table cannot be created.
     pub fn new(journal: &'a Journal) -> Result<Approvals<'a>, ApprovalError> {
-        journal.with_conn(|c| {
+        journal.with_conn(|c| -> rusqlite::Result<()> {
             c.execute_batch(
                 "CREATE TABLE IF NOT EXISTS approvals (
                     token TEXT PRIMARY KEY,
@@ -80,12 +161,24 @@ impl<'a> Approvals<'a> {
                     expires_at REAL NOT NULL,
                     status TEXT NOT NULL DEFAULT 'pending'
                 );",
-            )
+            )?;
+            // Databases from before the digest and the runner: add them.
+            let columns: Vec<String> = c
+                .prepare("SELECT name FROM pragma_table_info('approvals')")?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for (name, ty) in [("digest", "TEXT"), ("runner", "INTEGER")] {
+                if !columns.iter().any(|c| c == name) {
+                    c.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {name} {ty}"))?;
+                }
+            }
+            Ok(())
         })?;
         Ok(Approvals { journal })
     }
 
-    /// Suspend `action` until a decision; returns the pending entry with its token.
+    /// Suspend `action` until a decision; returns the pending entry with its token. The entry
+    /// and its `approval-requested` journal record are written together.
     ///
     /// # Errors
     /// The database refused the write, or the system has no randomness for a token.
@@ -101,81 +194,157 @@ impl<'a> Approvals<'a> {
         let pending = Pending {
             token: hex::encode(bytes),
             action: action.clone(),
+            digest: digest(action),
             signal: signal.clone(),
             reasons,
             expires_at: epoch() + expiry.as_secs_f64(),
+            state: "pending".into(),
         };
-        self.journal.with_conn(|c| {
-            c.execute(
-                "INSERT INTO approvals (token, action, signal, reasons, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![pending.token, to_json(&pending.action), to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at],
+        self.journal.transaction(|tx| {
+            tx.execute(
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![pending.token, to_json(&pending.action), to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest],
+            )?;
+            Journal::append_in(
+                tx,
+                "approval-requested",
+                &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons }),
             )
         })?;
         Ok(pending)
     }
 
-    /// Take the pending approval `token` out of the table, marking it `status` (approved or
-    /// denied). Returns it, so the caller can run or drop the action.
-    ///
-    /// # Errors
-    /// [`ApprovalError::Unknown`] or [`ApprovalError::Expired`].
-    pub fn decide(&self, token: &str, approve: bool) -> Result<Pending, ApprovalError> {
-        // One statement: two deciders racing (two clients, or the CLI beside the daemon) cannot
-        // both see "pending", so an approved action runs at most once.
-        let row = self.journal.with_conn(|c| {
-            c.query_row(
-                "UPDATE approvals SET status = CASE WHEN expires_at < ?3 THEN 'expired' WHEN ?2 THEN 'approved' ELSE 'denied' END
-                 WHERE token = ?1 AND status = 'pending'
-                 RETURNING action, signal, reasons, expires_at, status",
-                params![token, approve, epoch()],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?, r.get::<_, String>(4)?)),
-            )
-            .optional()
+    /// Mark `running` approvals whose process is gone as `interrupted`.
+    fn find_interrupted(&self) -> Result<(), ApprovalError> {
+        let running: Vec<(String, Option<i64>)> = self.journal.with_conn(|c| {
+            c.prepare("SELECT token, runner FROM approvals WHERE status = 'running'")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()
         })?;
-        let Some((action, signal, reasons, expires_at, status)) = row else {
-            return Err(ApprovalError::Unknown(token.to_owned()));
-        };
-        let expired = status == "expired";
-        if expired {
-            return Err(ApprovalError::Expired(token.to_owned()));
+        for (token, runner) in running {
+            if runner.is_some_and(alive) {
+                continue;
+            }
+            self.journal.transaction(|tx| {
+                if tx.execute(
+                    "UPDATE approvals SET status = 'interrupted' WHERE token = ?1 AND status = 'running'",
+                    [&token],
+                )? == 1
+                {
+                    Journal::append_in(
+                        tx,
+                        "approval-interrupted",
+                        &json!({ "token": token, "runner": runner, "why": "the process running the approved action ended before it finished" }),
+                    )?;
+                }
+                Ok(())
+            })?;
         }
-        fn parse<T: serde::de::DeserializeOwned>(token: &str, s: &str) -> Result<T, ApprovalError> {
-            serde_json::from_str(s).map_err(|e| ApprovalError::Damaged {
-                token: token.to_owned(),
-                message: e.to_string(),
-            })
-        }
-        Ok(Pending {
-            token: token.to_owned(),
-            action: parse(token, &action)?,
-            signal: parse(token, &signal)?,
-            reasons: parse(token, &reasons)?,
-            expires_at,
-        })
+        Ok(())
     }
 
-    /// Every approval still pending.
+    /// Decide the approval `token` (pending, or interrupted): approved, it becomes `running`
+    /// in this process and is returned so the caller runs it (then calls
+    /// [`Approvals::finish`]); denied, it is dropped. `shown`: the digest of the action the
+    /// person decided on, refused if the stored action does not match it. The decision and
+    /// its `approval` journal record are written together.
+    ///
+    /// # Errors
+    /// [`ApprovalError::Unknown`], [`ApprovalError::Expired`], [`ApprovalError::Changed`].
+    pub fn decide(
+        &self,
+        token: &str,
+        approve: bool,
+        shown: Option<&str>,
+    ) -> Result<Pending, ApprovalError> {
+        self.find_interrupted()?;
+        let pid = i64::from(std::process::id());
+        let now = epoch();
+        let decided = self.journal.transaction(|tx| {
+            // One transaction: two deciders racing (two clients, or the CLI beside the daemon)
+            // cannot both see it undecided, so an approved action runs at most once.
+            let Some(row) = tx
+                .query_row(
+                    &format!("SELECT {COLUMNS} FROM approvals WHERE token = ?1 AND status IN ('pending', 'interrupted')"),
+                    [token],
+                    row,
+                )
+                .optional()?
+            else {
+                return Ok(Err(ApprovalError::Unknown(token.to_owned())));
+            };
+            let (stored, state, expires_at) = (row.5.clone(), row.6.clone(), row.4);
+            if state == "pending" && expires_at < now {
+                tx.execute("UPDATE approvals SET status = 'expired' WHERE token = ?1", [token])?;
+                return Ok(Err(ApprovalError::Expired(token.to_owned())));
+            }
+            let pending = match pending_of(row) {
+                Ok(p) => p,
+                Err(e) => return Ok(Err(e)),
+            };
+            // The stored action must still be the one suspended, and the one shown.
+            let actual = digest(&pending.action);
+            for claimed in [Some(stored.as_str()), shown].into_iter().flatten() {
+                if claimed != actual {
+                    return Ok(Err(ApprovalError::Changed {
+                        token: token.to_owned(),
+                        stored: actual,
+                        shown: claimed.to_owned(),
+                    }));
+                }
+            }
+            let status = if approve { "running" } else { "denied" };
+            tx.execute(
+                "UPDATE approvals SET status = ?2, runner = ?3 WHERE token = ?1",
+                params![token, status, pid],
+            )?;
+            Journal::append_in(
+                tx,
+                "approval",
+                &json!({ "token": token, "decision": if approve { "approved" } else { "denied" }, "was": state, "digest": actual, "action": pending.action }),
+            )?;
+            Ok(Ok(pending))
+        })?;
+        decided
+    }
+
+    /// The approved action `token` has finished (ran, was rejected by its last-mile verify,
+    /// or was suspended again): it leaves `running`. `record`: the journal record of how it
+    /// ended, written in the same transaction.
+    ///
+    /// # Errors
+    /// The database refused.
+    pub fn finish(
+        &self,
+        token: &str,
+        record: Option<(&str, &serde_json::Value)>,
+    ) -> Result<(), ApprovalError> {
+        self.journal.transaction(|tx| {
+            if let Some((kind, body)) = record {
+                Journal::append_in(tx, kind, body)?;
+            }
+            tx.execute(
+                "UPDATE approvals SET status = 'done' WHERE token = ?1 AND status = 'running'",
+                [token],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Every approval waiting for a person: pending ones not expired, and interrupted ones.
     ///
     /// # Errors
     /// The database could not be read.
     pub fn pending(&self) -> Result<Vec<Pending>, ApprovalError> {
-        let rows: Vec<(String, String, String, String, f64)> = self.journal.with_conn(|c| {
-            let mut stmt = c.prepare("SELECT token, action, signal, reasons, expires_at FROM approvals WHERE status = 'pending' AND expires_at >= ?1 ORDER BY rowid")?;
-            let rows = stmt.query_map([epoch()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+        self.find_interrupted()?;
+        let rows: Vec<Row> = self.journal.with_conn(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {COLUMNS} FROM approvals WHERE (status = 'pending' AND expires_at >= ?1) OR status = 'interrupted' ORDER BY rowid"
+            ))?;
+            let rows = stmt.query_map([epoch()], row)?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(token, a, s, r, expires_at)| {
-                Some(Pending {
-                    token,
-                    action: serde_json::from_str(&a).ok()?,
-                    signal: serde_json::from_str(&s).ok()?,
-                    reasons: serde_json::from_str(&r).ok()?,
-                    expires_at,
-                })
-            })
-            .collect())
+        Ok(rows.into_iter().filter_map(|r| pending_of(r).ok()).collect())
     }
 }
 

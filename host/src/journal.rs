@@ -122,10 +122,36 @@ impl Journal {
     /// # Errors
     /// The database refused the write.
     pub fn append(&self, kind: &str, body: &serde_json::Value) -> rusqlite::Result<i64> {
+        self.transaction(|tx| Journal::append_in(tx, kind, body))
+    }
+
+    /// Run `f` in one immediate transaction: what it writes (journal records with
+    /// [`Journal::append_in`], approvals) is all on disk, or none of it is.
+    ///
+    /// # Errors
+    /// The database refused; nothing was written.
+    pub(crate) fn transaction<R>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<R>,
+    ) -> rusqlite::Result<R> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         // Immediate: the daemon and a CLI writing at once wait for each other (busy timeout)
         // instead of one failing on the lock upgrade.
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Append a record inside the transaction `tx` (see [`Journal::transaction`]).
+    ///
+    /// # Errors
+    /// The database refused the write.
+    pub(crate) fn append_in(
+        tx: &rusqlite::Transaction<'_>,
+        kind: &str,
+        body: &serde_json::Value,
+    ) -> rusqlite::Result<i64> {
         let last: Option<(i64, String)> = tx
             .query_row(
                 "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
@@ -144,7 +170,6 @@ impl Journal {
             "INSERT INTO journal (seq, at, kind, body, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![seq, at, kind, body, prev, h],
         )?;
-        tx.commit()?;
         Ok(seq)
     }
 

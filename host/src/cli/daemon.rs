@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use passepartout::daemon::client::Client;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
-use passepartout::daemon::{DEFAULT_PORTS, Rendezvous, protocol};
+use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous, protocol};
 use passepartout::pipeline::{Pipeline, PipelineConfig};
 use serde_json::{Value, json};
 
@@ -75,11 +75,33 @@ fn bind(ip: std::net::IpAddr, port: Option<u16>) -> anyhow::Result<std::net::Tcp
 }
 
 /// Run the daemon until SIGINT or SIGTERM.
-pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
-    // Boot: what would stop the start is checked first (the secret, the journal, the policy
-    // and the providers' configuration), then the daemon listens; the plugins load in the
-    // background, and requests wait for them, so that no plugin can keep it from listening.
-    let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
+pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> {
+    // Boot: what would stop the start is checked first (another daemon, the keys, the
+    // journal, the policy and the providers' configuration), then the daemon listens; the
+    // plugins load in the background, and requests wait for them, so that no plugin can keep
+    // it from listening.
+    let rendezvous = passepartout::daemon::rendezvous_file();
+    if let Some(other) = rendezvous.as_deref().and_then(running_daemon) {
+        anyhow::bail!(
+            "a daemon (pid {}) already serves this installation at {}:{}: use it (`passepartout chat`, `passepartout send`), or stop it first",
+            other.pid,
+            other.host,
+            other.port
+        );
+    }
+    passepartout::daemon::keys::check_enforce(insecure_no_auth)?;
+    let keys = if insecure_no_auth {
+        eprintln!(
+            "passepartout: WARNING: --insecure-no-auth: any local process, the agent's own tools \
+             included, can connect to this daemon and approve what the gates held. Use it for \
+             tests and benchmarks only."
+        );
+        None
+    } else {
+        let dir = passepartout::daemon::keys::keys_dir()
+            .context("no data directory for the keys (set XDG_DATA_HOME or HOME)")?;
+        Some(Keys::load_or_create(&dir)?)
+    };
     let journal = super::journal::open(common)?;
     if let Some(path) = common
         .policy
@@ -98,7 +120,6 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     let (ip, port) = listen_address(common)?;
     let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
-    let rendezvous = passepartout::daemon::rendezvous_file();
     if let Some(path) = &rendezvous {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -107,16 +128,21 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
             pid: std::process::id(),
             host: addr.ip().to_string(),
             port: addr.port(),
-            hmac: signer.is_some(),
+            auth: if keys.is_some() { "hmac" } else { "none" }.into(),
         };
         std::fs::write(path, serde_json::to_vec(&r)?)?;
     }
     eprintln!(
         "passepartout: listening on {addr}{}",
-        if signer.is_some() { " (HMAC on)" } else { "" }
+        if keys.is_some() {
+            " (clients authenticate with the keys in the keys directory)"
+        } else {
+            " (NO AUTHENTICATION)"
+        }
     );
     let config = ServerConfig {
-        signer,
+        keys,
+        handshake_deadline: Duration::from_secs(5),
         read_timeout: passepartout::daemon::read_timeout_from_env(),
         heartbeat: passepartout::daemon::heartbeat_from_env(),
         auto_save: passepartout::daemon::auto_save_from_env(),
@@ -143,7 +169,10 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(Duration::from_secs(5));
-    if let Some(path) = &rendezvous {
+    // Only this daemon's own rendezvous: another daemon may have started since.
+    if let Some(path) = &rendezvous
+        && read_rendezvous(path).is_some_and(|r| r.pid == std::process::id())
+    {
         let _ = std::fs::remove_file(path);
     }
     eprintln!("passepartout: stopped; the journal is saved");
@@ -240,13 +269,35 @@ async fn shutdown_signal(interrupt: Arc<std::sync::atomic::AtomicBool>) {
     interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Where the daemon is: `--port`, else what it wrote in the runtime directory.
-fn address(common: &Common) -> anyhow::Result<String> {
-    if let Some(p) = common.port {
-        return Ok(format!("127.0.0.1:{p}"));
-    }
+fn read_rendezvous(path: &Path) -> Option<Rendezvous> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The daemon `path` names, if its process lives and its port answers.
+fn running_daemon(path: &Path) -> Option<Rendezvous> {
+    let r = read_rendezvous(path)?;
+    let pid = libc::pid_t::try_from(r.pid).ok()?;
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    let answers = || {
+        format!("{}:{}", r.host, r.port)
+            .parse::<SocketAddr>()
+            .ok()
+            .is_some_and(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok())
+    };
+    (r.pid != std::process::id() && alive && answers()).then_some(r)
+}
+
+/// Where the daemon is (`--port`, else what it wrote in the runtime directory), and whether
+/// it wants authentication.
+fn address(common: &Common) -> anyhow::Result<(String, bool)> {
     let path =
         passepartout::daemon::rendezvous_file().context("no runtime directory: pass --port")?;
+    let found = read_rendezvous(&path);
+    if let Some(p) = common.port {
+        return Ok((format!("127.0.0.1:{p}"), found.is_none_or(|r| r.auth != "none")));
+    }
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!(
             "no daemon is running ({} is missing): start one with `passepartout daemon`",
@@ -255,12 +306,16 @@ fn address(common: &Common) -> anyhow::Result<String> {
     })?;
     let r: Rendezvous =
         serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display()))?;
-    Ok(format!("{}:{}", r.host, r.port))
+    Ok((format!("{}:{}", r.host, r.port), r.auth != "none"))
 }
 
 pub(super) fn connect(common: &Common) -> anyhow::Result<Client> {
-    let signer = passepartout::daemon::signer_from_env().map_err(anyhow::Error::msg)?;
-    Ok(Client::connect(&address(common)?, signer)?)
+    let (addr, auth) = address(common)?;
+    let keys = match passepartout::daemon::keys::keys_dir() {
+        Some(dir) if auth => Some(Keys::for_client(&dir)?),
+        _ => None,
+    };
+    Ok(Client::connect(&addr, keys.as_ref())?)
 }
 
 fn print_events(events: &[Value], trace: bool) {
@@ -400,7 +455,7 @@ fn start_background(common: &Common) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(100));
         if address(common)
             .ok()
-            .is_some_and(|a| std::net::TcpStream::connect(a).is_ok())
+            .is_some_and(|(a, _)| std::net::TcpStream::connect(a).is_ok())
         {
             return Ok(());
         }
@@ -419,11 +474,35 @@ pub fn decide_via_daemon(
     common: &Common,
     op: &str,
     token: &str,
+    digest: Option<&str>,
     json_out: bool,
 ) -> Option<anyhow::Result<ExitCode>> {
     let mut client = connect(common).ok()?;
     Some((|| {
-        let (events, reply) = client.request(op, json!({ "token": token }))?;
+        // The decision is bound to the action as shown: the digest given, else the one of the
+        // action printed here.
+        let digest = match digest {
+            Some(d) => d.to_owned(),
+            None => {
+                let (_, list) = client.request("approvals", json!({}))?;
+                if list["type"] == "error" {
+                    anyhow::bail!("{}", list["error"]["message"].as_str().unwrap_or_default());
+                }
+                let Some(p) = list["result"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|p| p["token"] == token)
+                else {
+                    eprintln!("error: no pending approval has the token {token:?} (see `passepartout approvals`)");
+                    return Ok(ExitCode::from(2));
+                };
+                eprintln!("{op} {}: {}", p["state"].as_str().unwrap_or("pending"), p["action"]);
+                p["digest"].as_str().unwrap_or_default().to_owned()
+            }
+        };
+        let (events, reply) =
+            client.request(op, json!({ "token": token, "digest": digest }))?;
         if json_out {
             println!(
                 "{}",

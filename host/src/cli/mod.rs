@@ -86,8 +86,14 @@ enum Command {
     },
     /// Write a commented default passepartout.toml and policy.toml (never overwriting).
     Init,
-    /// Run the daemon: the pipeline behind the framed TCP protocol on 127.0.0.1.
-    Daemon,
+    /// Run the daemon: the pipeline behind the framed TCP protocol on 127.0.0.1. Clients
+    /// prove the per-installation keys it makes in its keys directory (docs/protocol.md).
+    Daemon {
+        /// Turn authentication off: every local process, the agent's own tools included, may
+        /// then connect and approve. For tests and benchmarks only.
+        #[arg(long)]
+        insecure_no_auth: bool,
+    },
     /// Send one request to the daemon and print the reply.
     Send {
         /// The text (a user message).
@@ -134,6 +140,10 @@ enum Command {
     Approve {
         /// The token printed when it was suspended.
         token: String,
+        /// The digest `approvals` showed: refused if the action is no longer that one.
+        /// Without it, the action is looked up and printed before it is approved.
+        #[arg(long)]
+        digest: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -142,6 +152,9 @@ enum Command {
     Deny {
         /// The token printed when it was suspended.
         token: String,
+        /// The digest `approvals` showed (as for `approve`).
+        #[arg(long)]
+        digest: Option<String>,
     },
     /// What every plugin can do: declared / granted / imported / enforced, and findings.
     /// Exit 0 clean, 1 a finding at or above --fail-on, 2 usage error.
@@ -245,7 +258,9 @@ fn main_inner() -> anyhow::Result<ExitCode> {
     }
     match &cli.command {
         Command::Memory { command } => return memory::run(&cli.common, command),
-        Command::Daemon => return daemon::run(&cli.common),
+        Command::Daemon { insecure_no_auth } => {
+            return daemon::run(&cli.common, *insecure_no_auth);
+        }
         Command::Send {
             text,
             action,
@@ -262,13 +277,21 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         }
         Command::Chat => return daemon::chat(&cli.common),
         Command::Init => return init::run(&cli.common),
-        Command::Approve { token, json } => {
-            if let Some(done) = daemon::decide_via_daemon(&cli.common, "approve", token, *json) {
+        Command::Approve {
+            token,
+            digest,
+            json,
+        } => {
+            if let Some(done) =
+                daemon::decide_via_daemon(&cli.common, "approve", token, digest.as_deref(), *json)
+            {
                 return done;
             }
         }
-        Command::Deny { token } => {
-            if let Some(done) = daemon::decide_via_daemon(&cli.common, "deny", token, false) {
+        Command::Deny { token, digest } => {
+            if let Some(done) =
+                daemon::decide_via_daemon(&cli.common, "deny", token, digest.as_deref(), false)
+            {
                 return done;
             }
         }
@@ -323,8 +346,14 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Verify { action, json } => pipeline::verify(loaded, &action, json),
         Command::Act { action, json } => pipeline::act(loaded, &cli.common, &action, json),
         Command::Approvals { json } => pipeline::approvals(loaded, &cli.common, json),
-        Command::Approve { token, json } => pipeline::approve(loaded, &cli.common, &token, json),
-        Command::Deny { token } => pipeline::deny(loaded, &cli.common, &token),
+        Command::Approve {
+            token,
+            digest,
+            json,
+        } => pipeline::approve(loaded, &cli.common, &token, digest.as_deref(), json),
+        Command::Deny { token, digest } => {
+            pipeline::deny(loaded, &cli.common, &token, digest.as_deref())
+        }
         Command::Ask { text, json } => pipeline::ask(loaded, &cli.common, &text, json),
         Command::Status { json } => status::status(loaded, &cli.common, json),
         Command::Doctor { json } => status::doctor(loaded, &cli.common, json),
@@ -333,7 +362,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         | Command::Memory { .. }
         | Command::Audit { .. }
         | Command::Plugin { .. }
-        | Command::Daemon
+        | Command::Daemon { .. }
         | Command::Send { .. }
         | Command::Chat
         | Command::Init => Ok(ExitCode::from(2)),

@@ -216,11 +216,17 @@ pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Res
         println!("no action is waiting for approval");
     } else {
         for p in pending {
+            let state = if p.state == "interrupted" {
+                "INTERRUPTED (approved, but the daemon stopped before it finished: approve again to run it again, or deny)  "
+            } else {
+                ""
+            };
             println!(
-                "{}  {}  ({})",
+                "{}  {state}{}  ({})  digest {}",
                 p.token,
                 serde_json::to_string(&p.action)?,
-                p.reasons.join("; ")
+                p.reasons.join("; "),
+                p.digest
             );
         }
     }
@@ -231,20 +237,26 @@ pub fn approve(
     loaded: Loaded,
     common: &Common,
     token: &str,
+    digest: Option<&str>,
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
-    match pipeline.approve(token) {
+    match pipeline.approve(token, digest) {
         Ok(report) => print_report(&report, &outbox, json_out),
         Err(e) => bad_input(&e.to_string(), None, token),
     }
 }
 
-pub fn deny(loaded: Loaded, common: &Common, token: &str) -> anyhow::Result<ExitCode> {
+pub fn deny(
+    loaded: Loaded,
+    common: &Common,
+    token: &str,
+    digest: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
-    match pipeline.deny(token) {
+    match pipeline.deny(token, digest) {
         Ok(action) => {
             println!("denied; dropped {}", serde_json::to_string(&action)?);
             Ok(ExitCode::SUCCESS)

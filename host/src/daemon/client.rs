@@ -1,5 +1,6 @@
-//! A blocking client for the daemon: connect, hello, send requests, collect the events and the
-//! reply that belong to each. Used by `passepartout send`, `chat`, and the tests.
+//! A blocking client for the daemon: connect, authenticate (docs/protocol.md), send requests,
+//! collect the events and the reply that belong to each. Used by `passepartout send`, `chat`,
+//! `approve`, and the tests.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -7,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::protocol::{self, MAX_FRAME, Signer};
+use super::keys::Keys;
+use super::protocol::{self, Direction, HANDSHAKE_FRAME, MAX_FRAME, Nonce, Opener, Sealer};
 
 /// Why talking to the daemon failed.
 #[derive(Debug, thiserror::Error)]
@@ -31,20 +33,23 @@ pub enum ClientError {
 /// A connection to the daemon.
 pub struct Client {
     stream: TcpStream,
-    signer: Option<Signer>,
+    sealer: Option<Sealer>,
+    opener: Option<Opener>,
     buf: Vec<u8>,
     next_id: u64,
-    /// The daemon's hello.
+    /// The daemon's hello (after authentication): its `role` says whether this client may
+    /// decide approvals.
     pub hello: Value,
 }
 
 impl Client {
-    /// Connect to `addr` and exchange hellos.
+    /// Connect to `addr` and authenticate with `keys` (the client key, and the approver key
+    /// when given). `None` only works with a daemon that runs `--insecure-no-auth`.
     ///
     /// # Errors
-    /// [`ClientError::Unreachable`] when nothing listens; a protocol error when the hello fails
-    /// (a wrong HMAC secret shows here).
-    pub fn connect(addr: &str, signer: Option<Signer>) -> Result<Client, ClientError> {
+    /// [`ClientError::Unreachable`] when nothing listens; a protocol error when the handshake
+    /// fails (a wrong key shows here, as the daemon's refusal).
+    pub fn connect(addr: &str, keys: Option<&Keys>) -> Result<Client, ClientError> {
         let stream = TcpStream::connect(addr).map_err(|e| ClientError::Unreachable {
             addr: addr.into(),
             why: e.to_string(),
@@ -52,23 +57,46 @@ impl Client {
         stream.set_nodelay(true)?;
         let mut c = Client {
             stream,
-            signer,
+            sealer: None,
+            opener: None,
             buf: Vec::new(),
             next_id: 1,
             hello: Value::Null,
         };
-        c.send(&json!({ "type": "hello", "version": protocol::VERSION, "client": "passepartout-cli", "capabilities": ["events"] }))?;
-        let hello = c.read()?;
+        let ours = Nonce::random().map_err(|e| ClientError::Protocol(e.to_string()))?;
+        c.send(&json!({ "type": "hello", "version": protocol::VERSION, "client": "passepartout-cli", "nonce": ours.hex(), "capabilities": ["events"] }))?;
+        let challenge = c.read_limited(HANDSHAKE_FRAME, false)?;
+        if challenge["type"] != "challenge" {
+            return Err(refusal(&challenge, "the daemon did not send its challenge"));
+        }
+        let theirs = Nonce::parse(challenge["nonce"].as_str().unwrap_or_default())
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let mut auth = json!({ "type": "auth" });
+        if challenge["auth"] == "hmac" {
+            let keys = keys.ok_or_else(|| {
+                ClientError::Protocol(
+                    "the daemon requires authentication and this client has no client key: run it as the daemon's user (the key is in its keys directory) or set PASSEPARTOUT_HMAC_SECRET".into(),
+                )
+            })?;
+            let session = keys.client.session(&ours, &theirs);
+            c.sealer = Some(session.sealer(Direction::ToServer));
+            c.opener = Some(session.opener(Direction::ToClient));
+            if let Some(approver) = &keys.approver {
+                auth["approver"] = json!(approver.approver_proof(&ours, &theirs));
+            }
+        }
+        c.send(&auth)?;
+        let hello = c.read_limited(MAX_FRAME, true)?;
         if hello["type"] != "hello" {
-            return Err(ClientError::Protocol(
-                hello["error"]["message"]
-                    .as_str()
-                    .unwrap_or("the daemon did not say hello")
-                    .to_owned(),
-            ));
+            return Err(refusal(&hello, "the daemon did not say hello"));
         }
         c.hello = hello;
         Ok(c)
+    }
+
+    /// Whether the daemon accepted this client as an approver.
+    pub fn is_approver(&self) -> bool {
+        self.hello["role"] == "approver"
     }
 
     /// Send one message.
@@ -78,7 +106,7 @@ impl Client {
     pub fn send(&mut self, message: &Value) -> Result<(), ClientError> {
         let bytes =
             serde_json::to_vec(message).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let frame = protocol::encode(&bytes, self.signer.as_ref())
+        let frame = protocol::encode(&bytes, self.sealer.as_mut())
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         self.stream.write_all(&frame)?;
         Ok(())
@@ -89,8 +117,21 @@ impl Client {
     /// # Errors
     /// The connection broke or the frame is bad.
     pub fn read(&mut self) -> Result<Value, ClientError> {
+        self.read_limited(MAX_FRAME, false)
+    }
+
+    /// Read one message of at most `limit` bytes. `refusal`: the reply to our auth, which may
+    /// be the daemon's unsigned refusal (an error, and nothing else).
+    fn read_limited(&mut self, limit: usize, refusal: bool) -> Result<Value, ClientError> {
         loop {
-            match protocol::decode(&self.buf, self.signer.as_ref(), MAX_FRAME) {
+            let unsigned = refusal && self.buf.get(protocol::LEN_DIGITS) == Some(&b'{');
+            let opener = self.opener.as_mut().filter(|_| !unsigned);
+            match protocol::decode(&self.buf, opener, limit) {
+                Ok(Some((v, _))) if unsigned && v["type"] != "error" => {
+                    return Err(ClientError::Protocol(
+                        "the daemon's hello is not signed: this is not the daemon that holds the key".into(),
+                    ));
+                }
                 Ok(Some((v, used))) => {
                     self.buf.drain(..used);
                     return Ok(v);
@@ -112,7 +153,7 @@ impl Client {
     /// # Errors
     /// The connection broke.
     pub fn request(&mut self, op: &str, fields: Value) -> Result<(Vec<Value>, Value), ClientError> {
-        let id = self.next_id.to_string();
+        let id = json!(self.next_id);
         self.next_id += 1;
         let mut message = json!({ "type": "request", "id": id, "op": op });
         if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
@@ -144,4 +185,14 @@ impl Client {
         self.stream.set_read_timeout(timeout)?;
         Ok(())
     }
+}
+
+/// The daemon's refusal, from its error frame.
+fn refusal(message: &Value, otherwise: &str) -> ClientError {
+    ClientError::Protocol(
+        message["error"]["message"]
+            .as_str()
+            .unwrap_or(otherwise)
+            .to_owned(),
+    )
 }

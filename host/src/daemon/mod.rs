@@ -3,6 +3,10 @@
 //! stop on SIGINT/SIGTERM.
 
 pub mod client;
+mod connection;
+pub mod keys;
+pub mod ops;
+pub mod outbox;
 pub mod protocol;
 pub mod reload;
 pub mod server;
@@ -12,7 +16,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use protocol::{ProtocolError, Signer};
+pub use keys::Keys;
+pub use protocol::{ProtocolError, Secret};
 
 /// The default port, and the range tried when it is taken.
 pub const DEFAULT_PORTS: std::ops::RangeInclusive<u16> = 9105..=9115;
@@ -26,8 +31,9 @@ pub struct Rendezvous {
     pub host: String,
     /// The port it got.
     pub port: u16,
-    /// Whether frames must be signed.
-    pub hmac: bool,
+    /// `hmac`: clients prove the client key and sign every frame; `none`: the daemon runs
+    /// with `--insecure-no-auth`.
+    pub auth: String,
 }
 
 /// Where the daemon writes its [`Rendezvous`]: `$XDG_RUNTIME_DIR/passepartout/daemon.json`,
@@ -39,25 +45,6 @@ pub fn rendezvous_file() -> Option<PathBuf> {
             .unwrap_or_else(|| dirs.data_dir())
             .join("daemon.json"),
     )
-}
-
-/// The HMAC secret from the environment: `PASSEPARTOUT_HMAC_SECRET`, or the seed's
-/// `OACP_HMAC_SECRET`. `OACP_ENFORCE_HMAC` set to 1/true with no secret is an error: the seed
-/// fell back to a default secret, which is no secret at all.
-///
-/// # Errors
-/// Enforcement on and no secret.
-pub fn signer_from_env() -> Result<Option<Signer>, String> {
-    // ambient authority: the daemon's own configuration.
-    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
-    let secret = var("PASSEPARTOUT_HMAC_SECRET").or_else(|| var("OACP_HMAC_SECRET"));
-    let enforce = var("OACP_ENFORCE_HMAC")
-        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "true" | "yes" | "on"));
-    match (secret, enforce) {
-        (Some(s), _) => Ok(Some(Signer::new(s.as_bytes()))),
-        (None, true) => Err("OACP_ENFORCE_HMAC is on but no secret is set: set PASSEPARTOUT_HMAC_SECRET (refusing to start with a default secret)".into()),
-        (None, false) => Ok(None),
-    }
 }
 
 /// How long a client may stay silent before it is closed (`PASSEPARTOUT_READ_TIMEOUT_SECS`,

@@ -1,18 +1,29 @@
-//! The wire protocol (docs/protocol.md): a frame is a 6-digit lowercase hex length, then, with
-//! HMAC on, 64 hex digits of HMAC-SHA256 over the payload, then the payload (JSON). The length
-//! limits a frame to 16 MiB - 1; a daemon may set a lower limit.
+//! The wire protocol, version 2 (docs/protocol.md): a frame is a 6-digit lowercase hex length,
+//! then, once a connection is authenticated, 64 lowercase hex digits of a signature, then the
+//! payload (JSON). The length limits a frame to 16 MiB - 1; a daemon may set a lower limit.
+//!
+//! A signature is HMAC-SHA256 under the connection's own key (derived from the shared secret
+//! and a nonce from each side) over the direction, the frame's sequence number and the payload:
+//! a frame recorded on one connection means nothing on another, and a frame replayed, dropped
+//! or reordered on its own connection fails its check.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// Digits of the length prefix.
 pub const LEN_DIGITS: usize = 6;
-/// Hex digits of the HMAC.
+/// Hex digits of a signature.
 pub const MAC_DIGITS: usize = 64;
 /// The largest payload six hex digits can announce.
 pub const MAX_FRAME: usize = 0xff_ffff;
-/// The protocol version in the hello.
-pub const VERSION: u32 = 1;
+/// The protocol version this build speaks.
+pub const VERSION: u32 = 2;
+/// Every version this build speaks (a hello with another is refused with this list).
+pub const SUPPORTED: &[u32] = &[VERSION];
+/// The largest frame accepted before a connection has authenticated (the hello, the auth).
+pub const HANDSHAKE_FRAME: usize = 4096;
+/// Bytes of a nonce.
+pub const NONCE_BYTES: usize = 32;
 
 /// Why a frame was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,8 +42,15 @@ pub enum ProtocolError {
     /// The connection ended inside a frame.
     #[error("the connection ended in the middle of a frame")]
     ShortRead,
-    /// The HMAC is not 64 hex digits, or does not match.
-    #[error("the frame's HMAC-SHA256 signature is wrong")]
+    /// A frame without a signature on a connection that signs.
+    #[error(
+        "the frame is not signed: after the handshake every frame carries 64 lowercase hex digits of signature before its payload (docs/protocol.md)"
+    )]
+    Unsigned,
+    /// The signature is not 64 lowercase hex digits, or does not match.
+    #[error(
+        "the frame's signature is wrong: a wrong secret, or a frame replayed, reordered or taken from another connection"
+    )]
     BadSignature,
     /// The payload is not UTF-8 JSON.
     #[error("the payload is not JSON: {0}")]
@@ -40,73 +58,219 @@ pub enum ProtocolError {
     /// A well-formed message this daemon does not understand.
     #[error("{0}")]
     BadMessage(String),
+    /// A hello with a protocol version this daemon does not speak.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The daemon has no room for this frame now.
+    #[error("{0}")]
+    Busy(String),
     /// Nothing arrived within the read timeout.
     #[error("no frame arrived within {0} s")]
     Timeout(u64),
 }
 
-/// The HMAC key, when HMAC is on.
+/// A shared secret: the client secret or the approver key. Never printed.
 #[derive(Clone)]
-pub struct Signer {
-    key: Vec<u8>,
-}
+pub struct Secret(Vec<u8>);
 
-impl std::fmt::Debug for Signer {
+impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Signer(***)")
+        f.write_str("Secret(***)")
     }
 }
 
-impl Signer {
-    /// A signer with `secret`.
-    pub fn new(secret: &[u8]) -> Signer {
-        Signer {
-            key: secret.to_vec(),
+fn keyed(key: &[u8]) -> Hmac<Sha256> {
+    // HMAC accepts keys of any length; this cannot fail.
+    <Hmac<Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("any key length"))
+}
+
+impl Secret {
+    /// A secret of these bytes.
+    pub fn new(bytes: &[u8]) -> Secret {
+        Secret(bytes.to_vec())
+    }
+
+    fn derive(&self, label: &[u8], client: &Nonce, server: &Nonce) -> [u8; 32] {
+        let mut m = keyed(&self.0);
+        m.update(label);
+        m.update(&client.0);
+        m.update(&server.0);
+        m.finalize().into_bytes().into()
+    }
+
+    /// The key of the connection whose hellos carried these nonces.
+    pub fn session(&self, client: &Nonce, server: &Nonce) -> SessionKey {
+        SessionKey(self.derive(b"passepartout/2 session\0", client, server))
+    }
+
+    /// Proof, for this connection only, that the client holds this (approver) key.
+    pub fn approver_proof(&self, client: &Nonce, server: &Nonce) -> String {
+        hex::encode(self.derive(b"passepartout/2 approver\0", client, server))
+    }
+
+    /// Whether `proof` is [`Secret::approver_proof`] for these nonces (constant time).
+    pub fn check_approver_proof(&self, client: &Nonce, server: &Nonce, proof: &str) -> bool {
+        let Some(bytes) = lowercase_hex(proof.as_bytes()) else {
+            return false;
+        };
+        let mut m = keyed(&self.0);
+        m.update(b"passepartout/2 approver\0");
+        m.update(&client.0);
+        m.update(&server.0);
+        m.verify_slice(&bytes).is_ok()
+    }
+}
+
+/// A hello's nonce: 32 random bytes, 64 lowercase hex digits on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nonce([u8; NONCE_BYTES]);
+
+impl Nonce {
+    /// A fresh nonce.
+    ///
+    /// # Errors
+    /// The system has no randomness.
+    pub fn random() -> Result<Nonce, getrandom::Error> {
+        let mut bytes = [0u8; NONCE_BYTES];
+        getrandom::fill(&mut bytes)?;
+        Ok(Nonce(bytes))
+    }
+
+    /// Parse 64 lowercase hex digits.
+    ///
+    /// # Errors
+    /// What is wrong with it, for the peer.
+    pub fn parse(text: &str) -> Result<Nonce, ProtocolError> {
+        lowercase_hex(text.as_bytes())
+            .and_then(|b| <[u8; NONCE_BYTES]>::try_from(b).ok())
+            .map(Nonce)
+            .ok_or_else(|| {
+                ProtocolError::BadMessage(
+                    "the hello's `nonce` must be 64 lowercase hex digits (32 random bytes)".into(),
+                )
+            })
+    }
+
+    /// 64 lowercase hex digits.
+    pub fn hex(&self) -> String {
+        hex::encode(self.0)
+    }
+}
+
+/// Which way a frame goes: part of what is signed, so a frame cannot be reflected back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Client to daemon.
+    ToServer,
+    /// Daemon to client.
+    ToClient,
+}
+
+/// A connection's key (see [`Secret::session`]).
+#[derive(Clone)]
+pub struct SessionKey([u8; 32]);
+
+impl SessionKey {
+    fn mac(&self, direction: Direction) -> Signing {
+        Signing {
+            mac: keyed(&self.0),
+            direction: match direction {
+                Direction::ToServer => b'c',
+                Direction::ToClient => b's',
+            },
+            seq: 0,
         }
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        // HMAC accepts keys of any length; this cannot fail.
-        <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
-            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
+    /// What signs frames going `direction` (the sender's side).
+    pub fn sealer(&self, direction: Direction) -> Sealer {
+        Sealer(self.mac(direction))
     }
 
-    /// The signature of `payload`, 64 lowercase hex digits.
-    pub fn sign(&self, payload: &[u8]) -> String {
-        let mut m = self.mac();
-        m.update(payload);
-        hex::encode(m.finalize().into_bytes())
-    }
-
-    /// Check `signature` (hex) over `payload` in constant time.
-    ///
-    /// # Errors
-    /// [`ProtocolError::BadSignature`].
-    pub fn verify(&self, payload: &[u8], signature: &[u8]) -> Result<(), ProtocolError> {
-        let bytes = std::str::from_utf8(signature)
-            .ok()
-            .and_then(|s| hex::decode(s).ok())
-            .ok_or(ProtocolError::BadSignature)?;
-        let mut m = self.mac();
-        m.update(payload);
-        m.verify_slice(&bytes)
-            .map_err(|_| ProtocolError::BadSignature)
+    /// What checks frames coming `direction` (the receiver's side).
+    pub fn opener(&self, direction: Direction) -> Opener {
+        Opener(self.mac(direction))
     }
 }
 
-/// Encode `payload` as a frame.
+struct Signing {
+    /// Keyed once; cloned per frame.
+    mac: Hmac<Sha256>,
+    direction: u8,
+    seq: u64,
+}
+
+impl Signing {
+    fn over(&self, payload: &[u8]) -> Hmac<Sha256> {
+        let mut m = self.mac.clone();
+        m.update(&[self.direction]);
+        m.update(&self.seq.to_be_bytes());
+        m.update(payload);
+        m
+    }
+}
+
+/// Signs one direction's frames, each with the next sequence number.
+pub struct Sealer(Signing);
+
+impl Sealer {
+    /// The signature of the next frame, `payload`: 64 lowercase hex digits.
+    pub fn sign(&mut self, payload: &[u8]) -> String {
+        let out = hex::encode(self.0.over(payload).finalize().into_bytes());
+        self.0.seq += 1;
+        out
+    }
+}
+
+/// Checks one direction's frames, in order.
+pub struct Opener(Signing);
+
+impl Opener {
+    /// Check `signature` over the next frame, `payload`, in constant time.
+    ///
+    /// # Errors
+    /// [`ProtocolError::BadSignature`]: wrong key, wrong place in the sequence, or not 64
+    /// lowercase hex digits.
+    pub fn verify(&mut self, payload: &[u8], signature: &[u8]) -> Result<(), ProtocolError> {
+        let bytes = lowercase_hex(signature)
+            .filter(|b| b.len() == 32)
+            .ok_or(ProtocolError::BadSignature)?;
+        self.0
+            .over(payload)
+            .verify_slice(&bytes)
+            .map_err(|_| ProtocolError::BadSignature)?;
+        self.0.seq += 1;
+        Ok(())
+    }
+}
+
+/// Decode hex that is lowercase only, as the protocol says.
+fn lowercase_hex(text: &[u8]) -> Option<Vec<u8>> {
+    text.iter()
+        .all(|b| is_lower_hex(*b))
+        .then(|| hex::decode(text).ok())
+        .flatten()
+}
+
+/// Whether `b` is a lowercase hex digit.
+pub fn is_lower_hex(b: u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+}
+
+/// Encode `payload` as a frame, signed by `sealer` when the connection signs.
 ///
 /// # Errors
 /// [`ProtocolError::TooLarge`] for a payload over [`MAX_FRAME`].
-pub fn encode(payload: &[u8], signer: Option<&Signer>) -> Result<Vec<u8>, ProtocolError> {
+pub fn encode(payload: &[u8], sealer: Option<&mut Sealer>) -> Result<Vec<u8>, ProtocolError> {
     if payload.len() > MAX_FRAME {
         return Err(ProtocolError::TooLarge {
             size: payload.len(),
             limit: MAX_FRAME,
         });
     }
-    let mut out = format!("{:06x}", payload.len()).into_bytes();
-    if let Some(s) = signer {
+    let mut out = Vec::with_capacity(LEN_DIGITS + MAC_DIGITS + payload.len());
+    out.extend_from_slice(format!("{:06x}", payload.len()).as_bytes());
+    if let Some(s) = sealer {
         out.extend_from_slice(s.sign(payload).as_bytes());
     }
     out.extend_from_slice(payload);
@@ -118,10 +282,7 @@ pub fn encode(payload: &[u8], signer: Option<&Signer>) -> Result<Vec<u8>, Protoc
 /// # Errors
 /// [`ProtocolError::BadLength`] or [`ProtocolError::TooLarge`].
 pub fn parse_len(prefix: &[u8], limit: usize) -> Result<usize, ProtocolError> {
-    let ok = prefix.len() == LEN_DIGITS
-        && prefix
-            .iter()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+    let ok = prefix.len() == LEN_DIGITS && prefix.iter().all(|b| is_lower_hex(*b));
     if !ok {
         return Err(ProtocolError::BadLength(
             String::from_utf8_lossy(prefix).into_owned(),
@@ -137,27 +298,37 @@ pub fn parse_len(prefix: &[u8], limit: usize) -> Result<usize, ProtocolError> {
 }
 
 /// Decode one whole frame held in `buf`: the JSON payload and the bytes consumed. `Ok(None)`
-/// when `buf` holds only part of a frame so far. This is what the fuzz target exercises.
+/// when `buf` holds only part of a frame so far. With an `opener`, the frame must be signed (a
+/// payload where the signature belongs is [`ProtocolError::Unsigned`] as soon as its first
+/// byte is there). This is what the fuzz target exercises.
 ///
 /// # Errors
 /// Any [`ProtocolError`] but `ShortRead` and `Timeout`.
 pub fn decode(
     buf: &[u8],
-    signer: Option<&Signer>,
+    opener: Option<&mut Opener>,
     limit: usize,
 ) -> Result<Option<(serde_json::Value, usize)>, ProtocolError> {
     if buf.len() < LEN_DIGITS {
         return Ok(None);
     }
     let size = parse_len(&buf[..LEN_DIGITS], limit)?;
-    let mac_len = if signer.is_some() { MAC_DIGITS } else { 0 };
+    let mac_len = if opener.is_some() { MAC_DIGITS } else { 0 };
+    let mac_end = (LEN_DIGITS + mac_len).min(buf.len());
+    if !buf[LEN_DIGITS..mac_end].iter().all(|b| is_lower_hex(*b)) {
+        return Err(if buf[LEN_DIGITS].is_ascii_hexdigit() {
+            ProtocolError::BadSignature
+        } else {
+            ProtocolError::Unsigned
+        });
+    }
     let total = LEN_DIGITS + mac_len + size;
     if buf.len() < total {
         return Ok(None);
     }
     let payload = &buf[LEN_DIGITS + mac_len..total];
-    if let Some(s) = signer {
-        s.verify(payload, &buf[LEN_DIGITS..LEN_DIGITS + mac_len])?;
+    if let Some(o) = opener {
+        o.verify(payload, &buf[LEN_DIGITS..LEN_DIGITS + mac_len])?;
     }
     let value =
         serde_json::from_slice(payload).map_err(|e| ProtocolError::BadJson(e.to_string()))?;
@@ -165,91 +336,4 @@ pub fn decode(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn a_frame_round_trips_with_and_without_hmac() {
-        let payload = br#"{"type":"hello","version":1}"#;
-        for signer in [None, Some(Signer::new(b"secret"))] {
-            let frame = encode(payload, signer.as_ref()).expect("encode");
-            let (v, used) = decode(&frame, signer.as_ref(), MAX_FRAME)
-                .expect("decode")
-                .expect("whole");
-            assert_eq!(used, frame.len());
-            assert_eq!(v["type"], "hello");
-        }
-        assert_eq!(&encode(b"{}", None).expect("encode")[..6], b"000002");
-    }
-
-    #[test]
-    fn bad_frames_are_named() {
-        assert!(matches!(
-            decode(b"zzzzzz{}", None, MAX_FRAME),
-            Err(ProtocolError::BadLength(_))
-        ));
-        assert!(
-            matches!(
-                decode(b"00000A{}", None, MAX_FRAME),
-                Err(ProtocolError::BadLength(_))
-            ),
-            "uppercase is not the protocol"
-        );
-        assert!(matches!(
-            decode(b"000100", None, 16),
-            Err(ProtocolError::TooLarge {
-                size: 256,
-                limit: 16
-            })
-        ));
-        assert!(
-            matches!(decode(b"000004{x", None, MAX_FRAME), Ok(None)),
-            "part of a frame: wait for more"
-        );
-        assert!(matches!(
-            decode(b"000002}{", None, MAX_FRAME),
-            Err(ProtocolError::BadJson(_))
-        ));
-        let signer = Signer::new(b"right");
-        let frame = encode(b"{}", Some(&Signer::new(b"wrong"))).expect("encode");
-        assert_eq!(
-            decode(&frame, Some(&signer), MAX_FRAME),
-            Err(ProtocolError::BadSignature)
-        );
-        let mut tampered = encode(b"[1]", Some(&signer)).expect("encode");
-        let last = tampered.len() - 2;
-        tampered[last] = b'2';
-        assert_eq!(
-            decode(&tampered, Some(&signer), MAX_FRAME),
-            Err(ProtocolError::BadSignature)
-        );
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
-
-        /// The fuzz target's property, on a bounded number of generated inputs: the parser
-        /// never panics, never reads past its input, and only accepts what encodes back.
-        #[test]
-        fn the_frame_parser_survives_arbitrary_input(bytes in proptest::collection::vec(any::<u8>(), 0..512), hmac in any::<bool>()) {
-            let signer = hmac.then(|| Signer::new(b"k"));
-            if let Ok(Some((value, used))) = decode(&bytes, signer.as_ref(), MAX_FRAME) {
-                prop_assert!(used <= bytes.len());
-                let start = LEN_DIGITS + if hmac { MAC_DIGITS } else { 0 };
-                let again = encode(&bytes[start..used], signer.as_ref()).expect("encode");
-                let (v2, _) = decode(&again, signer.as_ref(), MAX_FRAME).expect("decode").expect("whole");
-                prop_assert_eq!(value, v2);
-            }
-        }
-
-        #[test]
-        fn any_json_payload_round_trips(s in "\\PC{0,200}") {
-            let payload = serde_json::to_vec(&serde_json::json!({ "text": s })).expect("json");
-            let frame = encode(&payload, None).expect("encode");
-            let (v, used) = decode(&frame, None, MAX_FRAME).expect("decode").expect("whole");
-            prop_assert_eq!(used, frame.len());
-            prop_assert_eq!(v["text"].as_str(), Some(s.as_str()));
-        }
-    }
-}
+mod tests;

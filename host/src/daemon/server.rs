@@ -1,29 +1,31 @@
-//! The daemon's server: accept clients, speak the framed protocol, run each request on the
-//! pipeline (blocking work, off the async threads), and route replies and events to the client
-//! that asked.
+//! The daemon's server: accept clients, give each a bounded handshake, run each request on
+//! the pipeline (blocking work, off the async threads), and route replies and events to the
+//! client that asked. Connections are in `connection.rs`, requests in `ops.rs`.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, oneshot, watch};
 
-use super::protocol::{self, LEN_DIGITS, MAC_DIGITS, ProtocolError, Signer};
+use super::keys::Keys;
+use super::outbox::{Class, Outbox};
 use super::reload::{Reload, Reloaded, Swap};
+use crate::pipeline::Pipeline;
 use crate::pipeline::actuators::{ActError, Actuator};
-use crate::pipeline::{Pipeline, Report};
-use crate::signal::{Action, Meta, Signal};
+use crate::signal::{Action, Signal};
 
 /// Settings of a running daemon.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
-    /// Sign and verify frames.
-    pub signer: Option<Signer>,
+    /// The keys clients must prove; `None` turns authentication off (`--insecure-no-auth`:
+    /// every local process may do everything, approvals included).
+    pub keys: Option<Keys>,
+    /// How long a new connection has for its whole handshake.
+    pub handshake_deadline: Duration,
     /// Close a client silent for this long.
     pub read_timeout: Duration,
     /// Inject a heartbeat signal this often.
@@ -31,7 +33,8 @@ pub struct ServerConfig {
     /// Save memory this often (MEMORY_AUTO_SAVE_INTERVAL): re-ingest `[memory] paths` and
     /// checkpoint the database. Also done once at shutdown.
     pub auto_save: Duration,
-    /// The largest frame accepted.
+    /// The largest frame accepted after the handshake, and sent (a larger reply becomes an
+    /// error reply for its request).
     pub max_frame: usize,
     /// How often to look at the plugin directory, policy and pins for changes (reloading
     /// when they change); zero never looks.
@@ -71,7 +74,7 @@ pub fn save_memory(pipeline: &Pipeline) {
 /// client that happens to get the same connection number.
 pub struct Router {
     boot: String,
-    clients: Mutex<HashMap<u64, mpsc::UnboundedSender<Value>>>,
+    clients: Mutex<HashMap<u64, Arc<Outbox>>>,
 }
 
 impl Default for Router {
@@ -90,15 +93,28 @@ impl Default for Router {
 }
 
 impl Router {
-    fn send(&self, conn: u64, message: Value) {
-        if let Some(tx) = self
-            .clients
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&conn)
-        {
-            let _ = tx.send(message);
+    fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Outbox>>> {
+        self.clients.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn send(&self, conn: u64, message: &Value) {
+        let outbox = self.clients().get(&conn).cloned();
+        if let Some(o) = outbox {
+            o.push(message, Class::Must);
         }
+    }
+
+    pub(super) fn add(&self, conn: u64, outbox: Arc<Outbox>) {
+        self.clients().insert(conn, outbox);
+    }
+
+    pub(super) fn remove(&self, conn: u64) {
+        self.clients().remove(&conn);
+    }
+
+    /// This daemon start's random id (the first part of every session).
+    pub(super) fn boot(&self) -> &str {
+        &self.boot
     }
 }
 
@@ -117,13 +133,15 @@ impl Actuator for RouterActuator {
             .as_deref()
             .unwrap_or_default()
             .splitn(3, ':');
+        // The request id is kept as the client sent it (JSON: a string or a number).
         if let (Some(boot), Some(conn), Some(id)) = (parts.next(), parts.next(), parts.next())
             && boot == self.0.boot
             && let Ok(conn) = conn.parse()
+            && let Ok(id) = serde_json::from_str::<Value>(id)
         {
             self.0.send(
                 conn,
-                json!({ "type": "event", "id": id, "event": "message", "text": text }),
+                &json!({ "type": "event", "id": id, "event": "message", "text": text }),
             );
         }
         Ok(text)
@@ -135,30 +153,33 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// Most requests of one client running at once.
 pub const MAX_IN_FLIGHT: usize = 16;
 
-/// Tell a client over [`MAX_CONNECTIONS`] why it is refused, and close.
-async fn refuse(mut stream: TcpStream, signer: Option<Signer>) {
-    let message = json!({ "type": "error", "error": { "kind": "protocol", "message": format!("the daemon already serves {MAX_CONNECTIONS} clients; try again later") } });
-    let bytes = serde_json::to_vec(&message).unwrap_or_default();
-    if let Ok(frame) = protocol::encode(&bytes, signer.as_ref()) {
-        let _ = stream.write_all(&frame).await;
-    }
-    let _ = stream.shutdown().await;
-}
+/// Most connections in their handshake at once; a newer one evicts the oldest, so that
+/// connections that never authenticate cannot keep anyone else out.
+pub const MAX_HANDSHAKES: usize = 64;
+/// Bytes of large frames the daemon reads at once, from all clients together.
+pub const READ_BUDGET: usize = 64 << 20;
 
 /// How long a request received while the daemon loads its plugins at start waits for them.
-const BOOT_PATIENCE: Duration = Duration::from_secs(60);
+pub(super) const BOOT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// A running daemon's shared state.
 pub struct Server {
-    connections: Arc<tokio::sync::Semaphore>,
+    /// One permit per authenticated client ([`MAX_CONNECTIONS`]).
+    pub(super) connections: Arc<Semaphore>,
+    /// Connections in their handshake, oldest first, each with what evicts it.
+    handshakes: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
+    /// [`READ_BUDGET`], in bytes.
+    pub(super) reading: Arc<Semaphore>,
     /// Connection tasks the daemon still holds (running or finished and not yet reaped), as
     /// of the accept loop's last turn: `status` shows it, so that a leak shows.
-    tasks_held: Arc<std::sync::atomic::AtomicUsize>,
-    swap: Arc<Swap>,
-    router: Arc<Router>,
-    config: ServerConfig,
+    pub(super) tasks_held: AtomicUsize,
+    pub(super) swap: Arc<Swap>,
+    pub(super) router: Arc<Router>,
+    pub(super) config: ServerConfig,
     next_conn: AtomicU64,
-    started: Instant,
+    pub(super) started: Instant,
+    /// Set when the daemon stops: idle clients are closed at once.
+    pub(super) stopping: watch::Sender<bool>,
 }
 
 impl Server {
@@ -193,14 +214,48 @@ impl Server {
 
     fn with_swap(swap: Swap, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Arc::new(Server {
-            connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
-            tasks_held: Arc::default(),
+            connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            handshakes: Mutex::default(),
+            reading: Arc::new(Semaphore::new(READ_BUDGET)),
+            tasks_held: AtomicUsize::new(0),
+            stopping: watch::Sender::new(false),
             swap: Arc::new(swap),
             router,
             config,
             next_conn: AtomicU64::new(1),
             started: Instant::now(),
         })
+    }
+
+    /// Register connection `conn` as handshaking, evicting the oldest when
+    /// [`MAX_HANDSHAKES`] already are; the receiver fires on eviction.
+    fn handshake_start(&self, conn: u64) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        let mut h = self.handshakes.lock().unwrap_or_else(|p| p.into_inner());
+        while h.len() >= MAX_HANDSHAKES {
+            if let Some((old, evict)) = h.pop_front() {
+                tracing::info!("connection #{old} evicted: {MAX_HANDSHAKES} were authenticating");
+                let _ = evict.send(());
+            }
+        }
+        h.push_back((conn, tx));
+        rx
+    }
+
+    /// Connection `conn` has finished its handshake, one way or the other.
+    pub(super) fn handshake_done(&self, conn: u64) {
+        self.handshakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(c, _)| *c != conn);
+    }
+
+    /// Connections in their handshake now.
+    pub(super) fn handshaking(&self) -> usize {
+        self.handshakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 
     /// The pipeline requests start on now.
@@ -280,24 +335,16 @@ impl Server {
             .then(|| tokio::spawn(self.clone().watch(self.config.reload_poll)));
         tokio::pin!(shutdown);
         loop {
-            self.tasks_held
-                .store(tasks.len(), std::sync::atomic::Ordering::Relaxed);
+            self.tasks_held.store(tasks.len(), Ordering::Relaxed);
             tokio::select! {
                 _ = &mut shutdown => break,
                 // Finished connection tasks are reaped as they end, not kept until shutdown.
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
-                        let Ok(permit) = self.connections.clone().try_acquire_owned() else {
-                            tracing::warn!("refusing {peer}: {MAX_CONNECTIONS} clients are connected");
-                            tasks.spawn(refuse(stream, self.config.signer.clone()));
-                            continue;
-                        };
-                        let me = self.clone();
-                        tasks.spawn(async move {
-                            me.connection(stream, peer).await;
-                            drop(permit);
-                        });
+                        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+                        let evict = self.handshake_start(conn);
+                        tasks.spawn(self.clone().connection(stream, peer, conn, evict));
                     }
                     Err(e) => tracing::warn!("accept failed: {e}"),
                 },
@@ -308,6 +355,8 @@ impl Server {
             w.abort();
         }
         drop(listener);
+        // Idle clients are closed at once; requests in flight finish first.
+        self.stopping.send_replace(true);
         tracing::info!(
             "stopping: no new requests; waiting for {} connection(s)",
             tasks.len()
@@ -323,333 +372,5 @@ impl Server {
             save_memory(&swap.current_when_ready(BOOT_PATIENCE));
         })
         .await;
-    }
-
-    async fn connection(self: Arc<Self>, stream: TcpStream, peer: SocketAddr) {
-        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        // Replies are small frames written one by one: without this, Nagle's algorithm and
-        // delayed ACKs add ~40 ms to each round trip.
-        let _ = stream.set_nodelay(true);
-        let (mut reader, mut writer) = stream.into_split();
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
-        let signer = self.config.signer.clone();
-        let writer_task = tokio::spawn(async move {
-            while let Some(message) = rx.recv().await {
-                let bytes = serde_json::to_vec(&message).unwrap_or_default();
-                let Ok(frame) = protocol::encode(&bytes, signer.as_ref()) else {
-                    continue;
-                };
-                if writer.write_all(&frame).await.is_err() {
-                    break;
-                }
-                if message.get("close").is_some() {
-                    break;
-                }
-            }
-            let _ = writer.shutdown().await;
-        });
-        self.router
-            .clients
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(conn, tx.clone());
-        let result = self.conversation(conn, &mut reader, &tx).await;
-        if let Err(e) = result {
-            tracing::info!("client {peer} (#{conn}): {e}");
-            let _ = tx.send(json!({ "type": "error", "error": { "kind": "protocol", "message": e.to_string() }, "close": true }));
-        }
-        self.router
-            .clients
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&conn);
-        drop(tx);
-        let _ = writer_task.await;
-    }
-
-    /// Read frames until the client leaves or breaks the protocol.
-    async fn conversation(
-        self: &Arc<Self>,
-        conn: u64,
-        reader: &mut tokio::net::tcp::OwnedReadHalf,
-        tx: &mpsc::UnboundedSender<Value>,
-    ) -> Result<(), ProtocolError> {
-        let started = Instant::now();
-        let Some(hello) = self.read_frame(reader, || Some(started)).await? else {
-            return Ok(());
-        };
-        if hello["type"] != "hello" {
-            return Err(ProtocolError::BadMessage(
-                "the first message must be a hello".into(),
-            ));
-        }
-        let _ = tx.send(json!({
-            "type": "hello",
-            "version": protocol::VERSION,
-            "server": concat!("passepartout ", env!("CARGO_PKG_VERSION")),
-            "capabilities": ["act", "ask", "approve", "deny", "approvals", "status", "reload", "ping", "events"],
-            "hmac": self.config.signer.is_some(),
-        }));
-        let mut in_flight = tokio::task::JoinSet::new();
-        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
-        // When this client last had a reply sent (its silence is counted from then).
-        let answered = Arc::new(Mutex::new(Instant::now()));
-        loop {
-            // Requests that have answered are reaped as they end, not kept until the client
-            // leaves.
-            while in_flight.try_join_next().is_some() {}
-            let idle = || {
-                (slots.available_permits() == MAX_IN_FLIGHT)
-                    .then(|| *answered.lock().unwrap_or_else(|p| p.into_inner()))
-            };
-            let message = match self.read_frame(reader, idle).await {
-                Ok(Some(m)) => m,
-                Ok(None) => break,
-                Err(e) => {
-                    // Requests already running still answer (the writer stays open until then).
-                    while in_flight.join_next().await.is_some() {}
-                    return Err(e);
-                }
-            };
-            if message["type"] != "request" {
-                while in_flight.join_next().await.is_some() {}
-                return Err(ProtocolError::BadMessage(format!(
-                    "unknown message type {}: expected \"request\"",
-                    message["type"]
-                )));
-            }
-            let id = match &message["id"] {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                _ => {
-                    let _ = tx.send(json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": "a request needs an id (string or number)" } }));
-                    continue;
-                }
-            };
-            // Back-pressure: at most MAX_IN_FLIGHT requests of one client run at once; reading
-            // its next frame waits for a slot.
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                break;
-            };
-            let me = self.clone();
-            let tx = tx.clone();
-            let answered = answered.clone();
-            in_flight.spawn(async move {
-                let _slot = slot;
-                let session = format!("{}:{conn}:{id}", me.router.boot);
-                let swap = me.swap.clone();
-                let facts = Facts {
-                    uptime_secs: me.started.elapsed().as_secs(),
-                    connections: MAX_CONNECTIONS - me.connections.available_permits(),
-                    connection_tasks: me.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
-                };
-                let answer = tokio::task::spawn_blocking(move || {
-                    // The set this request starts on is the one it finishes on, whatever
-                    // reloads; at start, it waits for the first set to load.
-                    let pipeline = match message["op"].as_str() {
-                        // These answer at once, loading or not.
-                        Some("status" | "ping") => swap.current(),
-                        _ => swap.current_when_ready(BOOT_PATIENCE),
-                    };
-                    handle(&pipeline, &swap, &message, &session, facts)
-                })
-                    .await
-                    .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
-                let reply = match answer {
-                    Ok((result, traces)) => {
-                        for t in traces {
-                            let _ = tx.send(json!({ "type": "event", "id": id, "event": "gate-trace", "trace": t }));
-                        }
-                        json!({ "type": "reply", "id": id, "ok": true, "result": result })
-                    }
-                    Err(message) => json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } }),
-                };
-                let _ = tx.send(reply);
-                *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-            });
-        }
-        while in_flight.join_next().await.is_some() {}
-        Ok(())
-    }
-
-    /// One frame: `Ok(None)` when the client closed cleanly between frames. A client is
-    /// silent only while `idle()` says since when it has had nothing in flight (`None`: it is
-    /// waiting for its own replies, and is never timed out for that).
-    async fn read_frame(
-        &self,
-        reader: &mut tokio::net::tcp::OwnedReadHalf,
-        idle: impl Fn() -> Option<Instant>,
-    ) -> Result<Option<Value>, ProtocolError> {
-        let timeout = self.config.read_timeout;
-        let mut wait = timeout;
-        // The length prefix, read with `read` (cancel-safe: a timeout loses no byte). Until its
-        // first byte, the client is silent only while `idle()` says so: `readable()` alone is
-        // not enough, it may report a readiness left over from the previous frame, and a read
-        // that then waited a fixed time would close the connection of a client whose long
-        // request is still running.
-        let mut prefix = [0u8; LEN_DIGITS];
-        let mut got = 0;
-        while got < LEN_DIGITS {
-            match tokio::time::timeout(wait, reader.read(&mut prefix[got..])).await {
-                Ok(Ok(0)) if got == 0 => return Ok(None),
-                Ok(Ok(0)) | Ok(Err(_)) => return Err(ProtocolError::ShortRead),
-                Ok(Ok(n)) => {
-                    got += n;
-                    wait = timeout;
-                }
-                Err(_) if got > 0 => return Err(ProtocolError::Timeout(timeout.as_secs())),
-                Err(_) => match idle() {
-                    None => wait = timeout,
-                    Some(since) if since.elapsed() < timeout => {
-                        wait = timeout.saturating_sub(since.elapsed());
-                    }
-                    Some(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
-                },
-            }
-        }
-        let size = protocol::parse_len(&prefix, self.config.max_frame)?;
-        let mac_len = if self.config.signer.is_some() {
-            MAC_DIGITS
-        } else {
-            0
-        };
-        // Grow the buffer as bytes arrive rather than allocating what the prefix announces: a
-        // client that announces 16 MiB and sends nothing costs nothing.
-        let want = mac_len + size;
-        let mut rest = Vec::with_capacity(want.min(64 * 1024));
-        match tokio::time::timeout(
-            timeout,
-            (&mut *reader).take(want as u64).read_to_end(&mut rest),
-        )
-        .await
-        {
-            Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
-            Ok(Err(_)) => return Err(ProtocolError::ShortRead),
-            Ok(Ok(n)) if n < want => return Err(ProtocolError::ShortRead),
-            Ok(Ok(_)) => {}
-        }
-        let (mac, payload) = rest.split_at(mac_len);
-        if let Some(s) = &self.config.signer {
-            s.verify(payload, mac)?;
-        }
-        serde_json::from_slice(payload)
-            .map(Some)
-            .map_err(|e| ProtocolError::BadJson(e.to_string()))
-    }
-}
-
-fn report_result(report: &Report) -> (Value, Vec<Value>) {
-    let traces = report
-        .steps
-        .iter()
-        .filter(|s| !s.trace.is_empty())
-        .map(|s| json!(s.trace))
-        .collect();
-    (json!({ "steps": report.steps }), traces)
-}
-
-fn client_meta(session: &str) -> Meta {
-    Meta {
-        source: Some("client".into()),
-        session: Some(session.into()),
-    }
-}
-
-/// What `status` tells of the daemon itself.
-#[derive(Clone, Copy, Debug)]
-struct Facts {
-    uptime_secs: u64,
-    /// Clients connected now.
-    connections: usize,
-    /// Connection tasks held (see `Server::tasks_held`).
-    connection_tasks: usize,
-}
-
-/// Run one request on the pipeline. `Ok((result, gate traces))` or the error for the client.
-fn handle(
-    pipeline: &Pipeline,
-    swap: &Swap,
-    message: &Value,
-    session: &str,
-    facts: Facts,
-) -> Result<(Value, Vec<Value>), String> {
-    let op = message["op"].as_str().unwrap_or_default();
-    let field = |name: &str| {
-        message[name]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("`{op}` needs a string field `{name}`"))
-    };
-    match op {
-        "ping" => Ok((json!("pong"), Vec::new())),
-        "reload" => swap
-            .reload_if_changed("requested by a client")
-            .map(|r| (json!(r), Vec::new())),
-        "act" => {
-            let action: Action = serde_json::from_value(message["action"].clone())
-                .map_err(|e| format!("`action` is not a valid action: {e}"))?;
-            let report = pipeline.run(Signal::request(json!(action), client_meta(session)));
-            Ok(report_result(&report))
-        }
-        "ask" => {
-            let text = field("text")?;
-            let mut signal = Signal::event("user-input", Some(&text), None);
-            signal.meta = client_meta(session);
-            Ok(report_result(&pipeline.run(signal)))
-        }
-        "approve" => pipeline
-            .approve(&field("token")?)
-            .map(|r| report_result(&r))
-            .map_err(|e| e.to_string()),
-        "deny" => pipeline
-            .deny(&field("token")?)
-            .map(|a| (json!({ "dropped": a }), Vec::new()))
-            .map_err(|e| e.to_string()),
-        "approvals" => {
-            let approvals =
-                crate::approvals::Approvals::new(pipeline.journal()).map_err(|e| e.to_string())?;
-            approvals
-                .pending()
-                .map(|p| (json!(p), Vec::new()))
-                .map_err(|e| e.to_string())
-        }
-        "status" => {
-            let pending = crate::approvals::Approvals::new(pipeline.journal())
-                .and_then(|a| a.pending())
-                .map(|p| p.len())
-                .unwrap_or(0);
-            let plugins: Vec<Value> = pipeline
-                .plugins()
-                .iter()
-                .map(|p| json!({ "name": p.id.name, "version": p.id.version, "telemetry": p.telemetry.snapshot() }))
-                .collect();
-            let reload = swap.status();
-            let health = if !swap.ready() {
-                "loading"
-            } else if !pipeline.missing_gates().is_empty() {
-                "unhealthy"
-            } else if reload.last_error.is_some() {
-                "degraded"
-            } else {
-                "healthy"
-            };
-            Ok((
-                json!({
-                    "health": health,
-                    "uptime_secs": facts.uptime_secs,
-                    "connections": facts.connections,
-                    "connection_tasks": facts.connection_tasks,
-                    "plugins": plugins,
-                    "plugin_set": pipeline.plugin_set(),
-                    "missing_gates": pipeline.missing_gates(),
-                    "reload": reload,
-                    "pending_approvals": pending
-                }),
-                Vec::new(),
-            ))
-        }
-        other => Err(format!(
-            "unknown op {other:?}: use act, ask, approve, deny, approvals, status, reload or ping"
-        )),
     }
 }

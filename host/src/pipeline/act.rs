@@ -8,7 +8,7 @@ use super::error::PipelineError;
 use super::provider::ToolTurn;
 use super::reason::{Conversation, Reasoned, conversation};
 use super::{Pipeline, Step, StepOutcome};
-use crate::approvals::Approvals;
+use crate::approvals::{Approvals, Pending};
 use crate::gates::Outcome;
 use crate::signal::{Action, GateTrace, Payload, Signal, SignalType};
 
@@ -112,10 +112,6 @@ impl Pipeline {
         let pending = approvals
             .suspend(action, signal, reasons.clone(), self.config.approval_expiry)
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        self.record(
-            "approval-requested",
-            json!({ "token": pending.token, "action": action, "reasons": reasons }),
-        );
         self.tell_source(
             signal,
             &format!(
@@ -172,7 +168,7 @@ impl Pipeline {
         &self,
         action: Action,
         signal: &Signal,
-        approved: Option<&[String]>,
+        approved: Option<&Pending>,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
         let last_mile = self.verify(&action, signal);
         for g in &last_mile.trace {
@@ -186,7 +182,7 @@ impl Pipeline {
         let action = match last_mile.outcome {
             Outcome::Passed(a) => a,
             Outcome::NeedsApproval { action: a, reasons }
-                if approved.is_some_and(|asked| reasons.iter().all(|r| asked.contains(r))) =>
+                if approved.is_some_and(|p| reasons.iter().all(|r| p.reasons.contains(r))) =>
             {
                 a
             }
@@ -245,10 +241,19 @@ impl Pipeline {
             .as_deref()
             .filter(|_| action.target == "tool")
             .and_then(|t| self.catalog().identity(t));
-        self.record(
-            "tool-result",
-            json!({ "target": action.target, "tool": action.tool, "plugin": identity, "ok": result.is_ok(), "result": formatted }),
-        );
+        let record = json!({ "target": action.target, "tool": action.tool, "plugin": identity, "ok": result.is_ok(), "result": formatted, "approval": approved.map(|p| &p.token) });
+        match approved {
+            // The result and the end of the approval, together: after a crash the approval is
+            // either done with its result journaled, or interrupted.
+            Some(p) => {
+                if let Err(e) = Approvals::new(&self.journal)
+                    .and_then(|a| a.finish(&p.token, Some(("tool-result", &record))))
+                {
+                    tracing::error!("cannot write the journal (tool-result): {e}");
+                }
+            }
+            None => self.record("tool-result", record),
+        }
         let silent = self.config.silent_actuators.contains(&action.target);
         let depth = signal.depth + 1;
         let feedback = |sensor: &str, fields: serde_json::Value| {
@@ -339,26 +344,28 @@ impl Pipeline {
         }
     }
 
-    /// A person approves the suspended action `token`: it runs (after the last-mile verify;
-    /// a rejection still stops it), and its feedback goes round the loop.
+    /// A person approves the suspended (or interrupted) action `token`: it runs (after the
+    /// last-mile verify; a rejection still stops it), and its feedback goes round the loop.
+    /// `shown`: the digest of the action the person was shown (see [`crate::approvals`]).
     ///
     /// # Errors
-    /// An unknown, already decided or expired token.
-    pub fn approve(&self, token: &str) -> Result<super::Report, PipelineError> {
+    /// An unknown, already decided or expired token, or an action that is not the one shown.
+    pub fn approve(
+        &self,
+        token: &str,
+        shown: Option<&str>,
+    ) -> Result<super::Report, PipelineError> {
         let approvals =
             Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
         let pending = approvals
-            .decide(token, true)
+            .decide(token, true, shown)
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        self.record(
-            "approval",
-            json!({ "token": token, "decision": "approved", "action": pending.action }),
-        );
-        let (outcome, trace, feedback) = self.execute(
-            pending.action.clone(),
-            &pending.signal,
-            Some(&pending.reasons),
-        )?;
+        let executed = self.execute(pending.action.clone(), &pending.signal, Some(&pending));
+        // Rejected at the last mile, suspended again, or failed: no longer running either.
+        if let Err(e) = approvals.finish(token, None) {
+            tracing::error!("cannot mark approval {token} finished: {e}");
+        }
+        let (outcome, trace, feedback) = executed?;
         let mut report = super::Report {
             steps: vec![Step {
                 depth: pending.signal.depth,
@@ -378,16 +385,12 @@ impl Pipeline {
     ///
     /// # Errors
     /// An unknown, already decided or expired token.
-    pub fn deny(&self, token: &str) -> Result<Action, PipelineError> {
+    pub fn deny(&self, token: &str, shown: Option<&str>) -> Result<Action, PipelineError> {
         let approvals =
             Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
         let pending = approvals
-            .decide(token, false)
+            .decide(token, false, shown)
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        self.record(
-            "approval",
-            json!({ "token": token, "decision": "denied", "action": pending.action }),
-        );
         self.tell_source(&pending.signal, "denied: the action was dropped");
         Ok(pending.action)
     }

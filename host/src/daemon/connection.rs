@@ -1,0 +1,456 @@
+//! One client connection: the handshake (a nonce each way, proof of the client key, and of
+//! the approver key when the client has it), then signed frames in both directions, requests
+//! run off the async threads, replies through the client's bounded [`Outbox`].
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::oneshot;
+
+use super::ops::{self, Facts, Role};
+use super::outbox::{Class, Next, Outbox};
+use super::protocol::{
+    self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError,
+    Sealer,
+};
+use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
+
+/// Frames up to this size are read without asking the daemon-wide read budget.
+const SMALL_FRAME: usize = 64 << 10;
+/// How long a large frame waits for room in the read budget before the client is told to
+/// send it again later.
+const BUDGET_WAIT: Duration = Duration::from_secs(5);
+/// How long the writer may take to send what is queued once the connection ends.
+const FLUSH_GRACE: Duration = Duration::from_secs(5);
+
+/// An authenticated connection's state after the handshake.
+struct Session {
+    opener: Option<Opener>,
+    sealer: Option<Sealer>,
+    role: Role,
+    client: String,
+}
+
+/// Why a handshake did not finish.
+enum Refused {
+    /// Told to the client, unsigned, then closed.
+    Protocol(ProtocolError),
+    /// Evicted for a newer connection, or the daemon is stopping.
+    Evicted,
+}
+
+impl From<ProtocolError> for Refused {
+    fn from(e: ProtocolError) -> Refused {
+        Refused::Protocol(e)
+    }
+}
+
+/// A protocol error as a frame: `{"type": "error", "error": {"kind", "message"}}`, with the
+/// supported versions for a version refusal.
+fn error_frame(e: &ProtocolError, kind: &str) -> Value {
+    let mut v = json!({ "type": "error", "id": null, "error": { "kind": kind, "message": e.to_string() } });
+    if let ProtocolError::Unsupported(_) = e {
+        v["error"]["supported"] = json!(protocol::SUPPORTED);
+    }
+    v
+}
+
+async fn write_unsigned(writer: &mut OwnedWriteHalf, message: &Value) {
+    let bytes = serde_json::to_vec(message).unwrap_or_default();
+    if let Ok(frame) = protocol::encode(&bytes, None) {
+        let _ = tokio::time::timeout(Duration::from_secs(1), writer.write_all(&frame)).await;
+    }
+}
+
+impl Server {
+    /// Serve one accepted connection; `evict` fires when a newer connection needs its
+    /// handshake slot.
+    pub(super) async fn connection(
+        self: Arc<Self>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        conn: u64,
+        evict: oneshot::Receiver<()>,
+    ) {
+        // Replies are small frames written one by one: without this, Nagle's algorithm and
+        // delayed ACKs add ~40 ms to each round trip.
+        let _ = stream.set_nodelay(true);
+        let (mut reader, mut writer) = stream.into_split();
+        let deadline = self.config.handshake_deadline;
+        let mut stopping = self.stopping.subscribe();
+        let handshake = tokio::select! {
+            r = tokio::time::timeout(deadline, self.handshake(&mut reader, &mut writer)) => match r {
+                Ok(r) => r,
+                Err(_) => Err(Refused::Protocol(ProtocolError::Timeout(deadline.as_secs()))),
+            },
+            _ = evict => Err(Refused::Evicted),
+            _ = stopping.wait_for(|s| *s) => Err(Refused::Evicted),
+        };
+        self.handshake_done(conn);
+        let session = match handshake {
+            Ok(s) => s,
+            Err(Refused::Protocol(e)) => {
+                tracing::info!("client {peer} (#{conn}) refused: {e}");
+                write_unsigned(&mut writer, &error_frame(&e, "protocol")).await;
+                return;
+            }
+            Err(Refused::Evicted) => {
+                let e = ProtocolError::BadMessage("closed: too many connections were waiting to authenticate, or the daemon is stopping; connect again".into());
+                write_unsigned(&mut writer, &error_frame(&e, "protocol")).await;
+                return;
+            }
+        };
+        let outbox = Arc::new(Outbox::new(self.config.max_frame));
+        let mut writer_task = tokio::spawn(write_loop(outbox.clone(), writer, session.sealer));
+        let Ok(_permit) = self.connections.clone().try_acquire_owned() else {
+            tracing::warn!("refusing {peer}: {} clients are connected", super::server::MAX_CONNECTIONS);
+            outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": format!("the daemon already serves {} clients; try again later", super::server::MAX_CONNECTIONS) } }), Class::Must);
+            outbox.finish();
+            if tokio::time::timeout(FLUSH_GRACE, &mut writer_task).await.is_err() {
+                writer_task.abort();
+            }
+            return;
+        };
+        outbox.push(
+            &json!({
+                "type": "hello",
+                "version": protocol::VERSION,
+                "server": concat!("passepartout ", env!("CARGO_PKG_VERSION")),
+                "auth": if self.config.keys.is_some() { "hmac" } else { "none" },
+                "role": session.role,
+                "capabilities": ops::capabilities(session.role),
+            }),
+            Class::Must,
+        );
+        self.router.add(conn, outbox.clone());
+        tracing::debug!("client {peer} (#{conn}) is {} as {:?}", session.client, session.role);
+        let mut opener = session.opener;
+        let result = self
+            .conversation(conn, session.role, &mut reader, opener.as_mut(), &outbox)
+            .await;
+        match result {
+            Err(e) => {
+                tracing::info!("client {peer} (#{conn}): {e}");
+                outbox.push(&error_frame(&e, "protocol"), Class::Must);
+            }
+            Ok(Ended::Stopping) => {
+                let e = ProtocolError::BadMessage("the daemon is stopping".into());
+                outbox.push(&error_frame(&e, "shutdown"), Class::Must);
+            }
+            Ok(Ended::Left) => {}
+        }
+        self.router.remove(conn);
+        outbox.finish();
+        if let Some(why) = outbox.abort_reason() {
+            tracing::warn!("client {peer} (#{conn}): {why}");
+            writer_task.abort();
+        } else if tokio::time::timeout(FLUSH_GRACE, &mut writer_task).await.is_err() {
+            tracing::info!("client {peer} (#{conn}) did not read what was left for it; dropped");
+            writer_task.abort();
+        }
+    }
+
+    /// The handshake: hello → challenge → signed auth. Every frame is small and unsigned
+    /// until the client proves the key.
+    async fn handshake(
+        &self,
+        reader: &mut OwnedReadHalf,
+        writer: &mut OwnedWriteHalf,
+    ) -> Result<Session, Refused> {
+        let forever = || None;
+        let Some(hello) = self
+            .read_frame(reader, None, HANDSHAKE_FRAME, forever)
+            .await?
+        else {
+            return Err(ProtocolError::ShortRead.into());
+        };
+        if hello["type"] != "hello" {
+            if hello.get("type").is_none() && hello.is_object() {
+                return Err(ProtocolError::BadMessage("the first message must be a hello".into()).into());
+            }
+            return Err(ProtocolError::BadMessage(format!(
+                "the first message must be a hello, not {}",
+                hello["type"]
+            ))
+            .into());
+        }
+        match hello["version"].as_u64() {
+            Some(v) if protocol::SUPPORTED.iter().any(|s| u64::from(*s) == v) => {}
+            other => {
+                return Err(ProtocolError::Unsupported(format!(
+                    "the hello's protocol version {} is not supported: this daemon speaks {:?}; update the client",
+                    other.map_or_else(|| "(missing)".to_owned(), |v| v.to_string()),
+                    protocol::SUPPORTED
+                ))
+                .into());
+            }
+        }
+        let client = hello["client"].as_str().unwrap_or("a client").chars().take(64).collect();
+        let theirs = Nonce::parse(hello["nonce"].as_str().unwrap_or_default())?;
+        let ours = Nonce::random().map_err(|e| ProtocolError::BadMessage(format!("the daemon has no randomness: {e}")))?;
+        let auth = if self.config.keys.is_some() { "hmac" } else { "none" };
+        let challenge = json!({ "type": "challenge", "version": protocol::VERSION, "nonce": ours.hex(), "auth": auth });
+        let bytes = serde_json::to_vec(&challenge).unwrap_or_default();
+        let frame = protocol::encode(&bytes, None)?;
+        writer.write_all(&frame).await.map_err(|_| ProtocolError::ShortRead)?;
+        let Some(keys) = &self.config.keys else {
+            // Authentication off (--insecure-no-auth): every client may do everything.
+            let _ = self.read_frame(reader, None, HANDSHAKE_FRAME, forever).await?;
+            return Ok(Session { opener: None, sealer: None, role: Role::Approver, client });
+        };
+        let key = keys.client.session(&theirs, &ours);
+        let mut opener = key.opener(Direction::ToServer);
+        let auth = match self.read_frame(reader, Some(&mut opener), HANDSHAKE_FRAME, forever).await {
+            Ok(Some(v)) if v["type"] == "auth" => v,
+            Ok(Some(v)) => {
+                return Err(ProtocolError::BadMessage(format!(
+                    "after the challenge the client sends its signed auth, not {}",
+                    v["type"]
+                ))
+                .into());
+            }
+            Ok(None) => return Err(ProtocolError::ShortRead.into()),
+            Err(ProtocolError::BadSignature | ProtocolError::Unsigned) => {
+                return Err(ProtocolError::BadMessage(
+                    "authentication failed: the client did not prove it holds the daemon's client key (passepartout reads it from the keys directory, or PASSEPARTOUT_HMAC_SECRET)".into(),
+                )
+                .into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let approver = auth["approver"].as_str().is_some_and(|proof| {
+            keys.approver
+                .as_ref()
+                .is_some_and(|k| k.check_approver_proof(&theirs, &ours, proof))
+        });
+        if auth["approver"].is_string() && !approver {
+            return Err(ProtocolError::BadMessage(
+                "the approver proof is wrong: this is not the daemon's approver key".into(),
+            )
+            .into());
+        }
+        Ok(Session {
+            opener: Some(opener),
+            sealer: Some(key.sealer(Direction::ToClient)),
+            role: if approver { Role::Approver } else { Role::Client },
+            client,
+        })
+    }
+
+    /// Read requests until the client leaves, breaks the protocol, stops reading, or the
+    /// daemon stops.
+    async fn conversation(
+        self: &Arc<Self>,
+        conn: u64,
+        role: Role,
+        reader: &mut OwnedReadHalf,
+        mut opener: Option<&mut Opener>,
+        outbox: &Arc<Outbox>,
+    ) -> Result<Ended, ProtocolError> {
+        let mut in_flight = tokio::task::JoinSet::new();
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+        // When this client last had a reply sent (its silence is counted from then).
+        let answered = Arc::new(std::sync::Mutex::new(Instant::now()));
+        let mut stopping = self.stopping.subscribe();
+        let ended = loop {
+            // Requests that have answered are reaped as they end.
+            while in_flight.try_join_next().is_some() {}
+            let idle = || {
+                (slots.available_permits() == MAX_IN_FLIGHT)
+                    .then(|| *answered.lock().unwrap_or_else(|p| p.into_inner()))
+            };
+            let read = tokio::select! {
+                biased;
+                _ = stopping.wait_for(|s| *s) => break Ok(Ended::Stopping),
+                () = outbox.aborted() => break Ok(Ended::Left),
+                r = self.read_frame(reader, opener.as_deref_mut(), self.config.max_frame, idle) => r,
+            };
+            let message = match read {
+                Ok(Some(m)) => m,
+                Ok(None) => break Ok(Ended::Left),
+                Err(e) => break Err(e),
+            };
+            if message["type"] != "request" {
+                break Err(ProtocolError::BadMessage(format!(
+                    "unknown message type {}: expected \"request\"",
+                    message["type"]
+                )));
+            }
+            let id = message["id"].clone();
+            if !(id.is_string() || id.is_number()) {
+                outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": "a request needs an id (string or number)" } }), Class::Must);
+                continue;
+            }
+            // Back-pressure: at most MAX_IN_FLIGHT requests of one client run at once; reading
+            // its next frame waits for a slot.
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                break Ok(Ended::Left);
+            };
+            let me = self.clone();
+            let outbox = outbox.clone();
+            let answered = answered.clone();
+            in_flight.spawn(async move {
+                let _slot = slot;
+                let session = format!("{}:{conn}:{id}", me.router.boot());
+                let swap = me.swap.clone();
+                let facts = me.facts();
+                let answer = tokio::task::spawn_blocking(move || {
+                    // The set this request starts on is the one it finishes on, whatever
+                    // reloads; at start, it waits for the first set to load.
+                    let pipeline = match message["op"].as_str() {
+                        Some("status" | "ping") => swap.current(),
+                        _ => swap.current_when_ready(BOOT_PATIENCE),
+                    };
+                    ops::handle(&pipeline, &swap, &message, &session, role, facts)
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
+                let reply = match answer {
+                    Ok((result, traces)) => {
+                        for t in traces {
+                            outbox.push(&json!({ "type": "event", "id": id, "event": "gate-trace", "trace": t }), Class::May);
+                        }
+                        json!({ "type": "reply", "id": id, "ok": true, "result": result })
+                    }
+                    Err(message) => json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } }),
+                };
+                outbox.push(&reply, Class::Must);
+                *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+            });
+        };
+        // Requests already running still answer (the writer stays open until then).
+        while in_flight.join_next().await.is_some() {}
+        ended
+    }
+
+    /// One frame, at most `limit` bytes, signed when `opener` is given: `Ok(None)` when the
+    /// client closed cleanly between frames. A client is silent only while `idle()` says since
+    /// when it has had nothing in flight (`None`: it is waiting for its own replies, and is
+    /// never timed out for that).
+    async fn read_frame(
+        &self,
+        reader: &mut OwnedReadHalf,
+        opener: Option<&mut Opener>,
+        limit: usize,
+        idle: impl Fn() -> Option<Instant>,
+    ) -> Result<Option<Value>, ProtocolError> {
+        let timeout = self.config.read_timeout;
+        let mut wait = timeout;
+        // The length prefix, read with `read` (cancel-safe: a timeout loses no byte). Until its
+        // first byte, the client is silent only while `idle()` says so.
+        let mut prefix = [0u8; LEN_DIGITS];
+        let mut got = 0;
+        while got < LEN_DIGITS {
+            match tokio::time::timeout(wait, reader.read(&mut prefix[got..])).await {
+                Ok(Ok(0)) if got == 0 => return Ok(None),
+                Ok(Ok(0)) | Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+                Ok(Ok(n)) => {
+                    got += n;
+                    wait = timeout;
+                }
+                Err(_) if got > 0 => return Err(ProtocolError::Timeout(timeout.as_secs())),
+                Err(_) => match idle() {
+                    None => wait = timeout,
+                    Some(since) if since.elapsed() < timeout => {
+                        wait = timeout.saturating_sub(since.elapsed());
+                    }
+                    Some(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+                },
+            }
+        }
+        let size = protocol::parse_len(&prefix, limit)?;
+        let mut mac = [0u8; MAC_DIGITS];
+        if opener.is_some() {
+            // Read as it arrives, so that an unsigned frame is refused at its first byte
+            // instead of waiting for 64 that never come.
+            let mut got = 0;
+            while got < MAC_DIGITS {
+                let n = match tokio::time::timeout(timeout, reader.read(&mut mac[got..])).await {
+                    Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+                    Ok(Ok(0) | Err(_)) => return Err(ProtocolError::ShortRead),
+                    Ok(Ok(n)) => n,
+                };
+                if let Some(bad) = mac[got..got + n].iter().position(|b| !protocol::is_lower_hex(*b)) {
+                    let first = got + bad == 0 && !mac[0].is_ascii_hexdigit();
+                    return Err(if first { ProtocolError::Unsigned } else { ProtocolError::BadSignature });
+                }
+                got += n;
+            }
+        }
+        // Large frames take their size from a budget shared by every connection, so that
+        // many clients sending large frames at once cannot make the daemon hold them all.
+        let _budget = if size > SMALL_FRAME {
+            let permits = u32::try_from(size).unwrap_or(u32::MAX);
+            match tokio::time::timeout(BUDGET_WAIT, self.reading.clone().acquire_many_owned(permits)).await {
+                Ok(Ok(p)) => Some(p),
+                _ => return Err(ProtocolError::Busy(format!(
+                    "the daemon is reading other large frames; this one ({size} bytes) waited {} s for room: send it again later",
+                    BUDGET_WAIT.as_secs()
+                ))),
+            }
+        } else {
+            None
+        };
+        // Grow the buffer as bytes arrive rather than allocating what the prefix announces.
+        let mut payload = Vec::with_capacity(size.min(SMALL_FRAME));
+        match tokio::time::timeout(timeout, (&mut *reader).take(size as u64).read_to_end(&mut payload)).await {
+            Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
+            Ok(Err(_)) => return Err(ProtocolError::ShortRead),
+            Ok(Ok(n)) if n < size => return Err(ProtocolError::ShortRead),
+            Ok(Ok(_)) => {}
+        }
+        if let Some(o) = opener {
+            o.verify(&payload, &mac)?;
+        }
+        serde_json::from_slice(&payload)
+            .map(Some)
+            .map_err(|e| ProtocolError::BadJson(e.to_string()))
+    }
+
+    fn facts(&self) -> Facts {
+        Facts {
+            uptime_secs: self.started.elapsed().as_secs(),
+            connections: super::server::MAX_CONNECTIONS - self.connections.available_permits(),
+            connection_tasks: self.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
+            handshaking: self.handshaking(),
+        }
+    }
+}
+
+/// How a conversation ended without a protocol error.
+enum Ended {
+    /// The client closed, or was closed for not reading.
+    Left,
+    /// The daemon is stopping.
+    Stopping,
+}
+
+/// Send what the outbox gives, signed in order, until it is done or the client is closed for
+/// not reading.
+async fn write_loop(outbox: Arc<Outbox>, mut writer: OwnedWriteHalf, mut sealer: Option<Sealer>) {
+    let mut buf = Vec::new();
+    loop {
+        match outbox.next().await {
+            Next::Frames(payloads) => {
+                buf.clear();
+                for p in &payloads {
+                    match protocol::encode(p, sealer.as_mut()) {
+                        Ok(frame) => buf.extend_from_slice(&frame),
+                        // The outbox keeps payloads within the frame limit.
+                        Err(e) => tracing::error!("a frame could not be encoded: {e}"),
+                    }
+                }
+                if writer.write_all(&buf).await.is_err() {
+                    break;
+                }
+            }
+            Next::Done | Next::Aborted => break,
+        }
+    }
+    let _ = writer.shutdown().await;
+}

@@ -1,0 +1,232 @@
+//! What the daemon has yet to send one client, bounded. Replies (and the `message` events that
+//! carry answers) are never dropped: a client that lets more of them pile up than
+//! [`MUST_ITEMS`] or [`MUST_BYTES`] does not read, and its connection is closed. Events it can
+//! miss (gate traces) are dropped when [`MAY_ITEMS`] or [`MAY_BYTES`] are waiting, and the
+//! client is told how many with one `dropped` event, so that a paused terminal is not
+//! disconnected for them.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use tokio::sync::{Notify, watch};
+
+/// Most replies waiting for one client before it is closed.
+pub const MUST_ITEMS: usize = 256;
+/// Most bytes of replies waiting for one client before it is closed (one reply of any size
+/// is always taken when none waits).
+pub const MUST_BYTES: usize = 16 << 20;
+/// Most droppable events waiting for one client; more are dropped.
+pub const MAY_ITEMS: usize = 1024;
+/// Most bytes of droppable events waiting for one client; more are dropped.
+pub const MAY_BYTES: usize = 4 << 20;
+/// Most bytes the writer sends in one write.
+const BATCH_BYTES: usize = 256 << 10;
+
+/// Whether a message may be dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A reply, an error, an answer: never dropped.
+    Must,
+    /// An event the client can miss.
+    May,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<(Vec<u8>, Class)>,
+    must: (usize, usize),
+    may: (usize, usize),
+    dropped: u64,
+    finishing: bool,
+}
+
+/// One client's bounded queue of outgoing messages (serialized payloads, signed by the writer
+/// in the order they leave).
+pub struct Outbox {
+    state: Mutex<State>,
+    wake: Notify,
+    /// Set, with the reason, when the client is closed for not reading.
+    aborted: watch::Sender<Option<String>>,
+    max_frame: usize,
+}
+
+/// What the writer gets next.
+pub enum Next {
+    /// Payloads to send, in order.
+    Frames(Vec<Vec<u8>>),
+    /// Everything queued was sent and the connection ends.
+    Done,
+    /// The client is closed for not reading.
+    Aborted,
+}
+
+impl Outbox {
+    /// An empty outbox for payloads up to `max_frame` bytes.
+    pub fn new(max_frame: usize) -> Outbox {
+        Outbox {
+            state: Mutex::default(),
+            wake: Notify::new(),
+            aborted: watch::Sender::new(None),
+            max_frame,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queue `message`. A reply over the frame limit is replaced by an error reply for its
+    /// request; an event over it is dropped. Returns `false` when the client is being closed.
+    pub fn push(&self, message: &Value, class: Class) -> bool {
+        if self.aborted.borrow().is_some() {
+            return false;
+        }
+        let mut bytes = serde_json::to_vec(message).unwrap_or_default();
+        if bytes.len() > self.max_frame {
+            if class == Class::May {
+                self.lock().dropped += 1;
+                self.wake.notify_one();
+                return true;
+            }
+            let too_large = json!({ "type": "error", "id": message["id"], "error": { "kind": "request", "message": format!(
+                "the {} is {} bytes, over the frame limit of {} bytes: ask for less (a narrower query, a shorter text)",
+                message["type"].as_str().unwrap_or("message"), bytes.len(), self.max_frame) } });
+            bytes = serde_json::to_vec(&too_large).unwrap_or_default();
+        }
+        let mut s = self.lock();
+        match class {
+            Class::Must => {
+                let (items, size) = s.must;
+                if items >= MUST_ITEMS || (items > 0 && size + bytes.len() > MUST_BYTES) {
+                    drop(s);
+                    let why = format!(
+                        "the client does not read its replies ({items} replies, {size} bytes wait): closing it"
+                    );
+                    self.aborted.send_replace(Some(why));
+                    self.wake.notify_one();
+                    return false;
+                }
+                s.must = (items + 1, size + bytes.len());
+            }
+            Class::May => {
+                let (items, size) = s.may;
+                if items >= MAY_ITEMS || size + bytes.len() > MAY_BYTES {
+                    s.dropped += 1;
+                    return true;
+                }
+                s.may = (items + 1, size + bytes.len());
+            }
+        }
+        s.queue.push_back((bytes, class));
+        drop(s);
+        self.wake.notify_one();
+        true
+    }
+
+    /// Send what is queued, then end the connection.
+    pub fn finish(&self) {
+        self.lock().finishing = true;
+        self.wake.notify_one();
+    }
+
+    /// Why the client was closed for not reading, once it is.
+    pub fn abort_reason(&self) -> Option<String> {
+        self.aborted.borrow().clone()
+    }
+
+    /// Resolves when the client is closed for not reading.
+    pub async fn aborted(&self) {
+        let mut rx = self.aborted.subscribe();
+        let _ = rx.wait_for(Option::is_some).await;
+    }
+
+    /// The writer's next batch.
+    pub async fn next(&self) -> Next {
+        loop {
+            if self.aborted.borrow().is_some() {
+                return Next::Aborted;
+            }
+            {
+                let mut s = self.lock();
+                let mut out = Vec::new();
+                let mut bytes = 0;
+                if s.dropped > 0 {
+                    let notice = json!({ "type": "event", "event": "dropped", "count": s.dropped, "why": "the client read more slowly than events came" });
+                    out.push(serde_json::to_vec(&notice).unwrap_or_default());
+                    s.dropped = 0;
+                }
+                while bytes < BATCH_BYTES
+                    && let Some((item, class)) = s.queue.pop_front()
+                {
+                    let counter = match class {
+                        Class::Must => &mut s.must,
+                        Class::May => &mut s.may,
+                    };
+                    counter.0 -= 1;
+                    counter.1 -= item.len();
+                    bytes += item.len();
+                    out.push(item);
+                }
+                if !out.is_empty() {
+                    return Next::Frames(out);
+                }
+                if s.finishing {
+                    return Next::Done;
+                }
+            }
+            self.wake.notified().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(o: &Outbox) -> Vec<Value> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("rt");
+        o.finish();
+        let mut out = Vec::new();
+        while let Next::Frames(f) = rt.block_on(o.next()) {
+            out.extend(f.iter().map(|b| serde_json::from_slice(b).expect("json")));
+        }
+        out
+    }
+
+    #[test]
+    fn events_are_dropped_and_counted_replies_never_and_a_non_reader_is_closed() {
+        let o = Outbox::new(1 << 20);
+        for i in 0..MAY_ITEMS + 10 {
+            assert!(o.push(&json!({ "type": "event", "n": i }), Class::May));
+        }
+        assert!(o.push(&json!({ "type": "reply", "id": 1 }), Class::Must));
+        let got = drain(&o);
+        assert_eq!(got[0]["event"], "dropped");
+        assert_eq!(got[0]["count"], 10);
+        assert_eq!(got.len(), 1 + MAY_ITEMS + 1, "every reply and the kept events");
+        assert_eq!(got.last().map(|v| v["type"].clone()), Some(json!("reply")));
+
+        let o = Outbox::new(1 << 20);
+        for i in 0..MUST_ITEMS {
+            assert!(o.push(&json!({ "type": "reply", "id": i }), Class::Must));
+        }
+        assert!(o.abort_reason().is_none());
+        assert!(!o.push(&json!({ "type": "reply", "id": "over" }), Class::Must));
+        assert!(o.abort_reason().is_some_and(|r| r.contains("does not read")));
+    }
+
+    #[test]
+    fn a_reply_over_the_frame_limit_becomes_an_error_for_its_request() {
+        let o = Outbox::new(100);
+        assert!(o.push(&json!({ "type": "reply", "id": 7, "result": "x".repeat(200) }), Class::Must));
+        assert!(o.push(&json!({ "type": "event", "id": 7, "trace": "x".repeat(200) }), Class::May));
+        let got = drain(&o);
+        assert_eq!(got[0]["type"], "error");
+        assert_eq!(got[0]["id"], 7, "the id as sent, a number");
+        assert!(got[0]["error"]["message"].as_str().is_some_and(|m| m.contains("frame limit of 100")));
+        assert_eq!(got[1]["event"], "dropped");
+    }
+}
