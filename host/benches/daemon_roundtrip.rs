@@ -1,6 +1,12 @@
 //! A direct `eval` action over the daemon's protocol (real TCP on 127.0.0.1) with 1, 10 and
 //! 100 concurrent clients, beside the same action run in-process, in one run. Prints round
-//! trips per second and p50/p99 latency for each, and the ratio to in-process.
+//! trips per second and p50/p99 latency for each, and the ratio to in-process. Then the cost
+//! of authentication: the same round trip on a daemon that signs every frame (the default)
+//! and on one with `--insecure-no-auth`, and the handshake of a new connection, each beside
+//! the other in the same run.
+//!
+//! Lighter than what users run: the journal is in memory and no gate is loaded, so that the
+//! protocol's own cost shows (the verify bench measures the standard gates).
 //!
 //! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
 
@@ -8,7 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
+use passepartout::daemon::Keys;
 use passepartout::daemon::client::Client;
+use passepartout::daemon::protocol::Secret;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::journal::Journal;
 use passepartout::pipeline::{Pipeline, PipelineConfig};
@@ -42,12 +50,20 @@ fn request_signal() -> Signal {
     Signal::request(action(), Default::default())
 }
 
+fn keys() -> Keys {
+    Keys {
+        client: Secret::new(b"bench client key, 32 bytes long!"),
+        approver: Some(Secret::new(b"bench approver key, 32 bytes ok!")),
+    }
+}
+
 /// Start a daemon in this process on a free port; returns its address.
-fn start_daemon() -> String {
+fn start_daemon(keys: Option<Keys>) -> String {
     let router = Arc::new(Router::default());
     let pipeline = Arc::new(pipeline(&router));
     let config = ServerConfig {
-        signer: None,
+        keys,
+        handshake_deadline: Duration::from_secs(5),
         read_timeout: Duration::from_secs(300),
         heartbeat: Duration::from_secs(3600),
         auto_save: Duration::from_secs(3600),
@@ -80,13 +96,18 @@ fn round_trip(client: &mut Client) {
 }
 
 /// `clients` clients, each sending `per_client` requests: (round trips per second, p50, p99).
-fn load(addr: &str, clients: usize, per_client: usize) -> (f64, Duration, Duration) {
+fn load(
+    addr: &str,
+    keys: Option<&Keys>,
+    clients: usize,
+    per_client: usize,
+) -> (f64, Duration, Duration) {
     let start = Instant::now();
     let mut latencies: Vec<Duration> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|_| {
                 s.spawn(|| {
-                    let mut client = Client::connect(addr, None).expect("connect");
+                    let mut client = Client::connect(addr, keys).expect("connect");
                     (0..per_client)
                         .map(|_| {
                             let t = Instant::now();
@@ -113,17 +134,30 @@ fn load(addr: &str, clients: usize, per_client: usize) -> (f64, Duration, Durati
 }
 
 fn main() {
-    let addr = start_daemon();
+    let addr = start_daemon(None);
+    let signed_addr = start_daemon(Some(keys()));
     let in_process = pipeline(&Arc::new(Router::default()));
     let mut client = Client::connect(&addr, None).expect("connect");
+    let mut signed = Client::connect(&signed_addr, Some(&keys())).expect("connect signed");
 
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("eval-action");
     group.bench_function("in-process", |b| {
         b.iter(|| in_process.run(request_signal()))
     });
-    group.bench_function("over-protocol-1-client", |b| {
+    group.bench_function("over-protocol-1-client-unsigned", |b| {
         b.iter(|| round_trip(&mut client))
+    });
+    group.bench_function("over-protocol-1-client-signed", |b| {
+        b.iter(|| round_trip(&mut signed))
+    });
+    group.finish();
+    let mut group = c.benchmark_group("connect");
+    group.bench_function("handshake-unsigned", |b| {
+        b.iter(|| Client::connect(&addr, None).expect("connect"))
+    });
+    group.bench_function("handshake-signed", |b| {
+        b.iter(|| Client::connect(&signed_addr, Some(&keys())).expect("connect"))
     });
     group.finish();
     c.final_summary();
@@ -142,22 +176,35 @@ fn main() {
     base.sort();
     println!("\neval action: round trips per second and latency");
     println!(
-        "  {:<26} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}",
+        "  {:<34} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}",
         "in-process (1 thread)",
         base_rps,
         base[n / 2],
         base[n * 99 / 100]
     );
+    let keys = keys();
     for clients in [1, 10, 100] {
         let per_client = 2000 / clients;
-        let (rps, p50, p99) = load(&addr, clients, per_client);
-        println!(
-            "  {:<26} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}  ({:.2}x in-process throughput)",
-            format!("protocol, {clients} client(s)"),
-            rps,
-            p50,
-            p99,
-            rps / base_rps
-        );
+        let mut unsigned_rps = 0.0;
+        for (name, addr, keys) in [
+            ("unsigned", &addr, None),
+            ("signed", &signed_addr, Some(&keys)),
+        ] {
+            let (rps, p50, p99) = load(addr, keys, clients, per_client);
+            let vs = if keys.is_some() {
+                format!(", {:.2}x unsigned", rps / unsigned_rps)
+            } else {
+                unsigned_rps = rps;
+                String::new()
+            };
+            println!(
+                "  {:<34} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}  ({:.2}x in-process throughput{vs})",
+                format!("protocol {name}, {clients} client(s)"),
+                rps,
+                p50,
+                p99,
+                rps / base_rps
+            );
+        }
     }
 }

@@ -253,7 +253,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
         "nothing ran yet"
     );
 
-    let approved = s.pipeline.approve(token).expect("approve");
+    let approved = s.pipeline.approve(token, None).expect("approve");
     assert_eq!(
         approved.steps[0].outcome,
         StepOutcome::Ran {
@@ -261,13 +261,13 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
             result: "3".into()
         }
     );
-    assert!(s.pipeline.approve(token).is_err(), "a token is used once");
+    assert!(s.pipeline.approve(token, None).is_err(), "a token is used once");
 
     let report = ask();
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
         panic!("suspended")
     };
-    let dropped = s.pipeline.deny(token).expect("deny");
+    let dropped = s.pipeline.deny(token, None).expect("deny");
     assert_eq!(dropped.tool.as_deref(), Some("eval"));
     let journal = kinds(s.pipeline.journal());
     assert_eq!(

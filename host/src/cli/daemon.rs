@@ -15,10 +15,9 @@ use serde_json::{Value, json};
 
 use super::Common;
 
-/// Where to listen: `--port`, else `DAEMON_PORT`, else `[daemon] port`; `DAEMON_HOST`, else
-/// `[daemon] host`, else 127.0.0.1. Only loopback addresses: the protocol is for this machine.
-fn listen_address(common: &Common) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
-    let section = match common
+/// The `[daemon]` section of the configuration.
+fn daemon_section(common: &Common) -> anyhow::Result<passepartout::providers::config::DaemonSection> {
+    Ok(match common
         .config
         .clone()
         .or_else(passepartout::dirs::config_file)
@@ -29,7 +28,13 @@ fn listen_address(common: &Common) -> anyhow::Result<(std::net::IpAddr, Option<u
                 .daemon
         }
         None => Default::default(),
-    };
+    })
+}
+
+/// Where to listen: `--port`, else `DAEMON_PORT`, else `[daemon] port`; `DAEMON_HOST`, else
+/// `[daemon] host`, else 127.0.0.1. Only loopback addresses: the protocol is for this machine.
+fn listen_address(common: &Common) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
+    let section = daemon_section(common)?;
     let env = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
     let port = match (common.port, env("DAEMON_PORT")) {
         (Some(p), _) => Some(p),
@@ -146,7 +151,9 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         read_timeout: passepartout::daemon::read_timeout_from_env(),
         heartbeat: passepartout::daemon::heartbeat_from_env(),
         auto_save: passepartout::daemon::auto_save_from_env(),
-        max_frame: protocol::MAX_FRAME,
+        max_frame: daemon_section(common)?
+            .max_frame
+            .map_or(protocol::MAX_FRAME, |m| m.clamp(protocol::HANDSHAKE_FRAME, protocol::MAX_FRAME)),
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

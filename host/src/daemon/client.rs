@@ -124,7 +124,9 @@ impl Client {
     /// be the daemon's unsigned refusal (an error, and nothing else).
     fn read_limited(&mut self, limit: usize, refusal: bool) -> Result<Value, ClientError> {
         loop {
-            let unsigned = refusal && self.buf.get(protocol::LEN_DIGITS) == Some(&b'{');
+            let unsigned = refusal
+                && self.opener.is_some()
+                && self.buf.get(protocol::LEN_DIGITS) == Some(&b'{');
             let opener = self.opener.as_mut().filter(|_| !unsigned);
             match protocol::decode(&self.buf, opener, limit) {
                 Ok(Some((v, _))) if unsigned && v["type"] != "error" => {

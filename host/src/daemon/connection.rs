@@ -162,9 +162,11 @@ impl Server {
         reader: &mut OwnedReadHalf,
         writer: &mut OwnedWriteHalf,
     ) -> Result<Session, Refused> {
-        let forever = || None;
+        // Silence is counted from the start of the handshake (and it has its own deadline).
+        let started = Instant::now();
+        let silent_since = || Some(started);
         let Some(hello) = self
-            .read_frame(reader, None, HANDSHAKE_FRAME, forever)
+            .read_frame(reader, None, HANDSHAKE_FRAME, silent_since)
             .await?
         else {
             return Err(ProtocolError::ShortRead.into());
@@ -200,12 +202,12 @@ impl Server {
         writer.write_all(&frame).await.map_err(|_| ProtocolError::ShortRead)?;
         let Some(keys) = &self.config.keys else {
             // Authentication off (--insecure-no-auth): every client may do everything.
-            let _ = self.read_frame(reader, None, HANDSHAKE_FRAME, forever).await?;
+            let _ = self.read_frame(reader, None, HANDSHAKE_FRAME, silent_since).await?;
             return Ok(Session { opener: None, sealer: None, role: Role::Approver, client });
         };
         let key = keys.client.session(&theirs, &ours);
         let mut opener = key.opener(Direction::ToServer);
-        let auth = match self.read_frame(reader, Some(&mut opener), HANDSHAKE_FRAME, forever).await {
+        let auth = match self.read_frame(reader, Some(&mut opener), HANDSHAKE_FRAME, silent_since).await {
             Ok(Some(v)) if v["type"] == "auth" => v,
             Ok(Some(v)) => {
                 return Err(ProtocolError::BadMessage(format!(

@@ -221,14 +221,14 @@ proptest! {
             prop_assert!(ran.is_empty(), "an action awaiting approval reached the actuator");
             if approve {
                 // The last mile may still refuse or re-suspend; whatever runs must be judged.
-                let _ = pipeline.approve(token);
+                let _ = pipeline.approve(token, None);
                 let after = recorder.ran();
                 prop_assert!(after.len() <= 1);
                 for a in &after {
                     judged(&fakes, a).map_err(TestCaseError::fail)?;
                 }
             } else {
-                pipeline.deny(token).expect("deny");
+                pipeline.deny(token, None).expect("deny");
                 prop_assert!(recorder.ran().is_empty());
             }
         }
@@ -378,7 +378,7 @@ fn an_expired_approval_cannot_be_used() {
         panic!("suspended")
     };
     std::thread::sleep(std::time::Duration::from_millis(5));
-    let err = pipeline.approve(token).expect_err("expired");
+    let err = pipeline.approve(token, None).expect_err("expired");
     assert!(err.to_string().contains("expired"), "{err}");
     assert!(
         recorder
@@ -422,7 +422,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     .with_actuator("rec", Box::new(recorder.clone()))
     .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))))
     .with_gate(Arc::new(FakeGate::new("new", 1, V::Approve(0))));
-    let report = second.approve(&token).expect("approve");
+    let report = second.approve(&token, None).expect("approve");
     let StepOutcome::Suspended {
         reasons,
         token: again,
@@ -433,6 +433,6 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     assert!(reasons.iter().any(|r| r.starts_with("new:")), "{reasons:?}");
     assert!(recorder.ran().is_empty(), "nothing ran on the old answer");
     // Answering the new question runs it.
-    second.approve(again).expect("approve again");
+    second.approve(again, None).expect("approve again");
     assert_eq!(recorder.ran().len(), 1);
 }

@@ -39,6 +39,9 @@ pub struct DaemonSection {
     pub port: Option<u16>,
     /// The address (`DAEMON_HOST` overrides): loopback only, 127.0.0.1 by default.
     pub host: Option<String>,
+    /// The largest frame, in bytes, the daemon reads from an authenticated client or sends
+    /// (a larger reply becomes an error reply for its request). Default and most: 16777215.
+    pub max_frame: Option<usize>,
 }
 
 /// One provider.

@@ -1,0 +1,233 @@
+//! Hostile clients against authentication: no key, a wrong key, an old protocol, unsigned and
+//! uppercase frames, the client key without the approver key, and replays within and across
+//! connections.
+
+use super::*;
+use passepartout::daemon::protocol::Secret;
+
+fn stranger() -> Keys {
+    Keys {
+        client: Secret::new(b"a guess at the key, 32 bytes long"),
+        approver: None,
+    }
+}
+
+#[test]
+fn a_connection_without_the_key_gets_nothing_but_the_refusal() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    let no_key = Client::connect(&d.addr, None).err().expect("refused");
+    assert!(no_key.to_string().contains("requires authentication"), "{no_key}");
+    let wrong = Client::connect(&d.addr, Some(&stranger())).err().expect("refused");
+    assert!(wrong.to_string().contains("authentication failed"), "{wrong}");
+
+    // By hand: after the challenge, a request instead of the signed auth gets the refusal
+    // and nothing else: no hello, no reply.
+    let mut s = TcpStream::connect(&d.addr).expect("connect");
+    s.write_all(&hello(&Nonce::random().expect("nonce"))).expect("hello");
+    assert_eq!(read_one(&mut s, &mut Vec::new(), None)["type"], "challenge");
+    let started = Instant::now();
+    s.write_all(&frame(&json!({ "type": "request", "id": 1, "op": "approvals" })))
+        .expect("write");
+    let got = answers(&mut s, Vec::new(), None);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(protocol_error(&got).contains("authentication failed"), "{got:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "an unsigned frame is refused at once, not after the read timeout"
+    );
+
+    // The old protocol, or none: refused with the versions this daemon speaks.
+    for hello in [
+        json!({ "type": "hello", "version": 1 }),
+        json!({ "type": "hello" }),
+        json!({ "type": "hello", "version": 99 }),
+    ] {
+        let got = raw(&d.addr, &frame(&hello));
+        assert!(protocol_error(&got).contains("not supported"), "{got:?}");
+        assert_eq!(got[0]["error"]["supported"], json!([protocol::VERSION]));
+    }
+    // A hello over the handshake limit (4 KiB).
+    let big = json!({ "type": "hello", "version": 2, "client": "x".repeat(5000) });
+    assert!(protocol_error(&raw(&d.addr, &frame(&big))).contains("over the limit of 4096"));
+    // The daemon goes on serving its own.
+    assert_eq!(result(&eval(&mut d.client(), 1, 1)), "2");
+}
+
+#[test]
+fn unsigned_and_uppercase_frames_after_the_handshake_are_refused_at_once() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")], None);
+    let mut r = Raw::connect(&d.addr, &d.keys());
+    let started = Instant::now();
+    r.stream
+        .write_all(&frame(&json!({ "type": "request", "id": 1, "op": "ping" })))
+        .expect("write");
+    let got = r.rest();
+    assert!(protocol_error(&got).contains("not signed"), "{got:?}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+
+    let mut r = Raw::connect(&d.addr, &d.keys());
+    let mut f = r.seal(&json!({ "type": "request", "id": 1, "op": "ping" }));
+    for b in &mut f[protocol::LEN_DIGITS..protocol::LEN_DIGITS + protocol::MAC_DIGITS] {
+        b.make_ascii_uppercase();
+    }
+    r.stream.write_all(&f).expect("write");
+    assert!(protocol_error(&r.rest()).contains("signature is wrong"));
+}
+
+#[test]
+fn only_the_approver_key_decides_approvals() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    // What the agent's own tools could at most get: the client key, never the approver key.
+    let client_only = Keys {
+        client: d.keys().client,
+        approver: None,
+    };
+    let mut tool = Client::connect(&d.addr, Some(&client_only)).expect("connect");
+    assert_eq!(tool.hello["role"], "client");
+    assert!(!tool.is_approver());
+    let token = needs_approval(&mut tool);
+    for (op, fields) in [
+        ("approvals", json!({})),
+        ("approve", json!({ "token": token, "digest": "0".repeat(64) })),
+        ("deny", json!({ "token": token, "digest": "0".repeat(64) })),
+    ] {
+        let (_, reply) = tool.request(op, fields).expect("request");
+        assert_eq!(reply["type"], "error", "{op}: {reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("needs the approver key")),
+            "{reply}"
+        );
+    }
+    // A wrong approver key is refused outright, not downgraded.
+    let forged = Keys {
+        client: d.keys().client,
+        approver: Some(Secret::new(b"not the approver key at all, no")),
+    };
+    let e = Client::connect(&d.addr, Some(&forged)).err().expect("refused");
+    assert!(e.to_string().contains("approver proof is wrong"), "{e}");
+    // The operator decides; a digest that is not the action's is refused.
+    let mut operator = d.client();
+    assert!(operator.is_approver());
+    let (_, wrong) = operator
+        .request("approve", json!({ "token": token, "digest": "0".repeat(64) }))
+        .expect("request");
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("is not the one shown")),
+        "{wrong}"
+    );
+    assert_eq!(result(&decide(&mut operator, "approve", &token)), "3");
+}
+
+#[test]
+fn replayed_reordered_and_foreign_frames_are_refused() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")], None);
+    let keys = d.keys();
+    let act = json!({ "type": "request", "id": 1, "op": "act", "action": { "tool": "eval", "args": { "expression": "(+ 20 22)" } } });
+
+    // The same signed request twice on one connection: it runs once.
+    let mut a = Raw::connect(&d.addr, &keys);
+    let recorded = a.send(&act);
+    assert_eq!(result(&wait_reply(&mut a)), "42");
+    a.stream.write_all(&recorded).expect("replay");
+    let got = a.rest();
+    assert!(got.iter().all(|m| m["type"] != "reply"), "{got:?}");
+    assert!(protocol_error(&got).contains("replayed"), "{got:?}");
+
+    // Two frames sent out of order.
+    let mut b = Raw::connect(&d.addr, &keys);
+    let first = b.seal(&json!({ "type": "request", "id": 1, "op": "ping" }));
+    let second = b.seal(&json!({ "type": "request", "id": 2, "op": "ping" }));
+    b.stream.write_all(&second).expect("write");
+    b.stream.write_all(&first).expect("write");
+    let got = b.rest();
+    assert!(got.iter().all(|m| m["type"] != "reply"), "{got:?}");
+
+    // A frame from one connection on another.
+    let mut c = Raw::connect(&d.addr, &keys);
+    c.stream.write_all(&recorded).expect("foreign");
+    assert!(protocol_error(&c.rest()).contains("signature is wrong"));
+
+    // A whole recorded session replayed on a new connection: the daemon's nonce differs, so
+    // the recorded auth proves nothing.
+    let mut s = TcpStream::connect(&d.addr).expect("connect");
+    let ours = Nonce::random().expect("nonce");
+    s.write_all(&hello(&ours)).expect("hello");
+    let challenge = read_one(&mut s, &mut Vec::new(), None);
+    let old_theirs = Nonce::random().expect("nonce");
+    let key = keys.client.session(&ours, &old_theirs);
+    let mut old = key.sealer(Direction::ToServer);
+    let auth = protocol::encode(br#"{"type":"auth"}"#, Some(&mut old)).expect("auth");
+    assert_ne!(challenge["nonce"], json!(old_theirs.hex()));
+    s.write_all(&auth).expect("write");
+    let got = answers(&mut s, Vec::new(), None);
+    assert!(protocol_error(&got).contains("authentication failed"), "{got:?}");
+
+    // Only the first act ran.
+    let journal = passepartout::journal::Journal::open(&home.path().join("data/passepartout/passepartout.db"))
+        .expect("journal");
+    let ran = journal
+        .records(None)
+        .expect("records")
+        .iter()
+        .filter(|r| r.kind == "tool-result" && r.body["result"] == "42")
+        .count();
+    assert_eq!(ran, 1);
+}
+
+/// The reply to the last request, skipping events.
+pub(super) fn wait_reply(r: &mut Raw) -> Value {
+    loop {
+        let m = r.read();
+        if m["type"] == "reply" || m["type"] == "error" {
+            return m;
+        }
+    }
+}
+
+#[test]
+fn insecure_no_auth_says_so_and_lets_anyone_in() {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
+    let mut child = command(home.path(), &["daemon", "--port", "0", "--insecure-no-auth"], &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut err = child.stderr.take().expect("stderr");
+    let d = Daemon {
+        child,
+        home: home.path().to_owned(),
+        addr: String::new(),
+    };
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&line).contains("listening on") {
+        assert_eq!(err.read(&mut byte).expect("stderr"), 1, "{}", String::from_utf8_lossy(&line));
+        line.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&line);
+    assert!(text.contains("WARNING: --insecure-no-auth"), "{text}");
+    let rendezvous: Value = serde_json::from_slice(
+        &std::fs::read(home.path().join("run/passepartout/daemon.json")).expect("rendezvous"),
+    )
+    .expect("json");
+    assert_eq!(rendezvous["auth"], "none");
+    let addr = format!("127.0.0.1:{}", rendezvous["port"]);
+    let mut anyone = Client::connect(&addr, None).expect("connect");
+    assert!(anyone.is_approver());
+    assert_eq!(result(&eval(&mut anyone, 1, 2)), "3");
+    assert!(
+        !home.path().join("data/passepartout/keys").exists(),
+        "no keys are made when they are not used"
+    );
+    drop(d);
+}

@@ -1,0 +1,193 @@
+//! Careless and hostile clients against the daemon's bounds: connections that come and go,
+//! connections that stall before authenticating, a client that never reads its replies, and a
+//! reply too large for a frame.
+
+use super::*;
+
+/// `n` connect/close cycles of every kind: most without a word, some stopping inside the
+/// hello, some through a whole handshake and a request.
+fn churn(d: &Daemon, n: usize) {
+    let keys = d.keys();
+    for i in 0..n {
+        match i % 100 {
+            0 => {
+                let mut c = Client::connect(&d.addr, Some(&keys)).expect("connect");
+                let _ = status(&mut c);
+            }
+            1..=9 => {
+                let mut s = TcpStream::connect(&d.addr).expect("connect");
+                let _ = s.write_all(b"0000");
+            }
+            _ => drop(TcpStream::connect(&d.addr).expect("connect")),
+        }
+    }
+}
+
+/// Wait until the daemon holds nothing but the asking client; its status then.
+fn settled(d: &Daemon, after: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = status(&mut d.client());
+        // Only the asking client is connected, and only its task is held.
+        if s["connections"] == 1 && s["connection_tasks"] == 1 && s["handshaking"] == 0 {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after {after}: {} connected, {} tasks held, {} handshaking",
+            s["connections"],
+            s["connection_tasks"],
+            s["handshaking"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn connections_that_come_and_go_leave_nothing_behind() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    churn(&d, 10_000);
+    settled(&d, "10,000 cycles");
+    let first = d.rss_kib();
+    churn(&d, 10_000);
+    settled(&d, "20,000 cycles");
+    let second = d.rss_kib();
+    // A leak of a kilobyte per connection would show as ~10 MiB here.
+    assert!(
+        second < first + 4 * 1024,
+        "RSS grew from {first} KiB after 10,000 cycles to {second} KiB after 20,000"
+    );
+}
+
+#[test]
+fn stalled_connections_do_not_keep_a_client_out() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // Authenticated clients get a long read timeout; the stalled ones never authenticate.
+    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")], None);
+    let keys = d.keys();
+    let stalled: Vec<TcpStream> = (0..300)
+        .map(|_| {
+            let mut s = TcpStream::connect(&d.addr).expect("connect");
+            s.write_all(b"000").expect("three bytes");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut c = Client::connect(&d.addr, Some(&keys)).expect("a legitimate client connects");
+        let (_, reply) = c.request("ping", json!({})).expect("ping");
+        let took = t.elapsed();
+        assert_eq!(reply["result"], "pong");
+        assert!(took < Duration::from_millis(100), "served in {took:?}");
+    }
+    let s = status(&mut d.client());
+    assert!(
+        s["handshaking"].as_u64() <= Some(passepartout::daemon::server::MAX_HANDSHAKES as u64),
+        "{s}"
+    );
+    drop(stalled);
+}
+
+/// Pipeline `status` requests on an authenticated connection and never read: until the
+/// daemon closes it. Returns how many were sent.
+fn flood_without_reading(d: &Daemon) -> usize {
+    let mut r = Raw::connect(&d.addr, &d.keys());
+    r.stream
+        .set_write_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    for i in 0..200_000 {
+        let f = r.seal(&json!({ "type": "request", "id": i, "op": "status" }));
+        if r.stream.write_all(&f).is_err() {
+            return i;
+        }
+    }
+    panic!("the daemon kept a client that never read 200,000 replies");
+}
+
+#[test]
+fn a_client_that_does_not_read_is_closed_and_its_memory_released() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")], None);
+    let mut rss = Vec::new();
+    for _ in 0..4 {
+        let sent = flood_without_reading(&d);
+        assert!(sent > passepartout::daemon::outbox::MUST_ITEMS, "closed after {sent}");
+        settled(&d, "a client that did not read");
+        rss.push(d.rss_kib());
+    }
+    // The first round grows the allocator's pools; later rounds reuse them.
+    assert!(
+        rss[3] < rss[1] + 8 * 1024,
+        "RSS across rounds (KiB): {rss:?}"
+    );
+    assert_eq!(result(&eval(&mut d.client(), 2, 2)), "4", "others are served");
+}
+
+#[test]
+fn a_reply_over_the_frame_limit_is_an_error_reply() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(config.join("passepartout.toml"), "[daemon]\nmax_frame = 4096\n")
+        .expect("config");
+    let d = start(home.path(), &[], None);
+    let mut c = d.client();
+    // A request that fits; its reply (the action, the result, the trace) does not.
+    let long = format!("(+ 1 {})", "0".repeat(1800));
+    let t = Instant::now();
+    let (_, reply) = c
+        .request("act", json!({ "action": { "tool": "eval", "args": { "expression": long, "note": "x".repeat(1900) } } }))
+        .expect("request");
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    assert_eq!(reply["type"], "error", "{reply}");
+    assert_eq!(reply["id"], 1, "the id as sent: a number");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("over the frame limit of 4096")),
+        "{reply}"
+    );
+    assert_eq!(result(&eval(&mut c, 1, 1)), "2", "the connection goes on");
+}
+
+#[test]
+fn shutdown_closes_idle_clients_at_once_and_removes_only_its_own_rendezvous() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")], None);
+    let idle: Vec<Client> = (0..5).map(|_| d.client()).collect();
+    // A second daemon on the same installation is told where the first one is.
+    let out = command(home.path(), &["daemon", "--port", "0"], &[])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already serves this installation at 127.0.0.1:"), "{err}");
+    let rendezvous = home.path().join("run/passepartout/daemon.json");
+    assert!(rendezvous.exists(), "the refused daemon left the first one's rendezvous");
+
+    let pid = libc::pid_t::try_from(d.child.id()).expect("pid");
+    let t = Instant::now();
+    // SAFETY: kill(2) with a pid this test spawned and still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = d.child.wait().expect("wait");
+    assert!(status.success());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "idle clients held the stop for {:?}",
+        t.elapsed()
+    );
+    assert!(!rendezvous.exists(), "its own rendezvous is removed");
+    drop(idle);
+
+    // A daemon whose rendezvous was taken over by another leaves that one's alone.
+    let mut d = start(home.path(), &[], None);
+    let other = json!({ "pid": 1, "host": "127.0.0.1", "port": 1, "auth": "hmac" });
+    std::fs::write(&rendezvous, other.to_string()).expect("write");
+    let pid = libc::pid_t::try_from(d.child.id()).expect("pid");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert!(d.child.wait().expect("wait").success());
+    assert!(rendezvous.exists(), "another daemon's rendezvous is kept");
+}
