@@ -372,3 +372,24 @@ fn unconfined_programs_are_reported_high() {
         f.message
     );
 }
+
+#[test]
+fn a_network_grant_that_reaches_the_daemon_s_port_is_reported_high() {
+    let fetch = builtin("http-fetch");
+    let reaches = |net: &str| {
+        let a = audit_with(&fetch, &format!("[plugins.http-fetch]\nnet = [{net}]\n"));
+        a.findings
+            .iter()
+            .find(|f| f.kind == FindingKind::ReachesDaemon)
+            .map(|f| (f.severity, f.message.clone()))
+    };
+    for net in ["\"127.0.0.1:9105\"", "\"localhost\"", "\"[::1]:9110\"", "\"127.0.0.1\""] {
+        let (severity, message) = reaches(net).unwrap_or_else(|| panic!("{net} not reported"));
+        assert_eq!(severity, Severity::High);
+        assert!(message.contains("daemon's own port"), "{message}");
+    }
+    for net in ["\"127.0.0.1:8080\"", "\"example.org\"", "\"example.org:9105\""] {
+        assert!(reaches(net).is_none(), "{net} reported");
+    }
+}
+

@@ -81,6 +81,8 @@ pub enum FindingKind {
     OpaqueTool,
     /// Granted programs that run without kernel confinement (`confine = "none"`).
     Unconfined,
+    /// A network grant that reaches the daemon's own port on this machine.
+    ReachesDaemon,
 }
 
 /// One finding.
@@ -453,6 +455,34 @@ fn capabilities(
             ),
         ));
     }
+    let ports = daemon_ports();
+    let reaching: Vec<&str> = effective
+        .net
+        .iter()
+        .filter(|g| {
+            crate::runtime::capabilities::net::reaches_local_port(
+                g,
+                !effective.process.is_empty(),
+                &ports,
+            )
+        })
+        .map(String::as_str)
+        .collect();
+    if !reaching.is_empty() {
+        audit.findings.push(finding(
+            FindingKind::ReachesDaemon,
+            Severity::High,
+            format!(
+                "its network grant {} reaches the daemon's own port on this machine (ports {};                  granted programs are confined by port only): it can talk to the daemon as a                  client would, and only the client key keeps it out. Grant the hosts and ports                  it needs, not these",
+                reaching.join(", "),
+                ports
+                    .iter()
+                    .map(u16::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
     // The runtime's own decision (gate-only plugins may ask for nothing; grants it cannot
     // enforce are refused), as findings.
     if let Err(e) = Grants::resolve(id, &manifest.kinds, asked, entry) {
@@ -780,4 +810,19 @@ fn findings_for(
             ));
         }
     }
+}
+
+/// The daemon's ports: the range it tries, and the one a running daemon wrote in its
+/// rendezvous file.
+fn daemon_ports() -> Vec<u16> {
+    let mut ports: Vec<u16> = crate::daemon::DEFAULT_PORTS.collect();
+    let running = crate::daemon::rendezvous_file()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<crate::daemon::Rendezvous>(&t).ok());
+    if let Some(r) = running
+        && !ports.contains(&r.port)
+    {
+        ports.push(r.port);
+    }
+    ports
 }

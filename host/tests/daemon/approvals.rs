@@ -6,8 +6,8 @@ use super::*;
 use passepartout::approvals::Approvals;
 use passepartout::journal::Journal;
 
-/// What the database says of each token: (listed, and in which state; ran).
-fn check(db: &Path, tokens: &[String]) -> Vec<String> {
+/// Check every token against the database; the interrupted ones, and how many ran.
+fn check(db: &Path, tokens: &[String]) -> (Vec<String>, usize) {
     let journal = Journal::open(db).expect("journal");
     assert!(
         matches!(journal.verify(), Ok(Ok(_))),
@@ -19,6 +19,7 @@ fn check(db: &Path, tokens: &[String]) -> Vec<String> {
         .pending()
         .expect("pending");
     let mut interrupted = Vec::new();
+    let mut ran_total = 0;
     for t in tokens {
         let requested = records
             .iter()
@@ -30,12 +31,13 @@ fn check(db: &Path, tokens: &[String]) -> Vec<String> {
             .count();
         let state = listed.iter().find(|p| &p.token == t).map(|p| p.state.clone());
         match (ran, state.as_deref()) {
-            (1, None) | (0, Some("pending")) => {}
+            (1, None) => ran_total += 1,
+            (0, Some("pending")) => {}
             (0, Some("interrupted")) => interrupted.push(t.clone()),
             (ran, state) => panic!("{t}: ran {ran} time(s), listed as {state:?}"),
         }
     }
-    interrupted
+    (interrupted, ran_total)
 }
 
 #[test]
@@ -52,7 +54,7 @@ fn kill_9_during_approvals_never_spends_one_silently() {
         let mut fresh: Vec<String> = (0..4).map(|_| needs_approval(&mut c)).collect();
         tokens.extend(fresh.iter().cloned());
         // What an earlier kill interrupted is approved again, alongside the new ones.
-        fresh.extend(check(&db, &tokens));
+        fresh.extend(check(&db, &tokens).0);
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -62,11 +64,18 @@ fn kill_9_during_approvals_never_spends_one_silently() {
             for t in &fresh {
                 let (addr, keys) = (&d.addr, &keys);
                 s.spawn(move || {
-                    if let Ok(mut c) = Client::connect(addr, Some(keys)) {
-                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            decide(&mut c, "approve", t)
-                        }));
-                    }
+                    // Any of these may fail: the daemon is killed under them.
+                    let Ok(mut c) = Client::connect(addr, Some(keys)) else {
+                        return;
+                    };
+                    let Ok((_, list)) = c.request("approvals", json!({})) else {
+                        return;
+                    };
+                    let digest = list["result"]
+                        .as_array()
+                        .and_then(|a| a.iter().find(|p| p["token"] == t.as_str()))
+                        .map(|p| p["digest"].clone());
+                    let _ = c.request("approve", json!({ "token": t, "digest": digest }));
                 });
             }
             std::thread::sleep(delay);
@@ -75,15 +84,22 @@ fn kill_9_during_approvals_never_spends_one_silently() {
         });
         drop(c);
         let d = start(home.path(), &[], Some(&plugins));
-        kills_mid_run += usize::from(!check(&db, &tokens).is_empty());
+        kills_mid_run += usize::from(!check(&db, &tokens).0.is_empty());
         drop(d);
     }
     // Whatever is still interrupted runs when approved again, once.
     let d = start(home.path(), &[], Some(&plugins));
     let mut c = d.client();
-    for t in check(&db, &tokens) {
-        assert_eq!(result(&decide(&mut c, "approve", &t)), "3");
+    let (interrupted, ran) = check(&db, &tokens);
+    for t in &interrupted {
+        assert_eq!(result(&decide(&mut c, "approve", t)), "3");
     }
-    assert!(check(&db, &tokens).is_empty());
-    eprintln!("{kills_mid_run} of 50 kills left an approval interrupted");
+    let (left, ran_after) = check(&db, &tokens);
+    assert!(left.is_empty());
+    assert_eq!(ran_after, ran + interrupted.len());
+    assert!(ran > 0 && kills_mid_run > 0, "the kills fell both before and after runs");
+    eprintln!(
+        "{} approvals: {ran} ran before a kill; {kills_mid_run} of 50 kills left one interrupted",
+        tokens.len()
+    );
 }

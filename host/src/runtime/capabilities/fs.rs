@@ -59,6 +59,7 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, S
                 grant.guest
             ));
         }
+        check_not_protected(&host, &grant.guest, &protected())?;
         mounts.push(Mount {
             guest: req.guest.clone(),
             host,
@@ -66,6 +67,40 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, S
         });
     }
     Ok(mounts)
+}
+
+/// What no plugin and no program it runs may see: the daemon's keys directory (a tool that
+/// could read the approver key could approve its own actions) and the database (approvals
+/// and the journal).
+fn protected() -> Vec<PathBuf> {
+    [crate::daemon::keys::keys_dir(), crate::dirs::database()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    // ambient authority: resolving the operator's grant and our own paths on this machine.
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned())
+}
+
+/// Refuse a mount of `host` that holds, or is inside, a protected path.
+///
+/// # Errors
+/// Which protected path the grant would expose, and what to grant instead.
+pub fn check_not_protected(host: &Path, guest: &str, protected: &[PathBuf]) -> Result<(), String> {
+    let host = canonical(host);
+    for p in protected {
+        let p = canonical(p);
+        if p.starts_with(&host) || host.starts_with(&p) {
+            return Err(format!(
+                "the policy mounts {} at {guest}, which holds {}, the daemon's own keys or database: no plugin may see them. Grant a directory that does not contain it (e.g. a workspace below it)",
+                host.display(),
+                p.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn expand_home(path: &Path) -> PathBuf {
@@ -98,6 +133,26 @@ pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mount_that_holds_the_keys_or_the_database_is_refused() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let data = tmp.path().join("data/passepartout");
+        let keys = data.join("keys");
+        let workspace = data.join("workspace");
+        std::fs::create_dir_all(&keys).expect("mkdir");
+        std::fs::create_dir_all(&workspace).expect("mkdir");
+        let protected = [keys.clone(), data.join("passepartout.db")];
+        for host in [tmp.path(), &data, &keys] {
+            let e = check_not_protected(host, "/w", &protected).expect_err("refused");
+            assert!(e.contains("no plugin may see them"), "{e}");
+        }
+        // Through a symlink, too.
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&data, &link).expect("symlink");
+        assert!(check_not_protected(&link, "/w", &protected).is_err());
+        assert!(check_not_protected(&workspace, "/w", &protected).is_ok());
+    }
 
     #[test]
     fn guest_paths_must_be_clean_and_absolute() {

@@ -72,6 +72,23 @@ impl Grant {
     }
 }
 
+/// Whether the grant `text` lets a plugin reach a port in `ports` on this machine (the
+/// daemon's own): over `wasi:http` when it names a loopback address or `localhost` with one of
+/// those ports or none; and, for its granted programs (`programs`), whose network is confined
+/// by port only, when it names one of those ports at all.
+pub fn reaches_local_port(text: &str, programs: bool, ports: &[u16]) -> bool {
+    let Some(g) = parse_grant(text) else {
+        return false;
+    };
+    let local = g.ip.is_some_and(|ip| ip.is_loopback() || ip.is_unspecified())
+        || g.host == "localhost"
+        || g.host.ends_with(".localhost");
+    match g.port {
+        Some(p) => ports.contains(&p) && (local || programs),
+        None => local,
+    }
+}
+
 /// Whether a policy's net entry is one the allow-list can match.
 pub fn is_valid_grant(text: &str) -> bool {
     text.trim() != "*" && parse_grant(text).is_some()
@@ -217,6 +234,27 @@ impl WasiHttpHooks for NetHooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grants_that_reach_a_local_port() {
+        let ports = [9105, 9106];
+        for (grant, programs, reaches) in [
+            ("127.0.0.1:9105", false, true),
+            ("localhost", false, true),
+            ("[::1]:9106", false, true),
+            ("127.0.0.1:8080", false, false),
+            ("example.org:9105", false, false),
+            // Programs are confined by port only: any host with the daemon's port reaches it.
+            ("example.org:9105", true, true),
+            ("example.org", true, false),
+        ] {
+            assert_eq!(
+                reaches_local_port(grant, programs, &ports),
+                reaches,
+                "{grant} (programs: {programs})"
+            );
+        }
+    }
 
     #[test]
     fn restricted_addresses() {
