@@ -88,19 +88,26 @@ fn epoch() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The digest an approval is bound to: sha256 of the action's JSON, lowercase hex.
-pub fn digest(action: &Action) -> String {
-    hex::encode(Sha256::digest(to_json(action).as_bytes()))
+/// The digest an approval is bound to: sha256 of the action's JSON as stored, lowercase hex.
+fn digest_of(stored: &str) -> String {
+    hex::encode(Sha256::digest(stored.as_bytes()))
 }
 
-/// Whether process `pid` is alive.
-fn alive(pid: i64) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists.
-    let found = unsafe { libc::kill(pid, 0) } == 0;
-    found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+/// A process as `pid:start`, its start time (clock ticks since boot, from `/proc`) telling a
+/// process from a later one that got the same pid.
+fn process_identity(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces and parentheses): state is the
+    // 3rd field, start time the 22nd.
+    let rest = stat.rsplit_once(')')?.1;
+    let start = rest.split_whitespace().nth(19)?;
+    Some(format!("{pid}:{start}"))
+}
+
+/// Whether the process `runner` (from [`process_identity`]) is still alive.
+fn alive(runner: &str) -> bool {
+    let pid = runner.split(':').next().and_then(|p| p.parse().ok());
+    pid.and_then(process_identity).as_deref() == Some(runner)
 }
 
 type Row = (String, String, String, String, f64, String, String);
@@ -129,6 +136,11 @@ fn parse<T: serde::de::DeserializeOwned>(token: &str, s: &str) -> Result<T, Appr
 fn pending_of(
     (token, action, signal, reasons, expires_at, digest, state): Row,
 ) -> Result<Pending, ApprovalError> {
+    let digest = if digest.is_empty() {
+        digest_of(&action)
+    } else {
+        digest
+    };
     Ok(Pending {
         action: parse(&token, &action)?,
         signal: parse(&token, &signal)?,
@@ -167,9 +179,14 @@ impl<'a> Approvals<'a> {
                 .prepare("SELECT name FROM pragma_table_info('approvals')")?
                 .query_map([], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            for (name, ty) in [("digest", "TEXT"), ("runner", "INTEGER")] {
+            for name in ["digest", "runner"] {
                 if !columns.iter().any(|c| c == name) {
-                    c.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {name} {ty}"))?;
+                    match c.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {name} TEXT"))
+                    {
+                        // Another process added it first.
+                        Err(e) if e.to_string().contains("duplicate column") => {}
+                        other => other?,
+                    }
                 }
             }
             Ok(())
@@ -191,10 +208,11 @@ impl<'a> Approvals<'a> {
     ) -> Result<Pending, ApprovalError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).map_err(|e| ApprovalError::NoRandomness(e.to_string()))?;
+        let stored = to_json(action);
         let pending = Pending {
             token: hex::encode(bytes),
             action: action.clone(),
-            digest: digest(action),
+            digest: digest_of(&stored),
             signal: signal.clone(),
             reasons,
             expires_at: epoch() + expiry.as_secs_f64(),
@@ -203,7 +221,7 @@ impl<'a> Approvals<'a> {
         self.journal.transaction(|tx| {
             tx.execute(
                 "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![pending.token, to_json(&pending.action), to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest],
+                params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest],
             )?;
             Journal::append_in(
                 tx,
@@ -216,13 +234,13 @@ impl<'a> Approvals<'a> {
 
     /// Mark `running` approvals whose process is gone as `interrupted`.
     fn find_interrupted(&self) -> Result<(), ApprovalError> {
-        let running: Vec<(String, Option<i64>)> = self.journal.with_conn(|c| {
+        let running: Vec<(String, Option<String>)> = self.journal.with_conn(|c| {
             c.prepare("SELECT token, runner FROM approvals WHERE status = 'running'")?
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()
         })?;
         for (token, runner) in running {
-            if runner.is_some_and(alive) {
+            if runner.as_deref().is_some_and(alive) {
                 continue;
             }
             self.journal.transaction(|tx| {
@@ -258,7 +276,7 @@ impl<'a> Approvals<'a> {
         shown: Option<&str>,
     ) -> Result<Pending, ApprovalError> {
         self.find_interrupted()?;
-        let pid = i64::from(std::process::id());
+        let runner = process_identity(std::process::id());
         let now = epoch();
         let decided = self.journal.transaction(|tx| {
             // One transaction: two deciders racing (two clients, or the CLI beside the daemon)
@@ -274,6 +292,7 @@ impl<'a> Approvals<'a> {
                 return Ok(Err(ApprovalError::Unknown(token.to_owned())));
             };
             let (stored, state, expires_at) = (row.5.clone(), row.6.clone(), row.4);
+            let actual = digest_of(&row.1);
             if state == "pending" && expires_at < now {
                 tx.execute("UPDATE approvals SET status = 'expired' WHERE token = ?1", [token])?;
                 return Ok(Err(ApprovalError::Expired(token.to_owned())));
@@ -282,9 +301,10 @@ impl<'a> Approvals<'a> {
                 Ok(p) => p,
                 Err(e) => return Ok(Err(e)),
             };
-            // The stored action must still be the one suspended, and the one shown.
-            let actual = digest(&pending.action);
-            for claimed in [Some(stored.as_str()), shown].into_iter().flatten() {
+            // The stored action must still be the one suspended (rows from before digests
+            // have none), and the one shown.
+            let recorded = Some(stored.as_str()).filter(|d| !d.is_empty());
+            for claimed in [recorded, shown].into_iter().flatten() {
                 if claimed != actual {
                     return Ok(Err(ApprovalError::Changed {
                         token: token.to_owned(),
@@ -296,7 +316,7 @@ impl<'a> Approvals<'a> {
             let status = if approve { "running" } else { "denied" };
             tx.execute(
                 "UPDATE approvals SET status = ?2, runner = ?3 WHERE token = ?1",
-                params![token, status, pid],
+                params![token, status, runner],
             )?;
             Journal::append_in(
                 tx,
@@ -344,7 +364,10 @@ impl<'a> Approvals<'a> {
             let rows = stmt.query_map([epoch()], row)?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         })?;
-        Ok(rows.into_iter().filter_map(|r| pending_of(r).ok()).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| pending_of(r).ok())
+            .collect())
     }
 }
 

@@ -383,13 +383,21 @@ fn a_network_grant_that_reaches_the_daemon_s_port_is_reported_high() {
             .find(|f| f.kind == FindingKind::ReachesDaemon)
             .map(|f| (f.severity, f.message.clone()))
     };
-    for net in ["\"127.0.0.1:9105\"", "\"localhost\"", "\"[::1]:9110\"", "\"127.0.0.1\""] {
+    for net in [
+        "\"127.0.0.1:9105\"",
+        "\"localhost\"",
+        "\"[::1]:9110\"",
+        "\"127.0.0.1\"",
+    ] {
         let (severity, message) = reaches(net).unwrap_or_else(|| panic!("{net} not reported"));
         assert_eq!(severity, Severity::High);
         assert!(message.contains("daemon's own port"), "{message}");
     }
-    for net in ["\"127.0.0.1:8080\"", "\"example.org\"", "\"example.org:9105\""] {
+    for net in [
+        "\"127.0.0.1:8080\"",
+        "\"example.org\"",
+        "\"example.org:9105\"",
+    ] {
         assert!(reaches(net).is_none(), "{net} reported");
     }
 }
-

@@ -261,7 +261,10 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
             result: "3".into()
         }
     );
-    assert!(s.pipeline.approve(token, None).is_err(), "a token is used once");
+    assert!(
+        s.pipeline.approve(token, None).is_err(),
+        "a token is used once"
+    );
 
     let report = ask();
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {

@@ -16,19 +16,23 @@ use serde_json::{Value, json};
 use super::Common;
 
 /// The `[daemon]` section of the configuration.
-fn daemon_section(common: &Common) -> anyhow::Result<passepartout::providers::config::DaemonSection> {
-    Ok(match common
-        .config
-        .clone()
-        .or_else(passepartout::dirs::config_file)
-    {
-        Some(path) => {
-            passepartout::providers::ProvidersConfig::load(&path)
-                .map_err(anyhow::Error::msg)?
-                .daemon
-        }
-        None => Default::default(),
-    })
+fn daemon_section(
+    common: &Common,
+) -> anyhow::Result<passepartout::providers::config::DaemonSection> {
+    Ok(
+        match common
+            .config
+            .clone()
+            .or_else(passepartout::dirs::config_file)
+        {
+            Some(path) => {
+                passepartout::providers::ProvidersConfig::load(&path)
+                    .map_err(anyhow::Error::msg)?
+                    .daemon
+            }
+            None => Default::default(),
+        },
+    )
 }
 
 /// Where to listen: `--port`, else `DAEMON_PORT`, else `[daemon] port`; `DAEMON_HOST`, else
@@ -153,7 +157,9 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         auto_save: passepartout::daemon::auto_save_from_env(),
         max_frame: daemon_section(common)?
             .max_frame
-            .map_or(protocol::MAX_FRAME, |m| m.clamp(protocol::HANDSHAKE_FRAME, protocol::MAX_FRAME)),
+            .map_or(protocol::MAX_FRAME, |m| {
+                m.clamp(protocol::HANDSHAKE_FRAME, protocol::MAX_FRAME)
+            }),
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -291,7 +297,9 @@ fn running_daemon(path: &Path) -> Option<Rendezvous> {
         format!("{}:{}", r.host, r.port)
             .parse::<SocketAddr>()
             .ok()
-            .is_some_and(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok())
+            .is_some_and(|a| {
+                std::net::TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok()
+            })
     };
     (r.pid != std::process::id() && alive && answers()).then_some(r)
 }
@@ -303,7 +311,10 @@ fn address(common: &Common) -> anyhow::Result<(String, bool)> {
         passepartout::daemon::rendezvous_file().context("no runtime directory: pass --port")?;
     let found = read_rendezvous(&path);
     if let Some(p) = common.port {
-        return Ok((format!("127.0.0.1:{p}"), found.is_none_or(|r| r.auth != "none")));
+        return Ok((
+            format!("127.0.0.1:{p}"),
+            found.is_none_or(|r| r.auth != "none"),
+        ));
     }
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!(
@@ -501,15 +512,20 @@ pub fn decide_via_daemon(
                     .flatten()
                     .find(|p| p["token"] == token)
                 else {
-                    eprintln!("error: no pending approval has the token {token:?} (see `passepartout approvals`)");
+                    eprintln!(
+                        "error: no pending approval has the token {token:?} (see `passepartout approvals`)"
+                    );
                     return Ok(ExitCode::from(2));
                 };
-                eprintln!("{op} {}: {}", p["state"].as_str().unwrap_or("pending"), p["action"]);
+                eprintln!(
+                    "{op} {}: {}",
+                    p["state"].as_str().unwrap_or("pending"),
+                    p["action"]
+                );
                 p["digest"].as_str().unwrap_or_default().to_owned()
             }
         };
-        let (events, reply) =
-            client.request(op, json!({ "token": token, "digest": digest }))?;
+        let (events, reply) = client.request(op, json!({ "token": token, "digest": digest }))?;
         if json_out {
             println!(
                 "{}",

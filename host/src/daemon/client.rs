@@ -72,6 +72,13 @@ impl Client {
         let theirs = Nonce::parse(challenge["nonce"].as_str().unwrap_or_default())
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         let mut auth = json!({ "type": "auth" });
+        let mut upgrade = None;
+        if keys.is_some() && challenge["auth"] != "hmac" {
+            return Err(ClientError::Protocol(format!(
+                "the daemon at {addr} does not authenticate (auth {}): refusing to talk to it with this installation's keys (a daemon started with --insecure-no-auth, or not ours)",
+                challenge["auth"]
+            )));
+        }
         if challenge["auth"] == "hmac" {
             let keys = keys.ok_or_else(|| {
                 ClientError::Protocol(
@@ -83,9 +90,15 @@ impl Client {
             c.opener = Some(session.opener(Direction::ToClient));
             if let Some(approver) = &keys.approver {
                 auth["approver"] = json!(approver.approver_proof(&ours, &theirs));
+                upgrade = Some(approver.approver_session(&session));
             }
         }
         c.send(&auth)?;
+        // An approver's connection goes on under a key bound to the approver key as well.
+        if let Some(k) = upgrade {
+            c.sealer = Some(k.sealer(Direction::ToServer));
+            c.opener = Some(k.opener(Direction::ToClient));
+        }
         let hello = c.read_limited(MAX_FRAME, true)?;
         if hello["type"] != "hello" {
             return Err(refusal(&hello, "the daemon did not say hello"));

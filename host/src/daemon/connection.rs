@@ -15,8 +15,7 @@ use tokio::sync::oneshot;
 use super::ops::{self, Facts, Role};
 use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
-    self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError,
-    Sealer,
+    self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
 };
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
 
@@ -53,7 +52,8 @@ impl From<ProtocolError> for Refused {
 /// A protocol error as a frame: `{"type": "error", "error": {"kind", "message"}}`, with the
 /// supported versions for a version refusal.
 fn error_frame(e: &ProtocolError, kind: &str) -> Value {
-    let mut v = json!({ "type": "error", "id": null, "error": { "kind": kind, "message": e.to_string() } });
+    let mut v =
+        json!({ "type": "error", "id": null, "error": { "kind": kind, "message": e.to_string() } });
     if let ProtocolError::Unsupported(_) = e {
         v["error"]["supported"] = json!(protocol::SUPPORTED);
     }
@@ -108,10 +108,16 @@ impl Server {
         let outbox = Arc::new(Outbox::new(self.config.max_frame));
         let mut writer_task = tokio::spawn(write_loop(outbox.clone(), writer, session.sealer));
         let Ok(_permit) = self.connections.clone().try_acquire_owned() else {
-            tracing::warn!("refusing {peer}: {} clients are connected", super::server::MAX_CONNECTIONS);
+            tracing::warn!(
+                "refusing {peer}: {} clients are connected",
+                super::server::MAX_CONNECTIONS
+            );
             outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": format!("the daemon already serves {} clients; try again later", super::server::MAX_CONNECTIONS) } }), Class::Must);
             outbox.finish();
-            if tokio::time::timeout(FLUSH_GRACE, &mut writer_task).await.is_err() {
+            if tokio::time::timeout(FLUSH_GRACE, &mut writer_task)
+                .await
+                .is_err()
+            {
                 writer_task.abort();
             }
             return;
@@ -128,7 +134,11 @@ impl Server {
             Class::Must,
         );
         self.router.add(conn, outbox.clone());
-        tracing::debug!("client {peer} (#{conn}) is {} as {:?}", session.client, session.role);
+        tracing::debug!(
+            "client {peer} (#{conn}) is {} as {:?}",
+            session.client,
+            session.role
+        );
         let mut opener = session.opener;
         let result = self
             .conversation(conn, session.role, &mut reader, opener.as_mut(), &outbox)
@@ -149,7 +159,10 @@ impl Server {
         if let Some(why) = outbox.abort_reason() {
             tracing::warn!("client {peer} (#{conn}): {why}");
             writer_task.abort();
-        } else if tokio::time::timeout(FLUSH_GRACE, &mut writer_task).await.is_err() {
+        } else if tokio::time::timeout(FLUSH_GRACE, &mut writer_task)
+            .await
+            .is_err()
+        {
             tracing::info!("client {peer} (#{conn}) did not read what was left for it; dropped");
             writer_task.abort();
         }
@@ -173,7 +186,9 @@ impl Server {
         };
         if hello["type"] != "hello" {
             if hello.get("type").is_none() && hello.is_object() {
-                return Err(ProtocolError::BadMessage("the first message must be a hello".into()).into());
+                return Err(
+                    ProtocolError::BadMessage("the first message must be a hello".into()).into(),
+                );
             }
             return Err(ProtocolError::BadMessage(format!(
                 "the first message must be a hello, not {}",
@@ -192,22 +207,45 @@ impl Server {
                 .into());
             }
         }
-        let client = hello["client"].as_str().unwrap_or("a client").chars().take(64).collect();
+        let client = hello["client"]
+            .as_str()
+            .unwrap_or("a client")
+            .chars()
+            .take(64)
+            .collect();
         let theirs = Nonce::parse(hello["nonce"].as_str().unwrap_or_default())?;
-        let ours = Nonce::random().map_err(|e| ProtocolError::BadMessage(format!("the daemon has no randomness: {e}")))?;
-        let auth = if self.config.keys.is_some() { "hmac" } else { "none" };
+        let ours = Nonce::random()
+            .map_err(|e| ProtocolError::BadMessage(format!("the daemon has no randomness: {e}")))?;
+        let auth = if self.config.keys.is_some() {
+            "hmac"
+        } else {
+            "none"
+        };
         let challenge = json!({ "type": "challenge", "version": protocol::VERSION, "nonce": ours.hex(), "auth": auth });
         let bytes = serde_json::to_vec(&challenge).unwrap_or_default();
         let frame = protocol::encode(&bytes, None)?;
-        writer.write_all(&frame).await.map_err(|_| ProtocolError::ShortRead)?;
+        writer
+            .write_all(&frame)
+            .await
+            .map_err(|_| ProtocolError::ShortRead)?;
         let Some(keys) = &self.config.keys else {
             // Authentication off (--insecure-no-auth): every client may do everything.
-            let _ = self.read_frame(reader, None, HANDSHAKE_FRAME, silent_since).await?;
-            return Ok(Session { opener: None, sealer: None, role: Role::Approver, client });
+            let _ = self
+                .read_frame(reader, None, HANDSHAKE_FRAME, silent_since)
+                .await?;
+            return Ok(Session {
+                opener: None,
+                sealer: None,
+                role: Role::Approver,
+                client,
+            });
         };
         let key = keys.client.session(&theirs, &ours);
         let mut opener = key.opener(Direction::ToServer);
-        let auth = match self.read_frame(reader, Some(&mut opener), HANDSHAKE_FRAME, silent_since).await {
+        let auth = match self
+            .read_frame(reader, Some(&mut opener), HANDSHAKE_FRAME, silent_since)
+            .await
+        {
             Ok(Some(v)) if v["type"] == "auth" => v,
             Ok(Some(v)) => {
                 return Err(ProtocolError::BadMessage(format!(
@@ -236,10 +274,23 @@ impl Server {
             )
             .into());
         }
+        // An approver's frames from here on are signed with a key that needs the approver
+        // key as well (sequence numbers start again at 0).
+        let (opener, key) = match keys.approver.as_ref().filter(|_| approver) {
+            Some(a) => {
+                let k = a.approver_session(&key);
+                (k.opener(Direction::ToServer), k)
+            }
+            None => (opener, key),
+        };
         Ok(Session {
             opener: Some(opener),
             sealer: Some(key.sealer(Direction::ToClient)),
-            role: if approver { Role::Approver } else { Role::Client },
+            role: if approver {
+                Role::Approver
+            } else {
+                Role::Client
+            },
             client,
         })
     }
@@ -377,9 +428,16 @@ impl Server {
                     Ok(Ok(0) | Err(_)) => return Err(ProtocolError::ShortRead),
                     Ok(Ok(n)) => n,
                 };
-                if let Some(bad) = mac[got..got + n].iter().position(|b| !protocol::is_lower_hex(*b)) {
+                if let Some(bad) = mac[got..got + n]
+                    .iter()
+                    .position(|b| !protocol::is_lower_hex(*b))
+                {
                     let first = got + bad == 0 && !mac[0].is_ascii_hexdigit();
-                    return Err(if first { ProtocolError::Unsigned } else { ProtocolError::BadSignature });
+                    return Err(if first {
+                        ProtocolError::Unsigned
+                    } else {
+                        ProtocolError::BadSignature
+                    });
                 }
                 got += n;
             }
@@ -388,19 +446,31 @@ impl Server {
         // many clients sending large frames at once cannot make the daemon hold them all.
         let _budget = if size > SMALL_FRAME {
             let permits = u32::try_from(size).unwrap_or(u32::MAX);
-            match tokio::time::timeout(BUDGET_WAIT, self.reading.clone().acquire_many_owned(permits)).await {
+            match tokio::time::timeout(
+                BUDGET_WAIT,
+                self.reading.clone().acquire_many_owned(permits),
+            )
+            .await
+            {
                 Ok(Ok(p)) => Some(p),
-                _ => return Err(ProtocolError::Busy(format!(
-                    "the daemon is reading other large frames; this one ({size} bytes) waited {} s for room: send it again later",
-                    BUDGET_WAIT.as_secs()
-                ))),
+                _ => {
+                    return Err(ProtocolError::Busy(format!(
+                        "the daemon is reading other large frames; this one ({size} bytes) waited {} s for room: send it again later",
+                        BUDGET_WAIT.as_secs()
+                    )));
+                }
             }
         } else {
             None
         };
         // Grow the buffer as bytes arrive rather than allocating what the prefix announces.
         let mut payload = Vec::with_capacity(size.min(SMALL_FRAME));
-        match tokio::time::timeout(timeout, (&mut *reader).take(size as u64).read_to_end(&mut payload)).await {
+        match tokio::time::timeout(
+            timeout,
+            (&mut *reader).take(size as u64).read_to_end(&mut payload),
+        )
+        .await
+        {
             Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
             Ok(Err(_)) => return Err(ProtocolError::ShortRead),
             Ok(Ok(n)) if n < size => return Err(ProtocolError::ShortRead),
@@ -439,6 +509,10 @@ async fn write_loop(outbox: Arc<Outbox>, mut writer: OwnedWriteHalf, mut sealer:
     loop {
         match outbox.next().await {
             Next::Frames(payloads) => {
+                // A large batch's buffer is not kept for the life of the connection.
+                if buf.capacity() > 1 << 20 {
+                    buf = Vec::new();
+                }
                 buf.clear();
                 for p in &payloads {
                     match protocol::encode(p, sealer.as_mut()) {

@@ -48,7 +48,9 @@ pub enum KeyError {
         mode: u32,
     },
     /// A key file that holds no key.
-    #[error("{0} is empty or too short (a key is 64 hex digits); delete it and the daemon makes a new one")]
+    #[error(
+        "{0} is empty or too short (a key is 64 hex digits); delete it and the daemon makes a new one"
+    )]
     Short(PathBuf),
     /// `OACP_ENFORCE_HMAC` with authentication turned off.
     #[error("OACP_ENFORCE_HMAC is on, and --insecure-no-auth turns authentication off: choose one")]
@@ -193,7 +195,9 @@ fn make(dir: &Path, name: &str) -> Result<Secret, KeyError> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(io("cannot make the directory of"))?;
+    builder
+        .create(dir)
+        .map_err(io("cannot make the directory of"))?;
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| KeyError::NoRandomness(e.to_string()))?;
     let key = hex::encode(bytes);
@@ -209,9 +213,7 @@ fn make(dir: &Path, name: &str) -> Result<Secret, KeyError> {
             Ok(Secret::new(key.as_bytes()))
         }
         // Another daemon made it first: use that one.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            file_key(dir, name, false)
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => file_key(dir, name, false),
         Err(e) => Err(io("cannot write the key")(e)),
     }
 }
@@ -227,7 +229,12 @@ mod tests {
         let made = Keys::load_or_create(&dir).expect("made");
         let again = Keys::load_or_create(&dir).expect("read");
         let n = crate::daemon::protocol::Nonce::random().expect("nonce");
-        let proof = |k: &Keys| k.approver.as_ref().expect("approver").approver_proof(&n, &n);
+        let proof = |k: &Keys| {
+            k.approver
+                .as_ref()
+                .expect("approver")
+                .approver_proof(&n, &n)
+        };
         assert_eq!(proof(&made), proof(&again), "the same key is read back");
         let client = Keys::for_client(&dir).expect("client");
         assert_eq!(proof(&client), proof(&made));
@@ -237,8 +244,11 @@ mod tests {
             let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
             assert_eq!(mode(&dir), 0o700);
             assert_eq!(mode(&dir.join(CLIENT_FILE)), 0o600);
-            std::fs::set_permissions(dir.join(CLIENT_FILE), std::fs::Permissions::from_mode(0o644))
-                .expect("chmod");
+            std::fs::set_permissions(
+                dir.join(CLIENT_FILE),
+                std::fs::Permissions::from_mode(0o644),
+            )
+            .expect("chmod");
             let e = Keys::load_or_create(&dir).expect_err("exposed");
             assert!(e.to_string().contains("chmod 600"), "{e}");
         }

@@ -82,7 +82,10 @@ pub fn handle(
     if role == Role::Client && OPS.iter().any(|(o, approver)| *o == op && *approver) {
         return Err(format!(
             "`{op}` needs the approver key: this connection proved only the client key. Approvals are decided by the operator's own `passepartout approve` (it reads {}), not by the agent's tools",
-            super::keys::keys_dir().map_or_else(|| "the keys directory".into(), |d| d.join("approver.key").display().to_string())
+            super::keys::keys_dir().map_or_else(
+                || "the keys directory".into(),
+                |d| d.join("approver.key").display().to_string()
+            )
         ));
     }
     let field = |name: &str| {

@@ -89,9 +89,19 @@ impl Outbox {
                 self.wake.notify_one();
                 return true;
             }
-            let too_large = json!({ "type": "error", "id": message["id"], "error": { "kind": "request", "message": format!(
+            let why = format!(
                 "the {} is {} bytes, over the frame limit of {} bytes: ask for less (a narrower query, a shorter text)",
-                message["type"].as_str().unwrap_or("message"), bytes.len(), self.max_frame) } });
+                message["type"].as_str().unwrap_or("message"),
+                bytes.len(),
+                self.max_frame
+            );
+            // A reply becomes the error for its request; an event that must not be lost
+            // becomes a notice (the request's reply is still to come).
+            let too_large = if message["type"] == "event" {
+                json!({ "type": "event", "id": message["id"], "event": message["event"], "text": format!("(not sent: {why})") })
+            } else {
+                json!({ "type": "error", "id": message["id"], "error": { "kind": "request", "message": why } })
+            };
             bytes = serde_json::to_vec(&too_large).unwrap_or_default();
         }
         let mut s = self.lock();
@@ -206,7 +216,11 @@ mod tests {
         let got = drain(&o);
         assert_eq!(got[0]["event"], "dropped");
         assert_eq!(got[0]["count"], 10);
-        assert_eq!(got.len(), 1 + MAY_ITEMS + 1, "every reply and the kept events");
+        assert_eq!(
+            got.len(),
+            1 + MAY_ITEMS + 1,
+            "every reply and the kept events"
+        );
         assert_eq!(got.last().map(|v| v["type"].clone()), Some(json!("reply")));
 
         let o = Outbox::new(1 << 20);
@@ -215,18 +229,34 @@ mod tests {
         }
         assert!(o.abort_reason().is_none());
         assert!(!o.push(&json!({ "type": "reply", "id": "over" }), Class::Must));
-        assert!(o.abort_reason().is_some_and(|r| r.contains("does not read")));
+        assert!(
+            o.abort_reason()
+                .is_some_and(|r| r.contains("does not read"))
+        );
     }
 
     #[test]
     fn a_reply_over_the_frame_limit_becomes_an_error_for_its_request() {
         let o = Outbox::new(100);
-        assert!(o.push(&json!({ "type": "reply", "id": 7, "result": "x".repeat(200) }), Class::Must));
-        assert!(o.push(&json!({ "type": "event", "id": 7, "trace": "x".repeat(200) }), Class::May));
+        assert!(o.push(
+            &json!({ "type": "reply", "id": 7, "result": "x".repeat(200) }),
+            Class::Must
+        ));
+        assert!(o.push(
+            &json!({ "type": "event", "id": 7, "trace": "x".repeat(200) }),
+            Class::May
+        ));
         let got = drain(&o);
-        let error = got.iter().find(|m| m["type"] == "error").expect("an error reply");
+        let error = got
+            .iter()
+            .find(|m| m["type"] == "error")
+            .expect("an error reply");
         assert_eq!(error["id"], 7, "the id as sent, a number");
-        assert!(error["error"]["message"].as_str().is_some_and(|m| m.contains("frame limit of 100")));
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("frame limit of 100"))
+        );
         assert!(got.iter().any(|m| m["event"] == "dropped"), "{got:?}");
         assert_eq!(got.len(), 2);
     }

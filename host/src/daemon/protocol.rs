@@ -108,6 +108,16 @@ impl Secret {
         hex::encode(self.derive(b"passepartout/2 approver\0", client, server))
     }
 
+    /// The key of an approver's connection after its auth frame: the connection's key, bound
+    /// to this (approver) key too, so that a holder of the client key alone can neither sign
+    /// for an approver nor relay one's session.
+    pub fn approver_session(&self, session: &SessionKey) -> SessionKey {
+        let mut m = keyed(&self.0);
+        m.update(b"passepartout/2 approver session\0");
+        m.update(&session.0);
+        SessionKey(m.finalize().into_bytes().into())
+    }
+
     /// Whether `proof` is [`Secret::approver_proof`] for these nonces (constant time).
     pub fn check_approver_proof(&self, client: &Nonce, server: &Nonce, proof: &str) -> bool {
         let Some(bytes) = lowercase_hex(proof.as_bytes()) else {

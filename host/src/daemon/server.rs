@@ -233,7 +233,12 @@ impl Server {
         let (tx, rx) = oneshot::channel();
         let mut h = self.handshakes.lock().unwrap_or_else(|p| p.into_inner());
         while h.len() >= MAX_HANDSHAKES {
-            if let Some((old, evict)) = h.pop_front() {
+            // A random one, not the oldest: a flood cannot aim at the connection that has
+            // been authenticating longest.
+            let mut r = [0u8; 2];
+            let _ = getrandom::fill(&mut r);
+            let at = usize::from(u16::from_le_bytes(r)) % h.len();
+            if let Some((old, evict)) = h.remove(at) {
                 tracing::info!("connection #{old} evicted: {MAX_HANDSHAKES} were authenticating");
                 let _ = evict.send(());
             }

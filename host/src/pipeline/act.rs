@@ -246,10 +246,21 @@ impl Pipeline {
             // The result and the end of the approval, together: after a crash the approval is
             // either done with its result journaled, or interrupted.
             Some(p) => {
-                if let Err(e) = Approvals::new(&self.journal)
-                    .and_then(|a| a.finish(&p.token, Some(("tool-result", &record))))
-                {
-                    tracing::error!("cannot write the journal (tool-result): {e}");
+                let finish = || {
+                    Approvals::new(&self.journal)
+                        .and_then(|a| a.finish(&p.token, Some(("tool-result", &record))))
+                };
+                // Once more after a pause (a CLI may hold the database); failing that, the
+                // approval stays running, and is listed as interrupted once this process ends:
+                // never done without its result journaled.
+                if let Err(e) = finish().or_else(|_| {
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                    finish()
+                }) {
+                    tracing::error!(
+                        "cannot write the journal (tool-result of approval {}): {e}",
+                        p.token
+                    );
                 }
             }
             None => self.record("tool-result", record),
@@ -361,8 +372,17 @@ impl Pipeline {
             .decide(token, true, shown)
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
         let executed = self.execute(pending.action.clone(), &pending.signal, Some(&pending));
-        // Rejected at the last mile, suspended again, or failed: no longer running either.
-        if let Err(e) = approvals.finish(token, None) {
+        // Rejected at the last mile, suspended again, or failed before it ran: no longer
+        // running either. (An action that ran was finished with its result, above.)
+        let ran = matches!(
+            executed,
+            Ok((
+                StepOutcome::Ran { .. } | StepOutcome::ToolFailed { .. },
+                _,
+                _
+            ))
+        );
+        if !ran && let Err(e) = approvals.finish(token, None) {
             tracing::error!("cannot mark approval {token} finished: {e}");
         }
         let (outcome, trace, feedback) = executed?;

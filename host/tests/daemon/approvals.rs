@@ -29,7 +29,10 @@ fn check(db: &Path, tokens: &[String]) -> (Vec<String>, usize) {
             .iter()
             .filter(|r| r.kind == "tool-result" && r.body["approval"] == t.as_str())
             .count();
-        let state = listed.iter().find(|p| &p.token == t).map(|p| p.state.clone());
+        let state = listed
+            .iter()
+            .find(|p| &p.token == t)
+            .map(|p| p.state.clone());
         match (ran, state.as_deref()) {
             (1, None) => ran_total += 1,
             (0, Some("pending")) => {}
@@ -97,7 +100,10 @@ fn kill_9_during_approvals_never_spends_one_silently() {
     let (left, ran_after) = check(&db, &tokens);
     assert!(left.is_empty());
     assert_eq!(ran_after, ran + interrupted.len());
-    assert!(ran > 0 && kills_mid_run > 0, "the kills fell both before and after runs");
+    assert!(
+        ran > 0 && kills_mid_run > 0,
+        "the kills fell both before and after runs"
+    );
     eprintln!(
         "{} approvals: {ran} ran before a kill; {kills_mid_run} of 50 kills left one interrupted",
         tokens.len()

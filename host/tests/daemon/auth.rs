@@ -17,21 +17,35 @@ fn a_connection_without_the_key_gets_nothing_but_the_refusal() {
     let home = tempfile::tempdir().expect("temp dir");
     let d = start(home.path(), &[], None);
     let no_key = Client::connect(&d.addr, None).err().expect("refused");
-    assert!(no_key.to_string().contains("requires authentication"), "{no_key}");
-    let wrong = Client::connect(&d.addr, Some(&stranger())).err().expect("refused");
-    assert!(wrong.to_string().contains("authentication failed"), "{wrong}");
+    assert!(
+        no_key.to_string().contains("requires authentication"),
+        "{no_key}"
+    );
+    let wrong = Client::connect(&d.addr, Some(&stranger()))
+        .err()
+        .expect("refused");
+    assert!(
+        wrong.to_string().contains("authentication failed"),
+        "{wrong}"
+    );
 
     // By hand: after the challenge, a request instead of the signed auth gets the refusal
     // and nothing else: no hello, no reply.
     let mut s = TcpStream::connect(&d.addr).expect("connect");
-    s.write_all(&hello(&Nonce::random().expect("nonce"))).expect("hello");
+    s.write_all(&hello(&Nonce::random().expect("nonce")))
+        .expect("hello");
     assert_eq!(read_one(&mut s, &mut Vec::new(), None)["type"], "challenge");
     let started = Instant::now();
-    s.write_all(&frame(&json!({ "type": "request", "id": 1, "op": "approvals" })))
-        .expect("write");
+    s.write_all(&frame(
+        &json!({ "type": "request", "id": 1, "op": "approvals" }),
+    ))
+    .expect("write");
     let got = answers(&mut s, Vec::new(), None);
     assert_eq!(got.len(), 1, "{got:?}");
-    assert!(protocol_error(&got).contains("authentication failed"), "{got:?}");
+    assert!(
+        protocol_error(&got).contains("authentication failed"),
+        "{got:?}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(1),
         "an unsigned frame is refused at once, not after the read timeout"
@@ -57,7 +71,11 @@ fn a_connection_without_the_key_gets_nothing_but_the_refusal() {
 #[test]
 fn unsigned_and_uppercase_frames_after_the_handshake_are_refused_at_once() {
     let home = tempfile::tempdir().expect("temp dir");
-    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")], None);
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        None,
+    );
     let mut r = Raw::connect(&d.addr, &d.keys());
     let started = Instant::now();
     r.stream
@@ -92,7 +110,10 @@ fn only_the_approver_key_decides_approvals() {
     let token = needs_approval(&mut tool);
     for (op, fields) in [
         ("approvals", json!({})),
-        ("approve", json!({ "token": token, "digest": "0".repeat(64) })),
+        (
+            "approve",
+            json!({ "token": token, "digest": "0".repeat(64) }),
+        ),
         ("deny", json!({ "token": token, "digest": "0".repeat(64) })),
     ] {
         let (_, reply) = tool.request(op, fields).expect("request");
@@ -109,13 +130,18 @@ fn only_the_approver_key_decides_approvals() {
         client: d.keys().client,
         approver: Some(Secret::new(b"not the approver key at all, no")),
     };
-    let e = Client::connect(&d.addr, Some(&forged)).err().expect("refused");
+    let e = Client::connect(&d.addr, Some(&forged))
+        .err()
+        .expect("refused");
     assert!(e.to_string().contains("approver proof is wrong"), "{e}");
     // The operator decides; a digest that is not the action's is refused.
     let mut operator = d.client();
     assert!(operator.is_approver());
     let (_, wrong) = operator
-        .request("approve", json!({ "token": token, "digest": "0".repeat(64) }))
+        .request(
+            "approve",
+            json!({ "token": token, "digest": "0".repeat(64) }),
+        )
         .expect("request");
     assert!(
         wrong["error"]["message"]
@@ -129,7 +155,11 @@ fn only_the_approver_key_decides_approvals() {
 #[test]
 fn replayed_reordered_and_foreign_frames_are_refused() {
     let home = tempfile::tempdir().expect("temp dir");
-    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")], None);
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        None,
+    );
     let keys = d.keys();
     let act = json!({ "type": "request", "id": 1, "op": "act", "action": { "tool": "eval", "args": { "expression": "(+ 20 22)" } } });
 
@@ -169,11 +199,16 @@ fn replayed_reordered_and_foreign_frames_are_refused() {
     assert_ne!(challenge["nonce"], json!(old_theirs.hex()));
     s.write_all(&auth).expect("write");
     let got = answers(&mut s, Vec::new(), None);
-    assert!(protocol_error(&got).contains("authentication failed"), "{got:?}");
+    assert!(
+        protocol_error(&got).contains("authentication failed"),
+        "{got:?}"
+    );
 
     // Only the first act ran.
-    let journal = passepartout::journal::Journal::open(&home.path().join("data/passepartout/passepartout.db"))
-        .expect("journal");
+    let journal = passepartout::journal::Journal::open(
+        &home.path().join("data/passepartout/passepartout.db"),
+    )
+    .expect("journal");
     let ran = journal
         .records(None)
         .expect("records")
@@ -197,11 +232,15 @@ pub(super) fn wait_reply(r: &mut Raw) -> Value {
 fn insecure_no_auth_says_so_and_lets_anyone_in() {
     let home = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
-    let mut child = command(home.path(), &["daemon", "--port", "0", "--insecure-no-auth"], &[])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = command(
+        home.path(),
+        &["daemon", "--port", "0", "--insecure-no-auth"],
+        &[],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn");
     let mut err = child.stderr.take().expect("stderr");
     let d = Daemon {
         child,
@@ -211,7 +250,12 @@ fn insecure_no_auth_says_so_and_lets_anyone_in() {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     while !String::from_utf8_lossy(&line).contains("listening on") {
-        assert_eq!(err.read(&mut byte).expect("stderr"), 1, "{}", String::from_utf8_lossy(&line));
+        assert_eq!(
+            err.read(&mut byte).expect("stderr"),
+            1,
+            "{}",
+            String::from_utf8_lossy(&line)
+        );
         line.push(byte[0]);
     }
     let text = String::from_utf8_lossy(&line);

@@ -64,7 +64,11 @@ fn connections_that_come_and_go_leave_nothing_behind() {
 fn stalled_connections_do_not_keep_a_client_out() {
     let home = tempfile::tempdir().expect("temp dir");
     // Authenticated clients get a long read timeout; the stalled ones never authenticate.
-    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")], None);
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")],
+        None,
+    );
     let keys = d.keys();
     let stalled: Vec<TcpStream> = (0..300)
         .map(|_| {
@@ -109,11 +113,18 @@ fn flood_without_reading(d: &Daemon) -> usize {
 #[test]
 fn a_client_that_does_not_read_is_closed_and_its_memory_released() {
     let home = tempfile::tempdir().expect("temp dir");
-    let d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")], None);
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        None,
+    );
     let mut rss = Vec::new();
     for _ in 0..4 {
         let sent = flood_without_reading(&d);
-        assert!(sent > passepartout::daemon::outbox::MUST_ITEMS, "closed after {sent}");
+        assert!(
+            sent > passepartout::daemon::outbox::MUST_ITEMS,
+            "closed after {sent}"
+        );
         settled(&d, "a client that did not read");
         rss.push(d.rss_kib());
     }
@@ -122,7 +133,11 @@ fn a_client_that_does_not_read_is_closed_and_its_memory_released() {
         rss[3] < rss[1] + 8 * 1024,
         "RSS across rounds (KiB): {rss:?}"
     );
-    assert_eq!(result(&eval(&mut d.client(), 2, 2)), "4", "others are served");
+    assert_eq!(
+        result(&eval(&mut d.client(), 2, 2)),
+        "4",
+        "others are served"
+    );
 }
 
 #[test]
@@ -130,8 +145,11 @@ fn a_reply_over_the_frame_limit_is_an_error_reply() {
     let home = tempfile::tempdir().expect("temp dir");
     let config = home.path().join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
-    std::fs::write(config.join("passepartout.toml"), "[daemon]\nmax_frame = 4096\n")
-        .expect("config");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        "[daemon]\nmax_frame = 4096\n",
+    )
+    .expect("config");
     let d = start(home.path(), &[], None);
     let mut c = d.client();
     // A request that fits; its reply (the action, the result, the trace) does not.
@@ -155,7 +173,11 @@ fn a_reply_over_the_frame_limit_is_an_error_reply() {
 #[test]
 fn shutdown_closes_idle_clients_at_once_and_removes_only_its_own_rendezvous() {
     let home = tempfile::tempdir().expect("temp dir");
-    let mut d = start(home.path(), &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")], None);
+    let mut d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")],
+        None,
+    );
     let idle: Vec<Client> = (0..5).map(|_| d.client()).collect();
     // A second daemon on the same installation is told where the first one is.
     let out = command(home.path(), &["daemon", "--port", "0"], &[])
@@ -163,9 +185,15 @@ fn shutdown_closes_idle_clients_at_once_and_removes_only_its_own_rendezvous() {
         .expect("run");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("already serves this installation at 127.0.0.1:"), "{err}");
+    assert!(
+        err.contains("already serves this installation at 127.0.0.1:"),
+        "{err}"
+    );
     let rendezvous = home.path().join("run/passepartout/daemon.json");
-    assert!(rendezvous.exists(), "the refused daemon left the first one's rendezvous");
+    assert!(
+        rendezvous.exists(),
+        "the refused daemon left the first one's rendezvous"
+    );
 
     let pid = libc::pid_t::try_from(d.child.id()).expect("pid");
     let t = Instant::now();

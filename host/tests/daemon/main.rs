@@ -161,7 +161,11 @@ struct Raw {
 
 /// Frames `bytes` arrive as before the daemon closes the connection, decoded unsigned (`None`)
 /// or with `opener`.
-fn answers(stream: &mut TcpStream, mut buf: Vec<u8>, mut opener: Option<&mut Opener>) -> Vec<Value> {
+fn answers(
+    stream: &mut TcpStream,
+    mut buf: Vec<u8>,
+    mut opener: Option<&mut Opener>,
+) -> Vec<Value> {
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
@@ -194,7 +198,9 @@ fn frame(json: &Value) -> Vec<u8> {
 }
 
 fn hello(nonce: &Nonce) -> Vec<u8> {
-    frame(&json!({ "type": "hello", "version": protocol::VERSION, "client": "raw-test", "nonce": nonce.hex() }))
+    frame(
+        &json!({ "type": "hello", "version": protocol::VERSION, "client": "raw-test", "nonce": nonce.hex() }),
+    )
 }
 
 /// One frame; `buf` keeps what arrived past it.
@@ -241,6 +247,12 @@ impl Raw {
         }
         let frame = raw.seal(&auth);
         raw.stream.write_all(&frame).expect("auth");
+        // An approver goes on under the key bound to the approver key too.
+        if let Some(a) = &keys.approver {
+            let k = a.approver_session(&key);
+            raw.sealer = k.sealer(Direction::ToServer);
+            raw.opener = k.opener(Direction::ToClient);
+        }
         let hello = raw.read();
         assert_eq!(hello["type"], "hello", "{hello}");
         raw
@@ -248,8 +260,11 @@ impl Raw {
 
     /// `json` as this connection's next signed frame.
     fn seal(&mut self, json: &Value) -> Vec<u8> {
-        protocol::encode(&serde_json::to_vec(json).expect("json"), Some(&mut self.sealer))
-            .expect("frame")
+        protocol::encode(
+            &serde_json::to_vec(json).expect("json"),
+            Some(&mut self.sealer),
+        )
+        .expect("frame")
     }
 
     fn send(&mut self, json: &Value) -> Vec<u8> {
@@ -264,7 +279,11 @@ impl Raw {
 
     /// Everything until the daemon closes.
     fn rest(mut self) -> Vec<Value> {
-        answers(&mut self.stream, std::mem::take(&mut self.buf), Some(&mut self.opener))
+        answers(
+            &mut self.stream,
+            std::mem::take(&mut self.buf),
+            Some(&mut self.opener),
+        )
     }
 }
 
@@ -556,7 +575,9 @@ fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
     let hold: Vec<Client> = (1..passepartout::daemon::server::MAX_CONNECTIONS)
         .map(|_| d.client())
         .collect();
-    let refused = Client::connect(&d.addr, Some(&d.keys())).err().expect("refused");
+    let refused = Client::connect(&d.addr, Some(&d.keys()))
+        .err()
+        .expect("refused");
     assert!(
         refused.to_string().contains("already serves 256 clients"),
         "{refused}"

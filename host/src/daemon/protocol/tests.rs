@@ -8,17 +8,16 @@ fn nonce(b: u8) -> Nonce {
 /// Both ends of one connection: what the client sends with, what the daemon checks with.
 fn pair(secret: &[u8], cn: u8, sn: u8) -> (Sealer, Opener) {
     let k = Secret::new(secret).session(&nonce(cn), &nonce(sn));
-    (
-        k.sealer(Direction::ToServer),
-        k.opener(Direction::ToServer),
-    )
+    (k.sealer(Direction::ToServer), k.opener(Direction::ToServer))
 }
 
 #[test]
 fn a_frame_round_trips_signed_and_unsigned() {
     let payload = br#"{"type":"request","id":1}"#;
     let frame = encode(payload, None).expect("encode");
-    let (v, used) = decode(&frame, None, MAX_FRAME).expect("decode").expect("whole");
+    let (v, used) = decode(&frame, None, MAX_FRAME)
+        .expect("decode")
+        .expect("whole");
     assert_eq!((used, v["id"].clone()), (frame.len(), serde_json::json!(1)));
     let (mut s, mut o) = pair(b"secret", 1, 2);
     for n in 0..3 {
@@ -38,20 +37,36 @@ fn a_replayed_reordered_or_foreign_frame_is_refused() {
     let second = encode(b"[2]", Some(&mut s)).expect("encode");
     // Reordered: the second before the first.
     let (_, mut fresh) = pair(b"secret", 1, 2);
-    assert_eq!(decode(&second, Some(&mut fresh), MAX_FRAME), Err(ProtocolError::BadSignature));
+    assert_eq!(
+        decode(&second, Some(&mut fresh), MAX_FRAME),
+        Err(ProtocolError::BadSignature)
+    );
     // In order it is fine; the same frame again is a replay.
     assert!(decode(&first, Some(&mut o), MAX_FRAME).is_ok());
-    assert_eq!(decode(&first, Some(&mut o), MAX_FRAME), Err(ProtocolError::BadSignature));
+    assert_eq!(
+        decode(&first, Some(&mut o), MAX_FRAME),
+        Err(ProtocolError::BadSignature)
+    );
     // Another connection (another server nonce) or another secret.
     let (_, mut other) = pair(b"secret", 1, 3);
-    assert_eq!(decode(&first, Some(&mut other), MAX_FRAME), Err(ProtocolError::BadSignature));
+    assert_eq!(
+        decode(&first, Some(&mut other), MAX_FRAME),
+        Err(ProtocolError::BadSignature)
+    );
     let (_, mut wrong) = pair(b"wrong", 1, 2);
-    assert_eq!(decode(&first, Some(&mut wrong), MAX_FRAME), Err(ProtocolError::BadSignature));
+    assert_eq!(
+        decode(&first, Some(&mut wrong), MAX_FRAME),
+        Err(ProtocolError::BadSignature)
+    );
     // Reflected: a frame the daemon sent is not a frame the client sent.
     let k = Secret::new(b"secret").session(&nonce(1), &nonce(2));
     let from_daemon = encode(b"[1]", Some(&mut k.sealer(Direction::ToClient))).expect("encode");
     assert_eq!(
-        decode(&from_daemon, Some(&mut k.opener(Direction::ToServer)), MAX_FRAME),
+        decode(
+            &from_daemon,
+            Some(&mut k.opener(Direction::ToServer)),
+            MAX_FRAME
+        ),
         Err(ProtocolError::BadSignature)
     );
 }
@@ -63,16 +78,31 @@ fn signatures_are_lowercase_hex_only_and_unsigned_frames_are_named_at_once() {
     let upper: Vec<u8> = frame
         .iter()
         .enumerate()
-        .map(|(i, b)| if (LEN_DIGITS..LEN_DIGITS + MAC_DIGITS).contains(&i) { b.to_ascii_uppercase() } else { *b })
+        .map(|(i, b)| {
+            if (LEN_DIGITS..LEN_DIGITS + MAC_DIGITS).contains(&i) {
+                b.to_ascii_uppercase()
+            } else {
+                *b
+            }
+        })
         .collect();
     assert_ne!(upper, frame, "the signature has letters");
     let (_, mut o) = pair(b"secret", 1, 2);
-    assert_eq!(decode(&upper, Some(&mut o), MAX_FRAME), Err(ProtocolError::BadSignature));
+    assert_eq!(
+        decode(&upper, Some(&mut o), MAX_FRAME),
+        Err(ProtocolError::BadSignature)
+    );
     let (_, mut o) = pair(b"secret", 1, 2);
-    assert_eq!(decode(&frame, Some(&mut o), MAX_FRAME).map(|f| f.is_some()), Ok(true));
+    assert_eq!(
+        decode(&frame, Some(&mut o), MAX_FRAME).map(|f| f.is_some()),
+        Ok(true)
+    );
     // Only the length and the payload's first byte have arrived: refused already.
     let (_, mut o) = pair(b"secret", 1, 2);
-    assert_eq!(decode(b"000002{", Some(&mut o), MAX_FRAME), Err(ProtocolError::Unsigned));
+    assert_eq!(
+        decode(b"000002{", Some(&mut o), MAX_FRAME),
+        Err(ProtocolError::Unsigned)
+    );
 }
 
 #[test]
@@ -80,7 +110,10 @@ fn approver_proofs_bind_key_and_connection() {
     let key = Secret::new(b"approver");
     let proof = key.approver_proof(&nonce(1), &nonce(2));
     assert!(key.check_approver_proof(&nonce(1), &nonce(2), &proof));
-    assert!(!key.check_approver_proof(&nonce(1), &nonce(3), &proof), "another connection");
+    assert!(
+        !key.check_approver_proof(&nonce(1), &nonce(3), &proof),
+        "another connection"
+    );
     assert!(!Secret::new(b"client").check_approver_proof(&nonce(1), &nonce(2), &proof));
     assert!(!key.check_approver_proof(&nonce(1), &nonce(2), &proof.to_uppercase()));
     assert!(Nonce::parse(&nonce(0xab).hex()).is_ok());
@@ -90,17 +123,32 @@ fn approver_proofs_bind_key_and_connection() {
 
 #[test]
 fn bad_frames_are_named() {
-    assert!(matches!(decode(b"zzzzzz{}", None, MAX_FRAME), Err(ProtocolError::BadLength(_))));
+    assert!(matches!(
+        decode(b"zzzzzz{}", None, MAX_FRAME),
+        Err(ProtocolError::BadLength(_))
+    ));
     assert!(
-        matches!(decode(b"00000A{}", None, MAX_FRAME), Err(ProtocolError::BadLength(_))),
+        matches!(
+            decode(b"00000A{}", None, MAX_FRAME),
+            Err(ProtocolError::BadLength(_))
+        ),
         "uppercase is not the protocol"
     );
     assert!(matches!(
         decode(b"000100", None, 16),
-        Err(ProtocolError::TooLarge { size: 256, limit: 16 })
+        Err(ProtocolError::TooLarge {
+            size: 256,
+            limit: 16
+        })
     ));
-    assert!(matches!(decode(b"000004{x", None, MAX_FRAME), Ok(None)), "part of a frame: wait for more");
-    assert!(matches!(decode(b"000002}{", None, MAX_FRAME), Err(ProtocolError::BadJson(_))));
+    assert!(
+        matches!(decode(b"000004{x", None, MAX_FRAME), Ok(None)),
+        "part of a frame: wait for more"
+    );
+    assert!(matches!(
+        decode(b"000002}{", None, MAX_FRAME),
+        Err(ProtocolError::BadJson(_))
+    ));
 }
 
 proptest! {
@@ -139,4 +187,21 @@ proptest! {
         let (_, mut o) = pair(b"k", 1, 2);
         prop_assert!(!matches!(decode(&frame, Some(&mut o), MAX_FRAME), Ok(Some(_))));
     }
+}
+
+#[test]
+fn an_approver_session_needs_the_approver_key_to_sign() {
+    let client = Secret::new(b"client");
+    let session = client.session(&nonce(1), &nonce(2));
+    let upgraded = Secret::new(b"approver").approver_session(&session);
+    // Someone with the client key alone signs with the plain session key: refused.
+    let forged = encode(b"{}", Some(&mut session.sealer(Direction::ToServer))).expect("encode");
+    let mut o = upgraded.opener(Direction::ToServer);
+    assert_eq!(
+        decode(&forged, Some(&mut o), MAX_FRAME),
+        Err(ProtocolError::BadSignature)
+    );
+    let real = encode(b"{}", Some(&mut upgraded.sealer(Direction::ToServer))).expect("encode");
+    let mut o = upgraded.opener(Direction::ToServer);
+    assert!(decode(&real, Some(&mut o), MAX_FRAME).is_ok());
 }

@@ -17,11 +17,18 @@ pub struct EnvGrant {
     pub set: bool,
 }
 
-/// The variables a plugin gets: asked for and granted.
+/// The daemon's own secrets: never given to a plugin, whatever the policy says.
+pub const WITHHELD: &[&str] = &[
+    "PASSEPARTOUT_HMAC_SECRET",
+    "OACP_HMAC_SECRET",
+    "PASSEPARTOUT_APPROVER_SECRET",
+];
+
+/// The variables a plugin gets: asked for and granted (never one of [`WITHHELD`]).
 pub fn resolve(asked: &[String], granted: &[String]) -> Vec<EnvGrant> {
     asked
         .iter()
-        .filter(|name| granted.contains(name))
+        .filter(|name| granted.contains(name) && !WITHHELD.contains(&name.as_str()))
         .map(|name| {
             // ambient authority: reading the daemon's environment for a granted name.
             let value = std::env::var(name).ok();
@@ -38,5 +45,24 @@ pub fn resolve(asked: &[String], granted: &[String]) -> Vec<EnvGrant> {
 pub fn apply(builder: &mut WasiCtxBuilder, env: &[EnvGrant]) {
     for e in env.iter().filter(|e| e.set) {
         builder.env(&e.name, &e.value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_daemon_s_secrets_are_never_granted() {
+        let asked: Vec<String> = WITHHELD
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(["HOME".into()])
+            .collect();
+        let got = resolve(&asked, &asked);
+        assert_eq!(
+            got.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
+            ["HOME"]
+        );
     }
 }

@@ -80,9 +80,10 @@ pub fn reaches_local_port(text: &str, programs: bool, ports: &[u16]) -> bool {
     let Some(g) = parse_grant(text) else {
         return false;
     };
-    let local = g.ip.is_some_and(|ip| ip.is_loopback() || ip.is_unspecified())
-        || g.host == "localhost"
-        || g.host.ends_with(".localhost");
+    let local =
+        g.ip.is_some_and(|ip| ip.is_loopback() || ip.is_unspecified())
+            || g.host == "localhost"
+            || g.host.ends_with(".localhost");
     match g.port {
         Some(p) => ports.contains(&p) && (local || programs),
         None => local,
