@@ -278,7 +278,7 @@ impl<'a> Approvals<'a> {
         self.find_interrupted()?;
         let runner = process_identity(std::process::id());
         let now = epoch();
-        let decided = self.journal.transaction(|tx| {
+        self.journal.transaction(|tx| {
             // One transaction: two deciders racing (two clients, or the CLI beside the daemon)
             // cannot both see it undecided, so an approved action runs at most once.
             let Some(row) = tx
@@ -324,8 +324,7 @@ impl<'a> Approvals<'a> {
                 &json!({ "token": token, "decision": if approve { "approved" } else { "denied" }, "was": state, "digest": actual, "action": pending.action }),
             )?;
             Ok(Ok(pending))
-        })?;
-        decided
+        })?
     }
 
     /// The approved action `token` has finished (ran, was rejected by its last-mile verify,

@@ -506,26 +506,22 @@ enum Ended {
 /// not reading.
 async fn write_loop(outbox: Arc<Outbox>, mut writer: OwnedWriteHalf, mut sealer: Option<Sealer>) {
     let mut buf = Vec::new();
-    loop {
-        match outbox.next().await {
-            Next::Frames(payloads) => {
-                // A large batch's buffer is not kept for the life of the connection.
-                if buf.capacity() > 1 << 20 {
-                    buf = Vec::new();
-                }
-                buf.clear();
-                for p in &payloads {
-                    match protocol::encode(p, sealer.as_mut()) {
-                        Ok(frame) => buf.extend_from_slice(&frame),
-                        // The outbox keeps payloads within the frame limit.
-                        Err(e) => tracing::error!("a frame could not be encoded: {e}"),
-                    }
-                }
-                if writer.write_all(&buf).await.is_err() {
-                    break;
-                }
+    // Done or Aborted end the loop.
+    while let Next::Frames(payloads) = outbox.next().await {
+        // A large batch's buffer is not kept for the life of the connection.
+        if buf.capacity() > 1 << 20 {
+            buf = Vec::new();
+        }
+        buf.clear();
+        for p in &payloads {
+            match protocol::encode(p, sealer.as_mut()) {
+                Ok(frame) => buf.extend_from_slice(&frame),
+                // The outbox keeps payloads within the frame limit.
+                Err(e) => tracing::error!("a frame could not be encoded: {e}"),
             }
-            Next::Done | Next::Aborted => break,
+        }
+        if writer.write_all(&buf).await.is_err() {
+            break;
         }
     }
     let _ = writer.shutdown().await;
