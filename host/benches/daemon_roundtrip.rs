@@ -5,8 +5,8 @@
 //! and on one with `--insecure-no-auth`, and the handshake of a new connection, each beside
 //! the other in the same run.
 //!
-//! Lighter than what users run: the journal is in memory and no gate is loaded, so that the
-//! protocol's own cost shows (the verify bench measures the standard gates).
+//! The standard plugins and gates are loaded as users run them; lighter than what users run
+//! only in that the journal is in memory (the verify bench measures the on-disk journal).
 //!
 //! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
 
