@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::ops::{self, Facts, Role};
 use super::outbox::{Class, Next, Outbox};
@@ -105,7 +105,7 @@ impl Server {
                 return;
             }
         };
-        let outbox = Arc::new(Outbox::new(self.config.max_frame));
+        let outbox = Arc::new(Outbox::new(self.config.max_frame, self.outgoing.clone()));
         let mut writer_task = tokio::spawn(write_loop(outbox.clone(), writer, session.sealer));
         let Ok(_permit) = self.connections.clone().try_acquire_owned() else {
             tracing::warn!(
@@ -321,9 +321,9 @@ impl Server {
                 biased;
                 _ = stopping.wait_for(|s| *s) => break Ok(Ended::Stopping),
                 () = outbox.aborted() => break Ok(Ended::Left),
-                r = self.read_frame(reader, opener.as_deref_mut(), self.config.max_frame, idle) => r,
+                r = self.read_frame_held(reader, opener.as_deref_mut(), self.config.max_frame, idle) => r,
             };
-            let message = match read {
+            let (message, budget) = match read {
                 Ok(Some(m)) => m,
                 Ok(None) => break Ok(Ended::Left),
                 Err(e) => break Err(e),
@@ -349,6 +349,7 @@ impl Server {
             let answered = answered.clone();
             in_flight.spawn(async move {
                 let _slot = slot;
+                let _budget = budget;
                 let session = format!("{}:{conn}:{id}", me.router.boot());
                 let swap = me.swap.clone();
                 let facts = me.facts();
@@ -381,10 +382,7 @@ impl Server {
         ended
     }
 
-    /// One frame, at most `limit` bytes, signed when `opener` is given: `Ok(None)` when the
-    /// client closed cleanly between frames. A client is silent only while `idle()` says since
-    /// when it has had nothing in flight (`None`: it is waiting for its own replies, and is
-    /// never timed out for that).
+    /// As [`Server::read_frame_held`], for frames whose budget need not outlive the read.
     async fn read_frame(
         &self,
         reader: &mut OwnedReadHalf,
@@ -392,6 +390,24 @@ impl Server {
         limit: usize,
         idle: impl Fn() -> Option<Instant>,
     ) -> Result<Option<Value>, ProtocolError> {
+        Ok(self
+            .read_frame_held(reader, opener, limit, idle)
+            .await?
+            .map(|(v, _)| v))
+    }
+
+    /// One frame, at most `limit` bytes, signed when `opener` is given, with its share of the
+    /// read budget (large frames only; the request keeps it until it is answered, since the
+    /// parsed message lives that long): `Ok(None)` when the client closed cleanly between
+    /// frames. A client is silent only while `idle()` says since when it has had nothing in
+    /// flight (`None`: it is waiting for its own replies, and is never timed out for that).
+    async fn read_frame_held(
+        &self,
+        reader: &mut OwnedReadHalf,
+        opener: Option<&mut Opener>,
+        limit: usize,
+        idle: impl Fn() -> Option<Instant>,
+    ) -> Result<Option<(Value, Option<OwnedSemaphorePermit>)>, ProtocolError> {
         let timeout = self.config.read_timeout;
         let mut wait = timeout;
         // The length prefix, read with `read` (cancel-safe: a timeout loses no byte). Until its
@@ -444,7 +460,7 @@ impl Server {
         }
         // Large frames take their size from a budget shared by every connection, so that
         // many clients sending large frames at once cannot make the daemon hold them all.
-        let _budget = if size > SMALL_FRAME {
+        let budget = if size > SMALL_FRAME {
             let permits = u32::try_from(size).unwrap_or(u32::MAX);
             match tokio::time::timeout(
                 BUDGET_WAIT,
@@ -480,7 +496,7 @@ impl Server {
             o.verify(&payload, &mac)?;
         }
         serde_json::from_slice(&payload)
-            .map(Some)
+            .map(|v| Some((v, budget)))
             .map_err(|e| ProtocolError::BadJson(e.to_string()))
     }
 
@@ -490,6 +506,7 @@ impl Server {
             connections: super::server::MAX_CONNECTIONS - self.connections.available_permits(),
             connection_tasks: self.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
             handshaking: self.handshaking(),
+            outgoing_bytes: self.outgoing.used(),
         }
     }
 }
@@ -507,7 +524,7 @@ enum Ended {
 async fn write_loop(outbox: Arc<Outbox>, mut writer: OwnedWriteHalf, mut sealer: Option<Sealer>) {
     let mut buf = Vec::new();
     // Done or Aborted end the loop.
-    while let Next::Frames(payloads) = outbox.next().await {
+    while let Next::Frames(payloads, _held) = outbox.next().await {
         // A large batch's buffer is not kept for the life of the connection.
         if buf.capacity() > 1 << 20 {
             buf = Vec::new();

@@ -67,6 +67,8 @@ pub struct Facts {
     pub connection_tasks: usize,
     /// Connections still in their handshake.
     pub handshaking: usize,
+    /// Bytes waiting to be sent to clients, all together.
+    pub outgoing_bytes: usize,
 }
 
 /// Run one request on the pipeline. `Ok((result, gate traces))` or the error for the client.
@@ -154,6 +156,7 @@ pub fn handle(
                     "connections": facts.connections,
                     "connection_tasks": facts.connection_tasks,
                     "handshaking": facts.handshaking,
+                    "outgoing_bytes": facts.outgoing_bytes,
                     "plugins": plugins,
                     "plugin_set": pipeline.plugin_set(),
                     "missing_gates": pipeline.missing_gates(),

@@ -3,10 +3,13 @@
 //! [`MUST_ITEMS`] or [`MUST_BYTES`] does not read, and its connection is closed. Events it can
 //! miss (gate traces) are dropped when [`MAY_ITEMS`] or [`MAY_BYTES`] are waiting, and the
 //! client is told how many with one `dropped` event, so that a paused terminal is not
-//! disconnected for them.
+//! disconnected for them. All clients' outboxes share one [`Outgoing`] budget, counted until
+//! the bytes are written: past it, events are dropped and a client with replies waiting is
+//! closed, so that many clients that do not read cannot hold the daemon's memory together.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
@@ -22,6 +25,44 @@ pub const MAY_ITEMS: usize = 1024;
 pub const MAY_BYTES: usize = 4 << 20;
 /// Most bytes the writer sends in one write.
 const BATCH_BYTES: usize = 256 << 10;
+/// Most bytes waiting to be sent to all clients together.
+pub const OUTGOING_BYTES: usize = 256 << 20;
+
+/// The bytes waiting to be sent to all clients, and their limit.
+#[derive(Debug)]
+pub struct Outgoing {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl Outgoing {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Outgoing {
+        Outgoing {
+            used: AtomicUsize::new(0),
+            limit,
+        }
+    }
+
+    /// Bytes waiting now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn room_for(&self, n: usize) -> bool {
+        self.used().saturating_add(n) <= self.limit
+    }
+}
+
+/// Bytes taken out of an outbox and not yet written: given back to the [`Outgoing`] budget
+/// when dropped (written, failed, or the writer was aborted).
+pub struct InFlight(Arc<Outgoing>, usize);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.used.fetch_sub(self.1, Ordering::Relaxed);
+    }
+}
 
 /// Whether a message may be dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,12 +90,13 @@ pub struct Outbox {
     /// Set, with the reason, when the client is closed for not reading.
     aborted: watch::Sender<Option<String>>,
     max_frame: usize,
+    outgoing: Arc<Outgoing>,
 }
 
 /// What the writer gets next.
 pub enum Next {
-    /// Payloads to send, in order.
-    Frames(Vec<Vec<u8>>),
+    /// Payloads to send, in order, and their bytes' hold on the shared budget.
+    Frames(Vec<Vec<u8>>, InFlight),
     /// Everything queued was sent and the connection ends.
     Done,
     /// The client is closed for not reading.
@@ -62,13 +104,14 @@ pub enum Next {
 }
 
 impl Outbox {
-    /// An empty outbox for payloads up to `max_frame` bytes.
-    pub fn new(max_frame: usize) -> Outbox {
+    /// An empty outbox for payloads up to `max_frame` bytes, sharing `outgoing`.
+    pub fn new(max_frame: usize, outgoing: Arc<Outgoing>) -> Outbox {
         Outbox {
             state: Mutex::default(),
             wake: Notify::new(),
             aborted: watch::Sender::new(None),
             max_frame,
+            outgoing,
         }
     }
 
@@ -105,13 +148,20 @@ impl Outbox {
             bytes = serde_json::to_vec(&too_large).unwrap_or_default();
         }
         let mut s = self.lock();
+        let room = self.outgoing.room_for(bytes.len());
         match class {
             Class::Must => {
                 let (items, size) = s.must;
-                if items >= MUST_ITEMS || (items > 0 && size + bytes.len() > MUST_BYTES) {
+                if items >= MUST_ITEMS || (items > 0 && (size + bytes.len() > MUST_BYTES || !room))
+                {
                     drop(s);
                     let why = format!(
-                        "the client does not read its replies ({items} replies, {size} bytes wait): closing it"
+                        "the client does not read its replies ({items} replies, {size} bytes wait{}): closing it",
+                        if room {
+                            ""
+                        } else {
+                            "; the daemon's outgoing budget is full"
+                        }
                     );
                     self.aborted.send_replace(Some(why));
                     self.wake.notify_one();
@@ -121,13 +171,14 @@ impl Outbox {
             }
             Class::May => {
                 let (items, size) = s.may;
-                if items >= MAY_ITEMS || size + bytes.len() > MAY_BYTES {
+                if items >= MAY_ITEMS || size + bytes.len() > MAY_BYTES || !room {
                     s.dropped += 1;
                     return true;
                 }
                 s.may = (items + 1, size + bytes.len());
             }
         }
+        self.outgoing.used.fetch_add(bytes.len(), Ordering::Relaxed);
         s.queue.push_back((bytes, class));
         drop(s);
         self.wake.notify_one();
@@ -179,7 +230,7 @@ impl Outbox {
                     out.push(item);
                 }
                 if !out.is_empty() {
-                    return Next::Frames(out);
+                    return Next::Frames(out, InFlight(self.outgoing.clone(), bytes));
                 }
                 if s.finishing {
                     return Next::Done;
@@ -187,6 +238,15 @@ impl Outbox {
             }
             self.wake.notified().await;
         }
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        let s = self.lock();
+        let queued: usize = s.queue.iter().map(|(b, _)| b.len()).sum();
+        drop(s);
+        self.outgoing.used.fetch_sub(queued, Ordering::Relaxed);
     }
 }
 
@@ -200,7 +260,7 @@ mod tests {
             .expect("rt");
         o.finish();
         let mut out = Vec::new();
-        while let Next::Frames(f) = rt.block_on(o.next()) {
+        while let Next::Frames(f, _) = rt.block_on(o.next()) {
             out.extend(f.iter().map(|b| serde_json::from_slice(b).expect("json")));
         }
         out
@@ -208,7 +268,7 @@ mod tests {
 
     #[test]
     fn events_are_dropped_and_counted_replies_never_and_a_non_reader_is_closed() {
-        let o = Outbox::new(1 << 20);
+        let o = Outbox::new(1 << 20, Arc::new(Outgoing::new(OUTGOING_BYTES)));
         for i in 0..MAY_ITEMS + 10 {
             assert!(o.push(&json!({ "type": "event", "n": i }), Class::May));
         }
@@ -223,7 +283,7 @@ mod tests {
         );
         assert_eq!(got.last().map(|v| v["type"].clone()), Some(json!("reply")));
 
-        let o = Outbox::new(1 << 20);
+        let o = Outbox::new(1 << 20, Arc::new(Outgoing::new(OUTGOING_BYTES)));
         for i in 0..MUST_ITEMS {
             assert!(o.push(&json!({ "type": "reply", "id": i }), Class::Must));
         }
@@ -237,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_reply_over_the_frame_limit_becomes_an_error_for_its_request() {
-        let o = Outbox::new(100);
+        let o = Outbox::new(100, Arc::new(Outgoing::new(OUTGOING_BYTES)));
         assert!(o.push(
             &json!({ "type": "reply", "id": 7, "result": "x".repeat(200) }),
             Class::Must
@@ -259,5 +319,43 @@ mod tests {
         );
         assert!(got.iter().any(|m| m["event"] == "dropped"), "{got:?}");
         assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn the_shared_budget_is_counted_until_written_and_given_back() {
+        let shared = Arc::new(Outgoing::new(1100));
+        let a = Outbox::new(1 << 20, shared.clone());
+        let b = Outbox::new(1 << 20, shared.clone());
+        let reply = |n: usize| json!({ "type": "reply", "id": n, "result": "x".repeat(300) });
+        assert!(a.push(&reply(1), Class::Must));
+        assert!(b.push(&reply(2), Class::Must));
+        assert!(b.push(&reply(3), Class::Must), "within the budget");
+        assert!(shared.used() > 1000);
+        // Past the budget: an event is dropped, a client with replies waiting is closed.
+        assert!(a.push(
+            &json!({ "type": "event", "trace": "x".repeat(300) }),
+            Class::May
+        ));
+        assert!(!a.push(&reply(4), Class::Must));
+        assert!(
+            a.abort_reason()
+                .is_some_and(|r| r.contains("outgoing budget"))
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("rt");
+        let Next::Frames(_, held) = rt.block_on(b.next()) else {
+            panic!("frames");
+        };
+        let before = shared.used();
+        drop(held);
+        assert!(shared.used() < before, "written bytes are given back");
+        drop(a);
+        drop(b);
+        assert_eq!(
+            shared.used(),
+            0,
+            "nothing is counted once the outboxes are gone"
+        );
     }
 }

@@ -170,6 +170,8 @@ pub struct Server {
     handshakes: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
     /// [`READ_BUDGET`], in bytes.
     pub(super) reading: Arc<Semaphore>,
+    /// What all clients' outboxes hold together ([`super::outbox::OUTGOING_BYTES`]).
+    pub(super) outgoing: Arc<super::outbox::Outgoing>,
     /// Connection tasks the daemon still holds (running or finished and not yet reaped), as
     /// of the accept loop's last turn: `status` shows it, so that a leak shows.
     pub(super) tasks_held: AtomicUsize,
@@ -217,6 +219,7 @@ impl Server {
             connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             handshakes: Mutex::default(),
             reading: Arc::new(Semaphore::new(READ_BUDGET)),
+            outgoing: Arc::new(super::outbox::Outgoing::new(super::outbox::OUTGOING_BYTES)),
             tasks_held: AtomicUsize::new(0),
             stopping: watch::Sender::new(false),
             swap: Arc::new(swap),
