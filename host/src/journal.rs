@@ -5,7 +5,13 @@
 //! Limits: removing the newest records, or rewriting the whole chain with fresh hashes, is not
 //! detectable from the file alone; anchor the last hash elsewhere (a log, a second machine) to
 //! catch that.
+//!
+//! Durability and speed: the database is in WAL mode with `synchronous = FULL`, so an append
+//! that has returned is on disk (one fsync of the log per commit). Appends made at once by
+//! several threads are committed together (group commit): whoever gets the connection writes
+//! every record waiting, in one transaction, and each caller returns when its own is committed.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -61,6 +67,16 @@ pub enum Break {
 /// The journal, in an SQLite database.
 pub struct Journal {
     conn: Mutex<Connection>,
+    /// Appends waiting for a commit (group commit).
+    queue: Mutex<Queue>,
+}
+
+/// Records waiting to be committed, and the outcome of those committed by another caller.
+#[derive(Default)]
+struct Queue {
+    next_ticket: u64,
+    waiting: Vec<(u64, String, String)>,
+    done: HashMap<u64, Result<i64, String>>,
 }
 
 fn hash(prev: &str, seq: i64, at: &str, kind: &str, body: &str) -> String {
@@ -89,7 +105,12 @@ impl Journal {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        Journal::with(Connection::open(path)?)
+        let conn = Connection::open(path)?;
+        // WAL: a commit is one append and one fsync of the log; FULL: that fsync is done at
+        // every commit, so what was acknowledged survives a power cut.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        Journal::with(conn)
     }
 
     /// A journal in memory (tests, dry runs).
@@ -114,7 +135,12 @@ impl Journal {
         )?;
         Ok(Journal {
             conn: Mutex::new(conn),
+            queue: Mutex::default(),
         })
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Append a record of `kind` with `body`. Returns its seq.
@@ -122,7 +148,47 @@ impl Journal {
     /// # Errors
     /// The database refused the write.
     pub fn append(&self, kind: &str, body: &serde_json::Value) -> rusqlite::Result<i64> {
-        self.transaction(|tx| Journal::append_in(tx, kind, body))
+        let ticket = {
+            let mut q = self.queue();
+            q.next_ticket += 1;
+            let t = q.next_ticket;
+            q.waiting.push((t, kind.to_owned(), body.to_string()));
+            t
+        };
+        // Whoever holds the connection commits everything waiting, ours included.
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(done) = self.queue().done.remove(&ticket) {
+            return done.map_err(failure);
+        }
+        let batch = std::mem::take(&mut self.queue().waiting);
+        let committed = write(&mut conn, |tx| {
+            batch
+                .iter()
+                .map(|(_, kind, body)| Journal::append_text(tx, kind, body))
+                .collect::<rusqlite::Result<Vec<i64>>>()
+        });
+        let outcomes: Vec<Result<i64, String>> = match committed {
+            Ok(seqs) => seqs.into_iter().map(Ok).collect(),
+            // Each alone, so that each caller gets its own record's error.
+            Err(_) => batch
+                .iter()
+                .map(|(_, kind, body)| {
+                    write(&mut conn, |tx| Journal::append_text(tx, kind, body))
+                        .map_err(|e| e.to_string())
+                })
+                .collect(),
+        };
+        // Published before the connection is let go: a caller whose record was in this batch
+        // finds its outcome as soon as it gets the connection.
+        let mut q = self.queue();
+        for ((t, _, _), outcome) in batch.iter().zip(outcomes) {
+            q.done.insert(*t, outcome);
+        }
+        drop(conn);
+        q.done
+            .remove(&ticket)
+            .unwrap_or_else(|| Err("the journal lost track of a record".into()))
+            .map_err(failure)
     }
 
     /// Run `f` in one immediate transaction: what it writes (journal records with
@@ -135,12 +201,7 @@ impl Journal {
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<R>,
     ) -> rusqlite::Result<R> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        // Immediate: the daemon and a CLI writing at once wait for each other (busy timeout)
-        // instead of one failing on the lock upgrade.
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
+        write(&mut conn, f)
     }
 
     /// Append a record inside the transaction `tx` (see [`Journal::transaction`]).
@@ -151,6 +212,14 @@ impl Journal {
         tx: &rusqlite::Transaction<'_>,
         kind: &str,
         body: &serde_json::Value,
+    ) -> rusqlite::Result<i64> {
+        Journal::append_text(tx, kind, &body.to_string())
+    }
+
+    fn append_text(
+        tx: &rusqlite::Transaction<'_>,
+        kind: &str,
+        body: &str,
     ) -> rusqlite::Result<i64> {
         let last: Option<(i64, String)> = tx
             .query_row(
@@ -164,8 +233,7 @@ impl Journal {
             None => (1, GENESIS.to_owned()),
         };
         let at = now();
-        let body = body.to_string();
-        let h = hash(&prev, seq, &at, kind, &body);
+        let h = hash(&prev, seq, &at, kind, body);
         tx.execute(
             "INSERT INTO journal (seq, at, kind, body, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![seq, at, kind, body, prev, h],
@@ -240,6 +308,27 @@ impl Journal {
     }
 }
 
+/// Run `f` in one immediate transaction on `conn` and commit.
+fn write<R>(
+    conn: &mut Connection,
+    f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<R>,
+) -> rusqlite::Result<R> {
+    // Immediate: the daemon and a CLI writing at once wait for each other (busy timeout)
+    // instead of one failing on the lock upgrade.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let out = f(&tx)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// An error another caller's commit met, for this caller.
+fn failure(message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+        Some(message),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +340,48 @@ mod tests {
             j.append("proposal", &json!({ "n": i })).expect("append");
         }
         j
+    }
+
+    #[test]
+    fn concurrent_appends_are_committed_together_and_each_gets_its_own_record() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let j = Journal::open(&dir.path().join("j.db")).expect("journal");
+        let seqs: Vec<(i64, String)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..16)
+                .map(|t| {
+                    let j = &j;
+                    s.spawn(move || {
+                        (0..100)
+                            .map(|i| {
+                                let tag = format!("{t}-{i}");
+                                (
+                                    j.append("test", &json!({ "tag": tag })).expect("append"),
+                                    tag,
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("thread"))
+                .collect()
+        });
+        assert_eq!(j.verify().expect("read"), Ok(1600));
+        let records = j.records(None).expect("records");
+        for (seq, tag) in seqs {
+            let r = &records[usize::try_from(seq - 1).expect("seq")];
+            assert_eq!(
+                r.body["tag"],
+                tag.as_str(),
+                "seq {seq} is the caller's own record"
+            );
+        }
+        let mode: String = j
+            .with_conn(|c| c.pragma_query_value(None, "journal_mode", |r| r.get(0)))
+            .expect("mode");
+        assert_eq!(mode, "wal");
     }
 
     #[test]
