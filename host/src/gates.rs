@@ -6,7 +6,8 @@
 //! deadline, memory) rejects: fail closed. Every gate that ran is in the trace, in order, with
 //! its round, verdict, reason and time.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::runtime::effects::{ActionContext, Catalog};
@@ -23,6 +24,13 @@ pub trait GateCheck: Send + Sync {
     fn version(&self) -> &str;
     /// Higher runs first.
     fn priority(&self) -> i32;
+    /// Whether the gate answers the same question the same way within one turn, so that a
+    /// pass can be reused ([`Memo`]). A plugin gate is: each call is a fresh instance with no
+    /// state, no files, no network and an empty environment. A stand-in with state of its own
+    /// says `false`.
+    fn pure(&self) -> bool {
+        true
+    }
     /// The verdict on `action`, whose tool and effects are `context`.
     ///
     /// # Errors
@@ -106,6 +114,54 @@ pub fn sort(gates: &mut [&dyn GateCheck]) {
     });
 }
 
+/// The passes already given in one turn, by gate, exact action and signal: a gate asked the
+/// same question twice in a turn (the walk, then the last mile just before the action runs)
+/// answers once, and the last mile costs nothing when no gate rewrote the action. A gate that
+/// saw another action (one a gate below it rewrote), a changed plugin set (a new [`Memo`] per
+/// turn, on the set the turn runs on), or an approval decided later (verified without a memo)
+/// is asked again. Only passes are kept: anything else stops the action and is never reused.
+#[derive(Debug, Default)]
+pub struct Memo(Mutex<HashSet<(String, String)>>);
+
+impl Clone for Memo {
+    fn clone(&self) -> Memo {
+        Memo(Mutex::new(
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        ))
+    }
+}
+
+impl PartialEq for Memo {
+    fn eq(&self, other: &Memo) -> bool {
+        std::ptr::eq(self, other)
+            || *self.0.lock().unwrap_or_else(|p| p.into_inner())
+                == *other.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Memo {
+    fn key(gate: &dyn GateCheck, action: &Action, view: &str) -> (String, String) {
+        (
+            format!("{}@{}", gate.name(), gate.version()),
+            format!(
+                "{}\0{view}",
+                serde_json::to_string(action).unwrap_or_default()
+            ),
+        )
+    }
+
+    fn passed(&self, key: &(String, String)) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(key)
+    }
+
+    fn remember(&self, key: (String, String)) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    }
+}
+
 /// How many rounds a walk may take: a gate that rewrites the action starts a new round, so a set
 /// of gates that settles after three rewrites is fine; one that keeps rewriting is refused.
 pub const MAX_ROUNDS: u32 = 4;
@@ -125,12 +181,33 @@ pub fn verify(
     action: &Action,
     signal: &Signal,
 ) -> Verification {
+    verify_with(gates, catalog, action, signal, None)
+}
+
+/// [`verify`], answering from `memo` what a gate already passed in this turn (such a gate is
+/// not asked again and is not in the trace) and remembering the new passes.
+pub fn verify_with(
+    gates: &[&dyn GateCheck],
+    catalog: &Catalog,
+    action: &Action,
+    signal: &Signal,
+    memo: Option<&Memo>,
+) -> Verification {
     let view = signal.view();
+    let memo = memo.map(|m| (m, format!("{view:?}")));
     let mut current = action.clone();
     let mut trace = Vec::with_capacity(gates.len());
     let mut rewriters: Vec<String> = Vec::new();
     for round in 1..=MAX_ROUNDS {
-        match walk(gates, catalog, &mut current, &view, round, &mut trace) {
+        match walk(
+            gates,
+            catalog,
+            &mut current,
+            &view,
+            round,
+            &mut trace,
+            memo.as_ref(),
+        ) {
             Walk::Settled(approvals) => {
                 let outcome = if approvals.is_empty() {
                     Outcome::Passed(current)
@@ -185,11 +262,18 @@ fn walk(
     view: &wit::SignalView,
     round: u32,
     trace: &mut GateTrace,
+    memo: Option<&(&Memo, String)>,
 ) -> Walk {
     let mut approvals = Vec::new();
     let proposed = current.to_wit();
     let context = Arc::new(catalog.context(current));
     for gate in gates {
+        let key = memo
+            .filter(|_| gate.pure())
+            .map(|(m, view)| (*m, Memo::key(*gate, current, view)));
+        if key.as_ref().is_some_and(|(m, k)| m.passed(k)) {
+            continue;
+        }
         let start = Instant::now();
         let result = gate.check(&proposed, view, &context);
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -206,6 +290,9 @@ fn walk(
         let (verdict, reason) = match result {
             Ok(wit::Verdict::Pass) => {
                 trace.push(record(TraceVerdict::Pass, None));
+                if let Some((m, k)) = key {
+                    m.remember(k);
+                }
                 continue;
             }
             Ok(wit::Verdict::Modify(new)) => match Action::from_wit(&new) {

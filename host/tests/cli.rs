@@ -258,11 +258,11 @@ fn act_runs_eval_and_the_journal_detects_an_edited_row() {
         .iter()
         .filter_map(|r| r["kind"].as_str())
         .collect();
-    // Every gate's verdict is journaled, before the tool and again at the last mile; the
-    // rejected action stops at shell-guard, the first gate.
+    // Every gate's verdict is journaled once (the last mile reuses the passes given in the
+    // same turn); the rejected action stops at shell-guard, the first gate.
     let gates = 5;
     let mut expected = vec!["proposal"];
-    expected.extend(std::iter::repeat_n("verdict", 2 * gates));
+    expected.extend(std::iter::repeat_n("verdict", gates));
     expected.extend(["tool-result", "proposal", "verdict"]);
     assert_eq!(kinds, expected);
 

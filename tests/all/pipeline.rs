@@ -165,9 +165,10 @@ fn a_direct_request_runs_through_the_gates_then_the_tool() {
     assert_eq!(s.outbox.sent(), [("cli".to_owned(), "3".to_owned())]);
     assert_eq!(
         kinds(s.pipeline.journal()),
-        ["proposal", "verdict", "verdict", "tool-result"]
+        ["proposal", "verdict", "tool-result"],
+        "the verdict once: the last mile reuses the pass given in the same turn"
     );
-    assert_eq!(s.pipeline.journal().verify().expect("read"), Ok(4));
+    assert_eq!(s.pipeline.journal().verify().expect("read"), Ok(3));
     assert!(
         s.script.requests.lock().expect("lock").is_empty(),
         "direct requests skip the model"

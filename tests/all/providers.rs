@@ -401,10 +401,8 @@ fn end_to_end_the_model_calls_a_tool_and_answers_with_its_output() {
         [
             "proposal",
             "verdict",
-            "verdict",
             "tool-result",
             "proposal",
-            "verdict",
             "verdict",
             "tool-result"
         ]

@@ -89,8 +89,13 @@ impl Pipeline {
                 let outcome = self.suspend(&action, signal, reasons)?;
                 Ok((step(Some(action), trace, outcome), None))
             }
-            Reasoned::Approved { action, trace } => {
-                let (outcome, last_mile, feedback) = self.execute(action.clone(), signal, None)?;
+            Reasoned::Approved {
+                action,
+                trace,
+                memo,
+            } => {
+                let (outcome, last_mile, feedback) =
+                    self.execute(action.clone(), signal, None, Some(&memo))?;
                 let trace = if last_mile.is_empty() {
                     trace
                 } else {
@@ -169,8 +174,10 @@ impl Pipeline {
         action: Action,
         signal: &Signal,
         approved: Option<&Pending>,
+        memo: Option<&crate::gates::Memo>,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
-        let last_mile = self.verify(&action, signal);
+        let last_mile =
+            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo);
         for g in &last_mile.trace {
             let mut record = json!(g);
             record["last_mile"] = json!(true);
@@ -371,7 +378,13 @@ impl Pipeline {
         let pending = approvals
             .decide(token, true, shown)
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        let executed = self.execute(pending.action.clone(), &pending.signal, Some(&pending));
+        // No memo: time has passed since the gates saw it; they are all asked again.
+        let executed = self.execute(
+            pending.action.clone(),
+            &pending.signal,
+            Some(&pending),
+            None,
+        );
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above.)
         let ran = matches!(

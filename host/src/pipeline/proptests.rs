@@ -306,6 +306,9 @@ impl GateCheck for Fickle {
     fn name(&self) -> &str {
         "fickle"
     }
+    fn pure(&self) -> bool {
+        false
+    }
     fn version(&self) -> &str {
         "0.0.0"
     }
@@ -435,4 +438,41 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     // Answering the new question runs it.
     second.approve(again, None).expect("approve again");
     assert_eq!(recorder.ran().len(), 1);
+}
+
+/// A pure gate is asked once per turn for the action that runs: the last mile reuses the
+/// walk's pass. Asked again when an approval is decided later.
+#[test]
+fn the_last_mile_does_not_ask_a_pure_gate_twice() {
+    let recorder = Recorder::default();
+    let gate = Arc::new(FakeGate::new("counted", 0, V::Pass));
+    let pipeline = Pipeline::new(
+        Vec::new(),
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(recorder.clone()))
+    .with_gate(gate.clone());
+    let signal = Signal::request(
+        json!({ "target": "rec", "text": "hello" }),
+        Default::default(),
+    );
+    let report = pipeline.run(signal);
+    assert!(
+        matches!(report.steps[0].outcome, StepOutcome::Ran { .. }),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert_eq!(recorder.ran().len(), 1);
+    assert_eq!(
+        gate.seen.lock().unwrap_or_else(|p| p.into_inner()).len(),
+        1,
+        "asked once"
+    );
+    assert_eq!(
+        report.steps[0].trace.len(),
+        1,
+        "its verdict is in the trace once"
+    );
 }

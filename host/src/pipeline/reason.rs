@@ -25,6 +25,8 @@ pub enum Reasoned {
         action: Action,
         /// The trace.
         trace: GateTrace,
+        /// What the gates passed on the way: the last mile asks only what this does not hold.
+        memo: crate::gates::Memo,
     },
     /// The gates want a person's approval first.
     NeedsApproval {
@@ -144,7 +146,9 @@ impl Pipeline {
             "proposal",
             json!({ "attempt": attempt, "action": action, "signal": signal }),
         );
-        let verification = self.verify(&action, signal);
+        let memo = crate::gates::Memo::default();
+        let verification =
+            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, Some(&memo));
         for g in &verification.trace {
             let mut record = json!(g);
             record["set"] = json!(self.plugin_set());
@@ -162,7 +166,11 @@ impl Pipeline {
         };
         match verification.outcome {
             Outcome::Passed(action) => match check(&action) {
-                Ok(()) => Reasoned::Approved { action, trace },
+                Ok(()) => Reasoned::Approved {
+                    action,
+                    trace,
+                    memo,
+                },
                 Err(reason) => Reasoned::Invalid { action, reason },
             },
             Outcome::NeedsApproval { action, reasons } => match check(&action) {
