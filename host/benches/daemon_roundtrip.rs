@@ -5,8 +5,8 @@
 //! and on one with `--insecure-no-auth`, and the handshake of a new connection, each beside
 //! the other in the same run.
 //!
-//! The standard plugins and gates are loaded as users run them; lighter than what users run
-//! only in that the journal is in memory (the verify bench measures the on-disk journal).
+//! As users run it: the standard plugins and gates, and the on-disk journal (each daemon and
+//! the in-process baseline its own database in a temporary directory).
 //!
 //! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
 
@@ -24,6 +24,15 @@ use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader};
 use passepartout::signal::Signal;
 use serde_json::json;
 
+/// A fresh on-disk journal in the bench's temporary directory.
+fn journal() -> Journal {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"));
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Journal::open(&dir.path().join(format!("journal-{n}.db"))).expect("journal")
+}
+
 fn pipeline(router: &Arc<Router>) -> Pipeline {
     let cache = std::env::temp_dir().join("passepartout-bench-cache");
     let runtime = Runtime::new(RuntimeConfig {
@@ -33,13 +42,9 @@ fn pipeline(router: &Arc<Router>) -> Pipeline {
     })
     .expect("runtime");
     let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());
-    Pipeline::new(
-        report.plugins,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("client", Box::new(RouterActuator(router.clone())))
+    Pipeline::new(report.plugins, journal(), PipelineConfig::default())
+        .expect("pipeline")
+        .with_actuator("client", Box::new(RouterActuator(router.clone())))
 }
 
 fn action() -> serde_json::Value {

@@ -84,11 +84,13 @@ impl Server {
         let deadline = self.config.handshake_deadline;
         let mut stopping = self.stopping.subscribe();
         let handshake = tokio::select! {
+            // An eviction that fired already (no room) wins over a handshake ready to go on.
+            biased;
+            _ = evict => Err(Refused::Evicted),
             r = tokio::time::timeout(deadline, self.handshake(&mut reader, &mut writer)) => match r {
                 Ok(r) => r,
                 Err(_) => Err(Refused::Protocol(ProtocolError::Timeout(deadline.as_secs()))),
             },
-            _ = evict => Err(Refused::Evicted),
             _ = stopping.wait_for(|s| *s) => Err(Refused::Evicted),
         };
         self.handshake_done(conn);

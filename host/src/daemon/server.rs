@@ -153,9 +153,13 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// Most requests of one client running at once.
 pub const MAX_IN_FLIGHT: usize = 16;
 
-/// Most connections in their handshake at once; a newer one evicts the oldest, so that
-/// connections that never authenticate cannot keep anyone else out.
-pub const MAX_HANDSHAKES: usize = 64;
+/// Most connections in their handshake at once. Past it, a new connection evicts a random one
+/// of those that have been at it for [`EVICTABLE_AFTER`] (an honest handshake takes a fraction
+/// of a millisecond), so that connections that never authenticate cannot keep anyone out; when
+/// none has, the new one is told the daemon is busy.
+pub const MAX_HANDSHAKES: usize = 256;
+/// How long a handshake runs before a newer connection may evict it.
+pub const EVICTABLE_AFTER: Duration = Duration::from_millis(200);
 /// Bytes of large frames the daemon reads at once, from all clients together.
 pub const READ_BUDGET: usize = 64 << 20;
 
@@ -167,7 +171,7 @@ pub struct Server {
     /// One permit per authenticated client ([`MAX_CONNECTIONS`]).
     pub(super) connections: Arc<Semaphore>,
     /// Connections in their handshake, oldest first, each with what evicts it.
-    handshakes: Mutex<VecDeque<(u64, oneshot::Sender<()>)>>,
+    handshakes: Mutex<VecDeque<(u64, Instant, oneshot::Sender<()>)>>,
     /// [`READ_BUDGET`], in bytes.
     pub(super) reading: Arc<Semaphore>,
     /// What all clients' outboxes hold together ([`super::outbox::OUTGOING_BYTES`]).
@@ -230,23 +234,36 @@ impl Server {
         })
     }
 
-    /// Register connection `conn` as handshaking, evicting the oldest when
-    /// [`MAX_HANDSHAKES`] already are; the receiver fires on eviction.
+    /// Register connection `conn` as handshaking (see [`MAX_HANDSHAKES`]); the receiver fires
+    /// when it is evicted, at once when there is no room for it.
     fn handshake_start(&self, conn: u64) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
         let mut h = self.handshakes.lock().unwrap_or_else(|p| p.into_inner());
-        while h.len() >= MAX_HANDSHAKES {
-            // A random one, not the oldest: a flood cannot aim at the connection that has
-            // been authenticating longest.
-            let mut r = [0u8; 2];
+        if h.len() >= MAX_HANDSHAKES {
+            // A random one of the slow ones, not the oldest: a flood cannot aim at the
+            // connection that has been authenticating longest.
+            let slow: Vec<usize> = (0..h.len())
+                .filter(|i| h[*i].1.elapsed() >= EVICTABLE_AFTER)
+                .collect();
+            let mut r = [0u8; 4];
             let _ = getrandom::fill(&mut r);
-            let at = usize::from(u16::from_le_bytes(r)) % h.len();
-            if let Some((old, evict)) = h.remove(at) {
-                tracing::info!("connection #{old} evicted: {MAX_HANDSHAKES} were authenticating");
-                let _ = evict.send(());
+            let pick = (!slow.is_empty())
+                .then(|| slow[usize::try_from(u32::from_le_bytes(r)).unwrap_or(0) % slow.len()]);
+            match pick.and_then(|at| h.remove(at)) {
+                Some((old, _, evict)) => {
+                    tracing::info!(
+                        "connection #{old} evicted: {MAX_HANDSHAKES} were authenticating"
+                    );
+                    let _ = evict.send(());
+                }
+                None => {
+                    // No room: this one is refused (its eviction fires before it reads).
+                    let _ = tx.send(());
+                    return rx;
+                }
             }
         }
-        h.push_back((conn, tx));
+        h.push_back((conn, Instant::now(), tx));
         rx
     }
 
@@ -255,7 +272,7 @@ impl Server {
         self.handshakes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|(c, _)| *c != conn);
+            .retain(|(c, _, _)| *c != conn);
     }
 
     /// Connections in their handshake now.

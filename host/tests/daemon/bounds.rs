@@ -219,3 +219,26 @@ fn shutdown_closes_idle_clients_at_once_and_removes_only_its_own_rendezvous() {
     assert!(d.child.wait().expect("wait").success());
     assert!(rendezvous.exists(), "another daemon's rendezvous is kept");
 }
+
+#[test]
+fn a_burst_of_clients_connecting_at_once_is_not_evicted() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    let keys = d.keys();
+    // More at once than the old handshake pool held (64): each must get in.
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..200)
+            .map(|_| {
+                let (addr, keys) = (&d.addr, &keys);
+                s.spawn(move || {
+                    Client::connect(addr, Some(keys))
+                        .and_then(|mut c| c.request("ping", json!({})))
+                        .err()
+                        .map(|e| e.to_string())
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().expect("thread")).collect()
+    });
+    assert!(failures.is_empty(), "{} failed: {:?}", failures.len(), failures.first());
+}
