@@ -238,7 +238,15 @@ fn a_burst_of_clients_connecting_at_once_is_not_evicted() {
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().expect("thread")).collect()
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().expect("thread"))
+            .collect()
     });
-    assert!(failures.is_empty(), "{} failed: {:?}", failures.len(), failures.first());
+    assert!(
+        failures.is_empty(),
+        "{} failed: {:?}",
+        failures.len(),
+        failures.first()
+    );
 }
