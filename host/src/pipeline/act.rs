@@ -178,12 +178,17 @@ impl Pipeline {
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
         let last_mile =
             crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo);
-        for g in &last_mile.trace {
-            let mut record = json!(g);
-            record["last_mile"] = json!(true);
-            record["set"] = json!(self.plugin_set());
-            self.record("verdict", record);
-        }
+        let verdicts: Vec<_> = last_mile
+            .trace
+            .iter()
+            .map(|g| {
+                let mut record = json!(g);
+                record["last_mile"] = json!(true);
+                record["set"] = json!(self.plugin_set());
+                ("verdict", record)
+            })
+            .collect();
+        self.record_all(&verdicts);
         let trace = last_mile.trace;
         let approved_action = approved.map(|_| action.clone());
         let action = match last_mile.outcome {

@@ -384,6 +384,21 @@ impl Pipeline {
         }
     }
 
+    /// Append `records` in one commit (a proposal and its verdicts): all on disk, or none.
+    pub(crate) fn record_all(&self, records: &[(&str, serde_json::Value)]) {
+        if records.is_empty() {
+            return;
+        }
+        let written = self.journal.transaction(|tx| {
+            records.iter().try_for_each(|(kind, body)| {
+                crate::journal::Journal::append_in(tx, kind, body).map(|_| ())
+            })
+        });
+        if let Err(e) = written {
+            tracing::error!("cannot write the journal ({} records): {e}", records.len());
+        }
+    }
+
     /// Remember a line for the prompt's LOGS section.
     pub(crate) fn log(&self, line: String) {
         tracing::info!("{line}");

@@ -142,18 +142,20 @@ impl Pipeline {
         attempt: u32,
     ) -> Reasoned {
         action.resolve_target(signal.meta.source.as_deref(), &self.config.default_actuator);
-        self.record(
-            "proposal",
-            json!({ "attempt": attempt, "action": action, "signal": signal }),
-        );
         let memo = crate::gates::Memo::default();
         let verification =
             crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, Some(&memo));
+        // The proposal and every verdict on it in one commit, before anything runs.
+        let mut records = vec![(
+            "proposal",
+            json!({ "attempt": attempt, "action": action, "signal": signal }),
+        )];
         for g in &verification.trace {
             let mut record = json!(g);
             record["set"] = json!(self.plugin_set());
-            self.record("verdict", record);
+            records.push(("verdict", record));
         }
+        self.record_all(&records);
         let trace = verification.trace;
         // Gates first (a rejection says more than "no such tool"), then whether the action can
         // be performed at all: nothing that cannot run is run or put to a person.
