@@ -19,26 +19,15 @@ use super::Common;
 fn daemon_section(
     common: &Common,
 ) -> anyhow::Result<passepartout::providers::config::DaemonSection> {
-    Ok(
-        match common
-            .config
-            .clone()
-            .or_else(passepartout::dirs::config_file)
-        {
-            Some(path) => {
-                passepartout::providers::ProvidersConfig::load(&path)
-                    .map_err(anyhow::Error::msg)?
-                    .daemon
-            }
-            None => Default::default(),
-        },
-    )
+    Ok(super::pipeline::settings(common)?.daemon)
 }
 
 /// Where to listen: `--port`, else `DAEMON_PORT`, else `[daemon] port`; `DAEMON_HOST`, else
 /// `[daemon] host`, else 127.0.0.1. Only loopback addresses: the protocol is for this machine.
-fn listen_address(common: &Common) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
-    let section = daemon_section(common)?;
+fn listen_address(
+    common: &Common,
+    section: &passepartout::providers::config::DaemonSection,
+) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
     let env = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
     let port = match (common.port, env("DAEMON_PORT")) {
         (Some(p), _) => Some(p),
@@ -50,7 +39,7 @@ fn listen_address(common: &Common) -> anyhow::Result<(std::net::IpAddr, Option<u
         (None, None) => section.port,
     };
     let host = env("DAEMON_HOST")
-        .or(section.host)
+        .or_else(|| section.host.clone())
         .unwrap_or_else(|| "127.0.0.1".into());
     let ip: std::net::IpAddr = if host == "localhost" {
         [127, 0, 0, 1].into()
@@ -126,7 +115,8 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         .with_actuator("client", Box::new(RouterActuator(router.clone())))
         .with_actuator("cli", Box::new(RouterActuator(router.clone())));
     let placeholder = Arc::new(placeholder);
-    let (ip, port) = listen_address(common)?;
+    let section = daemon_section(common)?;
+    let (ip, port) = listen_address(common, &section)?;
     let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
     if let Some(path) = &rendezvous {
@@ -155,11 +145,9 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         read_timeout: passepartout::daemon::read_timeout_from_env(),
         heartbeat: passepartout::daemon::heartbeat_from_env(),
         auto_save: passepartout::daemon::auto_save_from_env(),
-        max_frame: daemon_section(common)?
-            .max_frame
-            .map_or(protocol::MAX_FRAME, |m| {
-                m.clamp(protocol::HANDSHAKE_FRAME, protocol::MAX_FRAME)
-            }),
+        max_frame: section.max_frame.map_or(protocol::MAX_FRAME, |m| {
+            m.clamp(protocol::HANDSHAKE_FRAME, protocol::MAX_FRAME)
+        }),
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Subcommand;
 use passepartout::memory::{IngestOptions, Memory, MemoryConfig, NodeKind, Query};
-use passepartout::providers::ProvidersConfig;
 
 use super::Common;
 
@@ -102,20 +101,7 @@ fn parse_kind(s: &str) -> Result<NodeKind, String> {
 
 /// The `[memory]` section of the configuration.
 pub fn config(common: &Common) -> anyhow::Result<MemoryConfig> {
-    Ok(
-        match common
-            .config
-            .clone()
-            .or_else(passepartout::dirs::config_file)
-        {
-            Some(path) => {
-                ProvidersConfig::load(&path)
-                    .map_err(anyhow::Error::msg)?
-                    .memory
-            }
-            None => MemoryConfig::default(),
-        },
-    )
+    Ok(super::pipeline::settings(common)?.memory)
 }
 
 /// Open the memory store in the database named by `--db` (or the default).

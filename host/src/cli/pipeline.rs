@@ -34,17 +34,21 @@ fn pipeline(
     Ok(p.with_provider(Box::new(cascade(common)?)))
 }
 
-/// The configured cascade, recording spend in the database.
-pub fn cascade(common: &Common) -> anyhow::Result<Cascade> {
-    let config = match common
+/// `passepartout.toml` (`--config`, else the default file), or the defaults when there is none.
+pub fn settings(common: &Common) -> anyhow::Result<ProvidersConfig> {
+    match common
         .config
         .clone()
         .or_else(passepartout::dirs::config_file)
     {
-        Some(path) => ProvidersConfig::load(&path).map_err(anyhow::Error::msg)?,
-        None => ProvidersConfig::default(),
-    };
-    let mut cascade = Cascade::from_config(&config);
+        Some(path) => ProvidersConfig::load(&path).map_err(anyhow::Error::msg),
+        None => Ok(ProvidersConfig::default()),
+    }
+}
+
+/// The configured cascade, recording spend in the database.
+pub fn cascade(common: &Common) -> anyhow::Result<Cascade> {
+    let mut cascade = Cascade::from_config(&settings(common)?);
     if let Some(db) = common.db.clone().or_else(passepartout::dirs::database) {
         let log = SpendLog::open(&db)?;
         cascade = cascade.with_sink(Box::new(move |r| {

@@ -125,6 +125,17 @@ impl GateCheck for FakeGate {
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Vec<Action>>>);
 
+/// A pipeline with no plugins, an in-memory journal and `recorder` as the `rec` actuator.
+fn recording(recorder: &Recorder) -> Pipeline {
+    Pipeline::new(
+        Vec::new(),
+        Journal::in_memory().expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("pipeline")
+    .with_actuator("rec", Box::new(recorder.clone()))
+}
+
 impl Recorder {
     fn ran(&self) -> Vec<Action> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
@@ -187,9 +198,7 @@ proptest! {
         approve in any::<bool>(),
     ) {
         let recorder = Recorder::default();
-        let mut pipeline = Pipeline::new(Vec::new(), Journal::in_memory().expect("journal"), PipelineConfig::default())
-            .expect("pipeline")
-            .with_actuator("rec", Box::new(recorder.clone()));
+        let mut pipeline = recording(&recorder);
         let fakes: Vec<Arc<FakeGate>> = gates.iter().enumerate()
             .map(|(i, (priority, verdict))| Arc::new(FakeGate::new(&format!("g{i}"), *priority, *verdict)))
             .collect();
@@ -240,15 +249,9 @@ proptest! {
 #[test]
 fn a_low_modifier_restarts_the_walk() {
     let recorder = Recorder::default();
-    let pipeline = Pipeline::new(
-        Vec::new(),
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("rec", Box::new(recorder.clone()))
-    .with_gate(Arc::new(FakeGate::new("high", 100, V::Ceiling(1))))
-    .with_gate(Arc::new(FakeGate::new("low", -1000, V::Settle(5))));
+    let pipeline = recording(&recorder)
+        .with_gate(Arc::new(FakeGate::new("high", 100, V::Ceiling(1))))
+        .with_gate(Arc::new(FakeGate::new("low", -1000, V::Settle(5))));
     let report = pipeline.run(Signal::request(
         json!({ "target": "rec", "args": { "n": 0 } }),
         Default::default(),
@@ -275,14 +278,8 @@ fn a_low_modifier_restarts_the_walk() {
 #[test]
 fn gates_that_never_settle_are_a_rejection_naming_them() {
     let recorder = Recorder::default();
-    let pipeline = Pipeline::new(
-        Vec::new(),
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("rec", Box::new(recorder.clone()))
-    .with_gate(Arc::new(FakeGate::new("spinner", 0, V::Forever)));
+    let pipeline =
+        recording(&recorder).with_gate(Arc::new(FakeGate::new("spinner", 0, V::Forever)));
     let report = pipeline.run(Signal::request(
         json!({ "target": "rec", "args": { "n": 0 } }),
         Default::default(),
@@ -333,14 +330,8 @@ impl GateCheck for Fickle {
 #[test]
 fn the_last_mile_verify_blocks_what_reason_let_through() {
     let recorder = Recorder::default();
-    let pipeline = Pipeline::new(
-        Vec::new(),
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("rec", Box::new(recorder.clone()))
-    .with_gate(Arc::new(Fickle(std::sync::atomic::AtomicU32::new(0))));
+    let pipeline =
+        recording(&recorder).with_gate(Arc::new(Fickle(std::sync::atomic::AtomicU32::new(0))));
     let signal = Signal::request(
         json!({ "target": "rec", "text": "hello" }),
         Default::default(),
@@ -441,19 +432,12 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
 }
 
 /// A pure gate is asked once per turn for the action that runs: the last mile reuses the
-/// walk's pass. Asked again when an approval is decided later.
+/// walk's pass.
 #[test]
 fn the_last_mile_does_not_ask_a_pure_gate_twice() {
     let recorder = Recorder::default();
     let gate = Arc::new(FakeGate::new("counted", 0, V::Pass));
-    let pipeline = Pipeline::new(
-        Vec::new(),
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("rec", Box::new(recorder.clone()))
-    .with_gate(gate.clone());
+    let pipeline = recording(&recorder).with_gate(gate.clone());
     let signal = Signal::request(
         json!({ "target": "rec", "text": "hello" }),
         Default::default(),
