@@ -1,6 +1,7 @@
 //! The shell-guard gate three ways, in one process: as a native Rust function (the very same
 //! code, linked natively), as a WASM component in a reused instance, and as a WASM component
-//! in a fresh Store and instance per call (what the pipeline does). Prints the ratios.
+//! in a fresh Store and instance per call (what the pipeline does). Then the Python gate (pii,
+//! componentize-py) in a reused and in a fresh instance. Prints the ratios.
 //!
 //! Run: `cargo bench -p passepartout --bench gate_call`
 
@@ -107,6 +108,21 @@ fn main() {
         });
         group.finish();
     }
+    let pii = report
+        .plugins
+        .iter()
+        .find(|p| p.id.name == "pii")
+        .expect("pii loads");
+    let action = host_action(COMMANDS[1].1);
+    let mut live = pii.live_gate().expect("instance");
+    let mut group = c.benchmark_group("pii");
+    group.bench_function("wasm-reused-instance", |b| {
+        b.iter(|| live.check(black_box(&action), &signal).expect("check"))
+    });
+    group.bench_function("wasm-fresh-instance", |b| {
+        b.iter(|| pii.check(black_box(&action), &signal).expect("check"))
+    });
+    group.finish();
     c.final_summary();
     print_ratios();
 }
@@ -131,5 +147,16 @@ fn print_ratios() {
                 );
             }
         }
+    }
+    if let (Some(reused), Some(fresh)) = (
+        mean("pii", "wasm-reused-instance"),
+        mean("pii", "wasm-fresh-instance"),
+    ) {
+        println!("\npii (Python) check, median time per call:");
+        println!("  reused instance {reused:>10.0} ns");
+        println!(
+            "  fresh instance  {fresh:>10.0} ns  = {:>6.1}x reused",
+            fresh / reused
+        );
     }
 }

@@ -47,6 +47,32 @@ fn a_gate_that_tries_any_wasi_call_is_stopped_naming_the_import() {
     }
 }
 
+/// Fresh instances share nothing: however the runtime resets a reused memory slot (the page scan
+/// copies dirtied pages back from the image), a gate never sees what its earlier calls wrote.
+#[test]
+fn a_gate_never_sees_what_its_earlier_calls_left_in_memory() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    for call in 0..40 {
+        let verdict = gate
+            .check(&misbehave("remember"), &signal())
+            .expect("remember");
+        assert_eq!(verdict, Verdict::Pass, "call {call}");
+    }
+    // The snoop does see a reused instance's memory: the check above can fail.
+    let mut live = gate.live_gate().expect("a live instance");
+    assert_eq!(
+        live.check(&misbehave("remember"), &signal())
+            .expect("first"),
+        Verdict::Pass
+    );
+    assert_eq!(
+        live.check(&misbehave("remember"), &signal())
+            .expect("second"),
+        Verdict::Reject("saw 1 earlier calls and 512 marked pages".into())
+    );
+}
+
 #[test]
 fn a_looping_gate_runs_out_of_fuel() {
     let (rt, _cache) = fresh_runtime();

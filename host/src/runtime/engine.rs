@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::limits::MAX_MEMORY_MIB;
 
@@ -28,29 +28,53 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Only when even the on-demand engine cannot be built (an unsupported CPU).
 pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
     if pooling {
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(super::share::POOL as u32)
-            .total_core_instances(256)
-            .total_memories(128)
-            .total_tables(128)
-            .max_memory_size((MAX_MEMORY_MIB << 20) as usize)
-            // Reset small touched regions with memset instead of madvise on slot reuse.
-            .linear_memory_keep_resident(128 << 10)
-            .table_keep_resident(16 << 10)
-            // One fiber stack per live instance (async calls run on them).
-            .total_stacks(super::share::POOL as u32);
-        let mut config = base_config();
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        match Engine::new(&config) {
-            Ok(engine) => return Ok((engine, true)),
-            Err(e) => tracing::warn!(
-                "the pooling allocator is not available here ({e}); allocating instances on demand"
-            ),
+        // Linux 6.7+ first (see [`pool`]); then the plain pool; then on demand.
+        for page_scan in [true, false] {
+            let mut config = base_config();
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool(page_scan)));
+            match Engine::new(&config) {
+                Ok(engine) => return Ok((engine, true)),
+                Err(e) if page_scan => {
+                    tracing::debug!("pooling without PAGEMAP_SCAN: {e}");
+                }
+                Err(e) => tracing::warn!(
+                    "the pooling allocator is not available here ({e}); allocating instances on demand"
+                ),
+            }
         }
     }
     let engine = Engine::new(&base_config())
         .map_err(|e| anyhow::anyhow!("cannot create the WebAssembly engine: {e}"))?;
     Ok((engine, false))
+}
+
+/// The pooling allocator's settings.
+///
+/// With `page_scan`, a reused memory slot has the pages the last instance dirtied found with
+/// Linux's `PAGEMAP_SCAN` (6.7+) and copied back from the module's memory image, up to 4 MiB,
+/// instead of being unmapped: the next instance does not fault them in again. Measured on the
+/// Python gate (pii): 186 -> 106 page faults and 1.25 -> 0.96 ms per fresh-instance call;
+/// shell-guard 25 -> 9 µs. Without the scan wasmtime resets the first `keep_resident` bytes of
+/// every memory on every reuse whether touched or not, so the budget stays small there.
+fn pool(page_scan: bool) -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(super::share::POOL as u32)
+        .total_core_instances(256)
+        .total_memories(128)
+        .total_tables(128)
+        .max_memory_size((MAX_MEMORY_MIB << 20) as usize)
+        // One fiber stack per live instance (async calls run on them).
+        .total_stacks(super::share::POOL as u32);
+    if page_scan {
+        pool.pagemap_scan(Enabled::Yes)
+            .linear_memory_keep_resident(4 << 20)
+            .table_keep_resident(256 << 10);
+    } else {
+        pool.pagemap_scan(Enabled::No)
+            .linear_memory_keep_resident(128 << 10)
+            .table_keep_resident(16 << 10);
+    }
+    pool
 }
 
 fn base_config() -> Config {

@@ -1,6 +1,12 @@
 //! A hostile gate for the runtime's containment tests. `args.do` picks the misbehaviour.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts this instance's calls: a fresh instance always starts at zero.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+/// Two MiB of zeroed static memory (beyond the data the image carries), marked page by page.
+static mut SCRATCH: [u8; 2 << 20] = [0; 2 << 20];
 
 use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
 
@@ -70,6 +76,28 @@ impl Gate for HostileGate {
             "raw-panic" => {
                 drop(std::panic::take_hook());
                 panic!("raw gate panics through std's hook")
+            }
+            // The snoop: what did earlier calls leave in this instance's memory? A fresh
+            // instance must answer "nothing", however its memory slot was reset.
+            "remember" => {
+                let calls = CALLS.fetch_add(1, Ordering::SeqCst);
+                let scratch = std::ptr::addr_of_mut!(SCRATCH).cast::<u8>();
+                let mut marked = 0;
+                for page in 0..(2 << 20) / 4096 {
+                    // SAFETY: in bounds of SCRATCH; a gate instance runs one call at a time.
+                    unsafe {
+                        let byte = scratch.add(page * 4096 + 7);
+                        marked += usize::from(byte.read_volatile() != 0);
+                        byte.write_volatile(0xA5);
+                    }
+                }
+                if calls == 0 && marked == 0 {
+                    Verdict::Pass
+                } else {
+                    Verdict::Reject(format!(
+                        "saw {calls} earlier calls and {marked} marked pages"
+                    ))
+                }
             }
             "huge" => Verdict::Reject("x".repeat(1 << 20)),
             other => Verdict::Reject(format!("unknown misbehaviour {other}")),
