@@ -221,12 +221,11 @@ impl Journal {
         kind: &str,
         body: &str,
     ) -> rusqlite::Result<i64> {
+        // Both statements are prepared once per connection (SQL parsing was ~5% of a direct
+        // action's CPU when they were prepared on every append).
         let last: Option<(i64, String)> = tx
-            .query_row(
-                "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .prepare_cached("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         let (seq, prev) = match last {
             Some((s, h)) => (s + 1, h),
@@ -234,10 +233,10 @@ impl Journal {
         };
         let at = now();
         let h = hash(&prev, seq, &at, kind, body);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO journal (seq, at, kind, body, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![seq, at, kind, body, prev, h],
-        )?;
+        )?
+        .execute(params![seq, at, kind, body, prev, h])?;
         Ok(seq)
     }
 
