@@ -17,11 +17,12 @@ use criterion::Criterion;
 use passepartout::daemon::Keys;
 use passepartout::daemon::client::Client;
 use passepartout::daemon::protocol::Secret;
+use passepartout::daemon::request::Request;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::journal::Journal;
 use passepartout::pipeline::{Pipeline, PipelineConfig};
 use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader};
-use passepartout::signal::Signal;
+use passepartout::signal::{Action, Signal};
 use serde_json::json;
 
 /// A fresh on-disk journal in the bench's temporary directory.
@@ -47,8 +48,9 @@ fn pipeline(router: &Arc<Router>) -> Pipeline {
         .with_actuator("client", Box::new(RouterActuator(router.clone())))
 }
 
-fn action() -> serde_json::Value {
-    json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } })
+fn action() -> Action {
+    serde_json::from_value(json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } }))
+        .expect("an action")
 }
 
 fn request_signal() -> Signal {
@@ -95,7 +97,7 @@ fn start_daemon(keys: Option<Keys>) -> String {
 
 fn round_trip(client: &mut Client) {
     let (_, reply) = client
-        .request("act", json!({ "action": action() }))
+        .call(&Request::Act { action: action() })
         .expect("request");
     assert_eq!(reply["result"]["steps"][0]["outcome"]["result"], "3");
 }

@@ -18,20 +18,6 @@ pub enum SignalType {
     Log,
 }
 
-/// Where a signal is in the pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Reason produced an approved action (or none).
-    Reasoned,
-    /// A gate asked for a person's approval.
-    RequiresApproval,
-    /// The action waits under an approval token.
-    Suspended,
-    /// Act ran.
-    Acted,
-}
-
 /// The payload: the sensor that produced the signal, its text, and any other fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Payload {
@@ -42,9 +28,43 @@ pub struct Payload {
     /// The text carried, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// A direct request's action (a client's `act`): typed from the wire to the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// The conversation with the model this signal continues (tool-output and tool-error
+    /// events of a tool the model called).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<Box<Conversation>>,
     /// Any other field.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// A conversation with the model that is waiting for tool results: the signal that started it
+/// and the tool calls made so far. It travels in `payload.conversation` of tool-output and
+/// tool-error events.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Conversation {
+    /// The user-input or chat-message signal the model is answering.
+    pub origin: Box<Signal>,
+    /// The tool calls so far, oldest first.
+    pub turns: Vec<ToolTurn>,
+}
+
+/// A tool call the model made earlier in this conversation, and what came of it: sent back
+/// in each protocol's own form (OpenAI `tool` messages, Anthropic `tool_result` blocks).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ToolTurn {
+    /// The model's id for the call.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments it gave.
+    pub arguments: Value,
+    /// The tool's output, or the error.
+    pub result: String,
+    /// Whether `result` is an error.
+    pub is_error: bool,
 }
 
 /// Who sent the signal.
@@ -73,12 +93,6 @@ pub struct Signal {
     /// Rounds of the loop that led here (0 for fresh input).
     #[serde(default)]
     pub depth: u32,
-    /// Where it is in the pipeline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<Status>,
-    /// The action Reason approved, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approved_action: Option<Action>,
 }
 
 impl Signal {
@@ -89,31 +103,35 @@ impl Signal {
             payload: Payload {
                 sensor: Some(sensor.into()),
                 text: text.map(Into::into),
-                extra: Map::new(),
+                ..Payload::default()
             },
             meta: Meta {
                 source: source.map(Into::into),
                 session: None,
             },
             depth: 0,
-            status: None,
-            approved_action: None,
         }
     }
 
-    /// A direct request from `meta.source`: `action` (JSON) travels in `payload.action` and goes
-    /// through the gates, never the model.
-    pub fn request(action: Value, meta: Meta) -> Signal {
-        let mut payload = Payload::default();
-        payload.extra.insert("action".into(), action);
+    /// A direct request from `meta.source`: `action` travels in `payload.action` and goes
+    /// through the gates, never the model. Only the model's own function calls carry a call
+    /// id, so a client cannot join a conversation with the model: the id is dropped here.
+    pub fn request(mut action: Action, meta: Meta) -> Signal {
+        action.call_id = None;
         Signal {
             kind: SignalType::Request,
-            payload,
+            payload: Payload {
+                action: Some(action),
+                ..Payload::default()
+            },
             meta,
             depth: 0,
-            status: None,
-            approved_action: None,
         }
+    }
+
+    /// The conversation with the model this signal continues, if any.
+    pub fn conversation(&self) -> Option<&Conversation> {
+        self.payload.conversation.as_deref()
     }
 
     /// The sensor, if any.

@@ -43,7 +43,7 @@ fn action(value: serde_json::Value) -> Action {
 
 fn request() -> Signal {
     Signal::request(
-        json!({}),
+        serde_json::from_value(json!({})).expect("an action"),
         Meta {
             source: Some("cli".into()),
             session: None,

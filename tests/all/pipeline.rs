@@ -109,7 +109,7 @@ fn with_hostile_gate(priority: i32, replies: Vec<ProviderReply>) -> Setup {
 
 fn request(action: serde_json::Value) -> Signal {
     Signal::request(
-        action,
+        serde_json::from_value(action).expect("an action"),
         passepartout::signal::Meta {
             source: Some("cli".into()),
             session: None,

@@ -17,7 +17,7 @@ use crate::fresh_runtime;
 
 fn request(action: serde_json::Value) -> Signal {
     Signal::request(
-        action,
+        serde_json::from_value(action).expect("an action"),
         Meta {
             source: Some("cli".into()),
             session: None,

@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use passepartout::daemon::client::Client;
+use passepartout::daemon::request::Request;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous, protocol};
-use passepartout::pipeline::{Pipeline, PipelineConfig};
+use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
+use passepartout::signal::Action;
 use serde_json::{Value, json};
 
 use super::Common;
@@ -354,10 +356,10 @@ pub fn send(
     let mut client = connect(common)?;
     let (events, reply) = match (text, action) {
         (_, Some(a)) => {
-            let action: Value = serde_json::from_str(a).context("--action is not JSON")?;
-            client.request("act", json!({ "action": action }))?
+            let action = Action::from_json(a).map_err(|e| anyhow::anyhow!("--action: {e}"))?;
+            client.call(&Request::Act { action })?
         }
-        (Some(t), None) => client.request("ask", json!({ "text": t }))?,
+        (Some(t), None) => client.call(&Request::Ask { text: t.into() })?,
         (None, None) => anyhow::bail!("give the text to send, or --action JSON"),
     };
     if json_out {
@@ -409,12 +411,13 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
             continue;
         }
         let _ = editor.add_history_entry(line);
-        let (events, reply) = match client.request("ask", json!({ "text": line })) {
+        let ask = Request::Ask { text: line.into() };
+        let (events, reply) = match client.call(&ask) {
             Ok(r) => r,
             // The daemon closes clients idle past its read timeout: reconnect once.
             Err(_) => {
                 client = connect(common)?;
-                client.request("ask", json!({ "text": line }))?
+                client.call(&ask)?
             }
         };
         print_events(&events, true);
@@ -490,7 +493,7 @@ pub fn decide_via_daemon(
         let digest = match digest {
             Some(d) => d.to_owned(),
             None => {
-                let (_, list) = client.request("approvals", json!({}))?;
+                let (_, list) = client.call(&Request::Approvals)?;
                 if list["type"] == "error" {
                     anyhow::bail!("{}", list["error"]["message"].as_str().unwrap_or_default());
                 }
@@ -513,7 +516,13 @@ pub fn decide_via_daemon(
                 p["digest"].as_str().unwrap_or_default().to_owned()
             }
         };
-        let (events, reply) = client.request(op, json!({ "token": token, "digest": digest }))?;
+        let (token, digest) = (token.to_owned(), digest);
+        let request = if op == "deny" {
+            Request::Deny { token, digest }
+        } else {
+            Request::Approve { token, digest }
+        };
+        let (events, reply) = client.call(&request)?;
         if json_out {
             println!(
                 "{}",
@@ -536,25 +545,26 @@ pub fn decide_via_daemon(
 /// The running daemon's `status` result, if one answers.
 pub fn daemon_status(common: &Common) -> Option<Value> {
     let mut client = connect(common).ok()?;
-    let (_, reply) = client.request("status", json!({})).ok()?;
+    let (_, reply) = client.call(&Request::Status).ok()?;
     (reply["type"] == "reply").then(|| reply["result"].clone())
 }
 
 /// Print each step's rejection or failure to stderr, and with `results` what ran to stdout.
+/// The run a reply to `act`, `ask` or `approve` reports, typed.
+fn report_of(reply: &Value) -> Option<Report> {
+    serde_json::from_value(reply["result"].clone()).ok()
+}
+
 fn report_steps(reply: &Value, results: bool) {
-    for step in reply["result"]["steps"].as_array().into_iter().flatten() {
-        let o = &step["outcome"];
-        match o["outcome"].as_str() {
-            Some("ran") if results => println!("{}", o["result"].as_str().unwrap_or_default()),
-            Some("rejected") => eprintln!(
-                "rejected by {}: {}",
-                o["gate"].as_str().unwrap_or(""),
-                o["reason"].as_str().unwrap_or("")
-            ),
-            Some("failed" | "tool_failed") => eprintln!(
-                "error: {}",
-                o["error"].as_str().or(o["message"].as_str()).unwrap_or("")
-            ),
+    for step in report_of(reply).map(|r| r.steps).unwrap_or_default() {
+        match step.outcome {
+            StepOutcome::Ran { result, .. } if results => println!("{result}"),
+            StepOutcome::Rejected { gate, reason, .. } => {
+                eprintln!("rejected by {gate}: {reason}");
+            }
+            StepOutcome::Failed { error: message } | StepOutcome::ToolFailed { message, .. } => {
+                eprintln!("error: {message}");
+            }
             _ => {}
         }
     }
@@ -566,7 +576,8 @@ fn exit_code(reply: &Value) -> ExitCode {
     if reply["type"] == "error" {
         return ExitCode::from(2);
     }
-    let first: Option<passepartout::pipeline::StepOutcome> =
-        serde_json::from_value(reply["result"]["steps"][0]["outcome"].clone()).ok();
-    ExitCode::from(super::pipeline::outcome_code(first.as_ref()))
+    let first = report_of(reply).and_then(|r| r.steps.into_iter().next());
+    ExitCode::from(super::pipeline::outcome_code(
+        first.as_ref().map(|s| &s.outcome),
+    ))
 }

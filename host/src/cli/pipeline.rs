@@ -70,7 +70,7 @@ fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Res
 
 fn request(action: &Action) -> Signal {
     Signal::request(
-        json!(action),
+        action.clone(),
         Meta {
             source: Some("cli".into()),
             session: None,

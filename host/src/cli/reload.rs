@@ -7,7 +7,6 @@ use std::sync::Arc;
 use passepartout::daemon::reload::Reload;
 use passepartout::daemon::server::{Router, RouterActuator};
 use passepartout::pipeline::{Pipeline, PipelineConfig};
-use serde_json::json;
 
 use super::Common;
 
@@ -175,7 +174,7 @@ pub fn tell_daemon(common: &Common) {
             return;
         }
     };
-    match client.request("reload", json!({})) {
+    match client.call(&passepartout::daemon::request::Request::Reload) {
         Ok((_, reply)) if reply["ok"] == true => {
             let r = &reply["result"];
             let missing = r["missing_gates"]

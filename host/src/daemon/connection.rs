@@ -17,6 +17,7 @@ use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
     self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
 };
+use super::request::{Event, Op, Request};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
 
 /// Frames up to this size are read without asking the daemon-wide read budget.
@@ -341,6 +342,16 @@ impl Server {
                 outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": "a request needs an id (string or number)" } }), Class::Must);
                 continue;
             }
+            // Parsed once, here: the role is checked before the op's fields are read, and what
+            // runs below is a typed request (an action stays typed down to the tool).
+            let request = match Request::parse(&message, role) {
+                Ok(r) => r,
+                Err(e) => {
+                    outbox.push(&json!({ "type": "error", "id": id, "error": { "kind": "request", "message": e.to_string() } }), Class::Must);
+                    continue;
+                }
+            };
+            drop(message);
             // Back-pressure: at most MAX_IN_FLIGHT requests of one client run at once; reading
             // its next frame waits for a slot.
             let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -358,18 +369,18 @@ impl Server {
                 let answer = tokio::task::spawn_blocking(move || {
                     // The set this request starts on is the one it finishes on, whatever
                     // reloads; at start, it waits for the first set to load.
-                    let pipeline = match message["op"].as_str() {
-                        Some("status" | "ping") => swap.current(),
+                    let pipeline = match request.op() {
+                        Op::Status | Op::Ping => swap.current(),
                         _ => swap.current_when_ready(BOOT_PATIENCE),
                     };
-                    ops::handle(&pipeline, &swap, &message, &session, role, facts)
+                    ops::handle(&pipeline, &swap, request, &session, facts)
                 })
                 .await
                 .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
                 let reply = match answer {
-                    Ok((result, traces)) => {
-                        for t in traces {
-                            outbox.push(&json!({ "type": "event", "id": id, "event": "gate-trace", "trace": t }), Class::May);
+                    Ok(result) => {
+                        for trace in result.traces() {
+                            outbox.push(&json!({ "type": "event", "id": id, "event": Event::GateTrace { trace } }), Class::May);
                         }
                         json!({ "type": "reply", "id": id, "ok": true, "result": result })
                     }

@@ -9,6 +9,7 @@ pub mod ops;
 pub mod outbox;
 pub mod protocol;
 pub mod reload;
+pub mod request;
 pub mod server;
 
 use std::path::PathBuf;

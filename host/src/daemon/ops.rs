@@ -1,10 +1,10 @@
-//! The requests a client may send (docs/protocol.md), run on the pipeline, and who may send
-//! which: deciding approvals needs the approver key.
+//! The requests a client may send ([`Request`], docs/protocol.md), run on the pipeline, and
+//! their typed replies.
 
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use super::reload::Swap;
+pub use super::request::{Op, Request};
 use crate::pipeline::{Pipeline, Report};
 use crate::signal::{Action, Meta, Signal};
 
@@ -18,35 +18,84 @@ pub enum Role {
     Approver,
 }
 
-/// Every op, and whether it needs the approver key.
-const OPS: &[(&str, bool)] = &[
-    ("act", false),
-    ("ask", false),
-    ("status", false),
-    ("reload", false),
-    ("ping", false),
-    ("approvals", true),
-    ("approve", true),
-    ("deny", true),
-];
-
 /// The hello's capabilities for `role`: the ops it may send, and `events`.
 pub fn capabilities(role: Role) -> Vec<&'static str> {
-    OPS.iter()
-        .filter(|(_, approver)| !approver || role == Role::Approver)
-        .map(|(op, _)| *op)
-        .chain(["events"])
-        .collect()
+    Op::allowed(role).map(Op::name).chain(["events"]).collect()
 }
 
-fn report_result(report: &Report) -> (Value, Vec<Value>) {
-    let traces = report
-        .steps
-        .iter()
-        .filter(|s| !s.trace.is_empty())
-        .map(|s| json!(s.trace))
-        .collect();
-    (json!({ "steps": report.steps }), traces)
+/// A request's result, one shape per op (the `result` of a reply frame).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Reply {
+    /// `act`, `ask` and `approve`: every step of the run (`{"steps": [...]}`).
+    Report(Report),
+    /// `deny`: the action dropped.
+    Dropped {
+        /// The action.
+        dropped: Action,
+    },
+    /// `approvals`: the actions waiting.
+    Approvals(Vec<crate::approvals::Pending>),
+    /// `status`.
+    Status(Box<Status>),
+    /// `reload`.
+    Reloaded(super::reload::Reloaded),
+    /// `ping`: `"pong"`.
+    Pong(&'static str),
+}
+
+impl Reply {
+    /// The gate traces to send as events before the reply: one per verified step.
+    pub fn traces(&self) -> Vec<crate::signal::GateTrace> {
+        match self {
+            Reply::Report(report) => report
+                .steps
+                .iter()
+                .filter(|s| !s.trace.is_empty())
+                .map(|s| s.trace.clone())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// One plugin in `status`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PluginStatus {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Its calls and failures so far.
+    pub telemetry: crate::runtime::plugin::TelemetrySnapshot,
+}
+
+/// What `status` answers.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// `loading`, `healthy`, `degraded` (the last reload failed) or `unhealthy` (a gate the
+    /// policy requires is missing).
+    pub health: &'static str,
+    /// Seconds since start.
+    pub uptime_secs: u64,
+    /// Authenticated clients connected now.
+    pub connections: usize,
+    /// Connection tasks held.
+    pub connection_tasks: usize,
+    /// Connections still in their handshake.
+    pub handshaking: usize,
+    /// Bytes waiting to be sent to clients.
+    pub outgoing_bytes: usize,
+    /// The plugins loaded.
+    pub plugins: Vec<PluginStatus>,
+    /// The running plugin set's hash.
+    pub plugin_set: String,
+    /// Gates the policy requires that did not load.
+    pub missing_gates: Vec<String>,
+    /// Reload counters and the last error.
+    pub reload: super::reload::ReloadStatus,
+    /// Actions waiting for a person.
+    pub pending_approvals: usize,
 }
 
 fn client_meta(session: &str) -> Meta {
@@ -71,109 +120,81 @@ pub struct Facts {
     pub outgoing_bytes: usize,
 }
 
-/// Run one request on the pipeline. `Ok((result, gate traces))` or the error for the client.
+/// Run one request on the pipeline. The role was checked when the request was parsed
+/// ([`Request::parse`]).
+///
+/// # Errors
+/// The error for the client, naming what failed.
 pub fn handle(
     pipeline: &Pipeline,
     swap: &Swap,
-    message: &Value,
+    request: Request,
     session: &str,
-    role: Role,
     facts: Facts,
-) -> Result<(Value, Vec<Value>), String> {
-    let op = message["op"].as_str().unwrap_or_default();
-    if role == Role::Client && OPS.iter().any(|(o, approver)| *o == op && *approver) {
-        return Err(format!(
-            "`{op}` needs the approver key: this connection proved only the client key. Approvals are decided by the operator's own `passepartout approve` (it reads {}), not by the agent's tools",
-            super::keys::keys_dir().map_or_else(
-                || "the keys directory".into(),
-                |d| d.join("approver.key").display().to_string()
-            )
-        ));
-    }
-    let field = |name: &str| {
-        message[name]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("`{op}` needs a string field `{name}`"))
-    };
-    match op {
-        "ping" => Ok((json!("pong"), Vec::new())),
-        "reload" => swap
+) -> Result<Reply, String> {
+    match request {
+        Request::Ping => Ok(Reply::Pong("pong")),
+        Request::Reload => swap
             .reload_if_changed("requested by a client")
-            .map(|r| (json!(r), Vec::new())),
-        "act" => {
-            let action: Action = serde_json::from_value(message["action"].clone())
-                .map_err(|e| format!("`action` is not a valid action: {e}"))?;
-            let report = pipeline.run(Signal::request(json!(action), client_meta(session)));
-            Ok(report_result(&report))
-        }
-        "ask" => {
-            let text = field("text")?;
+            .map(Reply::Reloaded),
+        Request::Act { action } => Ok(Reply::Report(
+            pipeline.run(Signal::request(action, client_meta(session))),
+        )),
+        Request::Ask { text } => {
             let mut signal = Signal::event("user-input", Some(&text), None);
             signal.meta = client_meta(session);
-            Ok(report_result(&pipeline.run(signal)))
+            Ok(Reply::Report(pipeline.run(signal)))
         }
-        "approve" => pipeline
-            .approve(&field("token")?, Some(&field("digest")?))
-            .map(|r| report_result(&r))
+        Request::Approve { token, digest } => pipeline
+            .approve(&token, Some(&digest))
+            .map(Reply::Report)
             .map_err(|e| e.to_string()),
-        "deny" => pipeline
-            .deny(&field("token")?, Some(&field("digest")?))
-            .map(|a| (json!({ "dropped": a }), Vec::new()))
+        Request::Deny { token, digest } => pipeline
+            .deny(&token, Some(&digest))
+            .map(|dropped| Reply::Dropped { dropped })
             .map_err(|e| e.to_string()),
-        "approvals" => {
-            let approvals =
-                crate::approvals::Approvals::new(pipeline.journal()).map_err(|e| e.to_string())?;
-            approvals
-                .pending()
-                .map(|p| (json!(p), Vec::new()))
-                .map_err(|e| e.to_string())
-        }
-        "status" => {
-            let pending = crate::approvals::Approvals::new(pipeline.journal())
-                .and_then(|a| a.pending())
-                .map(|p| p.len())
-                .unwrap_or(0);
-            let plugins: Vec<Value> = pipeline
-                .plugins()
-                .iter()
-                .map(|p| json!({ "name": p.id.name, "version": p.id.version, "telemetry": p.telemetry.snapshot() }))
-                .collect();
-            let reload = swap.status();
-            let health = if !swap.ready() {
-                "loading"
-            } else if !pipeline.missing_gates().is_empty() {
-                "unhealthy"
-            } else if reload.last_error.is_some() {
-                "degraded"
-            } else {
-                "healthy"
-            };
-            Ok((
-                json!({
-                    "health": health,
-                    "uptime_secs": facts.uptime_secs,
-                    "connections": facts.connections,
-                    "connection_tasks": facts.connection_tasks,
-                    "handshaking": facts.handshaking,
-                    "outgoing_bytes": facts.outgoing_bytes,
-                    "plugins": plugins,
-                    "plugin_set": pipeline.plugin_set(),
-                    "missing_gates": pipeline.missing_gates(),
-                    "reload": reload,
-                    "pending_approvals": pending
-                }),
-                Vec::new(),
-            ))
-        }
-        other => Err(format!(
-            "unknown op {other:?}: use one of {}",
-            capabilities(role)
-                .iter()
-                .filter(|c| **c != "events")
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        Request::Approvals => crate::approvals::Approvals::new(pipeline.journal())
+            .and_then(|a| a.pending())
+            .map(Reply::Approvals)
+            .map_err(|e| e.to_string()),
+        Request::Status => Ok(Reply::Status(Box::new(status(pipeline, swap, facts)))),
+    }
+}
+
+fn status(pipeline: &Pipeline, swap: &Swap, facts: Facts) -> Status {
+    let pending_approvals = crate::approvals::Approvals::new(pipeline.journal())
+        .and_then(|a| a.pending())
+        .map(|p| p.len())
+        .unwrap_or(0);
+    let reload = swap.status();
+    let health = if !swap.ready() {
+        "loading"
+    } else if !pipeline.missing_gates().is_empty() {
+        "unhealthy"
+    } else if reload.last_error.is_some() {
+        "degraded"
+    } else {
+        "healthy"
+    };
+    Status {
+        health,
+        uptime_secs: facts.uptime_secs,
+        connections: facts.connections,
+        connection_tasks: facts.connection_tasks,
+        handshaking: facts.handshaking,
+        outgoing_bytes: facts.outgoing_bytes,
+        plugins: pipeline
+            .plugins()
+            .iter()
+            .map(|p| PluginStatus {
+                name: p.id.name.clone(),
+                version: p.id.version.clone(),
+                telemetry: p.telemetry.snapshot(),
+            })
+            .collect(),
+        plugin_set: pipeline.plugin_set().to_owned(),
+        missing_gates: pipeline.missing_gates().to_vec(),
+        reload,
+        pending_approvals,
     }
 }

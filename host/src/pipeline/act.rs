@@ -4,9 +4,10 @@
 use serde_json::json;
 
 use super::actuators::{ActError, format_result};
+use super::cycle::Cycle;
 use super::error::PipelineError;
 use super::provider::ToolTurn;
-use super::reason::{Conversation, Reasoned, conversation};
+use super::reason::{Conversation, Reasoned};
 use super::{Pipeline, Step, StepOutcome};
 use crate::approvals::{Approvals, Pending};
 use crate::gates::Outcome;
@@ -31,7 +32,7 @@ impl Pipeline {
     }
 
     /// The Act stage for what Reason decided about `signal`. Returns the step and the feedback
-    /// signal, if any.
+    /// signal, if any; what the cycle can undo goes into `cycle`.
     ///
     /// # Errors
     /// The approvals database failed.
@@ -39,6 +40,7 @@ impl Pipeline {
         &self,
         signal: &Signal,
         reasoned: Reasoned,
+        cycle: &mut Cycle,
     ) -> Result<(Step, Option<Signal>), PipelineError> {
         let step = |proposal: Option<Action>, trace: GateTrace, outcome| Step {
             depth: signal.depth,
@@ -95,7 +97,7 @@ impl Pipeline {
                 memo,
             } => {
                 let (outcome, last_mile, feedback) =
-                    self.execute(action.clone(), signal, None, Some(&memo))?;
+                    self.execute(action.clone(), signal, None, Some(&memo), cycle)?;
                 let trace = if last_mile.is_empty() {
                     trace
                 } else {
@@ -175,6 +177,7 @@ impl Pipeline {
         signal: &Signal,
         approved: Option<&Pending>,
         memo: Option<&crate::gates::Memo>,
+        cycle: &mut Cycle,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
         let last_mile =
             crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo);
@@ -243,7 +246,7 @@ impl Pipeline {
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal);
         if let (Some(snap), Some(memory)) = (undo, &self.memory) {
-            super::UNDO.with(|u| *u.borrow_mut() = Some((snap, memory.root())));
+            cycle.undo = Some((snap, memory.root()));
         }
         let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
         let formatted = format_result(&tool, &result);
@@ -279,9 +282,29 @@ impl Pipeline {
         }
         let silent = self.config.silent_actuators.contains(&action.target);
         let depth = signal.depth + 1;
-        let feedback = |sensor: &str, fields: serde_json::Value| {
+        // A tool the model called: its result goes back to the model in the conversation.
+        let conversation = |result: &str, is_error: bool| -> Option<Box<Conversation>> {
+            let id = action.call_id.clone()?;
+            let mut conv = signal
+                .conversation()
+                .cloned()
+                .unwrap_or_else(|| Conversation {
+                    origin: Box::new(signal.clone()),
+                    turns: Vec::new(),
+                });
+            conv.turns.push(ToolTurn {
+                id,
+                name: tool.clone(),
+                arguments: serde_json::Value::Object(action.args.clone()),
+                result: result.to_owned(),
+                is_error,
+            });
+            Some(Box::new(conv))
+        };
+        let feedback = |sensor: &str, fields: serde_json::Value, conversation| {
             let mut payload = Payload {
                 sensor: Some(sensor.into()),
+                conversation,
                 ..Payload::default()
             };
             if let serde_json::Value::Object(m) = fields {
@@ -292,25 +315,7 @@ impl Pipeline {
                 payload,
                 meta: signal.meta.clone(),
                 depth,
-                status: None,
-                approved_action: None,
             }
-        };
-        // A tool the model called: its result goes back to the model in the conversation.
-        let conversation = |result: &str, is_error: bool| -> Option<serde_json::Value> {
-            let id = action.call_id.clone()?;
-            let mut conv = conversation(signal).unwrap_or_else(|| Conversation {
-                origin: Box::new(signal.clone()),
-                turns: Vec::new(),
-            });
-            conv.turns.push(ToolTurn {
-                id,
-                name: tool.clone(),
-                arguments: serde_json::Value::Object(action.args.clone()),
-                result: result.to_owned(),
-                is_error,
-            });
-            serde_json::to_value(conv).ok()
         };
         match result {
             Ok(output) => {
@@ -319,7 +324,11 @@ impl Pipeline {
                     self.tell_source(signal, &formatted);
                 }
                 let fb = (!silent).then(|| {
-                    feedback("tool-output", json!({ "tool": tool, "result": output, "conversation": conversation(&output, false) }))
+                    feedback(
+                        "tool-output",
+                        json!({ "tool": tool, "result": output }),
+                        conversation(&output, false),
+                    )
                 });
                 Ok((
                     StepOutcome::Ran {
@@ -338,7 +347,8 @@ impl Pipeline {
                     ActError::Invalid(_) => None,
                     ActError::Tool(_) => Some(feedback(
                         "tool-error",
-                        json!({ "tool": tool, "message": message, "conversation": conversation(&message, true) }),
+                        json!({ "tool": tool, "message": message }),
+                        conversation(&message, true),
                     )),
                 };
                 Ok((StepOutcome::ToolFailed { tool, message }, trace, fb))
@@ -384,11 +394,13 @@ impl Pipeline {
             .decide(token, true, shown)
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
         // No memo: time has passed since the gates saw it; they are all asked again.
+        // An approved action runs outside any loop: nothing rolls it back.
         let executed = self.execute(
             pending.action.clone(),
             &pending.signal,
             Some(&pending),
             None,
+            &mut Cycle::default(),
         );
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above.)

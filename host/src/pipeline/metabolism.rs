@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::json;
 
+use super::cycle::Cycle;
 use super::error::{PipelineError, Recovery};
 use super::{Pipeline, Report, Step, StepOutcome};
 use crate::signal::{Payload, Signal, SignalType};
@@ -43,10 +44,10 @@ impl Pipeline {
                 break;
             }
             let signal = self.perceive(signal);
-            super::UNDO.with(|u| *u.borrow_mut() = None);
+            let mut state = Cycle::default();
             let cycle = self
                 .reason(&signal)
-                .and_then(|reasoned| self.act(&signal, reasoned));
+                .and_then(|reasoned| self.act(&signal, reasoned, &mut state));
             match cycle {
                 Ok((step, feedback)) => {
                     report.steps.push(step);
@@ -63,7 +64,7 @@ impl Pipeline {
                             error: e.to_string(),
                         },
                     });
-                    self.rollback_after(&signal);
+                    self.rollback_after(&signal, state);
                     match self.recover(&signal, &e) {
                         Some(next) => current = Some(next),
                         None if self.config.recovery == Recovery::Abort => break,
@@ -77,11 +78,11 @@ impl Pipeline {
 
     /// The seed's micro-rollback: a cycle that failed after an undo snapshot puts memory back
     /// (not for loop-error and tool-error signals, as in the seed).
-    fn rollback_after(&self, signal: &Signal) {
+    fn rollback_after(&self, signal: &Signal, cycle: Cycle) {
         if matches!(signal.sensor(), Some("loop-error" | "tool-error")) {
             return;
         }
-        let Some((snap, left)) = super::UNDO.with(|u| u.borrow_mut().take()) else {
+        let Some((snap, left)) = cycle.undo else {
             return;
         };
         let Some(memory) = &self.memory else { return };
@@ -131,8 +132,6 @@ impl Pipeline {
             payload,
             meta: signal.meta.clone(),
             depth: signal.depth + 1,
-            status: None,
-            approved_action: None,
         })
     }
 }

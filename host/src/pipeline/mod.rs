@@ -11,6 +11,7 @@
 
 pub mod act;
 pub mod actuators;
+pub mod cycle;
 pub mod error;
 pub mod metabolism;
 pub mod provider;
@@ -103,15 +104,15 @@ impl PipelineConfig {
 }
 
 /// What happened to one signal in one round of the loop.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct Step {
     /// The signal's depth.
     pub depth: u32,
     /// Its sensor.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensor: Option<String>,
     /// The action proposed, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<Action>,
     /// The gates' trace for the last verification of this step.
     pub trace: GateTrace,
@@ -168,7 +169,7 @@ pub enum StepOutcome {
 }
 
 /// Everything that happened while processing one signal and its feedback.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Report {
     /// Each round, in order.
     pub steps: Vec<Step>,
@@ -199,14 +200,6 @@ pub struct Pipeline {
     interrupt: Arc<AtomicBool>,
     logs: Mutex<VecDeque<String>>,
     memory: Option<Arc<crate::memory::Memory>>,
-}
-
-std::thread_local! {
-    /// The undo snapshot the current cycle took (before a tool that is not read-only) and the
-    /// root the tool left. Per thread: every `run` executes on one thread, and the daemon runs
-    /// many at once, so one shared slot would mix up their snapshots.
-    static UNDO: std::cell::RefCell<Option<(crate::memory::Snapshot, String)>> =
-        const { std::cell::RefCell::new(None) };
 }
 
 /// Lines of recent activity kept for the prompt's LOGS section.

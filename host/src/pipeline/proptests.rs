@@ -207,7 +207,7 @@ proptest! {
         }
 
         let action = json!({ "target": "rec", "text": text, "args": { "n": n } });
-        let report = pipeline.run(Signal::request(action, Default::default()));
+        let report = pipeline.run(Signal::request(act(action), Default::default()));
         let first = &report.steps[0];
 
         // Before any person approved: everything that ran, every gate passed as it is.
@@ -253,7 +253,7 @@ fn a_low_modifier_restarts_the_walk() {
         .with_gate(Arc::new(FakeGate::new("high", 100, V::Ceiling(1))))
         .with_gate(Arc::new(FakeGate::new("low", -1000, V::Settle(5))));
     let report = pipeline.run(Signal::request(
-        json!({ "target": "rec", "args": { "n": 0 } }),
+        act(json!({ "target": "rec", "args": { "n": 0 } })),
         Default::default(),
     ));
     let step = &report.steps[0];
@@ -281,7 +281,7 @@ fn gates_that_never_settle_are_a_rejection_naming_them() {
     let pipeline =
         recording(&recorder).with_gate(Arc::new(FakeGate::new("spinner", 0, V::Forever)));
     let report = pipeline.run(Signal::request(
-        json!({ "target": "rec", "args": { "n": 0 } }),
+        act(json!({ "target": "rec", "args": { "n": 0 } })),
         Default::default(),
     ));
     let StepOutcome::Rejected { gate, reason, .. } = &report.steps[0].outcome else {
@@ -333,7 +333,7 @@ fn the_last_mile_verify_blocks_what_reason_let_through() {
     let pipeline =
         recording(&recorder).with_gate(Arc::new(Fickle(std::sync::atomic::AtomicU32::new(0))));
     let signal = Signal::request(
-        json!({ "target": "rec", "text": "hello" }),
+        act(json!({ "target": "rec", "text": "hello" })),
         Default::default(),
     );
     let report = pipeline.run(signal);
@@ -364,7 +364,7 @@ fn an_expired_approval_cannot_be_used() {
         .with_actuator("rec", Box::new(recorder.clone()))
         .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
     let signal = Signal::request(
-        json!({ "target": "rec", "text": "hello" }),
+        act(json!({ "target": "rec", "text": "hello" })),
         Default::default(),
     );
     let report = pipeline.run(signal);
@@ -399,7 +399,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     .with_actuator("rec", Box::new(first_recorder.clone()))
     .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
     let signal = Signal::request(
-        json!({ "target": "rec", "args": { "n": 0 } }),
+        act(json!({ "target": "rec", "args": { "n": 0 } })),
         Default::default(),
     );
     let StepOutcome::Suspended { token, .. } = first.run(signal).steps[0].outcome.clone() else {
@@ -439,7 +439,7 @@ fn the_last_mile_does_not_ask_a_pure_gate_twice() {
     let gate = Arc::new(FakeGate::new("counted", 0, V::Pass));
     let pipeline = recording(&recorder).with_gate(gate.clone());
     let signal = Signal::request(
-        json!({ "target": "rec", "text": "hello" }),
+        act(json!({ "target": "rec", "text": "hello" })),
         Default::default(),
     );
     let report = pipeline.run(signal);
@@ -459,4 +459,9 @@ fn the_last_mile_does_not_ask_a_pure_gate_twice() {
         1,
         "its verdict is in the trace once"
     );
+}
+
+/// The action `value` describes (as a client would send it).
+fn act(value: serde_json::Value) -> crate::signal::Action {
+    serde_json::from_value(value).expect("an action")
 }

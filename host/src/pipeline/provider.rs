@@ -16,21 +16,7 @@ pub struct ToolSchema {
     pub parameters: serde_json::Value,
 }
 
-/// A tool call the model made earlier in this conversation, and what came of it: sent back
-/// in each protocol's own form (OpenAI `tool` messages, Anthropic `tool_result` blocks).
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-pub struct ToolTurn {
-    /// The model's id for the call.
-    pub id: String,
-    /// The tool.
-    pub name: String,
-    /// The arguments it gave.
-    pub arguments: serde_json::Value,
-    /// The tool's output, or the error.
-    pub result: String,
-    /// Whether `result` is an error.
-    pub is_error: bool,
-}
+pub use crate::signal::ToolTurn;
 
 /// One request to the model.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -83,7 +83,7 @@ impl Pipeline {
             // The output of a tool the model called goes back to the model, which answers.
             SignalType::Event
                 if matches!(signal.sensor(), Some("tool-output" | "tool-error"))
-                    && conversation(signal).is_some() =>
+                    && signal.conversation().is_some() =>
             {
                 self.reason_with_model(signal)
             }
@@ -217,11 +217,11 @@ impl Pipeline {
                 attempt_count: 0,
             });
         };
-        let (origin, turns) = match conversation(signal) {
-            Some(c) => (*c.origin, c.turns),
-            None => (signal.clone(), Vec::new()),
+        let (origin, turns) = match signal.conversation() {
+            Some(c) => (&*c.origin, c.turns.clone()),
+            None => (signal, Vec::new()),
         };
-        let mut request = self.prompt(&origin, rejection);
+        let mut request = self.prompt(origin, rejection);
         request.turns = turns;
         let reply = provider.complete(&request)?;
         Ok(parse_reply(reply))
@@ -344,41 +344,21 @@ pub(crate) fn summary(action: &Action) -> String {
     }
 }
 
-/// A conversation with the model that is waiting for tool results: the signal that started it
-/// and the tool calls made so far. It travels in `payload.conversation` of tool-output and
-/// tool-error events.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct Conversation {
-    /// The user-input or chat-message signal the model is answering.
-    pub origin: Box<Signal>,
-    /// The tool calls so far, oldest first.
-    pub turns: Vec<super::provider::ToolTurn>,
-}
+pub use crate::signal::Conversation;
 
-/// The conversation a signal continues, if any.
-pub fn conversation(signal: &Signal) -> Option<Conversation> {
-    serde_json::from_value(signal.payload.extra.get("conversation")?.clone()).ok()
-}
-
-/// The action a direct request carries in `payload.action`.
+/// The action a direct request carries in `payload.action` (typed since the wire: nothing is
+/// parsed here).
 fn request_action(signal: &Signal) -> Result<Action, PipelineError> {
-    let raw =
-        signal
-            .payload
-            .extra
-            .get("action")
-            .cloned()
-            .ok_or_else(|| PipelineError::Protocol {
-                message: "a request must carry its action in payload.action".into(),
-                raw_message: None,
-            })?;
-    let mut action: Action =
-        serde_json::from_value(raw.clone()).map_err(|e| PipelineError::Protocol {
-            message: format!("payload.action is not a valid action: {e}"),
-            raw_message: Some(raw.to_string()),
+    let mut action = signal
+        .payload
+        .action
+        .clone()
+        .ok_or_else(|| PipelineError::Protocol {
+            message: "a request must carry its action in payload.action".into(),
+            raw_message: None,
         })?;
     // Only the model's own function calls carry a call id: a client cannot start a
-    // conversation with the model through a direct request.
+    // conversation with the model through a direct request ([`Signal::request`] drops it too).
     action.call_id = None;
     Ok(action)
 }

@@ -71,14 +71,14 @@ fn kill_9_during_approvals_never_spends_one_silently() {
                     let Ok(mut c) = Client::connect(addr, Some(keys)) else {
                         return;
                     };
-                    let Ok((_, list)) = c.request("approvals", json!({})) else {
+                    let Ok((_, list)) = c.request_raw("approvals", json!({})) else {
                         return;
                     };
                     let digest = list["result"]
                         .as_array()
                         .and_then(|a| a.iter().find(|p| p["token"] == t.as_str()))
                         .map(|p| p["digest"].clone());
-                    let _ = c.request("approve", json!({ "token": t, "digest": digest }));
+                    let _ = c.request_raw("approve", json!({ "token": t, "digest": digest }));
                 });
             }
             std::thread::sleep(delay);

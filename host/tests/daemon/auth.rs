@@ -116,7 +116,7 @@ fn only_the_approver_key_decides_approvals() {
         ),
         ("deny", json!({ "token": token, "digest": "0".repeat(64) })),
     ] {
-        let (_, reply) = tool.request(op, fields).expect("request");
+        let (_, reply) = tool.request_raw(op, fields).expect("request");
         assert_eq!(reply["type"], "error", "{op}: {reply}");
         assert!(
             reply["error"]["message"]
@@ -138,7 +138,7 @@ fn only_the_approver_key_decides_approvals() {
     let mut operator = d.client();
     assert!(operator.is_approver());
     let (_, wrong) = operator
-        .request(
+        .request_raw(
             "approve",
             json!({ "token": token, "digest": "0".repeat(64) }),
         )

@@ -81,7 +81,7 @@ fn stalled_connections_do_not_keep_a_client_out() {
     for _ in 0..3 {
         let t = Instant::now();
         let mut c = Client::connect(&d.addr, Some(&keys)).expect("a legitimate client connects");
-        let (_, reply) = c.request("ping", json!({})).expect("ping");
+        let (_, reply) = c.request_raw("ping", json!({})).expect("ping");
         let took = t.elapsed();
         assert_eq!(reply["result"], "pong");
         assert!(took < Duration::from_millis(100), "served in {took:?}");
@@ -156,7 +156,7 @@ fn a_reply_over_the_frame_limit_is_an_error_reply() {
     let long = format!("(+ 1 {})", "0".repeat(1800));
     let t = Instant::now();
     let (_, reply) = c
-        .request("act", json!({ "action": { "tool": "eval", "args": { "expression": long, "note": "x".repeat(1900) } } }))
+        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "expression": long, "note": "x".repeat(1900) } } }))
         .expect("request");
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     assert_eq!(reply["type"], "error", "{reply}");
@@ -232,7 +232,7 @@ fn a_burst_of_clients_connecting_at_once_is_not_evicted() {
                 let (addr, keys) = (&d.addr, &keys);
                 s.spawn(move || {
                     Client::connect(addr, Some(keys))
-                        .and_then(|mut c| c.request("ping", json!({})))
+                        .and_then(|mut c| c.request_raw("ping", json!({})))
                         .err()
                         .map(|e| e.to_string())
                 })

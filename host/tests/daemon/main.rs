@@ -114,7 +114,7 @@ fn start(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
 }
 
 fn eval(client: &mut Client, a: u64, b: u64) -> Value {
-    let (_, reply) = client.request("act", json!({ "action": { "tool": "eval", "args": { "expression": format!("(+ {a} {b})") } } })).expect("request");
+    let (_, reply) = client.request_raw("act", json!({ "action": { "tool": "eval", "args": { "expression": format!("(+ {a} {b})") } } })).expect("request");
     reply
 }
 
@@ -322,7 +322,9 @@ fn bad_input_closes_that_client_only() {
     r.send(&json!({"type":"request","id":"1","op":"act","action":{"tool":"eval","args":{"expression":"(+ 1 1)"}}}));
     drop(r);
     // An unknown op is a request error, not a broken connection.
-    let (_, reply) = good.request("launch-missiles", json!({})).expect("request");
+    let (_, reply) = good
+        .request_raw("launch-missiles", json!({}))
+        .expect("request");
     assert_eq!(reply["type"], "error");
     assert!(
         reply["error"]["message"]
@@ -354,21 +356,23 @@ fn hostile_gate_dir(home: &Path) -> PathBuf {
 
 /// Approve or deny `token` as a person would: on the action `approvals` shows.
 fn decide(client: &mut Client, op: &str, token: &str) -> Value {
-    let (_, list) = client.request("approvals", json!({})).expect("approvals");
+    let (_, list) = client
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
     let shown = list["result"]
         .as_array()
         .and_then(|a| a.iter().find(|p| p["token"] == token))
         .unwrap_or_else(|| panic!("{token} is not listed: {list}"));
     let digest = shown["digest"].as_str().expect("digest");
     let (_, reply) = client
-        .request(op, json!({ "token": token, "digest": digest }))
+        .request_raw(op, json!({ "token": token, "digest": digest }))
         .expect("decide");
     reply
 }
 
 fn needs_approval(client: &mut Client) -> String {
     let (_, reply) = client
-        .request("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
+        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
         .expect("request");
     assert_eq!(
         reply["result"]["steps"][0]["outcome"]["outcome"], "suspended",
@@ -415,7 +419,7 @@ fn kill_9_loses_neither_pending_approvals_nor_the_journal() {
 
     let d2 = start(&d.home, &[], Some(&plugins));
     let mut client = d2.client();
-    let (_, pending) = client.request("approvals", json!({})).expect("request");
+    let (_, pending) = client.request_raw("approvals", json!({})).expect("request");
     assert_eq!(
         pending["result"][0]["token"],
         token.as_str(),
@@ -681,7 +685,7 @@ fn guard_copy(dir: &Path, name: &str) -> PathBuf {
 
 fn destructive(client: &mut Client) -> Value {
     let (_, reply) = client
-        .request(
+        .request_raw(
             "act",
             json!({ "action": { "tool": "eval", "args": { "expression": "(+ 1 2)", "command": "rm -rf /" } } }),
         )
@@ -690,7 +694,7 @@ fn destructive(client: &mut Client) -> Value {
 }
 
 fn status(client: &mut Client) -> Value {
-    let (_, reply) = client.request("status", json!({})).expect("status");
+    let (_, reply) = client.request_raw("status", json!({})).expect("status");
     reply["result"].clone()
 }
 
@@ -745,7 +749,7 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
     assert_ne!(s["plugin_set"], set_before);
     assert_eq!(s["reload"]["reloads"], 1);
     // Asking again with nothing changed loads nothing: no client can keep the daemon busy.
-    let (_, again) = client.request("reload", json!({})).expect("reload");
+    let (_, again) = client.request_raw("reload", json!({})).expect("reload");
     assert_eq!(again["result"]["changed"], false, "{again}");
     assert_eq!(again["result"]["set"], s["plugin_set"]);
 
@@ -754,7 +758,7 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
         .path()
         .join("data/passepartout/plugins/.old-guard-copy");
     std::fs::create_dir_all(&aside).expect("mkdir");
-    let (_, busy) = client.request("reload", json!({})).expect("reload");
+    let (_, busy) = client.request_raw("reload", json!({})).expect("reload");
     assert!(
         busy["error"]["message"]
             .as_str()
@@ -762,11 +766,11 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
         "{busy}"
     );
     std::fs::remove_dir_all(&aside).expect("rmdir");
-    let (_, done) = client.request("reload", json!({})).expect("reload");
+    let (_, done) = client.request_raw("reload", json!({})).expect("reload");
     assert_eq!(done["type"], "reply", "{done}");
     // A policy that does not parse keeps the running set, and says why.
     std::fs::write(config.join("policy.toml"), "[plugins.shell-guard\n").expect("policy");
-    let (_, reply) = client.request("reload", json!({})).expect("reload");
+    let (_, reply) = client.request_raw("reload", json!({})).expect("reload");
     assert_eq!(reply["type"], "error", "{reply}");
     assert!(
         reply["error"]["message"]
@@ -878,7 +882,7 @@ fn a_granted_program_cannot_read_the_daemon_s_environment() {
     let mut client = d.client();
     let cat = |client: &mut Client, path: &str| -> String {
         let (_, reply) = client
-            .request(
+            .request_raw(
                 "act",
                 json!({ "action": { "tool": "shell", "args": { "program": "cat", "args": [path] }, "explanation": "read the notes file the user asked about" } }),
             )

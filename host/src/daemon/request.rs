@@ -1,0 +1,299 @@
+//! What a client asks and what it gets back, as typed values (docs/protocol.md): a request frame
+//! is parsed into a [`Request`] once, at the connection; the server runs it, the client and the
+//! CLI build it, and a direct action travels typed from here to the tool. [`Op`] is the one list
+//! of operations: the hello's capabilities, the role check and the error text all read it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ops::Role;
+use crate::signal::{Action, GateTrace};
+
+/// Every operation a client may ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Run an action through the gates (never the model).
+    Act,
+    /// Send text to the model as user input.
+    Ask,
+    /// The daemon's health, plugins and counters.
+    Status,
+    /// Reload the plugins and policy if they changed.
+    Reload,
+    /// Liveness.
+    Ping,
+    /// The actions waiting for a person (approver key).
+    Approvals,
+    /// Run a waiting action (approver key).
+    Approve,
+    /// Drop a waiting action (approver key).
+    Deny,
+}
+
+impl Op {
+    /// Every op, in the order the hello lists them.
+    pub const ALL: [Op; 8] = [
+        Op::Act,
+        Op::Ask,
+        Op::Status,
+        Op::Reload,
+        Op::Ping,
+        Op::Approvals,
+        Op::Approve,
+        Op::Deny,
+    ];
+
+    /// Its name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Act => "act",
+            Op::Ask => "ask",
+            Op::Status => "status",
+            Op::Reload => "reload",
+            Op::Ping => "ping",
+            Op::Approvals => "approvals",
+            Op::Approve => "approve",
+            Op::Deny => "deny",
+        }
+    }
+
+    /// The op called `name`, if there is one.
+    pub fn named(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Whether only a connection that proved the approver key may send it.
+    pub fn needs_approver(self) -> bool {
+        matches!(self, Op::Approvals | Op::Approve | Op::Deny)
+    }
+
+    /// The ops `role` may send.
+    pub fn allowed(role: Role) -> impl Iterator<Item = Op> {
+        Op::ALL
+            .into_iter()
+            .filter(move |op| !op.needs_approver() || role == Role::Approver)
+    }
+}
+
+/// One request, as a client sends it (`{"type": "request", "id": …, "op": …, …}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Request {
+    /// Run `action` through every gate, then its actuator.
+    Act {
+        /// The action, exactly as the gates will see it.
+        action: Action,
+    },
+    /// Send `text` to the model as user input.
+    Ask {
+        /// What the user said.
+        text: String,
+    },
+    /// The daemon's health, plugins and counters.
+    Status,
+    /// Reload the plugins and policy if they changed on disk.
+    Reload,
+    /// Liveness: answered `"pong"`.
+    Ping,
+    /// The actions waiting for a person.
+    Approvals,
+    /// Run the waiting action `token`, whose digest the person was shown.
+    Approve {
+        /// The approval token.
+        token: String,
+        /// The digest of the action text shown to the person (from `approvals`).
+        digest: String,
+    },
+    /// Drop the waiting action `token`.
+    Deny {
+        /// The approval token.
+        token: String,
+        /// The digest of the action text shown to the person.
+        digest: String,
+    },
+}
+
+/// Why a request frame is not a request this connection may send.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RequestError {
+    /// No `op`, or one the daemon does not know.
+    #[error("unknown op {op}: use one of {allowed}")]
+    UnknownOp {
+        /// The op sent (JSON: it may be missing or not a string).
+        op: String,
+        /// The ops this connection may send.
+        allowed: String,
+    },
+    /// An approver's op on a connection that proved only the client key.
+    #[error(
+        "`{op}` needs the approver key: this connection proved only the client key. Approvals are decided by the operator's own `passepartout approve` (it reads {key}), not by the agent's tools"
+    )]
+    NeedsApprover {
+        /// The op.
+        op: &'static str,
+        /// Where the approver key is.
+        key: String,
+    },
+    /// The op's fields are missing or malformed.
+    #[error("`{op}` is not a valid request: {detail}")]
+    Invalid {
+        /// The op.
+        op: &'static str,
+        /// What serde found wrong, naming the field.
+        detail: String,
+    },
+}
+
+impl Request {
+    /// Parse a request frame from a connection that proved `role`: the op first (unknown ops
+    /// and ops the role may not send are refused before their fields are read), then its fields.
+    ///
+    /// # Errors
+    /// A [`RequestError`] naming the op and what is wrong.
+    pub fn parse(frame: &Value, role: Role) -> Result<Request, RequestError> {
+        let op =
+            frame["op"]
+                .as_str()
+                .and_then(Op::named)
+                .ok_or_else(|| RequestError::UnknownOp {
+                    op: frame["op"].to_string(),
+                    allowed: Op::allowed(role)
+                        .map(Op::name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
+        if op.needs_approver() && role != Role::Approver {
+            return Err(RequestError::NeedsApprover {
+                op: op.name(),
+                key: super::keys::keys_dir().map_or_else(
+                    || "the keys directory".into(),
+                    |d| d.join("approver.key").display().to_string(),
+                ),
+            });
+        }
+        Request::deserialize(frame).map_err(|e| RequestError::Invalid {
+            op: op.name(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Its op.
+    pub fn op(&self) -> Op {
+        match self {
+            Request::Act { .. } => Op::Act,
+            Request::Ask { .. } => Op::Ask,
+            Request::Status => Op::Status,
+            Request::Reload => Op::Reload,
+            Request::Ping => Op::Ping,
+            Request::Approvals => Op::Approvals,
+            Request::Approve { .. } => Op::Approve,
+            Request::Deny { .. } => Op::Deny,
+        }
+    }
+
+    /// The frame that sends it as request `id`.
+    pub fn frame(&self, id: &Value) -> Value {
+        let mut frame = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut frame {
+            m.insert("type".into(), "request".into());
+            m.insert("id".into(), id.clone());
+        }
+        frame
+    }
+}
+
+/// What the daemon sends about a request before its reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// The gates' trace of one verification.
+    GateTrace {
+        /// One record per gate asked.
+        trace: GateTrace,
+    },
+    /// A line for the user (a reply, a tool's result, a rejection).
+    Message {
+        /// The text.
+        text: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_op_round_trips_through_its_frame() {
+        let requests = [
+            Request::Act {
+                action: Action {
+                    target: "tool".into(),
+                    tool: Some("eval".into()),
+                    ..Action::default()
+                },
+            },
+            Request::Ask { text: "hi".into() },
+            Request::Status,
+            Request::Reload,
+            Request::Ping,
+            Request::Approvals,
+            Request::Approve {
+                token: "t".into(),
+                digest: "d".into(),
+            },
+            Request::Deny {
+                token: "t".into(),
+                digest: "d".into(),
+            },
+        ];
+        assert_eq!(requests.len(), Op::ALL.len());
+        for (request, op) in requests.iter().zip(Op::ALL) {
+            assert_eq!(request.op(), op);
+            let frame = request.frame(&json!(7));
+            assert_eq!(frame["op"], op.name());
+            assert_eq!(frame["type"], "request");
+            assert_eq!(Request::parse(&frame, Role::Approver).as_ref(), Ok(request));
+        }
+    }
+
+    #[test]
+    fn a_client_may_not_send_an_approvers_op_whatever_its_fields() {
+        for op in Op::ALL.into_iter().filter(|op| op.needs_approver()) {
+            let err =
+                Request::parse(&json!({ "op": op.name() }), Role::Client).expect_err("refused");
+            assert!(
+                matches!(err, RequestError::NeedsApprover { .. }),
+                "{op:?}: {err}"
+            );
+        }
+        assert!(!Op::allowed(Role::Client).any(Op::needs_approver));
+    }
+
+    #[test]
+    fn bad_frames_are_refused_naming_what_is_wrong() {
+        let err = Request::parse(&json!({ "op": "rm" }), Role::Client).expect_err("unknown");
+        assert_eq!(
+            err.to_string(),
+            "unknown op \"rm\": use one of act, ask, status, reload, ping"
+        );
+        let err = Request::parse(&json!({}), Role::Client).expect_err("no op");
+        assert!(err.to_string().starts_with("unknown op null"), "{err}");
+        let err = Request::parse(&json!({ "op": "ask" }), Role::Client).expect_err("no text");
+        assert_eq!(
+            err.to_string(),
+            "`ask` is not a valid request: missing field `text`"
+        );
+        let err = Request::parse(
+            &json!({ "op": "act", "action": { "tool": "eval", "sudo": true } }),
+            Role::Client,
+        )
+        .expect_err("unknown action field");
+        assert!(
+            err.to_string()
+                .starts_with("`act` is not a valid request: unknown field `sudo`"),
+            "{err}"
+        );
+    }
+}
