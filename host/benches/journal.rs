@@ -31,7 +31,10 @@ fn pipeline(journal: Journal) -> Pipeline {
 
 fn act(n: u64) -> Signal {
     Signal::request(
-        json!({ "tool": "eval", "args": { "expression": format!("(+ {n} 1)") } }),
+        serde_json::from_value(
+            json!({ "tool": "eval", "args": { "expression": format!("(+ {n} 1)") } }),
+        )
+        .expect("an action"),
         Default::default(),
     )
 }

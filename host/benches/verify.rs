@@ -65,7 +65,7 @@ fn main() {
         .collect();
     assert_eq!(gates.len(), 5, "the five standard gates");
     let signal = Signal::request(
-        json!({}),
+        passepartout::signal::Action::default(),
         Meta {
             source: Some("cli".into()),
             session: None,
