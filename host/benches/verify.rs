@@ -19,7 +19,6 @@ use passepartout::journal::Journal;
 use passepartout::pipeline::{Pipeline, PipelineConfig};
 use passepartout::runtime::{Kind, Policy, Runtime, RuntimeConfig, loader};
 use passepartout::signal::{Action, Meta, Signal};
-use serde_json::json;
 
 const ACTIONS: &[(&str, &str)] = &[
     (
