@@ -21,4 +21,5 @@ pub mod pipeline;
 pub mod policy_edit;
 pub mod providers;
 pub mod runtime;
+pub mod settings;
 pub mod signal;

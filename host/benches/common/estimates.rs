@@ -5,6 +5,10 @@ use std::path::Path;
 
 /// The median time, in nanoseconds, criterion recorded for `id` in `group` (the directory
 /// names criterion uses: `/` becomes `_`), or `None` when it did not run.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "cargo's own variable, in a bench"
+)]
 pub fn median_ns(group: &str, id: &str) -> Option<f64> {
     let root = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)

@@ -24,23 +24,24 @@ fn daemon_section(
     Ok(super::pipeline::settings(common)?.daemon)
 }
 
-/// Where to listen: `--port`, else `DAEMON_PORT`, else `[daemon] port`; `DAEMON_HOST`, else
-/// `[daemon] host`, else 127.0.0.1. Only loopback addresses: the protocol is for this machine.
+/// Where to listen: `--port`, else `PASSEPARTOUT_PORT`, else `[daemon] port`;
+/// `PASSEPARTOUT_HOST`, else `[daemon] host`, else 127.0.0.1 (see [`passepartout::settings`]). Only loopback addresses: the protocol is for this machine.
 fn listen_address(
     common: &Common,
     section: &passepartout::providers::config::DaemonSection,
 ) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
-    let env = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
-    let port = match (common.port, env("DAEMON_PORT")) {
+    use passepartout::settings;
+    let port = match (common.port, settings::PORT.get()) {
         (Some(p), _) => Some(p),
         (None, Some(v)) => Some(
             v.trim()
                 .parse()
-                .with_context(|| format!("DAEMON_PORT={v:?} is not a port number"))?,
+                .with_context(|| format!("{}={v:?} is not a port number", settings::PORT.name))?,
         ),
         (None, None) => section.port,
     };
-    let host = env("DAEMON_HOST")
+    let host = settings::HOST
+        .get()
         .or_else(|| section.host.clone())
         .unwrap_or_else(|| "127.0.0.1".into());
     let ip: std::net::IpAddr = if host == "localhost" {

@@ -114,30 +114,11 @@ fn dotenv_path(common: &Common) -> Option<PathBuf> {
 }
 
 /// Read `KEY=value` lines from `.env` beside the configuration into the environment, without
-/// overriding variables that are already set. Called first thing, before any thread starts.
+/// overriding variables that are already set ([`passepartout::settings::load_dotenv`]). Called
+/// first thing, before any thread starts.
 pub fn load_dotenv(common: &Common) {
-    let Some(path) = dotenv_path(common) else {
-        return;
-    };
-    // ambient authority: the operator's own .env file.
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return;
-    };
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let key = key.trim();
-        let value = value.trim().trim_matches('"').trim_matches('\'');
-        let valid = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if valid && std::env::var_os(key).is_none() {
-            // SAFETY: called at the top of main, before the process starts any other thread.
-            unsafe { std::env::set_var(key, value) };
-        }
+    if let Some(path) = dotenv_path(common) {
+        // SAFETY: called at the top of main, before the process starts any other thread.
+        unsafe { passepartout::settings::load_dotenv(&path) };
     }
 }

@@ -71,20 +71,16 @@ pub fn keys_dir() -> Option<PathBuf> {
 const CLIENT_FILE: &str = "client.key";
 const APPROVER_FILE: &str = "approver.key";
 
-fn env_secret(names: &[&str]) -> Option<Secret> {
-    // ambient authority: the operator's configuration of this process.
-    names
-        .iter()
-        .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
-        .map(|v| Secret::new(v.as_bytes()))
+fn env_secret(var: crate::settings::Var) -> Option<Secret> {
+    var.get().map(|v| Secret::new(v.as_bytes()))
 }
 
 fn client_from_env() -> Option<Secret> {
-    env_secret(&["PASSEPARTOUT_HMAC_SECRET", "OACP_HMAC_SECRET"])
+    env_secret(crate::settings::CLIENT_SECRET)
 }
 
 fn approver_from_env() -> Option<Secret> {
-    env_secret(&["PASSEPARTOUT_APPROVER_SECRET"])
+    env_secret(crate::settings::APPROVER_SECRET)
 }
 
 impl Keys {
@@ -128,9 +124,7 @@ impl Keys {
 /// # Errors
 /// [`KeyError::Conflict`].
 pub fn check_enforce(auth_off: bool) -> Result<(), KeyError> {
-    // ambient authority: the daemon's own configuration.
-    let enforce = std::env::var("OACP_ENFORCE_HMAC")
-        .is_ok_and(|v| matches!(v.to_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+    let enforce = crate::settings::ENFORCE_AUTH.enabled();
     if enforce && auth_off {
         return Err(KeyError::Conflict);
     }

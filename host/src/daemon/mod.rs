@@ -51,36 +51,31 @@ pub fn rendezvous_file() -> Option<PathBuf> {
 /// How long a client may stay silent before it is closed (`PASSEPARTOUT_READ_TIMEOUT_SECS`,
 /// default 300).
 pub fn read_timeout_from_env() -> Duration {
-    std::env::var("PASSEPARTOUT_READ_TIMEOUT_SECS")
-        .ok()
-        .and_then(|v| v.parse().ok())
+    crate::settings::READ_TIMEOUT_SECS
+        .parse()
         .map_or(Duration::from_secs(300), Duration::from_secs)
 }
 
-/// The heartbeat interval (`HEARTBEAT_INTERVAL` seconds, default 60).
+/// The heartbeat interval (`PASSEPARTOUT_HEARTBEAT_SECS`, default 60).
 pub fn heartbeat_from_env() -> Duration {
-    seconds_from_env("HEARTBEAT_INTERVAL", 60)
+    seconds_from_env(crate::settings::HEARTBEAT_SECS, 60)
 }
 
-/// `MEMORY_AUTO_SAVE_INTERVAL` in seconds (default 300, as the seed).
+/// `PASSEPARTOUT_MEMORY_AUTO_SAVE_SECS` (default 300, as the seed).
 pub fn auto_save_from_env() -> Duration {
-    seconds_from_env("MEMORY_AUTO_SAVE_INTERVAL", 300)
+    seconds_from_env(crate::settings::MEMORY_AUTO_SAVE_SECS, 300)
 }
 
 /// How often the daemon looks for changes to its plugin directory, policy and pins
 /// (`PASSEPARTOUT_RELOAD_POLL_MS`, default 2000; `0` never looks: reload on request or SIGHUP).
 pub fn reload_poll_from_env() -> Duration {
-    // ambient authority: the daemon's own configuration.
-    std::env::var("PASSEPARTOUT_RELOAD_POLL_MS")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
+    crate::settings::RELOAD_POLL_MS
+        .parse()
         .map_or(Duration::from_millis(2000), Duration::from_millis)
 }
 
-fn seconds_from_env(name: &str, default: u64) -> Duration {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
+fn seconds_from_env(var: crate::settings::Var, default: u64) -> Duration {
+    var.parse()
         .filter(|s| *s > 0)
         .map_or(Duration::from_secs(default), Duration::from_secs)
 }

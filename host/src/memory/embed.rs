@@ -96,8 +96,8 @@ impl EmbeddingsConfig {
             .map_err(|e| MemoryError::Embeddings(format!("building an HTTP client: {e}")))?;
         let mut headers = Vec::new();
         if let Some(var) = &self.api_key_env {
-            match std::env::var(var) {
-                Ok(key) if !key.is_empty() => {
+            match crate::settings::named(var) {
+                Some(key) => {
                     headers.push(("authorization", format!("Bearer {key}")));
                 }
                 _ => {

@@ -79,20 +79,17 @@ impl PipelineConfig {
     /// `PASSEPARTOUT_APPROVAL_EXPIRY_SECS`.
     pub fn from_env() -> PipelineConfig {
         let mut c = PipelineConfig::default();
-        // ambient authority: the daemon's own configuration.
-        if let Ok(name) = std::env::var("MEMEX_ASSISTANT") {
+        use crate::settings;
+        if let Some(name) = settings::ASSISTANT.get() {
             c.assistant_name = name;
         }
-        if let Ok(target) = std::env::var("DEFAULT_ACTUATOR") {
+        if let Some(target) = settings::DEFAULT_ACTUATOR.get() {
             c.default_actuator = target.trim().to_lowercase();
         }
-        if let Some(secs) = std::env::var("PASSEPARTOUT_APPROVAL_EXPIRY_SECS")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
+        if let Some(secs) = settings::APPROVAL_EXPIRY_SECS.parse() {
             c.approval_expiry = Duration::from_secs(secs);
         }
-        if let Ok(silent) = std::env::var("SILENT_ACTUATORS") {
+        if let Some(silent) = settings::SILENT_ACTUATORS.get() {
             c.silent_actuators = silent
                 .split(',')
                 .map(|s| s.trim().to_lowercase())

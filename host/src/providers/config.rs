@@ -105,9 +105,9 @@ pub struct SelectorRule {
 /// Default per-provider timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A vendor's variable (`OPENAI_API_KEY`...), through [`crate::settings`].
 fn env(name: &str) -> Option<String> {
-    // ambient authority: the daemon's own configuration variables.
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    crate::settings::named(name)
 }
 
 fn client() -> reqwest::blocking::Client {
@@ -147,7 +147,7 @@ impl ProvidersConfig {
     /// overridden by the environment; with none configured, one per key variable that is set
     /// (Anthropic, OpenAI, OpenRouter, Gemini), else a local Ollama.
     pub fn endpoints(&self) -> Vec<Endpoint> {
-        let model_override = env("PASSEPARTOUT_MODEL");
+        let model_override = crate::settings::MODEL.get();
         let endpoint = |name: &str,
                         protocol,
                         base_url: String,

@@ -31,6 +31,10 @@ pub fn resolve(asked: &[String], granted: &[String]) -> Vec<EnvGrant> {
         .filter(|name| granted.contains(name) && !WITHHELD.contains(&name.as_str()))
         .map(|name| {
             // ambient authority: reading the daemon's environment for a granted name.
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "a variable the policy grants this plugin, passed as it is"
+            )]
             let value = std::env::var(name).ok();
             EnvGrant {
                 name: name.clone(),

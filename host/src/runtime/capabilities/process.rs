@@ -250,6 +250,10 @@ fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::Proces
 }
 
 /// The daemon's `PATH`, or the usual system one when it has none (as `execvp` does).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the PATH a granted program is searched on, as execvp reads it"
+)]
 fn search_path() -> std::ffi::OsString {
     std::env::var_os("PATH")
         .filter(|p| !p.is_empty())
