@@ -1,5 +1,9 @@
 //! Builds the first-party plugins under `plugins/` for wasm32-wasip2 and embeds them, with their
 //! `plugin.toml`, in the `passepartout` binary: a fresh machine needs no setup to have them.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a build script reads cargo's variables (OUT_DIR, PROFILE...), not settings"
+)]
 
 #[path = "build/guests.rs"]
 mod guests;

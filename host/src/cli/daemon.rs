@@ -357,7 +357,14 @@ pub fn send(
     let mut client = connect(common)?;
     let (events, reply) = match (text, action) {
         (_, Some(a)) => {
-            let action = Action::from_json(a).map_err(|e| anyhow::anyhow!("--action: {e}"))?;
+            // Refused here, as the daemon would: a bad request (exit 2), naming the field.
+            let action = match Action::from_json(a) {
+                Ok(action) => action,
+                Err(e) => {
+                    eprintln!("error: --action: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
             client.call(&Request::Act { action })?
         }
         (Some(t), None) => client.call(&Request::Ask { text: t.into() })?,

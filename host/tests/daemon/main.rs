@@ -473,6 +473,17 @@ fn the_approve_command_goes_through_the_running_daemon() {
     .output()
     .expect("run");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42");
+    // A malformed action is a bad request (exit 2) that names the field, and runs nothing.
+    let out = command(
+        home.path(),
+        &["send", "--action", r#"{"tool":"eval","sudo":true}"#],
+        &[],
+    )
+    .output()
+    .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown field `sudo`"), "{stderr}");
     let out = command(home.path(), &["status", "--json"], &[])
         .output()
         .expect("run");
