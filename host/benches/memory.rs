@@ -105,11 +105,50 @@ fn main() {
         };
         b.iter(|| big.query(black_box(&query)).expect("query"))
     });
+    q.bench_function("text-no-match-all", |b| {
+        let query = Query {
+            text: Some("nowhere to be found".into()),
+            limit: Some(usize::MAX),
+            ..Query::default()
+        };
+        b.iter(|| big.query(black_box(&query)).expect("query"))
+    });
     q.bench_function("get-last-id", |b| {
         b.iter(|| big.get(black_box("p-99-999")).expect("get"))
     });
+    // The baseline: what `get` did before the indexes, a walk from the head.
+    q.bench_function("get-last-id-by-walk", |b| {
+        b.iter(|| {
+            let mut found = None;
+            big.walk(|node, hash, _| {
+                if node.id == black_box("p-99-999") {
+                    found = Some(hash.to_owned());
+                }
+                found.is_none()
+            })
+            .expect("walk");
+            found
+        })
+    });
     q.bench_function("awareness-4k", |b| {
         b.iter(|| big.awareness(black_box(4000)).expect("outline"))
+    });
+    // What the indexes cost: every edit makes a new root, whose first query walks it once.
+    let mut n = 0u64;
+    q.bench_function("edit-then-get", |b| {
+        b.iter(|| {
+            n += 1;
+            big.set_property("p-1-0", "BENCH", &n.to_string())
+                .expect("set");
+            big.get(black_box("p-99-999")).expect("get")
+        })
+    });
+    q.bench_function("edit-only", |b| {
+        b.iter(|| {
+            n += 1;
+            big.set_property("p-1-0", "BENCH", &n.to_string())
+                .expect("set")
+        })
     });
     q.finish();
 
@@ -154,6 +193,31 @@ fn print_ratios() {
             "\ningest: {:.0} ms for 100k headlines = {:.0} headlines/s",
             ns / 1e6,
             100_000.0 / (ns / 1e9)
+        );
+    }
+    println!("\nqueries at 100k headlines (indexed), median:");
+    for op in [
+        "tag-project-limit-100",
+        "property-owner-all",
+        "text-no-match-all",
+        "get-last-id",
+        "awareness-4k",
+        "edit-only",
+        "edit-then-get",
+    ] {
+        if let Some(ns) = median("memory_query-100k", op) {
+            println!("  {op:<22} {:>10.1} us", ns / 1e3);
+        }
+    }
+    if let (Some(get), Some(walk)) = (
+        median("memory_query-100k", "get-last-id"),
+        median("memory_query-100k", "get-last-id-by-walk"),
+    ) {
+        println!(
+            "  get by ID: {:.1} us indexed, {:.0} us by walk (baseline) = {:.4}x",
+            get / 1e3,
+            walk / 1e3,
+            get / walk
         );
     }
     println!("\nmedian per operation, 1k vs 100k headlines (ratio ~1 means flat in store size):");

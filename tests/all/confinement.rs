@@ -139,10 +139,6 @@ fn sees_only_the_environment_variables_asked_for_and_granted() {
     // both, the policy grants CARGO_PKG_NAME and PATH: only CARGO_PKG_NAME gets through.
     let f = fixture();
     let env = f.tool.call_tool("env", "{}").expect("env");
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "what the test process itself was given"
-    )]
     let expected =
         std::env::var("CARGO_PKG_NAME").map_or(String::new(), |v| format!("CARGO_PKG_NAME={v}\n"));
     assert_eq!(

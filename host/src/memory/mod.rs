@@ -6,11 +6,12 @@
 //! SQLite ([`store`]), so the whole store is named by its root hash. A snapshot records a root
 //! hash and a rollback moves the head back to one: both write one row, whatever the store's size
 //! (the seed deep-copied the store on every cycle). Nodes no kept root reaches are collected.
-//! Queries ([`query`]) walk the tree from the head; [`embed`] adds similarity search when an
+//! Queries ([`query`]) answer from indexes of the head's tree, built by one walk per root; [`embed`] adds similarity search when an
 //! embeddings endpoint is configured.
 
 pub mod edit;
 pub mod embed;
+mod index;
 pub mod ingest;
 pub mod node;
 pub mod org;
@@ -108,6 +109,8 @@ pub struct Memory {
     /// The last awareness outline, by root hash and size: the prompt asks for it on every
     /// model call, and it only changes when the root does.
     outline: std::sync::Mutex<Option<(String, usize, String)>>,
+    /// The indexes of the roots queried last.
+    indexes: index::Indexes,
 }
 
 impl std::fmt::Debug for Memory {
@@ -128,6 +131,7 @@ impl Memory {
             db: Db::open(Some(path))?,
             config,
             outline: std::sync::Mutex::new(None),
+            indexes: index::Indexes::default(),
         })
     }
 
@@ -140,6 +144,7 @@ impl Memory {
             db: Db::open(None)?,
             config,
             outline: std::sync::Mutex::new(None),
+            indexes: index::Indexes::default(),
         })
     }
 

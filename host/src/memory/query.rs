@@ -1,6 +1,6 @@
 //! The context API (seed: "peripheral vision"): queries by kind, tag, TODO state, property and
 //! text; active projects; recently completed; sparse trees; the bounded awareness outline that
-//! `think` puts in the prompt. Every query walks the tree from the head, in file order.
+//! `think` puts in the prompt. Queries answer in file order, from the head's indexes.
 
 use std::sync::Arc;
 
@@ -107,7 +107,18 @@ impl Memory {
         &self,
         mut visit: impl FnMut(&Arc<Node>, &str, Option<&str>) -> bool,
     ) -> Result<(), MemoryError> {
-        let root = self.db.node(&self.root())?;
+        self.walk_from(&self.root(), |node, hash, parent| {
+            visit(node, hash, parent.map(|p| &**p))
+        })
+    }
+
+    /// As [`Memory::walk`], from `root`.
+    pub(crate) fn walk_from(
+        &self,
+        root: &str,
+        mut visit: impl FnMut(&Arc<Node>, &str, Option<&Arc<str>>) -> bool,
+    ) -> Result<(), MemoryError> {
+        let root = self.db.node(root)?;
         // (hash, parent headline id); reversed so that pops come out in file order.
         let mut stack: Vec<(String, Option<Arc<str>>)> = root
             .children
@@ -117,7 +128,7 @@ impl Memory {
             .collect();
         while let Some((hash, parent)) = stack.pop() {
             let node = self.db.node(&hash)?;
-            if !visit(&node, &hash, parent.as_deref()) {
+            if !visit(&node, &hash, parent.as_ref()) {
                 break;
             }
             let me: Option<Arc<str>> = match node.kind {
@@ -129,38 +140,35 @@ impl Memory {
         Ok(())
     }
 
-    /// Nodes matching `q`, in file order, at most `q.limit`.
+    /// Nodes matching `q`, in file order, at most `q.limit`. Answered from the head's indexes
+    /// ([`super::index`]), which follow the head when it moves.
     ///
     /// # Errors
     /// A node the tree refers to is missing.
     pub fn query(&self, q: &Query) -> Result<Vec<Hit>, MemoryError> {
         let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
-        let mut hits = Vec::new();
         if limit == 0 {
-            return Ok(hits);
+            return Ok(Vec::new());
         }
-        self.walk(|node, hash, parent| {
-            if q.matches(node) {
-                hits.push(self.hit(node, hash, parent));
-            }
-            hits.len() < limit
-        })?;
-        Ok(hits)
+        self.with_index(|index| {
+            index
+                .query(q, limit)
+                .into_iter()
+                .map(|e| self.hit(&e.node, &e.hash, e.parent.as_deref()))
+                .collect()
+        })
     }
 
-    /// The headline with ID `id`.
+    /// The headline with ID `id` (the first in file order, if several share it).
     ///
     /// # Errors
     /// A node the tree refers to is missing.
     pub fn get(&self, id: &str) -> Result<Option<Hit>, MemoryError> {
-        let mut found = None;
-        self.walk(|node, hash, parent| {
-            if node.kind == NodeKind::Headline && node.id == id {
-                found = Some(self.hit(node, hash, parent));
-            }
-            found.is_none()
-        })?;
-        Ok(found)
+        self.with_index(|index| {
+            index
+                .get(id)
+                .map(|e| self.hit(&e.node, &e.hash, e.parent.as_deref()))
+        })
     }
 
     /// Headlines tagged `project` that are not done (seed: context-get-active-projects).
