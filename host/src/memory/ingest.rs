@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use rusqlite::params;
 use serde::Serialize;
 
@@ -66,6 +67,8 @@ struct Built {
     path: String,
     file_hash: String,
     nodes: Vec<(String, Node)>,
+    /// Each node of `nodes` as stored, serialised on the ingest's worker threads.
+    json: Vec<String>,
     lines: Vec<(String, u32)>,
     headlines: usize,
     /// IDs to write into the file once the store has committed: (file, new text, how many).
@@ -86,9 +89,20 @@ impl Memory {
         };
         let files = collect_files(path, &mut report.warnings)?;
         let overrides = self.overrides()?;
+        // Files are read, parsed and hashed on every core (rayon keeps their order); only the
+        // commit below is one writer.
+        let results: Vec<_> = files
+            .par_iter()
+            .map(|file| {
+                let mut warnings = Vec::new();
+                let built = self.build_file(file, opts, &overrides, &mut warnings);
+                (built, warnings)
+            })
+            .collect();
         let mut built = Vec::new();
-        for file in files {
-            if let Some(b) = self.build_file(&file, opts, &overrides, &mut report)? {
+        for (result, warnings) in results {
+            report.warnings.extend(warnings);
+            if let Some(b) = result? {
                 built.push(b);
             }
         }
@@ -118,11 +132,11 @@ impl Memory {
         file: &Path,
         opts: &IngestOptions,
         overrides: &super::edit::Overrides,
-        report: &mut IngestReport,
+        warnings: &mut Vec<Warning>,
     ) -> Result<Option<Built>, MemoryError> {
         let name = file.display().to_string();
-        let skip = |report: &mut IngestReport, message: String| {
-            report.warnings.push(Warning {
+        let skip = |warnings: &mut Vec<Warning>, message: String| {
+            warnings.push(Warning {
                 file: name.clone(),
                 line: 0,
                 message,
@@ -132,10 +146,10 @@ impl Memory {
         let max = self.config.max_file_mib.saturating_mul(1 << 20);
         match std::fs::metadata(file) {
             // A FIFO or a device named *.org would block the read or never end.
-            Ok(m) if !m.is_file() => return skip(report, "not a regular file; skipped".into()),
+            Ok(m) if !m.is_file() => return skip(warnings, "not a regular file; skipped".into()),
             Ok(m) if m.len() > max => {
                 return skip(
-                    report,
+                    warnings,
                     format!(
                         "{} MiB is over the {} MiB limit ([memory] max_file_mib); skipped",
                         m.len() >> 20,
@@ -144,23 +158,23 @@ impl Memory {
                 );
             }
             Ok(_) => {}
-            Err(e) => return skip(report, format!("cannot read: {e}; skipped")),
+            Err(e) => return skip(warnings, format!("cannot read: {e}; skipped")),
         }
         let mut bytes = Vec::new();
         let read = std::fs::File::open(file).and_then(|f| {
             std::io::Read::read_to_end(&mut std::io::Read::take(f, max + 1), &mut bytes)
         });
         if let Err(e) = read {
-            return skip(report, format!("cannot read: {e}; skipped"));
+            return skip(warnings, format!("cannot read: {e}; skipped"));
         }
         if bytes.len() as u64 > max {
             return skip(
-                report,
+                warnings,
                 "grew past the size limit while being read; skipped".into(),
             );
         }
         if let Some(line) = too_deep(&bytes) {
-            report.warnings.push(Warning {
+            warnings.push(Warning {
                 file: name,
                 line,
                 message: format!(
@@ -170,14 +184,14 @@ impl Memory {
             return Ok(None);
         }
         let lossy = std::str::from_utf8(&bytes).is_err();
-        let text = decode(&name, &bytes, &mut report.warnings);
-        let mut parsed = org::parse(&name, &text, &mut report.warnings);
+        let text = decode(&name, &bytes, warnings);
+        let mut parsed = org::parse(&name, &text, warnings);
         let mut pending = None;
         if opts.write_ids {
             let mut ids = BTreeMap::new();
             missing_ids(&parsed.headlines, &mut ids);
             if !ids.is_empty() && lossy {
-                report.warnings.push(Warning {
+                warnings.push(Warning {
                     file: name.clone(),
                     line: 0,
                     message: "not valid UTF-8: IDs are not written into it (that would replace \
@@ -197,6 +211,11 @@ impl Memory {
         super::edit::apply_overrides(&mut parsed.headlines, overrides);
         let mut built = build(&name, parsed);
         built.pending = pending;
+        built.json = built
+            .nodes
+            .iter()
+            .map(|(_, n)| store::to_json(n))
+            .collect::<Result<_, _>>()?;
         Ok(Some(built))
     }
 
@@ -234,8 +253,8 @@ impl Memory {
             new_hash = r.hash();
             new_root = r;
             for b in &built {
-                for (hash, node) in &b.nodes {
-                    if store::insert(&tx, hash, node)? {
+                for ((hash, _), json) in b.nodes.iter().zip(&b.json) {
+                    if store::insert_json(&tx, hash, json)? {
                         *new_nodes += 1;
                     }
                 }
@@ -311,6 +330,7 @@ fn build(path: &str, parsed: ParsedFile) -> Built {
         path: path.to_owned(),
         file_hash,
         nodes,
+        json: Vec::new(),
         lines,
         headlines,
         pending: None,

@@ -320,11 +320,19 @@ pub(crate) fn record_snapshot(
 
 /// Insert a node unless a node with the same hash is already there. Returns whether it was new.
 pub(crate) fn insert(conn: &Connection, hash: &str, node: &Node) -> Result<bool, MemoryError> {
-    let text = serde_json::to_string(node)
-        .map_err(|e| MemoryError::Corrupt(format!("serialising a node: {e}")))?;
-    let n = conn.execute(
-        "INSERT OR IGNORE INTO memory_nodes (hash, node) VALUES (?1, ?2)",
-        params![hash, text],
-    )?;
+    insert_json(conn, hash, &to_json(node)?)
+}
+
+/// A node as it is stored.
+pub(crate) fn to_json(node: &Node) -> Result<String, MemoryError> {
+    serde_json::to_string(node)
+        .map_err(|e| MemoryError::Corrupt(format!("serialising a node: {e}")))
+}
+
+/// As [`insert`], for a node already serialised with [`to_json`].
+pub(crate) fn insert_json(conn: &Connection, hash: &str, json: &str) -> Result<bool, MemoryError> {
+    let n = conn
+        .prepare_cached("INSERT OR IGNORE INTO memory_nodes (hash, node) VALUES (?1, ?2)")?
+        .execute(params![hash, json])?;
     Ok(n > 0)
 }
