@@ -52,8 +52,10 @@ pub enum KeyError {
         "{0} is empty or too short (a key is 64 hex digits); delete it and the daemon makes a new one"
     )]
     Short(PathBuf),
-    /// `OACP_ENFORCE_HMAC` with authentication turned off.
-    #[error("OACP_ENFORCE_HMAC is on, and --insecure-no-auth turns authentication off: choose one")]
+    /// `PASSEPARTOUT_ENFORCE_AUTH` with authentication turned off.
+    #[error(
+        "PASSEPARTOUT_ENFORCE_AUTH (or OACP_ENFORCE_HMAC) is on, and --insecure-no-auth turns authentication off: choose one"
+    )]
     Conflict,
     /// No directory to keep them in.
     #[error("no data directory for the keys (set XDG_DATA_HOME or HOME)")]
@@ -119,7 +121,8 @@ impl Keys {
     }
 }
 
-/// `OACP_ENFORCE_HMAC` (the seed's switch) may not be on when authentication is off.
+/// `PASSEPARTOUT_ENFORCE_AUTH` (the seed's `OACP_ENFORCE_HMAC`) may not be on when authentication
+/// is off.
 ///
 /// # Errors
 /// [`KeyError::Conflict`].

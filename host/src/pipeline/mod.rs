@@ -40,7 +40,7 @@ pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema, ToolTur
 /// Settings of the pipeline, with the seed's defaults.
 #[derive(Clone, Debug)]
 pub struct PipelineConfig {
-    /// The assistant's name in the prompt's IDENTITY (seed: `MEMEX_ASSISTANT`, default `Agent`).
+    /// The assistant's name in the prompt's IDENTITY (`PASSEPARTOUT_ASSISTANT`, seed: `MEMEX_ASSISTANT`; default `Agent`).
     pub assistant_name: String,
     /// Standing mandates, written into IDENTITY before anything else.
     pub mandates: Vec<String>,
@@ -74,9 +74,9 @@ impl Default for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The defaults, overridden by the seed's environment variables `MEMEX_ASSISTANT`,
-    /// `DEFAULT_ACTUATOR` and `SILENT_ACTUATORS` (comma-separated), and by
-    /// `PASSEPARTOUT_APPROVAL_EXPIRY_SECS`.
+    /// The defaults, overridden by `PASSEPARTOUT_ASSISTANT`, `PASSEPARTOUT_DEFAULT_ACTUATOR`,
+    /// `PASSEPARTOUT_SILENT_ACTUATORS` (comma-separated) and
+    /// `PASSEPARTOUT_APPROVAL_EXPIRY_SECS` ([`crate::settings`]; the seed's names are aliases).
     pub fn from_env() -> PipelineConfig {
         let mut c = PipelineConfig::default();
         use crate::settings;

@@ -35,7 +35,7 @@ pub struct ProvidersConfig {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DaemonSection {
-    /// The port (`DAEMON_PORT` and `--port` override). Default: 9105, or 9105-9115 when taken.
+    /// The port (`PASSEPARTOUT_PORT` and `--port` override). Default: 9105, or 9105-9115 when taken.
     pub port: Option<u16>,
     /// The address (`DAEMON_HOST` overrides): loopback only, 127.0.0.1 by default.
     pub host: Option<String>,

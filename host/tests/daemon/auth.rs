@@ -275,3 +275,36 @@ fn insecure_no_auth_says_so_and_lets_anyone_in() {
     );
     drop(d);
 }
+
+/// The operator's switch that forbids running without authentication, under its name and under
+/// the seed's (which still works, with a deprecation note): the daemon refuses to start.
+#[test]
+fn enforcing_authentication_refuses_insecure_no_auth_under_either_name() {
+    for (var, deprecated) in [
+        ("PASSEPARTOUT_ENFORCE_AUTH", false),
+        ("OACP_ENFORCE_HMAC", true),
+    ] {
+        let home = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
+        let out = command(
+            home.path(),
+            &["daemon", "--port", "0", "--insecure-no-auth"],
+            &[(var, "yes")],
+        )
+        .output()
+        .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{var}: {stderr}");
+        assert!(stderr.contains("choose one"), "{var}: {stderr}");
+        assert_eq!(
+            stderr
+                .contains("OACP_ENFORCE_HMAC is deprecated: set PASSEPARTOUT_ENFORCE_AUTH instead"),
+            deprecated,
+            "{var}: {stderr}"
+        );
+        assert!(
+            !home.path().join("run/passepartout/daemon.json").exists(),
+            "{var}: it never listened"
+        );
+    }
+}
