@@ -1,5 +1,5 @@
-//! A direct `eval` action over the daemon's protocol (real TCP on 127.0.0.1) with 1, 10 and
-//! 100 concurrent clients, beside the same action run in-process, in one run. Prints round
+//! A direct `eval` action over the daemon's protocol (real TCP on 127.0.0.1) with 1, 10, 100
+//! and 200 concurrent clients, beside the same action run in-process, in one run. Prints round
 //! trips per second and p50/p99 latency for each, and the ratio to in-process. Then the cost
 //! of authentication: the same round trip on a daemon that signs every frame (the default)
 //! and on one with `--insecure-no-auth`, and the handshake of a new connection, each beside
@@ -190,7 +190,7 @@ fn main() {
         base[n * 99 / 100]
     );
     let keys = keys();
-    for clients in [1, 10, 100] {
+    for clients in [1, 10, 100, 200] {
         let per_client = 2000 / clients;
         let mut unsigned_rps = 0.0;
         for (name, addr, keys) in [
