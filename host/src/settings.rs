@@ -133,33 +133,37 @@ impl Var {
     /// Its value: set and not blank, under its name or else an alias (noting the first use
     /// of each alias as deprecated).
     pub fn get(&self) -> Option<String> {
-        if let Some(v) = nonblank(self.name) {
-            return Some(v);
+        self.lookup().map(|(_, v)| v)
+    }
+
+    /// As [`Var::get`], with the name the value was found under (for messages about it).
+    pub fn lookup(&self) -> Option<(&'static str, String)> {
+        self.lookup_with(nonblank)
+    }
+
+    /// Its value even when blank (`SILENT_ACTUATORS=` says "none"), under its name or an alias.
+    pub fn get_even_blank(&self) -> Option<String> {
+        self.lookup_with(set).map(|(_, v)| v)
+    }
+
+    fn lookup_with(&self, read: impl Fn(&str) -> Option<String>) -> Option<(&'static str, String)> {
+        if let Some(v) = read(self.name) {
+            return Some((self.name, v));
         }
-        let (alias, value) = self
-            .aliases
-            .iter()
-            .find_map(|a| nonblank(a).map(|v| (*a, v)))?;
-        if WARNED
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(alias)
-        {
-            tracing::warn!("{alias} is deprecated: set {} instead", self.name);
-        }
-        Some(value)
+        let (alias, value) = self.aliases.iter().find_map(|a| read(a).map(|v| (*a, v)))?;
+        deprecated(alias, self.name);
+        Some((alias, value))
     }
 
     /// Its value parsed as a `T`; a value that does not parse is reported, naming the variable
-    /// and the value, and treated as unset (the default applies).
+    /// it was found under and the value, and treated as unset (the default applies).
     pub fn parse<T: FromStr>(&self) -> Option<T> {
-        let raw = self.get()?;
+        let (name, raw) = self.lookup()?;
         match raw.trim().parse() {
             Ok(v) => Some(v),
             Err(_) => {
                 tracing::warn!(
-                    "{}={raw:?} is not valid ({}); using the default",
-                    self.name,
+                    "{name}={raw:?} is not valid ({}); using the default",
                     self.doc
                 );
                 None
@@ -167,14 +171,38 @@ impl Var {
         }
     }
 
-    /// Whether it is set to 1, true, yes or on (any case).
+    /// Whether any of its names (the aliases too) is set to 1, true, yes or on (any case): for
+    /// switches that make the daemon safer, one name cannot turn off what another turned on.
     pub fn enabled(&self) -> bool {
-        self.get().is_some_and(|v| {
-            matches!(
-                v.trim().to_lowercase().as_str(),
-                "1" | "true" | "yes" | "on"
-            )
-        })
+        let on = |name: &str| {
+            nonblank(name).is_some_and(|v| {
+                matches!(
+                    v.trim().to_lowercase().as_str(),
+                    "1" | "true" | "yes" | "on"
+                )
+            })
+        };
+        if on(self.name) {
+            return true;
+        }
+        match self.aliases.iter().find(|a| on(a)) {
+            Some(alias) => {
+                deprecated(alias, self.name);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Note, once per process, that `alias` is deprecated in favour of `name`.
+fn deprecated(alias: &'static str, name: &str) {
+    if WARNED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(alias)
+    {
+        tracing::warn!("{alias} is deprecated: set {name} instead");
     }
 }
 
@@ -214,12 +242,16 @@ pub fn named(name: &str) -> Option<String> {
     nonblank(name)
 }
 
+fn nonblank(name: &str) -> Option<String> {
+    set(name).filter(|v| !v.trim().is_empty())
+}
+
 #[allow(
     clippy::disallowed_methods,
     reason = "the one place that reads the environment"
 )]
-fn nonblank(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+fn set(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 #[cfg(test)]

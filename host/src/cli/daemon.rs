@@ -11,7 +11,7 @@ use passepartout::daemon::client::Client;
 use passepartout::daemon::request::Request;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous, protocol};
-use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
+use passepartout::pipeline::{Pipeline, PipelineConfig, Step, StepOutcome};
 use passepartout::signal::Action;
 use serde_json::{Value, json};
 
@@ -31,12 +31,12 @@ fn listen_address(
     section: &passepartout::providers::config::DaemonSection,
 ) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
     use passepartout::settings;
-    let port = match (common.port, settings::PORT.get()) {
+    let port = match (common.port, settings::PORT.lookup()) {
         (Some(p), _) => Some(p),
-        (None, Some(v)) => Some(
+        (None, Some((name, v))) => Some(
             v.trim()
                 .parse()
-                .with_context(|| format!("{}={v:?} is not a port number", settings::PORT.name))?,
+                .with_context(|| format!("{name}={v:?} is not a port number"))?,
         ),
         (None, None) => section.port,
     };
@@ -557,14 +557,20 @@ pub fn daemon_status(common: &Common) -> Option<Value> {
     (reply["type"] == "reply").then(|| reply["result"].clone())
 }
 
-/// Print each step's rejection or failure to stderr, and with `results` what ran to stdout.
-/// The run a reply to `act`, `ask` or `approve` reports, typed.
-fn report_of(reply: &Value) -> Option<Report> {
-    serde_json::from_value(reply["result"].clone()).ok()
+/// The steps a reply to `act`, `ask` or `approve` reports, each typed on its own: a step this
+/// CLI cannot read (a newer daemon's outcome) is `None` and does not hide the others.
+fn steps_of(reply: &Value) -> Vec<Option<Step>> {
+    reply["result"]["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| serde_json::from_value(s.clone()).ok())
+        .collect()
 }
 
+/// Print each step's rejection or failure to stderr, and with `results` what ran to stdout.
 fn report_steps(reply: &Value, results: bool) {
-    for step in report_of(reply).map(|r| r.steps).unwrap_or_default() {
+    for step in steps_of(reply).into_iter().flatten() {
         match step.outcome {
             StepOutcome::Ran { result, .. } if results => println!("{result}"),
             StepOutcome::Rejected { gate, reason, .. } => {
@@ -584,7 +590,7 @@ fn exit_code(reply: &Value) -> ExitCode {
     if reply["type"] == "error" {
         return ExitCode::from(2);
     }
-    let first = report_of(reply).and_then(|r| r.steps.into_iter().next());
+    let first = steps_of(reply).into_iter().next().flatten();
     ExitCode::from(super::pipeline::outcome_code(
         first.as_ref().map(|s| &s.outcome),
     ))

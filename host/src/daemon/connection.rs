@@ -348,6 +348,8 @@ impl Server {
                 Ok(r) => r,
                 Err(e) => {
                     outbox.push(&json!({ "type": "error", "id": id, "error": { "kind": "request", "message": e.to_string() } }), Class::Must);
+                    // Answered: the client is not silent.
+                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                     continue;
                 }
             };
@@ -380,7 +382,7 @@ impl Server {
                 let reply = match answer {
                     Ok(result) => {
                         for trace in result.traces() {
-                            outbox.push(&json!({ "type": "event", "id": id, "event": Event::GateTrace { trace } }), Class::May);
+                            outbox.push(&Event::GateTrace { trace }.frame(&id), Class::May);
                         }
                         json!({ "type": "reply", "id": id, "ok": true, "result": result })
                     }

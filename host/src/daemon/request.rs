@@ -218,6 +218,18 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The frame that sends it for request `id`: `{"type": "event", "id", "event", …fields}`.
+    pub fn frame(&self, id: &Value) -> Value {
+        let mut frame = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut frame {
+            m.insert("type".into(), "event".into());
+            m.insert("id".into(), id.clone());
+        }
+        frame
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -256,6 +268,15 @@ mod tests {
             assert_eq!(frame["type"], "request");
             assert_eq!(Request::parse(&frame, Role::Approver).as_ref(), Ok(request));
         }
+    }
+
+    #[test]
+    fn an_event_frame_is_flat_as_clients_read_it() {
+        let frame = Event::GateTrace { trace: Vec::new() }.frame(&json!(3));
+        assert_eq!(
+            frame,
+            json!({ "type": "event", "id": 3, "event": "gate-trace", "trace": [] })
+        );
     }
 
     #[test]

@@ -279,7 +279,12 @@ impl Index {
             ..q.clone()
         };
         let list = lists.into_iter().min_by_key(|l| l.len());
-        let needle = q.text.as_deref().map(str::to_lowercase);
+        // An empty text is in every title (as `str::contains` has it): no text filter.
+        let needle = q
+            .text
+            .as_deref()
+            .map(str::to_lowercase)
+            .filter(|t| !t.is_empty());
         match needle {
             // A text no title or body can hold.
             Some(t) if t.as_bytes().contains(&END) => Vec::new(),
@@ -413,7 +418,7 @@ mod tests {
             tag in prop::option::of(prop::sample::select(vec!["a", "A", "b", "c"])),
             todo in prop::option::of(prop::sample::select(vec!["TODO", "DONE", "todo"])),
             owner in prop::option::of(prop::sample::select(vec!["o0", "o1", "second"])),
-            text in prop::option::of(prop::sample::select(vec!["alpha", "GAMMA", "été", "body", "zzz"])),
+            text in prop::option::of(prop::sample::select(vec!["alpha", "GAMMA", "été", "body", "zzz", ""])),
             limit in 1usize..8,
         ) {
             let dir = tempfile::tempdir().expect("dir");
@@ -461,6 +466,10 @@ mod tests {
             },
             Query {
                 text: Some("alpha".into()),
+                ..Query::default()
+            },
+            Query {
+                text: Some(String::new()),
                 ..Query::default()
             },
         ] {

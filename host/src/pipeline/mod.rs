@@ -89,7 +89,8 @@ impl PipelineConfig {
         if let Some(secs) = settings::APPROVAL_EXPIRY_SECS.parse() {
             c.approval_expiry = Duration::from_secs(secs);
         }
-        if let Some(silent) = settings::SILENT_ACTUATORS.get() {
+        // Set but empty: no actuator is silent.
+        if let Some(silent) = settings::SILENT_ACTUATORS.get_even_blank() {
             c.silent_actuators = silent
                 .split(',')
                 .map(|s| s.trim().to_lowercase())

@@ -51,10 +51,12 @@ pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
 /// The pooling allocator's settings.
 ///
 /// With `page_scan`, a reused memory slot has the pages the last instance dirtied found with
-/// Linux's `PAGEMAP_SCAN` (6.7+) and copied back from the module's memory image, up to 4 MiB,
+/// Linux's `PAGEMAP_SCAN` (6.7+) and copied back from the module's memory image, up to 1 MiB,
 /// instead of being unmapped: the next instance does not fault them in again. Measured on the
-/// Python gate (pii): 186 -> 106 page faults and 1.25 -> 0.96 ms per fresh-instance call;
-/// shell-guard 25 -> 9 µs. Without the scan wasmtime resets the first `keep_resident` bytes of
+/// Python gate (pii): 186 -> 106 page faults and 1.25 -> 0.96 ms per fresh-instance call (4 MiB
+/// measured the same: its dirty pages are scattered past the 32 regions a scan keeps, and 4 MiB
+/// could hold 512 MiB resident across the 128 memory slots; 1 MiB holds at most 128);
+/// shell-guard 25 -> 12 µs. Without the scan wasmtime resets the first `keep_resident` bytes of
 /// every memory on every reuse whether touched or not, so the budget stays small there.
 fn pool(page_scan: bool) -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::default();
@@ -67,7 +69,7 @@ fn pool(page_scan: bool) -> PoolingAllocationConfig {
         .total_stacks(super::share::POOL as u32);
     if page_scan {
         pool.pagemap_scan(Enabled::Yes)
-            .linear_memory_keep_resident(4 << 20)
+            .linear_memory_keep_resident(1 << 20)
             .table_keep_resident(256 << 10);
     } else {
         pool.pagemap_scan(Enabled::No)

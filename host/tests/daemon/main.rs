@@ -114,7 +114,16 @@ fn start(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
 }
 
 fn eval(client: &mut Client, a: u64, b: u64) -> Value {
-    let (_, reply) = client.request_raw("act", json!({ "action": { "tool": "eval", "args": { "expression": format!("(+ {a} {b})") } } })).expect("request");
+    let (events, reply) = client.request_raw("act", json!({ "action": { "tool": "eval", "args": { "expression": format!("(+ {a} {b})") } } })).expect("request");
+    // Before its reply, the gates' trace, as a flat event frame (what `send --trace` prints).
+    if reply["type"] == "reply" {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["event"] == "gate-trace" && e["trace"].is_array()),
+            "{events:?}"
+        );
+    }
     reply
 }
 
