@@ -193,12 +193,7 @@ impl Request {
 
     /// The frame that sends it as request `id`.
     pub fn frame(&self, id: &Value) -> Value {
-        let mut frame = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Value::Object(m) = &mut frame {
-            m.insert("type".into(), "request".into());
-            m.insert("id".into(), id.clone());
-        }
-        frame
+        frame("request", self, id)
     }
 }
 
@@ -221,13 +216,18 @@ pub enum Event {
 impl Event {
     /// The frame that sends it for request `id`: `{"type": "event", "id", "event", …fields}`.
     pub fn frame(&self, id: &Value) -> Value {
-        let mut frame = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Value::Object(m) = &mut frame {
-            m.insert("type".into(), "event".into());
-            m.insert("id".into(), id.clone());
-        }
-        frame
+        frame("event", self, id)
     }
+}
+
+/// `value`'s fields in a frame of `kind` for request `id` (flat: `{"type", "id", …fields}`).
+fn frame(kind: &str, value: &impl Serialize, id: &Value) -> Value {
+    let mut frame = serde_json::to_value(value).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut frame {
+        m.insert("type".into(), kind.into());
+        m.insert("id".into(), id.clone());
+    }
+    frame
 }
 
 #[cfg(test)]
