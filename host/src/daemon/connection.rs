@@ -17,7 +17,7 @@ use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
     self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
 };
-use super::request::{Event, Op, Request};
+use super::request::{Event, Op, Request, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
 
 /// Frames up to this size are read without asking the daemon-wide read budget.
@@ -347,7 +347,7 @@ impl Server {
             let request = match Request::parse(&message, role) {
                 Ok(r) => r,
                 Err(e) => {
-                    outbox.push(&json!({ "type": "error", "id": id, "error": { "kind": "request", "message": e.to_string() } }), Class::Must);
+                    outbox.push(&request_error(&id, &e.to_string()), Class::Must);
                     // Answered: the client is not silent.
                     *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                     continue;
@@ -386,7 +386,7 @@ impl Server {
                         }
                         json!({ "type": "reply", "id": id, "ok": true, "result": result })
                     }
-                    Err(message) => json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } }),
+                    Err(message) => request_error(&id, &message),
                 };
                 outbox.push(&reply, Class::Must);
                 *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();

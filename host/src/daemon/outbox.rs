@@ -143,7 +143,7 @@ impl Outbox {
             let too_large = if message["type"] == "event" {
                 json!({ "type": "event", "id": message["id"], "event": message["event"], "text": format!("(not sent: {why})") })
             } else {
-                json!({ "type": "error", "id": message["id"], "error": { "kind": "request", "message": why } })
+                super::request::request_error(&message["id"], &why)
             };
             bytes = serde_json::to_vec(&too_large).unwrap_or_default();
         }

@@ -220,6 +220,12 @@ impl Event {
     }
 }
 
+/// The error frame answering request `id`: `{"type": "error", "id", "error": {"kind": "request",
+/// "message"}}`.
+pub fn request_error(id: &Value, message: &str) -> Value {
+    serde_json::json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } })
+}
+
 /// `value`'s fields in a frame of `kind` for request `id` (flat: `{"type", "id", …fields}`).
 fn frame(kind: &str, value: &impl Serialize, id: &Value) -> Value {
     let mut frame = serde_json::to_value(value).unwrap_or(Value::Null);
