@@ -5,8 +5,12 @@
 //! and on one with `--insecure-no-auth`, and the handshake of a new connection, each beside
 //! the other in the same run.
 //!
-//! As users run it: the standard plugins and gates, and the on-disk journal (each daemon and
-//! the in-process baseline its own database in a temporary directory).
+//! Then the same signed round trip with the Rust gates only (the Python `pii` gate disabled in
+//! the policy), beside its own in-process baseline.
+//!
+//! As users run it: each agent assembled by [`passepartout::agent`] as the CLI and the daemon
+//! assemble theirs, with the built-in plugins and gates and the on-disk journal (each daemon and
+//! each in-process baseline its own database in a temporary directory).
 //!
 //! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
 
@@ -14,38 +18,72 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
+use passepartout::agent::{Agent, Places};
 use passepartout::daemon::Keys;
 use passepartout::daemon::client::Client;
 use passepartout::daemon::protocol::Secret;
 use passepartout::daemon::request::Request;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
-use passepartout::journal::Journal;
-use passepartout::pipeline::{Pipeline, PipelineConfig};
-use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader};
 use passepartout::signal::{Action, Signal};
 use serde_json::json;
 
-/// A fresh on-disk journal in the bench's temporary directory.
-fn journal() -> Journal {
+/// The bench's temporary directory (journals, policies).
+fn temp() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"));
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Journal::open(&dir.path().join(format!("journal-{n}.db"))).expect("journal")
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
 }
 
-fn pipeline(router: &Arc<Router>) -> Pipeline {
-    let cache = std::env::temp_dir().join("passepartout-bench-cache");
-    let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: Some(cache),
-        pooling: true,
-        ..RuntimeConfig::default()
-    })
-    .expect("runtime");
-    let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());
-    Pipeline::new(report.plugins, journal(), PipelineConfig::default())
-        .expect("pipeline")
-        .with_actuator("client", Box::new(RouterActuator(router.clone())))
+/// Which gates the agent runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Gates {
+    /// Every standard gate (`approval`, `explanation`, `pii` in Python, `secrets`,
+    /// `shell-guard`), as users run them.
+    Standard,
+    /// The standard gates written in Rust: `pii` disabled in the policy.
+    RustOnly,
+}
+
+/// An agent assembled as the CLI and the daemon assemble theirs ([`passepartout::agent`]),
+/// with its own on-disk journal, the built-in plugins and `gates`.
+fn agent(router: &Arc<Router>, gates: Gates) -> Agent {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let policy = temp().join(format!("policy-{n}.toml"));
+    let text = match gates {
+        Gates::Standard => "",
+        Gates::RustOnly => "[plugins.pii]\nenabled = false\n",
+    };
+    std::fs::write(&policy, text).expect("policy");
+    let places = Places {
+        plugins: Some(temp().join("no-plugins")),
+        policy: Some(policy),
+        cache: Some(std::env::temp_dir().join("passepartout-bench-cache")),
+        no_cache: false,
+        config: Some(temp().join("passepartout.toml")),
+        db: Some(temp().join(format!("journal-{n}.db"))),
+    };
+    let journal = places.journal().expect("journal");
+    let loaded = places.setup().expect("setup").load();
+    assert!(
+        loaded.report.errors.is_empty(),
+        "{:?}",
+        loaded.report.errors
+    );
+    let agent = loaded
+        .assemble(
+            journal,
+            None,
+            vec![("client", Box::new(RouterActuator(router.clone())))],
+        )
+        .expect("agent");
+    let pii = agent.plugins().iter().any(|p| p.manifest.name == "pii");
+    assert_eq!(
+        pii,
+        gates == Gates::Standard,
+        "the pii gate is loaded as asked"
+    );
+    agent
 }
 
 fn action() -> Action {
@@ -65,9 +103,9 @@ fn keys() -> Keys {
 }
 
 /// Start a daemon in this process on a free port; returns its address.
-fn start_daemon(keys: Option<Keys>) -> String {
+fn start_daemon(keys: Option<Keys>, gates: Gates) -> String {
     let router = Arc::new(Router::default());
-    let pipeline = Arc::new(pipeline(&router));
+    let pipeline = Arc::new(agent(&router, gates));
     let config = ServerConfig {
         keys,
         handshake_deadline: Duration::from_secs(5),
@@ -141,9 +179,11 @@ fn load(
 }
 
 fn main() {
-    let addr = start_daemon(None);
-    let signed_addr = start_daemon(Some(keys()));
-    let in_process = pipeline(&Arc::new(Router::default()));
+    let addr = start_daemon(None, Gates::Standard);
+    let signed_addr = start_daemon(Some(keys()), Gates::Standard);
+    let rust_addr = start_daemon(Some(keys()), Gates::RustOnly);
+    let in_process = agent(&Arc::new(Router::default()), Gates::Standard);
+    let rust_in_process = agent(&Arc::new(Router::default()), Gates::RustOnly);
     let mut client = Client::connect(&addr, None).expect("connect");
     let mut signed = Client::connect(&signed_addr, Some(&keys())).expect("connect signed");
 
@@ -169,49 +209,71 @@ fn main() {
     group.finish();
     c.final_summary();
 
-    // Baseline in the same run: the pipeline called directly, sequentially.
-    let n = 2000;
-    let t = Instant::now();
-    let mut base: Vec<Duration> = (0..n)
-        .map(|_| {
-            let s = Instant::now();
-            in_process.run(request_signal());
-            s.elapsed()
-        })
-        .collect();
-    let base_rps = n as f64 / t.elapsed().as_secs_f64();
-    base.sort();
-    println!("\neval action: round trips per second and latency");
-    println!(
-        "  {:<34} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}",
-        "in-process (1 thread)",
-        base_rps,
-        base[n / 2],
-        base[n * 99 / 100]
-    );
     let keys = keys();
+    println!("\neval action, every standard gate: round trips per second and latency");
+    let base_rps = baseline("in-process (1 thread)", &in_process);
     for clients in [1, 10, 100, 200] {
-        let per_client = 2000 / clients;
         let mut unsigned_rps = 0.0;
         for (name, addr, keys) in [
             ("unsigned", &addr, None),
             ("signed", &signed_addr, Some(&keys)),
         ] {
-            let (rps, p50, p99) = load(addr, keys, clients, per_client);
+            let (rps, p50, p99) = load(addr, keys, clients, 2000 / clients);
             let vs = if keys.is_some() {
                 format!(", {:.2}x unsigned", rps / unsigned_rps)
             } else {
                 unsigned_rps = rps;
                 String::new()
             };
-            println!(
-                "  {:<34} {:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}  ({:.2}x in-process throughput{vs})",
-                format!("protocol {name}, {clients} client(s)"),
-                rps,
-                p50,
-                p99,
-                rps / base_rps
+            row(
+                &format!("protocol {name}, {clients} client(s)"),
+                (rps, p50, p99),
+                base_rps,
+                &vs,
             );
         }
     }
+    println!(
+        "\neval action, the Rust gates only (pii disabled): round trips per second and latency"
+    );
+    let base_rps = baseline("in-process (1 thread)", &rust_in_process);
+    for clients in [1, 10, 100, 200] {
+        let measured = load(&rust_addr, Some(&keys), clients, 4000 / clients);
+        row(
+            &format!("protocol signed, {clients} client(s)"),
+            measured,
+            base_rps,
+            "",
+        );
+    }
+}
+
+/// The agent called directly, sequentially: the baseline of the rows after it. Prints its row
+/// and returns its round trips per second.
+fn baseline(name: &str, agent: &Agent) -> f64 {
+    let n = 2000;
+    let t = Instant::now();
+    let mut base: Vec<Duration> = (0..n)
+        .map(|_| {
+            let s = Instant::now();
+            agent.run(request_signal());
+            s.elapsed()
+        })
+        .collect();
+    let rps = n as f64 / t.elapsed().as_secs_f64();
+    base.sort();
+    println!(
+        "  {name:<34} {rps:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}",
+        base[n / 2],
+        base[n * 99 / 100]
+    );
+    rps
+}
+
+/// One row: round trips per second, p50, p99, and the ratio to the baseline.
+fn row(name: &str, (rps, p50, p99): (f64, Duration, Duration), base_rps: f64, extra: &str) {
+    println!(
+        "  {name:<34} {rps:>9.0}/s  p50 {p50:>8.1?}  p99 {p99:>8.1?}  ({:.2}x in-process throughput{extra})",
+        rps / base_rps
+    );
 }

@@ -13,12 +13,12 @@ use std::time::Instant;
 
 use criterion::Criterion;
 use passepartout::journal::Journal;
-use passepartout::pipeline::{Pipeline, PipelineConfig};
+use passepartout::pipeline::{Agent, PipelineConfig};
 use passepartout::runtime::{Policy, Runtime, RuntimeConfig, loader};
 use passepartout::signal::Signal;
 use serde_json::json;
 
-fn pipeline(journal: Journal) -> Pipeline {
+fn pipeline(journal: Journal) -> Agent {
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(std::env::temp_dir().join("passepartout-bench-cache")),
         pooling: true,
@@ -26,7 +26,7 @@ fn pipeline(journal: Journal) -> Pipeline {
     })
     .expect("runtime");
     let report = runtime.load_all(&loader::builtin_sources(), &Policy::default());
-    Pipeline::new(report.plugins, journal, PipelineConfig::default()).expect("pipeline")
+    Agent::new(report.plugins, journal, PipelineConfig::default()).expect("pipeline")
 }
 
 fn act(n: u64) -> Signal {

@@ -16,7 +16,7 @@ mod estimates;
 
 use criterion::Criterion;
 use passepartout::journal::Journal;
-use passepartout::pipeline::{Pipeline, PipelineConfig};
+use passepartout::pipeline::{Agent, PipelineConfig};
 use passepartout::runtime::{Kind, Policy, Runtime, RuntimeConfig, loader};
 use passepartout::signal::{Action, Meta, Signal};
 
@@ -50,7 +50,7 @@ fn main() {
     let report = runtime.load_all(&loader::builtin_sources(), &policy);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(report.missing_gates.is_empty());
-    let pipeline = Pipeline::from_report(
+    let pipeline = Agent::from_report(
         report,
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),

@@ -8,6 +8,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod approvals;
 pub mod audit;
 pub mod builtin;

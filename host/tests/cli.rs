@@ -774,6 +774,67 @@ fn with_no_provider_a_question_says_what_to_set_and_direct_actions_still_work() 
 }
 
 #[test]
+fn the_pipeline_section_reaches_the_prompt_and_the_environment_overrides_it() {
+    use passepartout_tests::http::{Canned, Server, fixture};
+    let home = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(vec![
+        Canned::json(fixture("openai/text.json")),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    openai_config(home.path(), &server);
+    let config = home.path().join("config/passepartout/passepartout.toml");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str(
+        "\n[pipeline]\nassistant = \"Ada\"\nmandates = [\"Never delete a file.\"]\nrecovery = \"skip\"\n",
+    );
+    std::fs::write(&config, text).expect("config");
+    let system = |n: usize| {
+        server.requests()[n].body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let out = passepartout(home.path(), &["ask", "hi"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(system(0).starts_with("IDENTITY: Ada"), "{}", system(0));
+    assert!(system(0).contains("Never delete a file."), "{}", system(0));
+    // The environment overrides the file, key by key: the mandates stay.
+    std::fs::write(
+        home.path().join("config/passepartout/.env"),
+        "PASSEPARTOUT_ASSISTANT=Bob\n",
+    )
+    .expect("env");
+    let out = passepartout(home.path(), &["ask", "hi"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(system(1).starts_with("IDENTITY: Bob"), "{}", system(1));
+    assert!(system(1).contains("Never delete a file."), "{}", system(1));
+    // A typo is refused, naming the key, before anything runs.
+    std::fs::write(&config, "[pipeline]\nmax_dept = 3\n").expect("config");
+    let out = passepartout(
+        home.path(),
+        &[
+            "act",
+            "--action",
+            r#"{"tool": "eval", "args": {"expression": "(+ 1 2)"}}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("max_dept") && err.contains("passepartout.toml"),
+        "{err}"
+    );
+}
+
+#[test]
 fn init_writes_commented_defaults_and_dotenv_sets_variables() {
     use passepartout_tests::http::{Canned, Server, fixture};
     let home = tempfile::tempdir().expect("temp dir");

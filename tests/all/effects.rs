@@ -3,7 +3,7 @@
 //! loading.
 
 use passepartout::gates::Outcome;
-use passepartout::pipeline::Pipeline;
+use passepartout::pipeline::Agent;
 use passepartout::runtime::{PluginSource, Policy};
 use passepartout::signal::{Action, Meta, Signal};
 use passepartout_tests::{
@@ -25,7 +25,7 @@ fn runner() -> PluginSource {
     })
 }
 
-fn pipeline(extra: Vec<PluginSource>, policy: &str) -> (Pipeline, tempfile::TempDir) {
+fn pipeline(extra: Vec<PluginSource>, policy: &str) -> (Agent, tempfile::TempDir) {
     let (rt, cache) = fresh_runtime();
     let mut sources = crate::builtins(&["shell"]);
     sources.extend(extra);

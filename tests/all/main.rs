@@ -102,8 +102,8 @@ pub fn still_serves(tool: &Plugin) {
 
 /// The pipeline the CLI and daemon build over `report` (gates that did not load stand in as
 /// refusing gates), with an in-memory journal and replies to `cli` collected.
-pub fn pipeline_of(report: passepartout::runtime::LoadReport) -> passepartout::pipeline::Pipeline {
-    passepartout::pipeline::Pipeline::from_report(
+pub fn pipeline_of(report: passepartout::runtime::LoadReport) -> passepartout::pipeline::Agent {
+    passepartout::pipeline::Agent::from_report(
         report,
         passepartout::journal::Journal::in_memory().expect("journal"),
         passepartout::pipeline::PipelineConfig::default(),

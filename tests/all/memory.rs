@@ -472,8 +472,8 @@ fn embeddings_go_to_the_configured_endpoint_and_rank_by_cosine() {
 fn gardening_pipeline(
     m: std::sync::Arc<Memory>,
     server: &passepartout_tests::http::Server,
-) -> (passepartout::pipeline::Pipeline, tempfile::TempDir) {
-    use passepartout::pipeline::{Pipeline, PipelineConfig};
+) -> (passepartout::pipeline::Agent, tempfile::TempDir) {
+    use passepartout::pipeline::{Agent, PipelineConfig};
     let (mut rt, scratch) = crate::fresh_runtime();
     rt.set_memory(m.clone());
     let policy = passepartout::runtime::Policy::parse(
@@ -486,7 +486,7 @@ fn gardening_pipeline(
     );
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(report.disabled.is_empty(), "{:?}", report.disabled);
-    let p = Pipeline::new(
+    let p = Agent::new(
         report.plugins,
         passepartout::journal::Journal::in_memory().expect("journal"),
         PipelineConfig::default(),

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
 use passepartout::pipeline::{
-    Pipeline, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, Recovery,
+    Agent, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, Recovery,
     StepOutcome,
 };
 use passepartout::runtime::{Plugin, Policy};
@@ -49,7 +49,7 @@ impl Provider for Scripted {
 }
 
 struct Setup {
-    pipeline: Pipeline,
+    pipeline: Agent,
     outbox: Outbox,
     script: Arc<Script>,
     _cache: tempfile::TempDir,
@@ -81,7 +81,7 @@ fn setup_with(
         requests: Mutex::new(Vec::new()),
     });
     let outbox = Outbox::new();
-    let pipeline = Pipeline::new(plugins, Journal::in_memory().expect("journal"), config)
+    let pipeline = Agent::new(plugins, Journal::in_memory().expect("journal"), config)
         .expect("pipeline")
         .with_provider(Box::new(Scripted(script.clone())))
         .with_actuator("cli", outbox.actuator("cli"));
@@ -445,7 +445,7 @@ fn only_user_input_and_chat_messages_reach_the_model() {
 fn without_a_model_user_input_gets_a_clear_error_and_direct_requests_still_work() {
     let (plugins, _cache) = plugins("", Vec::new());
     let outbox = Outbox::new();
-    let pipeline = Pipeline::new(
+    let pipeline = Agent::new(
         plugins,
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),
@@ -547,7 +547,7 @@ fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
     };
     let (plugins_ok, _c1) = plugins("", vec![skill("base", ""), skill("top", "\"base\"")]);
     assert!(
-        Pipeline::new(
+        Agent::new(
             plugins_ok,
             Journal::in_memory().expect("journal"),
             PipelineConfig::default()
@@ -555,7 +555,7 @@ fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
         .is_ok()
     );
     let (cyclic, _c2) = plugins("", vec![skill("a", "\"b\""), skill("b", "\"a\"")]);
-    let err = Pipeline::new(
+    let err = Agent::new(
         cyclic,
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),
@@ -564,7 +564,7 @@ fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
     .expect("cycle refused");
     assert!(err.to_string().contains("a -> b -> a"), "{err}");
     let (missing, _c3) = plugins("", vec![skill("lonely", "\"ghost\"")]);
-    let err = Pipeline::new(
+    let err = Agent::new(
         missing,
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),

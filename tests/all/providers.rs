@@ -7,7 +7,7 @@ use std::time::Duration;
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
 use passepartout::pipeline::{
-    Pipeline, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, StepOutcome,
+    Agent, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, StepOutcome,
     ToolSchema, ToolTurn,
 };
 use passepartout::providers::{Cascade, Endpoint, Protocol, Secret};
@@ -312,7 +312,7 @@ fn the_budget_stops_before_overspending() {
     );
 }
 
-fn pipeline(server: &Server) -> (Pipeline, Outbox, tempfile::TempDir) {
+fn pipeline(server: &Server) -> (Agent, Outbox, tempfile::TempDir) {
     let (rt, cache) = fresh_runtime();
     let report = rt.load_all(
         &crate::builtins(&["shell-guard", "files", "eval"]),
@@ -320,7 +320,7 @@ fn pipeline(server: &Server) -> (Pipeline, Outbox, tempfile::TempDir) {
     );
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     let outbox = Outbox::new();
-    let p = Pipeline::new(
+    let p = Agent::new(
         report.plugins,
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),
@@ -466,7 +466,7 @@ fn the_selector_picks_a_model_by_skill_and_skips_a_provider_for_long_prompts() {
         Canned::json(fixture("openai/text.json")),
         Canned::json(fixture("openai/text.json")),
     ]);
-    let config = passepartout::providers::ProvidersConfig::parse(&format!(
+    let config = passepartout::settings::ConfigFile::parse(&format!(
         r#"
 [[providers]]
 name = "big"
@@ -492,7 +492,8 @@ model = "tiny-model"
 "#,
         big.url, small.url
     ))
-    .expect("config parses");
+    .expect("config parses")
+    .providers();
     let cascade = Cascade::from_config(&config);
     let mut long = request(vec![]);
     long.prompt = "x".repeat(100);
@@ -504,7 +505,7 @@ model = "tiny-model"
     cascade.complete(&gardening).expect("answered");
     assert_eq!(small.requests()[1].body["model"], "tiny-model");
     assert!(
-        passepartout::providers::ProvidersConfig::parse("[[providers]]\nname = 1\n")
-            .is_err_and(|e| e.contains("name"))
+        passepartout::settings::ConfigFile::parse("[[providers]]\nname = 1\n")
+            .is_err_and(|e| e.to_string().contains("name"))
     );
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use passepartout::pipeline::{Pipeline, StepOutcome};
+use passepartout::pipeline::{Agent, StepOutcome};
 use passepartout::runtime::loader::{self, MissingGate};
 use passepartout::runtime::{LoadError, Policy};
 use passepartout::signal::{Meta, Signal, TraceVerdict};
@@ -27,7 +27,7 @@ fn request(action: serde_json::Value) -> Signal {
 
 /// The standard gates above a capability-less smuggler at priority -1000, with the files tool
 /// mounted read-write on `dir`.
-fn smuggled(dir: &std::path::Path) -> (Pipeline, tempfile::TempDir) {
+fn smuggled(dir: &std::path::Path) -> (Agent, tempfile::TempDir) {
     let (rt, cache) = fresh_runtime();
     let mut sources = crate::builtins(&["secrets", "explanation", "shell-guard", "files"]);
     sources.push(source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| {

@@ -11,24 +11,22 @@ use passepartout::daemon::client::Client;
 use passepartout::daemon::request::Request;
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous, protocol};
-use passepartout::pipeline::{Pipeline, PipelineConfig, Step, StepOutcome};
+use passepartout::pipeline::{Agent, PipelineConfig, Step, StepOutcome};
 use passepartout::signal::Action;
 use serde_json::{Value, json};
 
 use super::Common;
 
 /// The `[daemon]` section of the configuration.
-fn daemon_section(
-    common: &Common,
-) -> anyhow::Result<passepartout::providers::config::DaemonSection> {
-    Ok(super::pipeline::settings(common)?.daemon)
+fn daemon_section(common: &Common) -> anyhow::Result<passepartout::settings::DaemonSection> {
+    Ok(common.places().settings()?.daemon)
 }
 
 /// Where to listen: `--port`, else `PASSEPARTOUT_PORT`, else `[daemon] port`;
 /// `PASSEPARTOUT_HOST`, else `[daemon] host`, else 127.0.0.1 (see [`passepartout::settings`]). Only loopback addresses: the protocol is for this machine.
 fn listen_address(
     common: &Common,
-    section: &passepartout::providers::config::DaemonSection,
+    section: &passepartout::settings::DaemonSection,
 ) -> anyhow::Result<(std::net::IpAddr, Option<u16>)> {
     use passepartout::settings;
     let port = match (common.port, settings::PORT.lookup()) {
@@ -103,20 +101,22 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
             .context("no data directory for the keys (set XDG_DATA_HOME or HOME)")?;
         Some(Keys::load_or_create(&dir)?)
     };
-    let journal = super::journal::open(common)?;
-    if let Some(path) = common
-        .policy
-        .clone()
-        .or_else(passepartout::dirs::policy_file)
-    {
+    let places = common.places();
+    let journal = places.journal()?;
+    if let Some(path) = places.policy_file() {
         passepartout::runtime::Policy::load(&path)?;
     }
-    super::pipeline::cascade(common)?;
+    let settings = places.settings()?;
+    places.cascade(&settings)?;
     let router = Arc::new(Router::default());
-    let placeholder = Pipeline::new(Vec::new(), journal, PipelineConfig::from_env())?
-        .with_gate(Arc::new(passepartout::daemon::reload::Loading))
-        .with_actuator("client", Box::new(RouterActuator(router.clone())))
-        .with_actuator("cli", Box::new(RouterActuator(router.clone())));
+    let placeholder = Agent::new(
+        Vec::new(),
+        journal,
+        PipelineConfig::from_settings(&settings.pipeline),
+    )?
+    .with_gate(Arc::new(passepartout::daemon::reload::Loading))
+    .with_actuator("client", Box::new(RouterActuator(router.clone())))
+    .with_actuator("cli", Box::new(RouterActuator(router.clone())));
     let placeholder = Arc::new(placeholder);
     let section = daemon_section(common)?;
     let (ip, port) = listen_address(common, &section)?;
@@ -192,7 +192,8 @@ async fn boot(server: Arc<Server>, common: Common, problems: Arc<std::sync::Mute
     let mut problems = std::mem::take(&mut *problems.lock().unwrap_or_else(|p| p.into_inner()));
     let probed = tokio::task::spawn_blocking(move || {
         let mut found = Vec::new();
-        if let Ok(cascade) = super::pipeline::cascade(&common) {
+        let places = common.places();
+        if let Ok(cascade) = places.settings().and_then(|s| places.cascade(&s)) {
             for e in cascade.endpoints() {
                 match e.probe() {
                     Ok(code) if code < 400 => {}

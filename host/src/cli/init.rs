@@ -28,6 +28,15 @@ const CONFIG: &str = r#"# Passepartout configuration. Every key is optional; env
 # [prices.claude-sonnet-4-5]            # dollars per million tokens, for `passepartout status`
 # input = 3.0
 # output = 15.0
+
+# The loop (docs/cli.md, "passepartout.toml").
+# [pipeline]
+# assistant = "Agent"                   # the assistant's name in the prompt
+# mandates = []                         # standing instructions, first in the prompt
+# max_depth = 10                        # feedback rounds before a signal is dropped
+# attempts = 3                          # proposals the model gets when gates reject one
+# approval_expiry_secs = 86400          # how long a held action waits for a person
+# recovery = "reinject"                 # or "skip", "abort", { fallback = "text" }
 "#;
 
 /// The policy `init` writes: each first-party plugin gets the least it needs. `{WORKSPACE}` is

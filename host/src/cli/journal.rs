@@ -2,19 +2,13 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use passepartout::journal::Journal;
 
 use super::Common;
 
 /// Open the journal database named by `--db` (or the default).
 pub fn open(common: &Common) -> anyhow::Result<Journal> {
-    let path = common
-        .db
-        .clone()
-        .or_else(passepartout::dirs::database)
-        .context("no database path: pass --db FILE")?;
-    Journal::open(&path).with_context(|| format!("cannot open the database {}", path.display()))
+    Ok(common.places().journal()?)
 }
 
 pub fn verify(journal: &Journal) -> anyhow::Result<ExitCode> {

@@ -1,12 +1,12 @@
 //! `passepartout memory ingest | query | snapshots | rollback | similar | gc`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Subcommand;
-use passepartout::memory::{IngestOptions, Memory, MemoryConfig, NodeKind, Query};
+use passepartout::memory::{IngestOptions, Memory, NodeKind, Query};
 
 use super::Common;
 
@@ -99,25 +99,10 @@ fn parse_kind(s: &str) -> Result<NodeKind, String> {
     }
 }
 
-/// The `[memory]` section of the configuration.
-pub fn config(common: &Common) -> anyhow::Result<MemoryConfig> {
-    Ok(super::pipeline::settings(common)?.memory)
-}
-
 /// Open the memory store in the database named by `--db` (or the default).
 pub fn open(common: &Common) -> anyhow::Result<Arc<Memory>> {
-    let path = common
-        .db
-        .clone()
-        .or_else(passepartout::dirs::database)
-        .context("no database path: pass --db FILE")?;
-    open_at(&path, config(common)?)
-}
-
-fn open_at(path: &Path, config: MemoryConfig) -> anyhow::Result<Arc<Memory>> {
-    Memory::open(path, config)
-        .map(Arc::new)
-        .with_context(|| format!("cannot open the memory store in {}", path.display()))
+    let places = common.places();
+    Ok(places.memory(&places.settings()?)?)
 }
 
 /// Run one memory subcommand.

@@ -15,8 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use passepartout::runtime::pins::Pins;
-use passepartout::runtime::{LoadReport, PluginSource, Policy, Runtime, RuntimeConfig, loader};
+use passepartout::agent::{Loaded, Places, Setup};
 
 /// Passepartout: an agent runtime where every skill, gate and tool is a sandboxed WebAssembly
 /// component, and nothing runs that the gates, the capabilities and a person did not allow.
@@ -369,112 +368,26 @@ fn main_inner() -> anyhow::Result<ExitCode> {
     }
 }
 
-/// What the commands start from: the runtime, the policy, the pins and the plugin sources,
-/// before anything is loaded (the audit reads these without running a plugin).
-pub struct Setup {
-    runtime: Runtime,
-    policy: Policy,
-    policy_file: Option<PathBuf>,
-    pins_file: Option<PathBuf>,
-    plugin_dir: Option<PathBuf>,
-    sources: Vec<PluginSource>,
-    memory: Option<std::sync::Arc<passepartout::memory::Memory>>,
-}
-
-/// Everything the commands need: the runtime, what loaded, and where from.
-pub struct Loaded {
-    runtime: Runtime,
-    report: LoadReport,
-    plugin_dir: Option<PathBuf>,
-    policy_file: Option<PathBuf>,
-    memory: Option<std::sync::Arc<passepartout::memory::Memory>>,
+impl Common {
+    /// Where the agent's parts come from, as these options say.
+    pub fn places(&self) -> Places {
+        Places {
+            plugins: self.plugins.clone(),
+            policy: self.policy.clone(),
+            cache: self.cache.clone(),
+            no_cache: self.no_cache,
+            config: self.config.clone(),
+            db: self.db.clone(),
+        }
+    }
 }
 
 fn setup(common: &Common) -> anyhow::Result<Setup> {
-    let cache_dir = if common.no_cache {
-        None
-    } else {
-        common.cache.clone().or_else(passepartout::dirs::cache_dir)
-    };
-    let mut runtime = Runtime::new(RuntimeConfig {
-        cache_dir,
-        pooling: true,
-        ..RuntimeConfig::default()
-    })?;
-    // Plugins granted memory get the store in the database. Commands that only look (plugins,
-    // verify, audit) must not create one: they get an empty store in memory instead.
-    let memory = match common.db.clone().or_else(passepartout::dirs::database) {
-        Some(db) if db.exists() => Some(memory::open(common)?),
-        _ => Some(std::sync::Arc::new(
-            passepartout::memory::Memory::in_memory(memory::config(common)?)
-                .map_err(anyhow::Error::msg)?,
-        )),
-    };
-    if let Some(m) = &memory {
-        runtime.set_memory(m.clone());
-    }
-    let policy_file = common
-        .policy
-        .clone()
-        .or_else(passepartout::dirs::policy_file);
-    let policy = match &policy_file {
-        Some(p) => Policy::load(p)?,
-        None => Policy::default(),
-    };
-    // Pins live beside the default policy, never beside a candidate policy given with --policy.
-    let pins_file = passepartout::dirs::pins_file();
-    let pins = match &pins_file {
-        Some(p) => Pins::load(p).map_err(anyhow::Error::msg)?,
-        None => Pins::default(),
-    };
-    let plugin_dir = common
-        .plugins
-        .clone()
-        .or_else(passepartout::dirs::plugin_dir);
-    let mut sources = loader::builtin_sources();
-    if let Some(dir) = &plugin_dir {
-        sources.extend(loader::dir_sources(dir, &pins));
-    }
-    Ok(Setup {
-        runtime,
-        policy,
-        policy_file,
-        pins_file,
-        plugin_dir,
-        sources,
-        memory,
-    })
+    Ok(common.places().setup()?)
 }
 
 fn load(common: &Common) -> anyhow::Result<Loaded> {
-    Ok(load_setup(setup(common)?))
-}
-
-/// Load what `s` found, and audit it from what loaded (each plugin is loaded once).
-fn load_audited(s: Setup) -> (Loaded, passepartout::audit::AuditReport) {
-    let report = s.runtime.load_all(&s.sources, &s.policy);
-    let audit =
-        passepartout::audit::audit_loaded(&s.runtime, &s.sources, &s.policy, &report.plugins);
-    (loaded(s, report), audit)
-}
-
-/// Load what `s` found.
-fn load_setup(s: Setup) -> Loaded {
-    let report = s.runtime.load_all(&s.sources, &s.policy);
-    loaded(s, report)
-}
-
-fn loaded(s: Setup, report: LoadReport) -> Loaded {
-    for d in &report.disabled {
-        tracing::info!("{d}");
-    }
-    Loaded {
-        runtime: s.runtime,
-        report,
-        plugin_dir: s.plugin_dir,
-        policy_file: s.policy_file,
-        memory: s.memory,
-    }
+    Ok(setup(common)?.load())
 }
 
 /// Run the command line; errors are printed with their causes and give exit code 2.

@@ -2,16 +2,15 @@
 
 use std::process::ExitCode;
 
+use passepartout::agent::{Agent, Loaded};
 use passepartout::gates::Outcome;
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
-use passepartout::pipeline::{Pipeline, PipelineConfig, Report, StepOutcome};
-use passepartout::providers::spend::SpendLog;
-use passepartout::providers::{Cascade, ProvidersConfig};
+use passepartout::pipeline::{Report, StepOutcome};
 use passepartout::signal::{Action, Meta, Signal};
 use serde_json::json;
 
-use super::{Common, Loaded};
+use super::Common;
 
 /// Exit codes of `verify`, `act` and `approve`.
 const PASSED: u8 = 0;
@@ -20,44 +19,20 @@ const REJECTED: u8 = 3;
 const APPROVAL: u8 = 4;
 const TOOL_FAILED: u8 = 5;
 
+/// The agent of a one-shot command ([`passepartout::agent`]): its replies print through
+/// `outbox`.
 fn pipeline(
     loaded: Loaded,
     journal: Journal,
     outbox: &Outbox,
     common: &Common,
-) -> anyhow::Result<Pipeline> {
-    let mut p = Pipeline::from_report(loaded.report, journal, PipelineConfig::from_env())?;
-    if let Some(m) = loaded.memory {
-        p = p.with_memory(m);
-    }
-    let p = p.with_actuator("cli", outbox.actuator("cli"));
-    Ok(p.with_provider(Box::new(cascade(common)?)))
-}
-
-/// `passepartout.toml` (`--config`, else the default file), or the defaults when there is none.
-pub fn settings(common: &Common) -> anyhow::Result<ProvidersConfig> {
-    match common
-        .config
-        .clone()
-        .or_else(passepartout::dirs::config_file)
-    {
-        Some(path) => ProvidersConfig::load(&path).map_err(anyhow::Error::msg),
-        None => Ok(ProvidersConfig::default()),
-    }
-}
-
-/// The configured cascade, recording spend in the database.
-pub fn cascade(common: &Common) -> anyhow::Result<Cascade> {
-    let mut cascade = Cascade::from_config(&settings(common)?);
-    if let Some(db) = common.db.clone().or_else(passepartout::dirs::database) {
-        let log = SpendLog::open(&db)?;
-        cascade = cascade.with_sink(Box::new(move |r| {
-            if let Err(e) = log.record(r) {
-                tracing::error!("cannot record spend: {e}");
-            }
-        }));
-    }
-    Ok(cascade)
+) -> anyhow::Result<Agent> {
+    let cascade = common.places().cascade(&loaded.settings)?;
+    Ok(loaded.assemble(
+        journal,
+        Some(Box::new(cascade)),
+        vec![("cli", outbox.actuator("cli"))],
+    )?)
 }
 
 fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Result<ExitCode> {
@@ -84,12 +59,12 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
         Err(e) => return bad_input(&e, None, raw),
     };
     let outbox = Outbox::new();
-    let pipeline = Pipeline::from_report(
-        loaded.report,
+    // A dry run: the journal is thrown away, and no model is asked.
+    let pipeline = loaded.assemble(
         Journal::in_memory()?,
-        PipelineConfig::from_env(),
-    )?
-    .with_actuator("cli", outbox.actuator("cli"));
+        None,
+        vec![("cli", outbox.actuator("cli"))],
+    )?;
     action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
     let v = pipeline.verify(&action, &request(&action));
     let (verdict, code, detail) = match &v.outcome {
@@ -199,7 +174,7 @@ pub fn outcome_code(outcome: Option<&StepOutcome>) -> u8 {
 }
 
 pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
-    let journal = super::journal::open(common)?;
+    let journal = common.places().journal()?;
     let action = match Action::from_json(raw) {
         Ok(a) => a,
         Err(e) => return bad_input(&e, Some(&journal), raw),
@@ -212,7 +187,7 @@ pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow
 
 pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
     drop(loaded);
-    let journal = super::journal::open(common)?;
+    let journal = common.places().journal()?;
     let pending = passepartout::approvals::Approvals::new(&journal)?.pending()?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&pending)?);
@@ -245,7 +220,7 @@ pub fn approve(
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
+    let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
     match pipeline.approve(token, digest) {
         Ok(report) => print_report(&report, &outbox, json_out),
         Err(e) => bad_input(&e.to_string(), None, token),
@@ -259,7 +234,7 @@ pub fn deny(
     digest: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
+    let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
     match pipeline.deny(token, digest) {
         Ok(action) => {
             println!("denied; dropped {}", serde_json::to_string(&action)?);
@@ -276,7 +251,7 @@ pub fn ask(
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, super::journal::open(common)?, &outbox, common)?;
+    let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
     let report = pipeline.run(Signal::event("user-input", Some(text), Some("cli")));
     if json_out {
         println!(

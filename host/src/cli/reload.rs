@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use passepartout::agent::Agent;
 use passepartout::daemon::reload::Reload;
 use passepartout::daemon::server::{Router, RouterActuator};
-use passepartout::pipeline::{Pipeline, PipelineConfig};
 
 use super::Common;
 
@@ -15,41 +15,23 @@ use super::Common;
 ///
 /// # Errors
 /// The journal, the policy or the provider configuration cannot be read.
-pub fn build(common: &Common, router: &Arc<Router>) -> anyhow::Result<(Pipeline, Vec<String>)> {
-    let journal = super::journal::open(common)?;
-    let setup = super::setup(common)?;
+pub fn build(common: &Common, router: &Arc<Router>) -> anyhow::Result<(Agent, Vec<String>)> {
+    let places = common.places();
+    let journal = places.journal()?;
     // The set is audited as it is loaded (at boot and on every reload): what the audit finds
     // worth a look is said beside what did not load.
-    let (loaded, audit) = super::load_audited(setup);
-    let mut problems: Vec<String> = audit
-        .plugins
-        .iter()
-        .flat_map(|p| {
-            p.findings
-                .iter()
-                .filter(|f| f.severity >= passepartout::audit::Severity::Medium)
-                .map(move |f| format!("audit: {} {}: {}", p.name, p.version, f.message))
-        })
-        .collect();
-    problems.extend(loaded.report.errors.iter().map(ToString::to_string));
-    for m in &loaded.report.missing_gates {
-        problems.push(format!(
-            "gate {} did not load: every action is refused until it loads or is disabled with \
-             [plugins.{}] enabled = false in policy.toml",
-            m.name, m.name
-        ));
-    }
-    let cascade = super::pipeline::cascade(common)?;
-    let memory = loaded.memory.clone();
-    let mut pipeline = Pipeline::from_report(loaded.report, journal, PipelineConfig::from_env())?;
-    if let Some(m) = memory {
-        pipeline = pipeline.with_memory(m);
-    }
-    let pipeline = pipeline
-        .with_provider(Box::new(cascade))
-        .with_actuator("client", Box::new(RouterActuator(router.clone())))
-        .with_actuator("cli", Box::new(RouterActuator(router.clone())));
-    Ok((pipeline, problems))
+    let (loaded, audit) = places.setup()?.load_audited();
+    let problems = loaded.problems(&audit);
+    let cascade = places.cascade(&loaded.settings)?;
+    let agent = loaded.assemble(
+        journal,
+        Some(Box::new(cascade)),
+        vec![
+            ("client", Box::new(RouterActuator(router.clone()))),
+            ("cli", Box::new(RouterActuator(router.clone()))),
+        ],
+    )?;
+    Ok((agent, problems))
 }
 
 /// Reloads the daemon's plugin set from the plugin directory and the policy it started with.
@@ -63,7 +45,7 @@ pub struct DaemonReload {
 }
 
 impl Reload for DaemonReload {
-    fn load(&self) -> Result<Pipeline, String> {
+    fn load(&self) -> Result<Agent, String> {
         // `plugin install`/`update` stage beside the target and swap by renaming: between the
         // two renames the plugin's folder is missing, and a set loaded then would lack it
         // without counting it as missing. Wait for the swap to finish.

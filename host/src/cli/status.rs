@@ -135,7 +135,7 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         },
         true,
     ));
-    match super::pipeline::cascade(common) {
+    match common.places().cascade(&loaded.settings) {
         Ok(cascade) => {
             for e in cascade.endpoints() {
                 let result = match e.probe() {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::reload::Swap;
 pub use super::request::{Op, Request};
-use crate::pipeline::{Pipeline, Report};
+use crate::pipeline::{Agent, Report};
 use crate::signal::{Action, Meta, Signal};
 
 /// What a connection proved in its handshake.
@@ -126,7 +126,7 @@ pub struct Facts {
 /// # Errors
 /// The error for the client, naming what failed.
 pub fn handle(
-    pipeline: &Pipeline,
+    pipeline: &Agent,
     swap: &Swap,
     request: Request,
     session: &str,
@@ -161,7 +161,7 @@ pub fn handle(
     }
 }
 
-fn status(pipeline: &Pipeline, swap: &Swap, facts: Facts) -> Status {
+fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
     let pending_approvals = crate::approvals::Approvals::new(pipeline.journal())
         .and_then(|a| a.pending())
         .map(|p| p.len())

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::pipeline::Pipeline;
+use crate::pipeline::Agent;
 
 /// What the daemon reloads from. Implemented by the CLI's daemon command, which knows the
 /// plugin directory, the policy and the pins.
@@ -24,7 +24,7 @@ pub trait Reload: Send + Sync {
     /// # Errors
     /// Why the set cannot be loaded (the policy does not parse, the directory is unreadable);
     /// the running set stays.
-    fn load(&self) -> Result<Pipeline, String>;
+    fn load(&self) -> Result<Agent, String>;
 
     /// A cheap fingerprint of the files the set comes from (names, sizes, modification times):
     /// when it changes, the daemon reloads.
@@ -58,7 +58,7 @@ pub struct ReloadStatus {
 
 /// The running pipeline, swappable.
 pub struct Swap {
-    current: RwLock<Arc<Pipeline>>,
+    current: RwLock<Arc<Agent>>,
     reload: Option<Box<dyn Reload>>,
     /// One reload at a time.
     busy: Mutex<()>,
@@ -70,7 +70,7 @@ pub struct Swap {
 
 impl Swap {
     /// `pipeline`, reloadable through `reload` when given.
-    pub fn new(pipeline: Arc<Pipeline>, reload: Option<Box<dyn Reload>>) -> Swap {
+    pub fn new(pipeline: Arc<Agent>, reload: Option<Box<dyn Reload>>) -> Swap {
         let attempted = reload.as_ref().map(|r| r.fingerprint());
         Swap {
             current: RwLock::new(pipeline),
@@ -86,7 +86,7 @@ impl Swap {
 
     /// A swap whose set is still to be loaded: `placeholder` (which should refuse every
     /// action, see [`Loading`]) serves until the first [`Swap::reload`] ends.
-    pub fn loading(placeholder: Arc<Pipeline>, reload: Box<dyn Reload>) -> Swap {
+    pub fn loading(placeholder: Arc<Agent>, reload: Box<dyn Reload>) -> Swap {
         Swap {
             current: RwLock::new(placeholder),
             reload: Some(reload),
@@ -103,7 +103,7 @@ impl Swap {
 
     /// The pipeline to start a request on: the current one once the first set is loaded,
     /// waiting up to `patience` for it (then the placeholder, which refuses).
-    pub fn current_when_ready(&self, patience: Duration) -> Arc<Pipeline> {
+    pub fn current_when_ready(&self, patience: Duration) -> Arc<Agent> {
         let (lock, loaded) = &self.ready;
         let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
         let _guard = loaded
@@ -120,7 +120,7 @@ impl Swap {
     }
 
     /// The pipeline requests start on now.
-    pub fn current(&self) -> Arc<Pipeline> {
+    pub fn current(&self) -> Arc<Agent> {
         self.current
             .read()
             .unwrap_or_else(|p| p.into_inner())

@@ -14,7 +14,7 @@ use tokio::sync::{Semaphore, oneshot, watch};
 use super::keys::Keys;
 use super::outbox::{Class, Outbox};
 use super::reload::{Reload, Reloaded, Swap};
-use crate::pipeline::Pipeline;
+use crate::pipeline::Agent;
 use crate::pipeline::actuators::{ActError, Actuator};
 use crate::signal::{Action, Signal};
 
@@ -43,7 +43,7 @@ pub struct ServerConfig {
 
 /// Auto-save: re-ingest the configured Org paths (unchanged files change nothing) and
 /// checkpoint the database, so that what is in memory is on disk.
-pub fn save_memory(pipeline: &Pipeline) {
+pub fn save_memory(pipeline: &Agent) {
     let Some(memory) = pipeline.memory() else {
         return;
     };
@@ -191,14 +191,14 @@ pub struct Server {
 impl Server {
     /// A server for `pipeline`, whose `client` actuator must be a [`RouterActuator`] over
     /// `router`.
-    pub fn new(pipeline: Arc<Pipeline>, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
+    pub fn new(pipeline: Arc<Agent>, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Server::with_swap(Swap::new(pipeline, None), router, config)
     }
 
     /// As [`Server::new`], reloading its plugin set through `reload` on a `reload` request, on
     /// [`Server::reload`] (SIGHUP) and when the files it comes from change.
     pub fn reloadable(
-        pipeline: Arc<Pipeline>,
+        pipeline: Arc<Agent>,
         reload: Box<dyn Reload>,
         router: Arc<Router>,
         config: ServerConfig,
@@ -210,7 +210,7 @@ impl Server {
     /// serves until [`Server::reload`] loads the set; requests meanwhile wait for it (up to a
     /// minute), then run on it.
     pub fn loading(
-        placeholder: Arc<Pipeline>,
+        placeholder: Arc<Agent>,
         reload: Box<dyn Reload>,
         router: Arc<Router>,
         config: ServerConfig,
@@ -284,7 +284,7 @@ impl Server {
     }
 
     /// The pipeline requests start on now.
-    pub fn current(&self) -> Arc<Pipeline> {
+    pub fn current(&self) -> Arc<Agent> {
         self.swap.current()
     }
 

@@ -8,12 +8,12 @@ use super::cycle::Cycle;
 use super::error::PipelineError;
 use super::provider::ToolTurn;
 use super::reason::{Conversation, Reasoned};
-use super::{Pipeline, Step, StepOutcome};
+use super::{Agent, Step, StepOutcome};
 use crate::approvals::{Approvals, Pending};
 use crate::gates::Outcome;
 use crate::signal::{Action, GateTrace, Payload, Signal, SignalType};
 
-impl Pipeline {
+impl Agent {
     /// Check that `action` can be performed as written: its target has an actuator, and that
     /// actuator accepts it (a known tool, arguments matching its schema). Runs nothing.
     ///

@@ -1,7 +1,7 @@
 //! One error enum for the pipeline, with the seed's kinds and fields, and the recovery the loop
 //! applies to a failed cycle.
 
-use crate::signal::{Action, Signal};
+use crate::signal::Signal;
 
 /// Why a cycle of the pipeline failed.
 #[derive(Debug, thiserror::Error)]
@@ -25,16 +25,6 @@ pub enum PipelineError {
         cascade: Vec<String>,
         /// How many attempts were made.
         attempt_count: u32,
-    },
-    /// A gate blocked the action.
-    #[error("gate {gate_name} rejected the action: {message}")]
-    Gate {
-        /// The reason.
-        message: String,
-        /// The gate.
-        gate_name: String,
-        /// What it rejected.
-        rejected_action: Box<Action>,
     },
     /// The session's budget would be overspent.
     #[error("budget error: {message} (remaining {remaining}, requested {requested})")]
@@ -66,8 +56,10 @@ impl PipelineError {
     }
 }
 
-/// What the loop does with a failed cycle (seed 002's restarts).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the loop does with a failed cycle (seed 002's restarts); `recovery` in
+/// `passepartout.toml`'s `[pipeline]`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Recovery {
     /// Re-inject a `loop-error` event one level deeper, unless the failing signal was itself a
     /// loop-error or tool-error or deeper than 2 (then drop it). The seed's default.

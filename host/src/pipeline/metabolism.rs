@@ -7,10 +7,10 @@ use serde_json::json;
 
 use super::cycle::Cycle;
 use super::error::{PipelineError, Recovery};
-use super::{Pipeline, Report, Step, StepOutcome};
+use super::{Agent, Report, Step, StepOutcome};
 use crate::signal::{Payload, Signal, SignalType};
 
-impl Pipeline {
+impl Agent {
     /// Perceive: normalise a raw signal (sensor names lowercase, `_` as `-`).
     pub fn perceive(&self, mut signal: Signal) -> Signal {
         if let Some(s) = &mut signal.payload.sensor {

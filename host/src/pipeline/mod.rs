@@ -74,28 +74,49 @@ impl Default for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The defaults, overridden by `PASSEPARTOUT_ASSISTANT`, `PASSEPARTOUT_DEFAULT_ACTUATOR`,
-    /// `PASSEPARTOUT_SILENT_ACTUATORS` (comma-separated) and
-    /// `PASSEPARTOUT_APPROVAL_EXPIRY_SECS` ([`crate::settings`]; the seed's names are aliases).
-    pub fn from_env() -> PipelineConfig {
+    /// The defaults, overridden by `[pipeline]` of `passepartout.toml`, then by
+    /// `PASSEPARTOUT_ASSISTANT`, `PASSEPARTOUT_DEFAULT_ACTUATOR`, `PASSEPARTOUT_SILENT_ACTUATORS`
+    /// (comma-separated) and `PASSEPARTOUT_APPROVAL_EXPIRY_SECS` ([`crate::settings`]; the
+    /// seed's names are aliases). `max_depth` and `attempts` are clamped to 1..=100 and 1..=10.
+    pub fn from_settings(file: &crate::settings::PipelineSection) -> PipelineConfig {
         let mut c = PipelineConfig::default();
         use crate::settings;
-        if let Some(name) = settings::ASSISTANT.get() {
+        let lower = |s: &str| s.trim().to_lowercase();
+        if let Some(name) = settings::ASSISTANT.get().or_else(|| file.assistant.clone()) {
             c.assistant_name = name;
         }
-        if let Some(target) = settings::DEFAULT_ACTUATOR.get() {
-            c.default_actuator = target.trim().to_lowercase();
+        c.mandates.clone_from(&file.mandates);
+        if let Some(target) = settings::DEFAULT_ACTUATOR
+            .get()
+            .or_else(|| file.default_actuator.clone())
+        {
+            c.default_actuator = lower(&target);
         }
-        if let Some(secs) = settings::APPROVAL_EXPIRY_SECS.parse() {
+        if let Some(secs) = settings::APPROVAL_EXPIRY_SECS
+            .parse()
+            .or(file.approval_expiry_secs)
+        {
             c.approval_expiry = Duration::from_secs(secs);
         }
         // Set but empty: no actuator is silent.
-        if let Some(silent) = settings::SILENT_ACTUATORS.get_even_blank() {
-            c.silent_actuators = silent
-                .split(',')
-                .map(|s| s.trim().to_lowercase())
-                .filter(|s| !s.is_empty())
-                .collect();
+        let silent = match settings::SILENT_ACTUATORS.get_even_blank() {
+            Some(list) => Some(list.split(',').map(lower).collect::<Vec<_>>()),
+            None => file
+                .silent_actuators
+                .as_ref()
+                .map(|l| l.iter().map(|s| lower(s)).collect()),
+        };
+        if let Some(silent) = silent {
+            c.silent_actuators = silent.into_iter().filter(|s| !s.is_empty()).collect();
+        }
+        if let Some(depth) = file.max_depth {
+            c.max_depth = depth.clamp(1, 100);
+        }
+        if let Some(attempts) = file.attempts {
+            c.attempts = attempts.clamp(1, 10);
+        }
+        if let Some(recovery) = &file.recovery {
+            c.recovery = recovery.clone();
         }
         c
     }
@@ -181,7 +202,7 @@ impl Report {
 }
 
 /// The pipeline: plugins, gates, the model, actuators, journal and settings.
-pub struct Pipeline {
+pub struct Agent {
     plugins: Vec<Arc<Plugin>>,
     /// The plugin set's hash ([`crate::runtime::LoadReport::set`]); empty for a pipeline not
     /// built from a load report.
@@ -203,7 +224,7 @@ pub struct Pipeline {
 /// Lines of recent activity kept for the prompt's LOGS section.
 const LOG_LINES: usize = 20;
 
-impl Pipeline {
+impl Agent {
     /// A pipeline over `plugins`: their gates verify, their tools run through the `tool`
     /// actuator, their skills shape prompts (ordered by their dependencies).
     ///
@@ -213,7 +234,7 @@ impl Pipeline {
         plugins: Vec<Plugin>,
         journal: Journal,
         config: PipelineConfig,
-    ) -> Result<Pipeline, PipelineError> {
+    ) -> Result<Agent, PipelineError> {
         let plugins: Vec<Arc<Plugin>> = plugins.into_iter().map(Arc::new).collect();
         let catalog = crate::runtime::effects::Catalog::new(plugins.iter().map(|p| p.as_ref()));
         let gates = plugins
@@ -227,7 +248,7 @@ impl Pipeline {
             "tool".into(),
             Box::new(actuators::ToolActuator::new(&plugins)),
         );
-        let mut p = Pipeline {
+        let mut p = Agent {
             plugins,
             plugin_set: String::new(),
             missing_gates: Vec::new(),
@@ -251,13 +272,13 @@ impl Pipeline {
     /// and the daemon build theirs, so a missing gate is never a skipped gate.
     ///
     /// # Errors
-    /// As [`Pipeline::new`].
+    /// As [`Agent::new`].
     pub fn from_report(
         report: crate::runtime::LoadReport,
         journal: Journal,
         config: PipelineConfig,
-    ) -> Result<Pipeline, PipelineError> {
-        let mut p = Pipeline::new(report.plugins, journal, config)?;
+    ) -> Result<Agent, PipelineError> {
+        let mut p = Agent::new(report.plugins, journal, config)?;
         p.plugin_set = report.set;
         p.missing_gates = report
             .missing_gates
@@ -282,7 +303,7 @@ impl Pipeline {
 
     /// Use `provider` for Reason. Without one, user input gets a clear error and direct
     /// requests keep working.
-    pub fn with_provider(mut self, provider: Box<dyn Provider>) -> Pipeline {
+    pub fn with_provider(mut self, provider: Box<dyn Provider>) -> Agent {
         self.provider = Some(provider);
         self
     }
@@ -290,7 +311,7 @@ impl Pipeline {
     /// Use `memory`: its awareness outline goes into the prompt's CONTEXT, a snapshot is taken
     /// before every tool that is not read-only, and a cycle that fails after one rolls back
     /// to it.
-    pub fn with_memory(mut self, memory: Arc<crate::memory::Memory>) -> Pipeline {
+    pub fn with_memory(mut self, memory: Arc<crate::memory::Memory>) -> Agent {
         self.memory = Some(memory);
         self
     }
@@ -301,13 +322,13 @@ impl Pipeline {
     }
 
     /// Add (or replace) the actuator `name`.
-    pub fn with_actuator(mut self, name: &str, actuator: Box<dyn Actuator>) -> Pipeline {
+    pub fn with_actuator(mut self, name: &str, actuator: Box<dyn Actuator>) -> Agent {
         self.actuators.insert(name.to_owned(), actuator);
         self
     }
 
     /// Add a gate that is not a plugin (tests at the trait boundary).
-    pub fn with_gate(mut self, gate: Arc<dyn GateCheck>) -> Pipeline {
+    pub fn with_gate(mut self, gate: Arc<dyn GateCheck>) -> Agent {
         self.gates.push(gate);
         self.sort_gates();
         self
@@ -345,7 +366,7 @@ impl Pipeline {
 
     /// Use `other`'s interrupt flag, so that one stop request reaches both (a reload swaps
     /// pipelines while loops run on the old one).
-    pub fn share_interrupt(&mut self, other: &Pipeline) {
+    pub fn share_interrupt(&mut self, other: &Agent) {
         self.interrupt = other.interrupt.clone();
     }
 

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::actuators::{ActError, Actuator};
-use super::{Pipeline, PipelineConfig, StepOutcome};
+use super::{Agent, PipelineConfig, StepOutcome};
 use crate::gates::GateCheck;
 use crate::journal::Journal;
 use crate::runtime::types as wit;
@@ -126,8 +126,8 @@ impl GateCheck for FakeGate {
 struct Recorder(Arc<Mutex<Vec<Action>>>);
 
 /// A pipeline with no plugins, an in-memory journal and `recorder` as the `rec` actuator.
-fn recording(recorder: &Recorder) -> Pipeline {
-    Pipeline::new(
+fn recording(recorder: &Recorder) -> Agent {
+    Agent::new(
         Vec::new(),
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),
@@ -359,7 +359,7 @@ fn an_expired_approval_cannot_be_used() {
         approval_expiry: std::time::Duration::ZERO,
         ..PipelineConfig::default()
     };
-    let pipeline = Pipeline::new(Vec::new(), Journal::in_memory().expect("journal"), config)
+    let pipeline = Agent::new(Vec::new(), Journal::in_memory().expect("journal"), config)
         .expect("pipeline")
         .with_actuator("rec", Box::new(recorder.clone()))
         .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
@@ -390,7 +390,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     let dir = tempfile::tempdir().expect("dir");
     let db = dir.path().join("journal.db");
     let first_recorder = Recorder::default();
-    let first = Pipeline::new(
+    let first = Agent::new(
         Vec::new(),
         Journal::open(&db).expect("journal"),
         PipelineConfig::default(),
@@ -407,7 +407,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     };
     // The reloaded set has a second gate with a question of its own.
     let recorder = Recorder::default();
-    let second = Pipeline::new(
+    let second = Agent::new(
         Vec::new(),
         Journal::open(&db).expect("journal"),
         PipelineConfig::default(),

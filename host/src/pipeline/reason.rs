@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::PipelineError;
 use super::provider::{ProviderReply, ProviderRequest, ToolSchema};
-use super::{Pipeline, skills};
+use super::{Agent, skills};
 use crate::gates::Outcome;
 use crate::runtime::Kind;
 use crate::signal::{Action, GateTrace, Signal, SignalType};
@@ -65,7 +65,7 @@ pub enum Reasoned {
 /// in a fixed sentence instead, which would satisfy any such gate: we never invent one.
 const EXPLANATION_ARG: &str = "explanation";
 
-impl Pipeline {
+impl Agent {
     /// The Reason stage for `signal`.
     ///
     /// # Errors

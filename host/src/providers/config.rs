@@ -1,4 +1,5 @@
-//! Provider configuration: `passepartout.toml`, then the seed's environment variables.
+//! Provider configuration: the providers' sections of `passepartout.toml`
+//! ([`crate::settings::ConfigFile`]), then the vendors' environment variables.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -7,41 +8,18 @@ use serde::Deserialize;
 
 use super::{Endpoint, Protocol, Secret};
 
-/// `[[providers]]`, `[budget]`, `[prices]` and `[[selector]]` of `passepartout.toml`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What the provider cascade is built from: `[[providers]]`, `[budget]`, `[prices]` and
+/// `[[selector]]` of `passepartout.toml` ([`crate::settings::ConfigFile::providers`]).
+#[derive(Clone, Debug, Default)]
 pub struct ProvidersConfig {
     /// The cascade, in order.
-    #[serde(default)]
     pub providers: Vec<ProviderConfig>,
     /// The session budget.
-    #[serde(default)]
     pub budget: BudgetConfig,
     /// Prices by model, per million tokens.
-    #[serde(default)]
     pub prices: BTreeMap<String, Price>,
     /// Rules that pick a model or skip a provider.
-    #[serde(default)]
     pub selector: Vec<SelectorRule>,
-    /// `[daemon]`: where it listens.
-    #[serde(default)]
-    pub daemon: DaemonSection,
-    /// `[memory]`: the Org store (snapshots kept, paths, embeddings).
-    #[serde(default)]
-    pub memory: crate::memory::MemoryConfig,
-}
-
-/// `[daemon]` of `passepartout.toml`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DaemonSection {
-    /// The port (`PASSEPARTOUT_PORT` and `--port` override). Default: 9105, or 9105-9115 when taken.
-    pub port: Option<u16>,
-    /// The address (`DAEMON_HOST` overrides): loopback only, 127.0.0.1 by default.
-    pub host: Option<String>,
-    /// The largest frame, in bytes, the daemon reads from an authenticated client or sends
-    /// (a larger reply becomes an error reply for its request). Default and most: 16777215.
-    pub max_frame: Option<usize>,
 }
 
 /// One provider.
@@ -120,29 +98,6 @@ fn client() -> reqwest::blocking::Client {
 }
 
 impl ProvidersConfig {
-    /// Read `path`; a missing file is the empty configuration (environment and defaults).
-    ///
-    /// # Errors
-    /// The file exists but cannot be read or parsed.
-    pub fn load(path: &std::path::Path) -> Result<ProvidersConfig, String> {
-        // ambient authority: the operator's configuration file.
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                ProvidersConfig::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ProvidersConfig::default()),
-            Err(e) => Err(format!("{}: {e}", path.display())),
-        }
-    }
-
-    /// Parse the `passepartout.toml` text.
-    ///
-    /// # Errors
-    /// The TOML error, naming the line and field.
-    pub fn parse(text: &str) -> Result<ProvidersConfig, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
-    }
-
     /// The cascade's endpoints: the configured providers, with keys, base URLs and the model
     /// overridden by the environment; with none configured, one per key variable that is set
     /// (Anthropic, OpenAI, OpenRouter, Gemini), else a local Ollama.

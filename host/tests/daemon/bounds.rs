@@ -94,7 +94,7 @@ fn stalled_connections_do_not_keep_a_client_out() {
     drop(stalled);
 }
 
-/// Pipeline `status` requests on an authenticated connection and never read: until the
+/// Agent `status` requests on an authenticated connection and never read: until the
 /// daemon closes it. Returns how many were sent.
 fn flood_without_reading(d: &Daemon) -> usize {
     let mut r = Raw::connect(&d.addr, &d.keys());

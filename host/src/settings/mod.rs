@@ -1,3 +1,7 @@
+//! Settings: `passepartout.toml` ([`ConfigFile`]), a `.env` file beside it ([`load_dotenv`]) and
+//! the environment, read here and nowhere else in the library. The environment overrides the
+//! file, key by key.
+//!
 //! Every environment variable Passepartout reads, in one place and under one naming scheme:
 //! `PASSEPARTOUT_*`. The names of the Lisp original (`MEMEX_ASSISTANT`, `DAEMON_PORT`,
 //! `OACP_HMAC_SECRET`...) are still accepted as aliases, with a deprecation note the first time
@@ -7,6 +11,10 @@
 //! Nothing else in the library reads the environment (clippy's `disallowed-methods` enforces it,
 //! see `clippy.toml`); the capability modules that pass variables a policy grants to a plugin
 //! are the exception, and say so.
+
+mod file;
+
+pub use file::{ConfigError, ConfigFile, DaemonSection, PipelineSection};
 
 use std::collections::BTreeSet;
 use std::str::FromStr;
@@ -272,7 +280,7 @@ mod tests {
 
     #[test]
     fn the_docs_list_every_setting_and_its_aliases() {
-        let docs = include_str!("../../docs/cli.md");
+        let docs = include_str!("../../../docs/cli.md");
         for var in ALL {
             for name in std::iter::once(&var.name).chain(var.aliases) {
                 assert!(
