@@ -6,7 +6,7 @@ use passepartout::agent::{Agent, Loaded};
 use passepartout::gates::Outcome;
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
-use passepartout::pipeline::{Report, StepOutcome};
+use passepartout::pipeline::{Answer, Origin, PipelineError, Report, StepOutcome, Turn};
 use passepartout::signal::{Action, Meta, Signal};
 use serde_json::json;
 
@@ -35,6 +35,11 @@ fn pipeline(
     )?)
 }
 
+/// A turn answered in a way its origin never is (a report for `deny`, a denial for the rest).
+fn unreachable_answer() -> anyhow::Result<ExitCode> {
+    anyhow::bail!("internal error: the agent answered this request in a shape it never does")
+}
+
 fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Result<ExitCode> {
     if let Some(j) = journal {
         j.append("attempt", &json!({ "error": message, "input": raw }))?;
@@ -43,14 +48,17 @@ fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Res
     Ok(ExitCode::from(BAD_INPUT))
 }
 
-fn request(action: &Action) -> Signal {
-    Signal::request(
-        action.clone(),
-        Meta {
-            source: Some("cli".into()),
-            session: None,
-        },
-    )
+/// Whom a one-shot command's turn comes from: the command line.
+fn cli() -> Meta {
+    Meta {
+        source: Some("cli".into()),
+        session: None,
+    }
+}
+
+/// Take `origin` as a turn of the command line.
+fn take(agent: &Agent, origin: Origin) -> Result<Answer, PipelineError> {
+    agent.take(Turn::new(origin, cli()))
 }
 
 pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
@@ -66,7 +74,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
         vec![("cli", outbox.actuator("cli"))],
     )?;
     action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
-    let v = pipeline.verify(&action, &request(&action));
+    let v = pipeline.verify(&action, &Signal::request(action.clone(), cli()));
     let (verdict, code, detail) = match &v.outcome {
         Outcome::Passed(_) => ("passed", PASSED, json!(null)),
         Outcome::Rejected { gate, reason } => (
@@ -181,8 +189,10 @@ pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow
     };
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, journal, &outbox, common)?;
-    let report = pipeline.run(request(&action));
-    print_report(&report, &outbox, json_out)
+    match take(&pipeline, Origin::Act(action))? {
+        Answer::Report(report) => print_report(&report, &outbox, json_out),
+        Answer::Denied(_) => unreachable_answer(),
+    }
 }
 
 pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
@@ -221,8 +231,13 @@ pub fn approve(
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
-    match pipeline.approve(token, digest) {
-        Ok(report) => print_report(&report, &outbox, json_out),
+    let origin = Origin::Approve {
+        token: token.to_owned(),
+        digest: digest.map(str::to_owned),
+    };
+    match take(&pipeline, origin) {
+        Ok(Answer::Report(report)) => print_report(&report, &outbox, json_out),
+        Ok(Answer::Denied(_)) => unreachable_answer(),
         Err(e) => bad_input(&e.to_string(), None, token),
     }
 }
@@ -235,8 +250,13 @@ pub fn deny(
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
-    match pipeline.deny(token, digest) {
-        Ok(action) => {
+    let origin = Origin::Deny {
+        token: token.to_owned(),
+        digest: digest.map(str::to_owned),
+    };
+    match take(&pipeline, origin) {
+        Ok(Answer::Report(_)) => unreachable_answer(),
+        Ok(Answer::Denied(action)) => {
             println!("denied; dropped {}", serde_json::to_string(&action)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -252,7 +272,10 @@ pub fn ask(
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
-    let report = pipeline.run(Signal::event("user-input", Some(text), Some("cli")));
+    let report = match take(&pipeline, Origin::Ask(text.to_owned()))? {
+        Answer::Report(report) => report,
+        Answer::Denied(_) => return unreachable_answer(),
+    };
     if json_out {
         println!(
             "{}",

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::reload::Swap;
 pub use super::request::{Op, Request};
-use crate::pipeline::{Agent, Report};
-use crate::signal::{Action, Meta, Signal};
+use crate::pipeline::{Agent, Answer, Origin, Report, Turn};
+use crate::signal::{Action, Meta};
 
 /// What a connection proved in its handshake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -132,27 +132,31 @@ pub fn handle(
     session: &str,
     facts: Facts,
 ) -> Result<Reply, String> {
+    let turn = |origin| Turn::new(origin, client_meta(session));
+    let answer = |origin| {
+        pipeline
+            .take(turn(origin))
+            .map(|a| match a {
+                Answer::Report(report) => Reply::Report(report),
+                Answer::Denied(dropped) => Reply::Dropped { dropped },
+            })
+            .map_err(|e| e.to_string())
+    };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
         Request::Reload => swap
             .reload_if_changed("requested by a client")
             .map(Reply::Reloaded),
-        Request::Act { action } => Ok(Reply::Report(
-            pipeline.run(Signal::request(action, client_meta(session))),
-        )),
-        Request::Ask { text } => {
-            let mut signal = Signal::event("user-input", Some(&text), None);
-            signal.meta = client_meta(session);
-            Ok(Reply::Report(pipeline.run(signal)))
-        }
-        Request::Approve { token, digest } => pipeline
-            .approve(&token, Some(&digest))
-            .map(Reply::Report)
-            .map_err(|e| e.to_string()),
-        Request::Deny { token, digest } => pipeline
-            .deny(&token, Some(&digest))
-            .map(|dropped| Reply::Dropped { dropped })
-            .map_err(|e| e.to_string()),
+        Request::Act { action } => answer(Origin::Act(action)),
+        Request::Ask { text } => answer(Origin::Ask(text)),
+        Request::Approve { token, digest } => answer(Origin::Approve {
+            token,
+            digest: Some(digest),
+        }),
+        Request::Deny { token, digest } => answer(Origin::Deny {
+            token,
+            digest: Some(digest),
+        }),
         Request::Approvals => crate::approvals::Approvals::new(pipeline.journal())
             .and_then(|a| a.pending())
             .map(Reply::Approvals)

@@ -17,6 +17,7 @@ pub mod metabolism;
 pub mod provider;
 pub mod reason;
 pub mod skills;
+pub mod turn;
 
 #[cfg(test)]
 mod proptests;
@@ -36,6 +37,7 @@ use crate::signal::{Action, GateTrace};
 pub use actuators::Actuator;
 pub use error::{PipelineError, Recovery};
 pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema, ToolTurn};
+pub use turn::{Answer, Origin, Turn};
 
 /// Settings of the pipeline, with the seed's defaults.
 #[derive(Clone, Debug)]
