@@ -192,6 +192,9 @@ fn main() {
     group.bench_function("in-process", |b| {
         b.iter(|| in_process.run(request_signal()))
     });
+    group.bench_function("in-process-rust-gates", |b| {
+        b.iter(|| rust_in_process.run(request_signal()))
+    });
     group.bench_function("over-protocol-1-client-unsigned", |b| {
         b.iter(|| round_trip(&mut client))
     });
@@ -208,6 +211,10 @@ fn main() {
     });
     group.finish();
     c.final_summary();
+    if std::env::args().any(|a| a == "--profile-time") {
+        // Profiling one benchmark (`-- --profile-time N FILTER`): no rows.
+        return;
+    }
 
     let keys = keys();
     println!("\neval action, every standard gate: round trips per second and latency");

@@ -617,3 +617,66 @@ fn a_tool_past_its_deadline_becomes_a_tool_error_event() {
         s.outbox.sent()
     );
 }
+
+/// An actuator that, as it runs, reads the journal's file through a connection of its own:
+/// what it sees is what a crash at that moment would leave.
+struct JournalProbe {
+    path: std::path::PathBuf,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl passepartout::pipeline::Actuator for JournalProbe {
+    fn act(
+        &self,
+        _action: &passepartout::signal::Action,
+        _signal: &Signal,
+    ) -> Result<String, passepartout::pipeline::actuators::ActError> {
+        let journal = Journal::open(&self.path).expect("a second connection");
+        *self.seen.lock().expect("lock") = kinds(&journal);
+        Ok("sent".into())
+    }
+}
+
+#[test]
+fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_disk() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("journal.db");
+    let (plugins, _cache) = plugins("", Vec::new());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let probe = JournalProbe {
+        path: path.clone(),
+        seen: seen.clone(),
+    };
+    let agent = Agent::new(
+        plugins,
+        Journal::open(&path).expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("agent")
+    .with_actuator("telegram", Box::new(probe));
+    // An actuator that is not a read-only tool (a message leaves the machine): write-ahead.
+    let report = agent.run(request(json!({"target": "telegram", "text": "hi"})));
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::Ran { result, .. } if result == "sent"),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["proposal", "verdict"],
+        "the proposal and its verdict were durable before the actuator ran"
+    );
+    // A read-only tool: its records and its result are committed together, before the run
+    // answers; nothing is left unwritten.
+    let before = kinds(agent.journal()).len();
+    let report = agent.run(request(
+        json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}}),
+    ));
+    assert!(matches!(&report.steps[0].outcome, StepOutcome::Ran { result, .. } if result == "3"));
+    let reopened = Journal::open(&path).expect("reopen");
+    assert_eq!(
+        kinds(&reopened)[before..before + 3],
+        ["proposal", "verdict", "tool-result"]
+    );
+    assert!(reopened.verify().expect("read").is_ok());
+}

@@ -49,6 +49,11 @@ impl Agent {
             trace,
             outcome,
         };
+        // What Reason journaled is on disk before the source hears anything or a person is
+        // asked; an approved action's records wait for its last mile (see `execute`).
+        if !matches!(reasoned, Reasoned::Approved { .. }) {
+            self.flush(cycle);
+        }
         match reasoned {
             Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
             Reasoned::Invalid { action, reason } => {
@@ -181,17 +186,12 @@ impl Agent {
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
         let last_mile =
             crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo);
-        let verdicts: Vec<_> = last_mile
-            .trace
-            .iter()
-            .map(|g| {
-                let mut record = json!(g);
-                record["last_mile"] = json!(true);
-                record["set"] = json!(self.plugin_set());
-                ("verdict", record)
-            })
-            .collect();
-        self.record_all(&verdicts);
+        for g in &last_mile.trace {
+            let mut record = json!(g);
+            record["last_mile"] = json!(true);
+            record["set"] = json!(self.plugin_set());
+            cycle.defer("verdict", record);
+        }
         let trace = last_mile.trace;
         let approved_action = approved.map(|_| action.clone());
         let action = match last_mile.outcome {
@@ -202,10 +202,12 @@ impl Agent {
                 a
             }
             Outcome::NeedsApproval { action: a, reasons } => {
+                self.flush(cycle);
                 let outcome = self.suspend(&a, signal, reasons)?;
                 return Ok((outcome, trace, None));
             }
             Outcome::Rejected { gate, reason } => {
+                self.flush(cycle);
                 self.log(format!(
                     "last-mile verify: gate {gate} blocked the action: {reason}"
                 ));
@@ -228,6 +230,7 @@ impl Agent {
                 "a gate changed the approved action into {}; approve the new one",
                 super::reason::summary(&action)
             )];
+            self.flush(cycle);
             let outcome = self.suspend(&action, signal, reasons)?;
             return Ok((outcome, trace, None));
         }
@@ -243,6 +246,18 @@ impl Agent {
                 None,
             ));
         };
+        // Write-ahead: the proposal and every verdict are on disk before anything that may
+        // change the world runs. A read-only tool changes nothing, and its result reaches no
+        // one before the commit below: its records and its result go in one commit.
+        let read_only = approved.is_none()
+            && action.target == "tool"
+            && action
+                .tool
+                .as_deref()
+                .is_some_and(|t| self.tool_is_read_only(t));
+        if !read_only {
+            self.flush(cycle);
+        }
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal);
         if let (Some(snap), Some(memory)) = (undo, &self.memory) {
@@ -278,7 +293,10 @@ impl Agent {
                     );
                 }
             }
-            None => self.record("tool-result", record),
+            None => {
+                cycle.defer("tool-result", record);
+                self.flush(cycle);
+            }
         }
         let silent = self.config.silent_actuators.contains(&action.target);
         let depth = signal.depth + 1;
@@ -395,13 +413,15 @@ impl Agent {
             .map_err(|e| PipelineError::pipeline(e.to_string()))?;
         // No memo: time has passed since the gates saw it; they are all asked again.
         // An approved action runs outside any loop: nothing rolls it back.
+        let mut cycle = Cycle::default();
         let executed = self.execute(
             pending.action.clone(),
             &pending.signal,
             Some(&pending),
             None,
-            &mut Cycle::default(),
+            &mut cycle,
         );
+        self.flush(&mut cycle);
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above.)
         let ran = matches!(

@@ -46,15 +46,17 @@ impl Agent {
             let signal = self.perceive(signal);
             let mut state = Cycle::default();
             let cycle = self
-                .reason(&signal)
+                .reason(&signal, &mut state)
                 .and_then(|reasoned| self.act(&signal, reasoned, &mut state));
             match cycle {
                 Ok((step, feedback)) => {
+                    self.flush(&mut state);
                     report.steps.push(step);
                     current = feedback;
                 }
                 Err(e) => {
-                    self.record("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
+                    state.defer("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
+                    self.flush(&mut state);
                     report.steps.push(Step {
                         depth: signal.depth,
                         sensor: signal.payload.sensor.clone(),

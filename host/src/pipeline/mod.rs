@@ -398,6 +398,12 @@ impl Agent {
         }
     }
 
+    /// Commit the records `cycle` holds, in one transaction (see [`cycle::Cycle::pending`]).
+    pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) {
+        self.record_all(&cycle.pending);
+        cycle.pending.clear();
+    }
+
     /// Append `records` in one commit (a proposal and its verdicts): all on disk, or none.
     pub(crate) fn record_all(&self, records: &[(&str, serde_json::Value)]) {
         if records.is_empty() {

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::cycle::Cycle;
 use super::error::PipelineError;
 use super::provider::{ProviderReply, ProviderRequest, ToolSchema};
 use super::{Agent, skills};
@@ -71,36 +72,40 @@ impl Agent {
     /// # Errors
     /// [`PipelineError::Llm`] when the model cannot be asked (no provider configured, all
     /// failing); [`PipelineError::Protocol`] for a direct request without a valid action.
-    pub fn reason(&self, signal: &Signal) -> Result<Reasoned, PipelineError> {
+    pub fn reason(&self, signal: &Signal, cycle: &mut Cycle) -> Result<Reasoned, PipelineError> {
         match signal.kind {
             SignalType::Request => {
                 let action = request_action(signal)?;
-                Ok(self.verify_candidate(action, signal, 1))
+                Ok(self.verify_candidate(action, signal, 1, cycle))
             }
             SignalType::Event if matches!(signal.sensor(), Some("user-input" | "chat-message")) => {
-                self.reason_with_model(signal)
+                self.reason_with_model(signal, cycle)
             }
             // The output of a tool the model called goes back to the model, which answers.
             SignalType::Event
                 if matches!(signal.sensor(), Some("tool-output" | "tool-error"))
                     && signal.conversation().is_some() =>
             {
-                self.reason_with_model(signal)
+                self.reason_with_model(signal, cycle)
             }
             // Any other event (a heartbeat...) goes to the model when a skill takes it up.
             SignalType::Event if skills::prompt(&self.skills, signal).is_some() => {
-                self.reason_with_model(signal)
+                self.reason_with_model(signal, cycle)
             }
             _ => Ok(Reasoned::Nothing),
         }
     }
 
-    fn reason_with_model(&self, signal: &Signal) -> Result<Reasoned, PipelineError> {
+    fn reason_with_model(
+        &self,
+        signal: &Signal,
+        cycle: &mut Cycle,
+    ) -> Result<Reasoned, PipelineError> {
         let mut rejection: Option<String> = None;
         let mut last = None;
         for attempt in 1..=self.config.attempts.max(1) {
             let candidate = self.think(signal, rejection.as_deref())?;
-            match self.verify_candidate(candidate, signal, attempt) {
+            match self.verify_candidate(candidate, signal, attempt, cycle) {
                 Reasoned::Rejected {
                     action,
                     gate,
@@ -134,35 +139,35 @@ impl Agent {
         Ok(last.unwrap_or(Reasoned::Nothing))
     }
 
-    /// Verify one proposal, journaling it and each gate's verdict.
+    /// Verify one proposal; it and each gate's verdict go into the cycle's next commit.
     pub(crate) fn verify_candidate(
         &self,
         mut action: Action,
         signal: &Signal,
         attempt: u32,
+        cycle: &mut Cycle,
     ) -> Reasoned {
         action.resolve_target(signal.meta.source.as_deref(), &self.config.default_actuator);
         let memo = crate::gates::Memo::default();
         let verification =
             crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, Some(&memo));
-        // The proposal and every verdict on it in one commit, before anything runs.
-        let mut records = vec![(
+        // The proposal and every verdict on it, committed together before anything runs.
+        cycle.defer(
             "proposal",
             json!({ "attempt": attempt, "action": action, "signal": signal }),
-        )];
+        );
         for g in &verification.trace {
             let mut record = json!(g);
             record["set"] = json!(self.plugin_set());
-            records.push(("verdict", record));
+            cycle.defer("verdict", record);
         }
-        self.record_all(&records);
         let trace = verification.trace;
         // Gates first (a rejection says more than "no such tool"), then whether the action can
         // be performed at all: nothing that cannot run is run or put to a person.
-        let check = |action: &Action| {
+        let mut check = |action: &Action| {
             let result = self.validate(action);
             if let Err(reason) = &result {
-                self.record("invalid", json!({ "action": action, "reason": reason }));
+                cycle.defer("invalid", json!({ "action": action, "reason": reason }));
             }
             result
         };
