@@ -201,6 +201,10 @@ fn main() {
     group.bench_function("over-protocol-1-client-signed", |b| {
         b.iter(|| round_trip(&mut signed))
     });
+    let mut rust_signed = Client::connect(&rust_addr, Some(&keys())).expect("connect rust");
+    group.bench_function("over-protocol-1-client-signed-rust-gates", |b| {
+        b.iter(|| round_trip(&mut rust_signed))
+    });
     group.finish();
     let mut group = c.benchmark_group("connect");
     group.bench_function("handshake-unsigned", |b| {
@@ -244,6 +248,8 @@ fn main() {
         "\neval action, the Rust gates only (pii disabled): round trips per second and latency"
     );
     let base_rps = baseline("in-process (1 thread)", &rust_in_process);
+    let threads = in_process_threads(&rust_in_process, 10, 400);
+    row("in-process, 10 threads", threads, base_rps, "");
     for clients in [1, 10, 100, 200] {
         let measured = load(&rust_addr, Some(&keys), clients, 4000 / clients);
         row(
@@ -275,6 +281,43 @@ fn baseline(name: &str, agent: &Agent) -> f64 {
         base[n * 99 / 100]
     );
     rps
+}
+
+/// The agent called directly from `threads` threads at once, `per_thread` actions each: (round
+/// trips per second, p50, p99). What the protocol adds is the difference to the rows after it.
+fn in_process_threads(
+    agent: &Agent,
+    threads: usize,
+    per_thread: usize,
+) -> (f64, Duration, Duration) {
+    let start = Instant::now();
+    let mut latencies: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..per_thread)
+                        .map(|_| {
+                            let t = Instant::now();
+                            agent.run(request_signal());
+                            t.elapsed()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("agent thread"))
+            .collect()
+    });
+    let total = start.elapsed();
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    (
+        latencies.len() as f64 / total.as_secs_f64(),
+        pct(0.50),
+        pct(0.99),
+    )
 }
 
 /// One row: round trips per second, p50, p99, and the ratio to the baseline.

@@ -536,6 +536,45 @@ fn a_triggered_skill_supplies_the_prompt() {
 }
 
 #[test]
+fn a_skill_is_asked_once_per_signal_however_many_proposals_the_model_makes() {
+    let shell = || ProviderReply::ToolCall {
+        id: "call_t".into(),
+        name: "shell".into(),
+        arguments: json!({"command": "mkfs.ext4 /dev/sda"}),
+    };
+    let s = setup_with(
+        "",
+        vec![source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, |m| m)],
+        vec![shell(), shell(), shell()],
+        PipelineConfig::default(),
+    );
+    let report = s.pipeline.run(user("format it #echo"));
+    assert!(matches!(
+        &report.steps[0].outcome,
+        StepOutcome::Rejected { attempts: 3, .. }
+    ));
+    let requests = s.script.requests.lock().expect("lock");
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.prompt == "ECHO SKILL PROMPT for: format it #echo"),
+        "every attempt carries the skill's prompt"
+    );
+    let skill = s
+        .pipeline
+        .plugins()
+        .iter()
+        .find(|p| p.id.name == "echo-skill")
+        .expect("skill");
+    assert_eq!(
+        skill.telemetry.snapshot().executions,
+        2,
+        "one trigger and one prompt for three proposals"
+    );
+}
+
+#[test]
 fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
     let skill = |name: &'static str, deps: &'static str| {
         source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, move |m| {

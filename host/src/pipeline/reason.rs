@@ -12,6 +12,9 @@ use crate::gates::Outcome;
 use crate::runtime::Kind;
 use crate::signal::{Action, GateTrace, Signal, SignalType};
 
+/// The skill that took a signal up, and the prompt it gave ([`skills::prompt`]).
+pub type SkillPrompt = (String, String);
+
 /// Most bytes of memory outline in the prompt's CONTEXT.
 const CONTEXT_BYTES: usize = 4000;
 
@@ -78,19 +81,28 @@ impl Agent {
                 let action = request_action(signal)?;
                 Ok(self.verify_candidate(action, signal, 1, cycle))
             }
-            SignalType::Event if matches!(signal.sensor(), Some("user-input" | "chat-message")) => {
-                self.reason_with_model(signal, cycle)
-            }
-            // The output of a tool the model called goes back to the model, which answers.
-            SignalType::Event
-                if matches!(signal.sensor(), Some("tool-output" | "tool-error"))
-                    && signal.conversation().is_some() =>
-            {
-                self.reason_with_model(signal, cycle)
-            }
-            // Any other event (a heartbeat...) goes to the model when a skill takes it up.
-            SignalType::Event if skills::prompt(&self.skills, signal).is_some() => {
-                self.reason_with_model(signal, cycle)
+            SignalType::Event => {
+                // The person's words go to the model, and so does the output of a tool the
+                // model called (which it answers).
+                let for_the_model = matches!(signal.sensor(), Some("user-input" | "chat-message"))
+                    || (matches!(signal.sensor(), Some("tool-output" | "tool-error"))
+                        && signal.conversation().is_some());
+                // The skills are asked once per signal (each call is a fresh instance), and
+                // about the signal that began the conversation, if any.
+                let origin = signal.conversation().map_or(signal, |c| &*c.origin);
+                let skill = skills::prompt(&self.skills, origin);
+                // Any other event (a heartbeat...) goes to the model when a skill takes it up.
+                let taken_up = for_the_model
+                    || if std::ptr::eq(origin, signal) {
+                        skill.is_some()
+                    } else {
+                        skills::prompt(&self.skills, signal).is_some()
+                    };
+                if taken_up {
+                    self.reason_with_model(signal, skill.as_ref(), cycle)
+                } else {
+                    Ok(Reasoned::Nothing)
+                }
             }
             _ => Ok(Reasoned::Nothing),
         }
@@ -99,12 +111,13 @@ impl Agent {
     fn reason_with_model(
         &self,
         signal: &Signal,
+        skill: Option<&SkillPrompt>,
         cycle: &mut Cycle,
     ) -> Result<Reasoned, PipelineError> {
         let mut rejection: Option<String> = None;
         let mut last = None;
         for attempt in 1..=self.config.attempts.max(1) {
-            let candidate = self.think(signal, rejection.as_deref())?;
+            let candidate = self.think(signal, rejection.as_deref(), skill)?;
             match self.verify_candidate(candidate, signal, attempt, cycle) {
                 Reasoned::Rejected {
                     action,
@@ -208,9 +221,17 @@ impl Agent {
     /// context, logs, and the previous rejection), ask the model with the tools as function
     /// schemas, and turn the answer into an action. The answer is data; nothing in it runs.
     ///
+    /// `skill`: the prompt the skills gave for the signal that began the conversation
+    /// ([`skills::prompt`]), if one did.
+    ///
     /// # Errors
     /// [`PipelineError::Llm`] when no provider is configured or it fails.
-    pub fn think(&self, signal: &Signal, rejection: Option<&str>) -> Result<Action, PipelineError> {
+    pub fn think(
+        &self,
+        signal: &Signal,
+        rejection: Option<&str>,
+        skill: Option<&SkillPrompt>,
+    ) -> Result<Action, PipelineError> {
         let Some(provider) = &self.provider else {
             return Err(PipelineError::Llm {
                 message:
@@ -226,7 +247,7 @@ impl Agent {
             Some(c) => (&*c.origin, c.turns.clone()),
             None => (signal, Vec::new()),
         };
-        let mut request = self.prompt(origin, rejection);
+        let mut request = self.prompt(origin, rejection, skill);
         request.turns = turns;
         let reply = provider.complete(&request)?;
         Ok(parse_reply(reply))
@@ -243,8 +264,14 @@ impl Agent {
         }
     }
 
-    /// The request `think` sends: system prompt, user prompt and tool schemas.
-    pub fn prompt(&self, signal: &Signal, rejection: Option<&str>) -> ProviderRequest {
+    /// The request `think` sends: system prompt, user prompt (the skill's, else the
+    /// signal's text) and tool schemas.
+    pub fn prompt(
+        &self,
+        signal: &Signal,
+        rejection: Option<&str>,
+        skill: Option<&SkillPrompt>,
+    ) -> ProviderRequest {
         let tools = self.tool_schemas();
         let mut identity = format!("IDENTITY: {}", self.config.assistant_name);
         if let Some(r) = rejection {
@@ -276,8 +303,8 @@ impl Agent {
                 logs.join("\n")
             }
         );
-        let (skill, prompt) = match skills::prompt(&self.skills, signal) {
-            Some((skill, p)) => (Some(skill), p),
+        let (skill, prompt) = match skill {
+            Some((skill, p)) => (Some(skill.clone()), p.clone()),
             None => {
                 let text = signal.payload.text.clone().filter(|t| !t.is_empty());
                 (
