@@ -25,7 +25,7 @@ use crate::signal::{Action, Signal};
 pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(24 * 3600);
 
 /// A suspended action.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct Pending {
     /// The token a person answers with.
     pub token: String,

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use passepartout::daemon::answer::{self, AnswerError, Ran};
 use passepartout::daemon::client::Client;
-use passepartout::daemon::request::Request;
+use passepartout::daemon::request::{Event, Request};
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
 use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous, protocol};
-use passepartout::pipeline::{Agent, PipelineConfig, Step, StepOutcome};
+use passepartout::pipeline::{Agent, PipelineConfig, StepOutcome};
 use passepartout::signal::Action;
 use serde_json::{Value, json};
 
@@ -329,20 +330,20 @@ pub(super) fn connect(common: &Common) -> anyhow::Result<Client> {
 }
 
 fn print_events(events: &[Value], trace: bool) {
-    for e in events {
-        match e["event"].as_str() {
-            Some("message") => println!("{}", e["text"].as_str().unwrap_or_default()),
-            Some("gate-trace") if trace => {
-                for g in e["trace"].as_array().into_iter().flatten() {
+    for e in answer::events(events) {
+        match e {
+            Event::Message { text } => println!("{text}"),
+            Event::GateTrace { trace: gates } if trace => {
+                for g in gates {
                     eprintln!(
                         "  gate {:<16} {:<16} {}",
-                        g["gate"].as_str().unwrap_or(""),
-                        g["verdict"].as_str().unwrap_or(""),
-                        g["reason"].as_str().unwrap_or("")
+                        g.gate,
+                        format!("{:?}", g.verdict).to_lowercase(),
+                        g.reason.unwrap_or_default()
                     );
                 }
             }
-            _ => {}
+            Event::GateTrace { .. } => {}
         }
     }
 }
@@ -378,15 +379,12 @@ pub fn send(
         );
     } else {
         print_events(&events, trace);
-        if reply["type"] == "error" {
-            eprintln!(
-                "error: {}",
-                reply["error"]["message"].as_str().unwrap_or_default()
-            );
-        }
-        report_steps(&reply, false);
     }
-    Ok(exit_code(&reply))
+    let ran = answer::read::<Ran>(&reply, "the steps of a run");
+    if !json_out {
+        report(&ran, false);
+    }
+    Ok(exit_code(&ran))
 }
 
 /// `passepartout chat`: a line client; starts a daemon in the background when none answers.
@@ -430,13 +428,7 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
             }
         };
         print_events(&events, true);
-        if reply["type"] == "error" {
-            eprintln!(
-                "error: {}",
-                reply["error"]["message"].as_str().unwrap_or_default()
-            );
-        }
-        report_steps(&reply, false);
+        report(&answer::read::<Ran>(&reply, "the steps of a run"), false);
     }
     if let Some(h) = &history {
         let _ = editor.save_history(h);
@@ -503,26 +495,15 @@ pub fn decide_via_daemon(
             Some(d) => d.to_owned(),
             None => {
                 let (_, list) = client.call(&Request::Approvals)?;
-                if list["type"] == "error" {
-                    anyhow::bail!("{}", list["error"]["message"].as_str().unwrap_or_default());
-                }
-                let Some(p) = list["result"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|p| p["token"] == token)
-                else {
+                let waiting: answer::Waiting = answer::read(&list, "the pending approvals")?;
+                let Some(p) = waiting.into_iter().find(|p| p.token == token) else {
                     eprintln!(
                         "error: no pending approval has the token {token:?} (see `passepartout approvals`)"
                     );
                     return Ok(ExitCode::from(2));
                 };
-                eprintln!(
-                    "{op} {}: {}",
-                    p["state"].as_str().unwrap_or("pending"),
-                    p["action"]
-                );
-                p["digest"].as_str().unwrap_or_default().to_owned()
+                eprintln!("{op} {}: {}", p.state, serde_json::to_string(&p.action)?);
+                p.digest
             }
         };
         let (token, digest) = (token.to_owned(), digest);
@@ -537,42 +518,51 @@ pub fn decide_via_daemon(
                 "{}",
                 serde_json::to_string_pretty(&json!({ "events": events, "reply": reply }))?
             );
-        } else if reply["type"] == "error" {
-            eprintln!(
-                "error: {}",
-                reply["error"]["message"].as_str().unwrap_or_default()
-            );
-        } else if op == "deny" {
-            println!("denied; dropped {}", reply["result"]["dropped"]);
-        } else {
-            report_steps(&reply, true);
         }
-        Ok(exit_code(&reply))
+        if op == "deny" {
+            return Ok(
+                match answer::read::<answer::Dropped>(&reply, "the denied action") {
+                    Ok(d) => {
+                        if !json_out {
+                            println!("denied; dropped {}", serde_json::to_string(&d.dropped)?);
+                        }
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        ExitCode::from(2)
+                    }
+                },
+            );
+        }
+        let ran = answer::read::<Ran>(&reply, "the steps of a run");
+        if !json_out {
+            report(&ran, true);
+        }
+        Ok(exit_code(&ran))
     })())
 }
 
 /// The running daemon's `status` result, if one answers.
-pub fn daemon_status(common: &Common) -> Option<Value> {
+pub fn daemon_status(common: &Common) -> Option<passepartout::daemon::ops::Status> {
     let mut client = connect(common).ok()?;
     let (_, reply) = client.call(&Request::Status).ok()?;
-    (reply["type"] == "reply").then(|| reply["result"].clone())
+    answer::read(&reply, "the daemon's status").ok()
 }
 
-/// The steps a reply to `act`, `ask` or `approve` reports, each typed on its own: a step this
-/// CLI cannot read (a newer daemon's outcome) is `None` and does not hide the others.
-fn steps_of(reply: &Value) -> Vec<Option<Step>> {
-    reply["result"]["steps"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| serde_json::from_value(s.clone()).ok())
-        .collect()
-}
-
-/// Print each step's rejection or failure to stderr, and with `results` what ran to stdout.
-fn report_steps(reply: &Value, results: bool) {
-    for step in steps_of(reply).into_iter().flatten() {
-        match step.outcome {
+/// Print a run's rejections and failures (and the daemon's refusal) to stderr, and with
+/// `results` what ran to stdout. A step this CLI cannot read (a newer daemon's outcome) is
+/// skipped and does not hide the others.
+fn report(ran: &Result<Ran, AnswerError>, results: bool) {
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return;
+        }
+    };
+    for step in ran.steps.0.iter().flatten() {
+        match &step.outcome {
             StepOutcome::Ran { result, .. } if results => println!("{result}"),
             StepOutcome::Rejected { gate, reason, .. } => {
                 eprintln!("rejected by {gate}: {reason}");
@@ -587,12 +577,10 @@ fn report_steps(reply: &Value, results: bool) {
 
 /// A daemon reply's exit code, as `act`'s: 0 ran, 2 bad request or failure, 3 rejected,
 /// 4 approval required, 5 the tool failed.
-fn exit_code(reply: &Value) -> ExitCode {
-    if reply["type"] == "error" {
+fn exit_code(ran: &Result<Ran, AnswerError>) -> ExitCode {
+    let Ok(ran) = ran else {
         return ExitCode::from(2);
-    }
-    let first = steps_of(reply).into_iter().next().flatten();
-    ExitCode::from(super::pipeline::outcome_code(
-        first.as_ref().map(|s| &s.outcome),
-    ))
+    };
+    let first = ran.steps.0.first().and_then(Option::as_ref);
+    ExitCode::from(super::pipeline::outcome_code(first.map(|s| &s.outcome)))
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use passepartout::agent::Agent;
-use passepartout::daemon::reload::Reload;
+use passepartout::daemon::answer;
+use passepartout::daemon::reload::{Reload, Reloaded};
 use passepartout::daemon::server::{Router, RouterActuator};
 
 use super::Common;
@@ -156,33 +157,26 @@ pub fn tell_daemon(common: &Common) {
             return;
         }
     };
-    match client.call(&passepartout::daemon::request::Request::Reload) {
-        Ok((_, reply)) if reply["ok"] == true => {
-            let r = &reply["result"];
-            let missing = r["missing_gates"]
-                .as_array()
-                .map(|m| m.iter().filter_map(|g| g.as_str()).collect::<Vec<_>>())
-                .unwrap_or_default();
-            println!(
-                "the running daemon took the change: plugin set {}, {} plugin(s){}",
-                r["set"].as_str().unwrap_or("?"),
-                r["plugins"],
-                if missing.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; these gates did not load, so it refuses every action: {}",
-                        missing.join(", ")
-                    )
-                }
-            );
-        }
-        Ok((_, reply)) => eprintln!(
-            "the running daemon did not take the change (it keeps its running set): {}",
-            reply["error"]["message"]
-                .as_str()
-                .unwrap_or("no reason given")
+    let reloaded = client
+        .call(&passepartout::daemon::request::Request::Reload)
+        .map(|(_, reply)| answer::read::<Reloaded>(&reply, "how the reload went"));
+    match reloaded {
+        Ok(Ok(r)) => println!(
+            "the running daemon took the change: plugin set {}, {} plugin(s){}",
+            r.set,
+            r.plugins,
+            if r.missing_gates.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; these gates did not load, so it refuses every action: {}",
+                    r.missing_gates.join(", ")
+                )
+            }
         ),
+        Ok(Err(e)) => {
+            eprintln!("the running daemon did not take the change (it keeps its running set): {e}")
+        }
         Err(e) => eprintln!("could not ask the running daemon to reload: {e}"),
     }
 }

@@ -28,18 +28,13 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         Some(d) => {
             println!(
                 "daemon: {}, up {} s, plugin set {}",
-                d["health"].as_str().unwrap_or("?"),
-                d["uptime_secs"],
-                d["plugin_set"].as_str().unwrap_or("?")
+                d.health, d.uptime_secs, d.plugin_set
             );
-            if let Some(e) = d["reload"]["last_error"].as_str() {
+            if let Some(e) = &d.reload.last_error {
                 println!("daemon: the last reload failed, so it runs the previous set: {e}");
             }
-            for g in d["missing_gates"].as_array().into_iter().flatten() {
-                println!(
-                    "daemon: gate {} did not load: every action is refused",
-                    g.as_str().unwrap_or("?")
-                );
+            for g in &d.missing_gates {
+                println!("daemon: gate {g} did not load: every action is refused");
             }
         }
         None => println!("daemon: not running"),
@@ -106,20 +101,12 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         true,
     ));
     if let Some(d) = super::daemon::daemon_status(common) {
-        let reload_error = d["reload"]["last_error"].as_str().map(|e| {
+        let reload_error = d.reload.last_error.as_ref().map(|e| {
             format!("the last reload failed, so the daemon runs the previous plugin set: {e}")
         });
         checks.push(check(
             "daemon",
-            reload_error.map_or_else(
-                || {
-                    Ok(format!(
-                        "running plugin set {}",
-                        d["plugin_set"].as_str().unwrap_or("?")
-                    ))
-                },
-                Err,
-            ),
+            reload_error.map_or_else(|| Ok(format!("running plugin set {}", d.plugin_set)), Err),
             false,
         ));
     }

@@ -2,6 +2,7 @@
 //! clients at once, replies and events to the client that asked, a heartbeat, and a graceful
 //! stop on SIGINT/SIGTERM.
 
+pub mod answer;
 pub mod client;
 mod connection;
 pub mod keys;

@@ -60,7 +60,7 @@ impl Reply {
 }
 
 /// One plugin in `status`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PluginStatus {
     /// Its name.
     pub name: String,
@@ -71,11 +71,11 @@ pub struct PluginStatus {
 }
 
 /// What `status` answers.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Status {
     /// `loading`, `healthy`, `degraded` (the last reload failed) or `unhealthy` (a gate the
     /// policy requires is missing).
-    pub health: &'static str,
+    pub health: String,
     /// Seconds since start.
     pub uptime_secs: u64,
     /// Authenticated clients connected now.
@@ -181,7 +181,7 @@ fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
         "healthy"
     };
     Status {
-        health,
+        health: health.to_owned(),
         uptime_secs: facts.uptime_secs,
         connections: facts.connections,
         connection_tasks: facts.connection_tasks,

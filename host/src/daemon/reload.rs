@@ -32,7 +32,7 @@ pub trait Reload: Send + Sync {
 }
 
 /// How a reload went.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct Reloaded {
     /// Whether the running set changed.
     pub changed: bool,
@@ -45,7 +45,7 @@ pub struct Reloaded {
 }
 
 /// What `status` shows of reloads.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct ReloadStatus {
     /// Reloads that loaded a new set and swapped it in.
     pub reloads: u64,

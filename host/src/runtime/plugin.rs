@@ -163,7 +163,7 @@ pub struct Telemetry {
 }
 
 /// A snapshot of [`Telemetry`], as `passepartout plugins --json` prints it.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct TelemetrySnapshot {
     /// Calls made.
     pub executions: u64,
