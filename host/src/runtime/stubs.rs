@@ -10,6 +10,12 @@ use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker, LinkerInstance, ResourceType};
 
+/// What a stubbed import returns when called: the import, by its full name. The call's error
+/// is classified by this type ([`super::call`]), never by its message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown import: `{0}` has not been defined")]
+pub struct DeniedImport(pub String);
+
 /// Our own WIT package: provided by the linker (any 0.1.x), never stubbed.
 const OURS: &str = "passepartout:plugin/";
 
@@ -53,7 +59,7 @@ fn stub<T: 'static>(
         ComponentItem::ComponentFunc(_) => {
             let qualified = qualified.to_owned();
             at.func_new(name, move |_, _, _, _| {
-                wasmtime::bail!("unknown import: `{qualified}` has not been defined")
+                Err(wasmtime::Error::new(DeniedImport(qualified.clone())))
             })
         }
         ComponentItem::ComponentInstance(instance) => {
