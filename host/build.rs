@@ -11,6 +11,8 @@ mod guests;
 mod python;
 
 use std::fmt::Write as _;
+
+use sha2::Digest as _;
 use std::path::Path;
 
 /// The first-party plugins, by package name (each is `plugins/<name>/`).
@@ -50,9 +52,16 @@ fn main() {
     );
     for (name, wasm) in &built {
         let manifest = workspace.join("plugins").join(name).join("plugin.toml");
+        // The component's sha256 (its compile-cache key), so that a start does not read and
+        // hash every embedded component (~23 MiB) to find its cached compiled form.
+        let bytes = std::fs::read(wasm).expect("reading a built plugin component");
+        let sha256: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         writeln!(
             code,
-            "    Builtin {{ dir: {name:?}, manifest: include_str!({:?}), component: include_bytes!({:?}) }},",
+            "    Builtin {{ dir: {name:?}, manifest: include_str!({:?}), component: include_bytes!({:?}), sha256: {sha256:?} }},",
             manifest.display().to_string(),
             wasm.display().to_string(),
         )

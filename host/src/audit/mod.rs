@@ -244,7 +244,7 @@ fn audit_source(
         version: String::new(),
         kinds: Vec::new(),
         origin: source.origin.clone(),
-        sha256: Some(crate::runtime::pins::sha256(&source.component)),
+        sha256: Some(crate::builtin::sha256(&source.component)),
         pinned: source.pin.clone(),
         wit_version: None,
         imports: Vec::new(),

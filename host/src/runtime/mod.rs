@@ -186,7 +186,9 @@ impl Runtime {
     /// # Errors
     /// The bytes are not a valid component.
     pub fn inspect(&self, bytes: &[u8]) -> wasmtime::Result<(inspect::Interfaces, String)> {
-        let compiled = self.cache.load(&self.engine, bytes, pins::sha256(bytes))?;
+        let compiled = self
+            .cache
+            .load(&self.engine, bytes, crate::builtin::sha256(bytes))?;
         Ok((
             inspect::interfaces(&self.engine, &compiled.component),
             compiled.sha256,

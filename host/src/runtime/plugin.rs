@@ -252,7 +252,7 @@ impl Runtime {
                 found,
             });
         }
-        let sha256 = super::pins::sha256(&source.component);
+        let sha256 = crate::builtin::sha256(&source.component);
         let compiled = self
             .cache
             .load(&self.engine, &source.component, sha256)
