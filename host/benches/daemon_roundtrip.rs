@@ -205,6 +205,20 @@ fn main() {
     group.bench_function("over-protocol-1-client-signed-rust-gates", |b| {
         b.iter(|| round_trip(&mut rust_signed))
     });
+    // Ten clients at once, ten round trips each per iteration (time per iteration / 100 is
+    // the time per round trip).
+    let mut ten: Vec<Client> = (0..10)
+        .map(|_| Client::connect(&rust_addr, Some(&keys())).expect("connect rust"))
+        .collect();
+    group.bench_function("over-protocol-10-clients-x10-signed-rust-gates", |b| {
+        b.iter(|| {
+            std::thread::scope(|s| {
+                for client in ten.iter_mut() {
+                    s.spawn(move || (0..10).for_each(|_| round_trip(client)));
+                }
+            })
+        })
+    });
     group.finish();
     let mut group = c.benchmark_group("connect");
     group.bench_function("handshake-unsigned", |b| {

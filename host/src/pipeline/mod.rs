@@ -409,12 +409,9 @@ impl Agent {
         if records.is_empty() {
             return;
         }
-        let written = self.journal.transaction(|tx| {
-            records.iter().try_for_each(|(kind, body)| {
-                crate::journal::Journal::append_in(tx, kind, body).map(|_| ())
-            })
-        });
-        if let Err(e) = written {
+        let records: Vec<(&str, &serde_json::Value)> =
+            records.iter().map(|(kind, body)| (*kind, body)).collect();
+        if let Err(e) = self.journal.append_all(&records) {
             tracing::error!("cannot write the journal ({} records): {e}", records.len());
         }
     }
