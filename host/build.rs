@@ -46,6 +46,7 @@ fn main() {
     let mut built = guests::build(&workspace, PLUGINS);
     built.extend(python::build(&workspace, PYTHON_PLUGINS));
 
+    let out_dir = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).to_path_buf();
     let mut code = String::from(
         "/// The first-party plugins, built from plugins/ by host/build.rs.\n\
          pub static BUILTIN: &[Builtin] = &[\n",
@@ -53,21 +54,24 @@ fn main() {
     for (name, wasm) in &built {
         let manifest = workspace.join("plugins").join(name).join("plugin.toml");
         // The component's sha256 (its compile-cache key), so that a start does not read and
-        // hash every embedded component (~23 MiB) to find its cached compiled form.
+        // hash every embedded component (~23 MiB) to find its cached compiled form. The bytes
+        // hashed are the bytes embedded: a copy in OUT_DIR, which no other build writes.
         let bytes = std::fs::read(wasm).expect("reading a built plugin component");
         let sha256: String = sha2::Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
+        let embedded = out_dir.join(format!("{name}.wasm"));
+        std::fs::write(&embedded, &bytes).expect("copying a built plugin component into OUT_DIR");
         writeln!(
             code,
             "    Builtin {{ dir: {name:?}, manifest: include_str!({:?}), component: include_bytes!({:?}), sha256: {sha256:?} }},",
             manifest.display().to_string(),
-            wasm.display().to_string(),
+            embedded.display().to_string(),
         )
         .expect("writing to a String");
     }
     code.push_str("];\n");
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin.rs");
+    let out = out_dir.join("builtin.rs");
     std::fs::write(&out, code).expect("writing builtin.rs into OUT_DIR");
 }

@@ -199,6 +199,9 @@ impl Journal {
         });
         let outcomes: Vec<Result<Vec<i64>, String>> = match committed {
             Ok(seqs) => seqs.into_iter().map(Ok).collect(),
+            // A batch of one has its own error already (and a locked database is not waited
+            // for twice).
+            Err(e) if batch.len() == 1 => vec![Err(e.to_string())],
             // Each group alone, so that each caller gets its own group's error.
             Err(_) => batch
                 .iter()

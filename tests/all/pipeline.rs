@@ -719,3 +719,37 @@ fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_dis
     );
     assert!(reopened.verify().expect("read").is_ok());
 }
+
+#[test]
+fn a_journal_that_cannot_be_written_stops_the_action_before_it_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("journal.db");
+    let (plugins, _cache) = plugins("", Vec::new());
+    let seen = Arc::new(Mutex::new(vec!["never ran".to_owned()]));
+    let probe = JournalProbe {
+        path: path.clone(),
+        seen: seen.clone(),
+    };
+    let agent = Agent::new(
+        plugins,
+        Journal::open(&path).expect("journal"),
+        PipelineConfig::default(),
+    )
+    .expect("agent")
+    .with_actuator("telegram", Box::new(probe));
+    // Another process holds the database (past the 5 s busy timeout): nothing can be written.
+    let holder = rusqlite::Connection::open(&path).expect("second connection");
+    holder.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    let report = agent.run(request(json!({"target": "telegram", "text": "hi"})));
+    assert!(
+        matches!(&report.steps[0].outcome, StepOutcome::Failed { error } if error.contains("journal cannot be written")),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["never ran"],
+        "the actuator never ran"
+    );
+    holder.execute_batch("ROLLBACK").expect("unlock");
+}

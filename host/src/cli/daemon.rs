@@ -338,7 +338,10 @@ fn print_events(events: &[Value], trace: bool) {
                     eprintln!(
                         "  gate {:<16} {:<16} {}",
                         g.gate,
-                        format!("{:?}", g.verdict).to_lowercase(),
+                        serde_json::to_value(&g.verdict)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
                         g.reason.unwrap_or_default()
                     );
                 }
@@ -495,8 +498,13 @@ pub fn decide_via_daemon(
             Some(d) => d.to_owned(),
             None => {
                 let (_, list) = client.call(&Request::Approvals)?;
-                let waiting: answer::Waiting = answer::read(&list, "the pending approvals")?;
-                let Some(p) = waiting.into_iter().find(|p| p.token == token) else {
+                // Each entry on its own: one this CLI cannot read does not hide the others.
+                let waiting: Vec<Value> = answer::read(&list, "the pending approvals")?;
+                let mine = waiting.into_iter().find(|p| p["token"] == token);
+                let Some(p) = mine
+                    .map(serde_json::from_value::<passepartout::approvals::Pending>)
+                    .transpose()?
+                else {
                     eprintln!(
                         "error: no pending approval has the token {token:?} (see `passepartout approvals`)"
                     );
@@ -526,6 +534,12 @@ pub fn decide_via_daemon(
                         if !json_out {
                             println!("denied; dropped {}", serde_json::to_string(&d.dropped)?);
                         }
+                        ExitCode::SUCCESS
+                    }
+                    // Denied all the same: only the daemon's account of the action is
+                    // unreadable.
+                    Err(e @ AnswerError::Unreadable { .. }) => {
+                        eprintln!("denied ({e})");
                         ExitCode::SUCCESS
                     }
                     Err(e) => {

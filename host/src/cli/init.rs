@@ -32,6 +32,8 @@ const CONFIG: &str = r#"# Passepartout configuration. Every key is optional; env
 # The loop (docs/cli.md, "passepartout.toml").
 # [pipeline]
 # assistant = "Agent"                   # the assistant's name in the prompt
+# default_actuator = "cli"              # where an action with no target and no source goes
+# silent_actuators = ["cli", "system-message", "emacs"]   # results not fed back to the model
 # mandates = []                         # standing instructions, first in the prompt
 # max_depth = 10                        # feedback rounds before a signal is dropped
 # attempts = 3                          # proposals the model gets when gates reject one

@@ -9,7 +9,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::request::Event;
-use crate::approvals::Pending;
 use crate::pipeline::Step;
 use crate::signal::Action;
 
@@ -69,9 +68,6 @@ pub struct Dropped {
     /// The action dropped.
     pub dropped: Action,
 }
-
-/// `approvals`: the actions waiting.
-pub type Waiting = Vec<Pending>;
 
 /// Read a reply frame (`{"type": "reply", "result"}` or `{"type": "error", "error"}`) as `T`.
 ///

@@ -70,8 +70,10 @@ pub struct PluginStatus {
     pub telemetry: crate::runtime::plugin::TelemetrySnapshot,
 }
 
-/// What `status` answers.
-#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+/// What `status` answers. A client reads what it knows of it: a field a daemon of another
+/// version does not send is its default.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Status {
     /// `loading`, `healthy`, `degraded` (the last reload failed) or `unhealthy` (a gate the
     /// policy requires is missing).

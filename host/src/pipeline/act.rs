@@ -52,7 +52,7 @@ impl Agent {
         // What Reason journaled is on disk before the source hears anything or a person is
         // asked; an approved action's records wait for its last mile (see `execute`).
         if !matches!(reasoned, Reasoned::Approved { .. }) {
-            self.flush(cycle);
+            let _ = self.flush(cycle);
         }
         match reasoned {
             Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
@@ -163,6 +163,15 @@ impl Agent {
         }
     }
 
+    /// Whether the tool named `tool` cannot change the world: it says it changes nothing, and
+    /// its plugin's grants let it change nothing ([`crate::runtime::Grants::can_change_the_world`]).
+    fn tool_cannot_change_the_world(&self, tool: &str) -> bool {
+        self.plugins.iter().any(|p| {
+            !p.grants.can_change_the_world()
+                && p.tools.iter().any(|t| t.name == tool && t.read_only)
+        })
+    }
+
     /// Whether the tool named `tool` says it changes nothing (unknown tools are not).
     fn tool_is_read_only(&self, tool: &str) -> bool {
         self.plugins
@@ -202,12 +211,12 @@ impl Agent {
                 a
             }
             Outcome::NeedsApproval { action: a, reasons } => {
-                self.flush(cycle);
+                let _ = self.flush(cycle);
                 let outcome = self.suspend(&a, signal, reasons)?;
                 return Ok((outcome, trace, None));
             }
             Outcome::Rejected { gate, reason } => {
-                self.flush(cycle);
+                let _ = self.flush(cycle);
                 self.log(format!(
                     "last-mile verify: gate {gate} blocked the action: {reason}"
                 ));
@@ -230,7 +239,7 @@ impl Agent {
                 "a gate changed the approved action into {}; approve the new one",
                 super::reason::summary(&action)
             )];
-            self.flush(cycle);
+            let _ = self.flush(cycle);
             let outcome = self.suspend(&action, signal, reasons)?;
             return Ok((outcome, trace, None));
         }
@@ -247,16 +256,18 @@ impl Agent {
             ));
         };
         // Write-ahead: the proposal and every verdict are on disk before anything that may
-        // change the world runs. A read-only tool changes nothing, and its result reaches no
-        // one before the commit below: its records and its result go in one commit.
-        let read_only = approved.is_none()
+        // change the world runs; if they cannot be written, nothing runs. A tool that cannot
+        // change the world (read-only by its word, and granted nothing that writes, reaches
+        // the network or runs a program) has its records and its result committed together,
+        // before the result reaches anyone.
+        let contained = approved.is_none()
             && action.target == "tool"
             && action
                 .tool
                 .as_deref()
-                .is_some_and(|t| self.tool_is_read_only(t));
-        if !read_only {
-            self.flush(cycle);
+                .is_some_and(|t| self.tool_cannot_change_the_world(t));
+        if !contained && let Err(e) = self.flush(cycle) {
+            return Ok((StepOutcome::Failed { error: e }, trace, None));
         }
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal);
@@ -295,7 +306,10 @@ impl Agent {
             }
             None => {
                 cycle.defer("tool-result", record);
-                self.flush(cycle);
+                // A result not on disk is not given to anyone.
+                if let Err(e) = self.flush(cycle) {
+                    return Ok((StepOutcome::Failed { error: e }, trace, None));
+                }
             }
         }
         let silent = self.config.silent_actuators.contains(&action.target);
@@ -421,7 +435,7 @@ impl Agent {
             None,
             &mut cycle,
         );
-        self.flush(&mut cycle);
+        let _ = self.flush(&mut cycle);
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above.)
         let ran = matches!(

@@ -50,13 +50,13 @@ impl Agent {
                 .and_then(|reasoned| self.act(&signal, reasoned, &mut state));
             match cycle {
                 Ok((step, feedback)) => {
-                    self.flush(&mut state);
+                    let _ = self.flush(&mut state);
                     report.steps.push(step);
                     current = feedback;
                 }
                 Err(e) => {
                     state.defer("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
-                    self.flush(&mut state);
+                    let _ = self.flush(&mut state);
                     report.steps.push(Step {
                         depth: signal.depth,
                         sensor: signal.payload.sensor.clone(),

@@ -1,8 +1,9 @@
 //! The metabolic pipeline: Perceive → Reason → Act, repeated while Act produces feedback.
 //!
-//! - [`reason`]: only user input and chat messages go to the model; its answer is parsed as
-//!   data into an [`Action`], verified by every gate, retried up to 3 times with the rejection
-//!   fed back. Direct requests skip the model, never the gates.
+//! - [`reason`]: user input, chat messages, the output of a tool the model called, and events
+//!   a skill takes up go to the model; its answer is parsed as data into an [`Action`],
+//!   verified by every gate, retried up to 3 times with the rejection fed back. Direct
+//!   requests skip the model, never the gates.
 //! - [`act`]: approval suspends the action under a token; otherwise a last-mile verify, then the
 //!   actuator (explicit target, else the signal's source, else the default), and feedback.
 //! - [`metabolism`]: the loop, its depth limit, interrupt and error recovery.
@@ -84,13 +85,15 @@ impl PipelineConfig {
         let mut c = PipelineConfig::default();
         use crate::settings;
         let lower = |s: &str| s.trim().to_lowercase();
-        if let Some(name) = settings::ASSISTANT.get().or_else(|| file.assistant.clone()) {
+        // A blank value in the file is no value, as a blank variable is.
+        let given = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+        if let Some(name) = settings::ASSISTANT.get().or_else(|| given(&file.assistant)) {
             c.assistant_name = name;
         }
         c.mandates.clone_from(&file.mandates);
         if let Some(target) = settings::DEFAULT_ACTUATOR
             .get()
-            .or_else(|| file.default_actuator.clone())
+            .or_else(|| given(&file.default_actuator))
         {
             c.default_actuator = lower(&target);
         }
@@ -111,11 +114,20 @@ impl PipelineConfig {
         if let Some(silent) = silent {
             c.silent_actuators = silent.into_iter().filter(|s| !s.is_empty()).collect();
         }
+        let bounded = |key: &str, v: u32, lo: u32, hi: u32| {
+            let b = v.clamp(lo, hi);
+            if b != v {
+                tracing::warn!(
+                    "passepartout.toml: [pipeline] {key} = {v} is outside {lo}..={hi}; using {b}"
+                );
+            }
+            b
+        };
         if let Some(depth) = file.max_depth {
-            c.max_depth = depth.clamp(1, 100);
+            c.max_depth = bounded("max_depth", depth, 1, 100);
         }
         if let Some(attempts) = file.attempts {
-            c.attempts = attempts.clamp(1, 10);
+            c.attempts = bounded("attempts", attempts, 1, 10);
         }
         if let Some(recovery) = &file.recovery {
             c.recovery = recovery.clone();
@@ -398,22 +410,26 @@ impl Agent {
         }
     }
 
-    /// Commit the records `cycle` holds, in one transaction (see [`cycle::Cycle::pending`]).
-    pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) {
-        self.record_all(&cycle.pending);
-        cycle.pending.clear();
-    }
-
-    /// Append `records` in one commit (a proposal and its verdicts): all on disk, or none.
-    pub(crate) fn record_all(&self, records: &[(&str, serde_json::Value)]) {
-        if records.is_empty() {
-            return;
+    /// Commit the records `cycle` holds, in one group ([`Journal::append_all`]; see
+    /// [`cycle::Cycle::pending`]). A failure is logged, and returned for the caller to refuse
+    /// what depends on it (running an action, giving out a result).
+    ///
+    /// # Errors
+    /// The journal refused the write, in words for the person.
+    pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) -> Result<(), String> {
+        let pending = std::mem::take(&mut cycle.pending);
+        if pending.is_empty() {
+            return Ok(());
         }
         let records: Vec<(&str, &serde_json::Value)> =
-            records.iter().map(|(kind, body)| (*kind, body)).collect();
-        if let Err(e) = self.journal.append_all(&records) {
+            pending.iter().map(|(kind, body)| (*kind, body)).collect();
+        self.journal.append_all(&records).map(|_| ()).map_err(|e| {
             tracing::error!("cannot write the journal ({} records): {e}", records.len());
-        }
+            format!(
+                "the journal cannot be written ({e}), so nothing that depends on it is done; \
+                 check the database's disk and that no other process holds it"
+            )
+        })
     }
 
     /// Remember a line for the prompt's LOGS section.

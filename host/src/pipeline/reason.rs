@@ -117,6 +117,9 @@ impl Agent {
         let mut rejection: Option<String> = None;
         let mut last = None;
         for attempt in 1..=self.config.attempts.max(1) {
+            // A rejected proposal is on disk before the model is asked again (which may take
+            // minutes, and a stop in between must not lose what the gates said).
+            let _ = self.flush(cycle);
             let candidate = self.think(signal, rejection.as_deref(), skill)?;
             match self.verify_candidate(candidate, signal, attempt, cycle) {
                 Reasoned::Rejected {

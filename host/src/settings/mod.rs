@@ -164,14 +164,16 @@ impl Var {
     }
 
     /// Its value parsed as a `T`; a value that does not parse is reported, naming the variable
-    /// it was found under and the value, and treated as unset (the default applies).
+    /// it was found under and the value, and treated as unset (what `passepartout.toml` says
+    /// applies, else the default).
     pub fn parse<T: FromStr>(&self) -> Option<T> {
         let (name, raw) = self.lookup()?;
         match raw.trim().parse() {
             Ok(v) => Some(v),
             Err(_) => {
                 tracing::warn!(
-                    "{name}={raw:?} is not valid ({}); using the default",
+                    "{name}={raw:?} is not valid ({}); ignoring it (passepartout.toml's value \
+                     or the default applies)",
                     self.doc
                 );
                 None

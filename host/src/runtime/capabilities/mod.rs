@@ -39,6 +39,18 @@ pub struct Grants {
 }
 
 impl Grants {
+    /// Whether these grants let a plugin change anything outside itself: a read-write mount,
+    /// a network host, a program, or memory writes. What a plugin says of its tools
+    /// (`read-only`) is its word; this is what the runtime enforces.
+    pub fn can_change_the_world(&self) -> bool {
+        self.fs
+            .iter()
+            .any(|m| m.access == super::manifest::Access::ReadWrite)
+            || !self.net.is_empty()
+            || !self.process.is_empty()
+            || self.memory == MemoryAccess::ReadWrite
+    }
+
     /// Resolve what `plugin` gets: each capability it asked for that `policy` also grants.
     ///
     /// # Errors
@@ -155,4 +167,46 @@ fn intersect(asked: &[String], granted: &[String]) -> Vec<String> {
         .filter(|a| granted.contains(a))
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_grants_that_write_reach_out_or_run_programs_can_change_the_world() {
+        let mount = |access| Mount {
+            guest: "/w".into(),
+            host: "/tmp".into(),
+            access,
+        };
+        let none = Grants::default();
+        assert!(!none.can_change_the_world());
+        let read = Grants {
+            fs: vec![mount(super::super::manifest::Access::ReadOnly)],
+            memory: MemoryAccess::Read,
+            ..Grants::default()
+        };
+        assert!(!read.can_change_the_world());
+        for g in [
+            Grants {
+                fs: vec![mount(super::super::manifest::Access::ReadWrite)],
+                ..Grants::default()
+            },
+            Grants {
+                net: vec!["example.com".into()],
+                ..Grants::default()
+            },
+            Grants {
+                process: vec!["ls".into()],
+                ..Grants::default()
+            },
+            Grants {
+                memory: MemoryAccess::ReadWrite,
+                ..Grants::default()
+            },
+        ] {
+            assert!(g.can_change_the_world(), "{g:?}");
+        }
+    }
 }
