@@ -267,7 +267,8 @@ impl Agent {
                 .as_deref()
                 .is_some_and(|t| self.tool_cannot_change_the_world(t));
         if !contained && let Err(e) = self.flush(cycle) {
-            return Ok((StepOutcome::Failed { error: e }, trace, None));
+            let error = format!("{e}: nothing ran");
+            return Ok((StepOutcome::Failed { error }, trace, None));
         }
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal);
@@ -308,7 +309,8 @@ impl Agent {
                 cycle.defer("tool-result", record);
                 // A result not on disk is not given to anyone.
                 if let Err(e) = self.flush(cycle) {
-                    return Ok((StepOutcome::Failed { error: e }, trace, None));
+                    let error = format!("{tool} ran, but {e}: its result is withheld");
+                    return Ok((StepOutcome::Failed { error }, trace, None));
                 }
             }
         }

@@ -415,7 +415,7 @@ impl Agent {
     /// what depends on it (running an action, giving out a result).
     ///
     /// # Errors
-    /// The journal refused the write, in words for the person.
+    /// Why the journal refused the write, for the caller's message.
     pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) -> Result<(), String> {
         let pending = std::mem::take(&mut cycle.pending);
         if pending.is_empty() {
@@ -426,8 +426,8 @@ impl Agent {
         self.journal.append_all(&records).map(|_| ()).map_err(|e| {
             tracing::error!("cannot write the journal ({} records): {e}", records.len());
             format!(
-                "the journal cannot be written ({e}), so nothing that depends on it is done; \
-                 check the database's disk and that no other process holds it"
+                "the journal cannot be written ({e}; check the database's disk and that no \
+                 other process holds it)"
             )
         })
     }
