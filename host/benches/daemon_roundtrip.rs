@@ -50,10 +50,13 @@ fn agent(router: &Arc<Router>, gates: Gates) -> Agent {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let policy = temp().join(format!("policy-{n}.toml"));
-    let text = match gates {
-        Gates::Standard => "",
-        Gates::RustOnly => "[plugins.pii]\nenabled = false\n",
-    };
+    // The policy `passepartout init` writes, as users run it.
+    let workspace = temp().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let mut text = passepartout::policy_edit::starter(&workspace);
+    if gates == Gates::RustOnly {
+        text.push_str("\n[plugins.pii]\nenabled = false\n");
+    }
     std::fs::write(&policy, text).expect("policy");
     let places = Places {
         plugins: Some(temp().join("no-plugins")),

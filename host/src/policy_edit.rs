@@ -7,6 +7,56 @@ use toml_edit::{DocumentMut, Item, Table, value};
 
 use crate::runtime::manifest::LimitSpec;
 
+/// The policy `init` writes: each first-party plugin gets the least it needs. `{WORKSPACE}` is
+/// replaced by the workspace directory (created by `init`).
+const STARTER: &str = r#"# What plugins may touch. Nothing is granted unless it is listed here AND the plugin's
+# plugin.toml asks for it. `passepartout audit --policy THIS_FILE` shows the effect first;
+# `passepartout plugins` lists what each plugin got.
+
+# For plugins without an entry of their own: nothing but these limits.
+# [default]
+# limits = { timeout_ms = 60000 }
+
+# files: read, write, list and search, only inside the workspace.
+[plugins.files]
+fs = [{ guest = "/workspace", host = {WORKSPACE}, access = "read-write" }]
+
+# shell: these programs only, started in the workspace, arguments as a list (no shell).
+# A granted program runs natively with YOUR rights (`cat` can read any file you can): grant
+# programs as you would to a person at your keyboard. Add "git" for repositories. Left out on
+# purpose: `sort` (-o writes any file, --compress-program runs another program), `find`
+# (-exec, -delete), interpreters.
+[plugins.shell]
+fs = [{ guest = "/workspace", host = {WORKSPACE}, access = "read-write" }]
+process = ["ls", "cat", "head", "tail", "wc", "grep", "diff", "echo"]
+
+# http-fetch: no host at all until you list some. Names match exactly ("*.example.org" for
+# subdomains); private, loopback and link-local addresses (169.254.169.254...) are refused
+# unless granted by address, e.g. "127.0.0.1:8080".
+# [plugins.http-fetch]
+# net = ["en.wikipedia.org", "api.github.com"]
+
+# memory: queries, and giving a headline without an :ID: its derived ID.
+[plugins.memory]
+memory = "read-write"
+
+# gardener: reads memory on heartbeats to find headlines without an ID.
+[plugins.gardener]
+memory = "read"
+
+# Gates read their settings from [config] in their plugin.toml; override keys here, e.g.:
+# [plugins.approval.config]
+# known_hosts = ["en.wikipedia.org"]
+"#;
+
+/// The policy `passepartout init` writes, with `workspace` as the directory the `files` and
+/// `shell` plugins get (the benchmarks run the standard plugins under it too).
+pub fn starter(workspace: &Path) -> String {
+    // A TOML string, quoted and escaped whatever the path holds.
+    let quoted = toml::Value::String(workspace.display().to_string()).to_string();
+    STARTER.replace("{WORKSPACE}", &quoted)
+}
+
 /// Set each limit `spec` sets under `[plugins.NAME.limits]` of the policy at `path` (created
 /// when missing). Other keys, comments and formatting stay as they are.
 ///
