@@ -1,4 +1,5 @@
-//! Writing grants into the operator's `policy.toml`, keeping its comments and layout
+//! Writing the operator's `policy.toml`: the starter policy `passepartout init` writes
+//! ([`starter`]), and grants written into an existing one keeping its comments and layout
 //! (toml_edit): `plugin install` writes the limits the operator consented to.
 
 use std::path::Path;
