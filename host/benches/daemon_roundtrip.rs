@@ -150,16 +150,29 @@ fn load(
     clients: usize,
     per_client: usize,
 ) -> (f64, Duration, Duration) {
+    measure(clients, per_client, || {
+        let mut client = Client::connect(addr, keys).expect("connect");
+        move || round_trip(&mut client)
+    })
+}
+
+/// `per_worker` calls on each of `workers` threads at once, each thread calling the function
+/// `setup` makes for it: (calls per second, p50, p99).
+fn measure<F: FnMut()>(
+    workers: usize,
+    per_worker: usize,
+    setup: impl Fn() -> F + Sync,
+) -> (f64, Duration, Duration) {
     let start = Instant::now();
     let mut latencies: Vec<Duration> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..clients)
+        let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
-                    let mut client = Client::connect(addr, keys).expect("connect");
-                    (0..per_client)
+                    let mut call = setup();
+                    (0..per_worker)
                         .map(|_| {
                             let t = Instant::now();
-                            round_trip(&mut client);
+                            call();
                             t.elapsed()
                         })
                         .collect::<Vec<_>>()
@@ -168,7 +181,7 @@ fn load(
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().expect("client thread"))
+            .flat_map(|h| h.join().expect("worker thread"))
             .collect()
     });
     let total = start.elapsed();
@@ -281,22 +294,8 @@ fn main() {
 /// The agent called directly, sequentially: the baseline of the rows after it. Prints its row
 /// and returns its round trips per second.
 fn baseline(name: &str, agent: &Agent) -> f64 {
-    let n = 2000;
-    let t = Instant::now();
-    let mut base: Vec<Duration> = (0..n)
-        .map(|_| {
-            let s = Instant::now();
-            agent.run(request_signal());
-            s.elapsed()
-        })
-        .collect();
-    let rps = n as f64 / t.elapsed().as_secs_f64();
-    base.sort();
-    println!(
-        "  {name:<34} {rps:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}",
-        base[n / 2],
-        base[n * 99 / 100]
-    );
+    let (rps, p50, p99) = in_process_threads(agent, 1, 2000);
+    println!("  {name:<34} {rps:>9.0}/s  p50 {p50:>8.1?}  p99 {p99:>8.1?}");
     rps
 }
 
@@ -307,34 +306,11 @@ fn in_process_threads(
     threads: usize,
     per_thread: usize,
 ) -> (f64, Duration, Duration) {
-    let start = Instant::now();
-    let mut latencies: Vec<Duration> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    (0..per_thread)
-                        .map(|_| {
-                            let t = Instant::now();
-                            agent.run(request_signal());
-                            t.elapsed()
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("agent thread"))
-            .collect()
-    });
-    let total = start.elapsed();
-    latencies.sort();
-    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
-    (
-        latencies.len() as f64 / total.as_secs_f64(),
-        pct(0.50),
-        pct(0.99),
-    )
+    measure(threads, per_thread, || {
+        || {
+            agent.run(request_signal());
+        }
+    })
 }
 
 /// One row: round trips per second, p50, p99, and the ratio to the baseline.

@@ -373,22 +373,35 @@ mod tests {
         j
     }
 
-    #[test]
-    fn concurrent_groups_are_each_written_whole_in_order_and_never_interleaved() {
+    /// Thread `t` appends a group of `threads[t][g]` records for each `g`, all threads at once
+    /// (a group of one through `append`, larger ones through `append_all`), on disk. Returns
+    /// `Err` naming the first group that did not land whole, contiguous and in order, or a
+    /// chain that does not hold every record.
+    fn append_groups_at_once(threads: &[Vec<usize>]) -> Result<(), String> {
         let dir = tempfile::tempdir().expect("tmp");
         let j = Journal::open(&dir.path().join("j.db")).expect("journal");
-        let groups: Vec<Vec<i64>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..8)
-                .map(|t| {
+        let appended: Vec<(usize, usize, Vec<i64>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = threads
+                .iter()
+                .enumerate()
+                .map(|(t, groups)| {
                     let j = &j;
                     s.spawn(move || {
-                        (0..50)
-                            .map(|g| {
-                                let bodies: Vec<serde_json::Value> =
-                                    (0..3).map(|i| json!({ "t": t, "g": g, "i": i })).collect();
-                                let records: Vec<(&str, &serde_json::Value)> =
-                                    bodies.iter().map(|b| ("test", b)).collect();
-                                j.append_all(&records).expect("append")
+                        groups
+                            .iter()
+                            .enumerate()
+                            .map(|(g, &size)| {
+                                let bodies: Vec<serde_json::Value> = (0..size)
+                                    .map(|i| json!({ "t": t, "g": g, "i": i }))
+                                    .collect();
+                                let seqs = if size == 1 {
+                                    vec![j.append("one", &bodies[0]).expect("append")]
+                                } else {
+                                    let records: Vec<(&str, &serde_json::Value)> =
+                                        bodies.iter().map(|b| ("group", b)).collect();
+                                    j.append_all(&records).expect("append")
+                                };
+                                (t, g, seqs)
                             })
                             .collect::<Vec<_>>()
                     })
@@ -399,19 +412,32 @@ mod tests {
                 .flat_map(|h| h.join().expect("thread"))
                 .collect()
         });
-        assert_eq!(j.verify().expect("read"), Ok(8 * 50 * 3));
+        let total: usize = threads.iter().flatten().sum();
+        let verified = j.verify().expect("read");
+        if verified != Ok(total) {
+            return Err(format!("the chain holds {verified:?}, not {total} records"));
+        }
         let records = j.records(None).expect("records");
-        for seqs in &groups {
-            assert_eq!(seqs.len(), 3);
-            assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
-            let at = |seq: i64| &records[usize::try_from(seq - 1).expect("seq")].body;
-            let first = at(seqs[0]);
+        for (t, g, seqs) in &appended {
+            if seqs.len() != threads[*t][*g] {
+                return Err(format!("group {t}/{g} got {} seqs", seqs.len()));
+            }
+            if !seqs.windows(2).all(|w| w[1] == w[0] + 1) {
+                return Err(format!("group {t}/{g} is not contiguous: {seqs:?}"));
+            }
             for (i, seq) in seqs.iter().enumerate() {
-                let body = at(*seq);
-                assert_eq!((&body["t"], &body["g"]), (&first["t"], &first["g"]));
-                assert_eq!(body["i"], i);
+                let body = &records[usize::try_from(seq - 1).expect("seq")].body;
+                if *body != json!({ "t": t, "g": g, "i": i }) {
+                    return Err(format!("record {seq} of group {t}/{g} is {body}, not #{i}"));
+                }
             }
         }
+        Ok(())
+    }
+
+    #[test]
+    fn concurrent_groups_are_each_written_whole_in_order_and_never_interleaved() {
+        assert_eq!(append_groups_at_once(&vec![vec![3; 50]; 8]), Ok(()));
     }
 
     proptest::proptest! {
@@ -426,50 +452,7 @@ mod tests {
                 1..6,
             )
         ) {
-            let dir = tempfile::tempdir().expect("tmp");
-            let j = Journal::open(&dir.path().join("j.db")).expect("journal");
-            let appended: Vec<(usize, usize, Vec<i64>)> = std::thread::scope(|s| {
-                let handles: Vec<_> = threads
-                    .iter()
-                    .enumerate()
-                    .map(|(t, groups)| {
-                        let j = &j;
-                        s.spawn(move || {
-                            groups
-                                .iter()
-                                .enumerate()
-                                .map(|(g, &size)| {
-                                    let bodies: Vec<serde_json::Value> = (0..size)
-                                        .map(|i| json!({ "t": t, "g": g, "i": i }))
-                                        .collect();
-                                    let seqs = if size == 1 {
-                                        vec![j.append("one", &bodies[0]).expect("append")]
-                                    } else {
-                                        let records: Vec<(&str, &serde_json::Value)> =
-                                            bodies.iter().map(|b| ("group", b)).collect();
-                                        j.append_all(&records).expect("append")
-                                    };
-                                    (t, g, seqs)
-                                })
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("thread"))
-                    .collect()
-            });
-            let total: usize = threads.iter().flatten().sum();
-            proptest::prop_assert_eq!(j.verify().expect("read"), Ok(total));
-            let records = j.records(None).expect("records");
-            for (t, g, seqs) in &appended {
-                proptest::prop_assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{:?}", seqs);
-                for (i, seq) in seqs.iter().enumerate() {
-                    let body = &records[usize::try_from(seq - 1).expect("seq")].body;
-                    proptest::prop_assert_eq!(body, &json!({ "t": t, "g": g, "i": i }));
-                }
-            }
+            proptest::prop_assert_eq!(append_groups_at_once(&threads), Ok(()));
         }
     }
 

@@ -676,23 +676,45 @@ impl passepartout::pipeline::Actuator for JournalProbe {
     }
 }
 
+/// An agent on an on-disk journal with a [`JournalProbe`] as its `telegram` actuator.
+struct Probed {
+    agent: Agent,
+    path: std::path::PathBuf,
+    /// What the probe saw in the journal as it ran (`seen` until it runs).
+    seen: Arc<Mutex<Vec<String>>>,
+    _cache: tempfile::TempDir,
+}
+
+impl Probed {
+    fn new(dir: &tempfile::TempDir, seen: Vec<String>) -> Probed {
+        let path = dir.path().join("journal.db");
+        let (plugins, cache) = plugins("", Vec::new());
+        let seen = Arc::new(Mutex::new(seen));
+        let probe = JournalProbe {
+            path: path.clone(),
+            seen: seen.clone(),
+        };
+        let agent = Agent::new(
+            plugins,
+            Journal::open(&path).expect("journal"),
+            PipelineConfig::default(),
+        )
+        .expect("agent")
+        .with_actuator("telegram", Box::new(probe));
+        Probed {
+            agent,
+            path,
+            seen,
+            _cache: cache,
+        }
+    }
+}
+
 #[test]
 fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_disk() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("journal.db");
-    let (plugins, _cache) = plugins("", Vec::new());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let probe = JournalProbe {
-        path: path.clone(),
-        seen: seen.clone(),
-    };
-    let agent = Agent::new(
-        plugins,
-        Journal::open(&path).expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("agent")
-    .with_actuator("telegram", Box::new(probe));
+    let probed = Probed::new(&dir, Vec::new());
+    let (agent, path, seen) = (&probed.agent, &probed.path, &probed.seen);
     // An actuator that is not a read-only tool (a message leaves the machine): write-ahead.
     let report = agent.run(request(json!({"target": "telegram", "text": "hi"})));
     assert!(
@@ -712,7 +734,7 @@ fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_dis
         json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}}),
     ));
     assert!(matches!(&report.steps[0].outcome, StepOutcome::Ran { result, .. } if result == "3"));
-    let reopened = Journal::open(&path).expect("reopen");
+    let reopened = Journal::open(path).expect("reopen");
     assert_eq!(
         kinds(&reopened)[before..before + 3],
         ["proposal", "verdict", "tool-result"]
@@ -723,22 +745,10 @@ fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_dis
 #[test]
 fn a_journal_that_cannot_be_written_stops_the_action_before_it_runs() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("journal.db");
-    let (plugins, _cache) = plugins("", Vec::new());
-    let seen = Arc::new(Mutex::new(vec!["never ran".to_owned()]));
-    let probe = JournalProbe {
-        path: path.clone(),
-        seen: seen.clone(),
-    };
-    let agent = Agent::new(
-        plugins,
-        Journal::open(&path).expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("agent")
-    .with_actuator("telegram", Box::new(probe));
+    let probed = Probed::new(&dir, vec!["never ran".to_owned()]);
+    let (agent, path, seen) = (&probed.agent, &probed.path, &probed.seen);
     // Another process holds the database (past the 5 s busy timeout): nothing can be written.
-    let holder = rusqlite::Connection::open(&path).expect("second connection");
+    let holder = rusqlite::Connection::open(path).expect("second connection");
     holder.execute_batch("BEGIN EXCLUSIVE").expect("lock");
     let report = agent.run(request(json!({"target": "telegram", "text": "hi"})));
     assert!(

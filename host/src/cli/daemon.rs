@@ -18,11 +18,6 @@ use serde_json::{Value, json};
 
 use super::Common;
 
-/// The `[daemon]` section of the configuration.
-fn daemon_section(common: &Common) -> anyhow::Result<passepartout::settings::DaemonSection> {
-    Ok(common.places().settings()?.daemon)
-}
-
 /// Where to listen: `--port`, else `PASSEPARTOUT_PORT`, else `[daemon] port`;
 /// `PASSEPARTOUT_HOST`, else `[daemon] host`, else 127.0.0.1 (see [`passepartout::settings`]). Only loopback addresses: the protocol is for this machine.
 fn listen_address(
@@ -119,8 +114,8 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     .with_actuator("client", Box::new(RouterActuator(router.clone())))
     .with_actuator("cli", Box::new(RouterActuator(router.clone())));
     let placeholder = Arc::new(placeholder);
-    let section = daemon_section(common)?;
-    let (ip, port) = listen_address(common, &section)?;
+    let section = &settings.daemon;
+    let (ip, port) = listen_address(common, section)?;
     let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
     if let Some(path) = &rendezvous {

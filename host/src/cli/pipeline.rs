@@ -35,9 +35,14 @@ fn pipeline(
     )?)
 }
 
-/// A turn answered in a way its origin never is (a report for `deny`, a denial for the rest).
-fn unreachable_answer() -> anyhow::Result<ExitCode> {
-    anyhow::bail!("internal error: the agent answered this request in a shape it never does")
+/// The report of a turn that runs (act, ask, approve): they never answer with a denial.
+fn report_of(answer: Answer) -> anyhow::Result<Report> {
+    match answer {
+        Answer::Report(report) => Ok(report),
+        Answer::Denied(_) => {
+            anyhow::bail!("internal error: the agent answered this request with a denial")
+        }
+    }
 }
 
 fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Result<ExitCode> {
@@ -189,10 +194,8 @@ pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow
     };
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, journal, &outbox, common)?;
-    match take(&pipeline, Origin::Act(action))? {
-        Answer::Report(report) => print_report(&report, &outbox, json_out),
-        Answer::Denied(_) => unreachable_answer(),
-    }
+    let report = report_of(take(&pipeline, Origin::Act(action))?)?;
+    print_report(&report, &outbox, json_out)
 }
 
 pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
@@ -236,8 +239,7 @@ pub fn approve(
         digest: digest.map(str::to_owned),
     };
     match take(&pipeline, origin) {
-        Ok(Answer::Report(report)) => print_report(&report, &outbox, json_out),
-        Ok(Answer::Denied(_)) => unreachable_answer(),
+        Ok(answer) => print_report(&report_of(answer)?, &outbox, json_out),
         Err(e) => bad_input(&e.to_string(), None, token),
     }
 }
@@ -255,7 +257,9 @@ pub fn deny(
         digest: digest.map(str::to_owned),
     };
     match take(&pipeline, origin) {
-        Ok(Answer::Report(_)) => unreachable_answer(),
+        Ok(Answer::Report(_)) => {
+            anyhow::bail!("internal error: the agent answered a denial with a report")
+        }
         Ok(Answer::Denied(action)) => {
             println!("denied; dropped {}", serde_json::to_string(&action)?);
             Ok(ExitCode::SUCCESS)
@@ -272,10 +276,7 @@ pub fn ask(
 ) -> anyhow::Result<ExitCode> {
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
-    let report = match take(&pipeline, Origin::Ask(text.to_owned()))? {
-        Answer::Report(report) => report,
-        Answer::Denied(_) => return unreachable_answer(),
-    };
+    let report = report_of(take(&pipeline, Origin::Ask(text.to_owned()))?)?;
     if json_out {
         println!(
             "{}",
