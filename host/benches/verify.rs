@@ -65,10 +65,7 @@ fn main() {
     assert_eq!(gates.len(), 5, "the five standard gates");
     let signal = Signal::request(
         passepartout::signal::Action::default(),
-        Meta {
-            source: Some("cli".into()),
-            session: None,
-        },
+        Meta::from_source("cli"),
     );
     let view = signal.view();
 

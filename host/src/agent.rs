@@ -160,11 +160,22 @@ impl Places {
                 path: path.clone(),
                 source,
             })?;
-            cascade = cascade.with_sink(Box::new(move |r| {
-                if let Err(e) = log.record(r) {
-                    tracing::error!("cannot record spend: {e}");
-                }
-            }));
+            let log = std::sync::Arc::new(log);
+            let today = log.clone();
+            cascade = cascade.with_spend_log(
+                Box::new(move |r| {
+                    if let Err(e) = log.record(r) {
+                        tracing::error!("cannot record spend: {e}");
+                    }
+                }),
+                Box::new(move || {
+                    // Unreadable: count it as spent, so that the limit still holds.
+                    today.spent_today().unwrap_or_else(|e| {
+                        tracing::error!("cannot read today's spend: {e}");
+                        f64::INFINITY
+                    })
+                }),
+            );
         }
         Ok(cascade)
     }

@@ -76,6 +76,20 @@ pub struct Meta {
     /// The conversation it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The daemon client's session (its connection) it came on: token budgets are kept per
+    /// client session. `None` for a one-shot command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+impl Meta {
+    /// From `source`, outside any session (a one-shot command, a test).
+    pub fn from_source(source: &str) -> Meta {
+        Meta {
+            source: Some(source.to_owned()),
+            ..Meta::default()
+        }
+    }
 }
 
 /// A signal travelling through Perceive, Reason and Act.
@@ -107,7 +121,7 @@ impl Signal {
             },
             meta: Meta {
                 source: source.map(Into::into),
-                session: None,
+                ..Meta::default()
             },
             depth: 0,
         }

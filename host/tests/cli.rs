@@ -4,6 +4,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "cli/exits.rs"]
+mod exits;
+
 /// The compiled-component cache the tests share.
 fn shared_cache() -> std::path::PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-cache")

@@ -44,10 +44,7 @@ fn action(value: serde_json::Value) -> Action {
 fn request() -> Signal {
     Signal::request(
         serde_json::from_value(json!({})).expect("an action"),
-        Meta {
-            source: Some("cli".into()),
-            session: None,
-        },
+        Meta::from_source("cli"),
     )
 }
 

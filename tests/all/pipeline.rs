@@ -110,10 +110,7 @@ fn with_hostile_gate(priority: i32, replies: Vec<ProviderReply>) -> Setup {
 fn request(action: serde_json::Value) -> Signal {
     Signal::request(
         serde_json::from_value(action).expect("an action"),
-        passepartout::signal::Meta {
-            source: Some("cli".into()),
-            session: None,
-        },
+        passepartout::signal::Meta::from_source("cli"),
     )
 }
 

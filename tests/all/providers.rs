@@ -60,6 +60,7 @@ fn request(turns: Vec<ToolTurn>) -> ProviderRequest {
         tools: vec![eval_tool()],
         turns,
         skill: None,
+        session: None,
     }
 }
 
@@ -292,7 +293,7 @@ fn all_failing_gives_one_error_listing_each_provider_and_why_without_the_key() {
 #[test]
 fn the_budget_stops_before_overspending() {
     let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
-    let cascade = Cascade::new(vec![openai(&server)]).with_budget(Some(1100));
+    let cascade = Cascade::new(vec![openai(&server)]).with_budget(Some(1100), None);
     cascade.complete(&request(vec![])).expect("within budget");
     match cascade.complete(&request(vec![])).expect_err("over budget") {
         PipelineError::Budget {

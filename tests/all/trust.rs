@@ -18,10 +18,7 @@ use crate::fresh_runtime;
 fn request(action: serde_json::Value) -> Signal {
     Signal::request(
         serde_json::from_value(action).expect("an action"),
-        Meta {
-            source: Some("cli".into()),
-            session: None,
-        },
+        Meta::from_source("cli"),
     )
 }
 

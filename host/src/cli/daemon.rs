@@ -157,6 +157,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         common: common.clone(),
         router: router.clone(),
         problems: problems.clone(),
+        carried: Default::default(),
     };
     let server = Server::loading(placeholder.clone(), Box::new(reload), router, config);
     let interrupt = placeholder.interrupt_flag();
@@ -579,17 +580,23 @@ fn report(ran: &Result<Ran, AnswerError>, results: bool) {
             StepOutcome::Failed { error: message } | StepOutcome::ToolFailed { message, .. } => {
                 eprintln!("error: {message}");
             }
+            StepOutcome::Suspended { token, reasons } => {
+                eprintln!("approval required ({}). Token: {token}", reasons.join("; "));
+            }
+            StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
             _ => {}
         }
     }
 }
 
-/// A daemon reply's exit code, as `act`'s: 0 ran, 2 bad request or failure, 3 rejected,
-/// 4 approval required, 5 the tool failed.
+/// A daemon reply's exit code ([`super::exit`]): a refused request is bad input, a failure the
+/// daemon reports (its pipeline's error) is a failure.
 fn exit_code(ran: &Result<Ran, AnswerError>) -> ExitCode {
-    let Ok(ran) = ran else {
-        return ExitCode::from(2);
-    };
-    let first = ran.steps.0.first().and_then(Option::as_ref);
-    ExitCode::from(super::pipeline::outcome_code(first.map(|s| &s.outcome)))
+    match ran {
+        Ok(ran) => ExitCode::from(super::exit::of(
+            ran.steps.0.iter().flatten().map(|s| &s.outcome),
+        )),
+        Err(AnswerError::Refused(_)) => ExitCode::from(super::exit::BAD_INPUT),
+        Err(_) => ExitCode::from(super::exit::FAILED),
+    }
 }

@@ -2,6 +2,7 @@
 
 mod audit;
 mod daemon;
+mod exit;
 mod init;
 mod journal;
 mod memory;
@@ -247,6 +248,8 @@ fn main_inner() -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colours for a person at a terminal, never into a file or a pipe.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     if let Command::Journal { command } = &cli.command {
         let journal = journal::open(&cli.common)?;

@@ -12,12 +12,7 @@ use serde_json::json;
 
 use super::Common;
 
-/// Exit codes of `verify`, `act` and `approve`.
-const PASSED: u8 = 0;
-const BAD_INPUT: u8 = 2;
-const REJECTED: u8 = 3;
-const APPROVAL: u8 = 4;
-const TOOL_FAILED: u8 = 5;
+use super::exit::{APPROVAL, BAD_INPUT, OK as PASSED, REJECTED};
 
 /// The agent of a one-shot command ([`passepartout::agent`]): its replies print through
 /// `outbox`.
@@ -55,10 +50,7 @@ fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Res
 
 /// Whom a one-shot command's turn comes from: the command line.
 fn cli() -> Meta {
-    Meta {
-        source: Some("cli".into()),
-        session: None,
-    }
+    Meta::from_source("cli")
 }
 
 /// Take `origin` as a turn of the command line.
@@ -133,7 +125,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
 }
 
 fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Result<ExitCode> {
-    let code = exit_code(report);
+    let code = super::exit::of(report.steps.iter().map(|s| &s.outcome));
     if json_out {
         println!(
             "{}",
@@ -163,27 +155,11 @@ fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Res
                 println!("  passepartout approve {token}    or    passepartout deny {token}");
             }
             StepOutcome::Failed { error } => eprintln!("error: {error}"),
-            StepOutcome::Dropped { why } => eprintln!("dropped: {why}"),
+            StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
             StepOutcome::Nothing => {}
         }
     }
     Ok(ExitCode::from(code))
-}
-
-/// The exit code of the first step: what happened to the action that was asked for.
-fn exit_code(report: &Report) -> u8 {
-    outcome_code(report.steps.first().map(|s| &s.outcome))
-}
-
-/// The exit code for the first step's outcome, shared by local runs and daemon replies.
-pub fn outcome_code(outcome: Option<&StepOutcome>) -> u8 {
-    match outcome {
-        Some(StepOutcome::Ran { .. }) | Some(StepOutcome::Nothing) | None => PASSED,
-        Some(StepOutcome::Rejected { .. }) => REJECTED,
-        Some(StepOutcome::Suspended { .. }) => APPROVAL,
-        Some(StepOutcome::ToolFailed { .. }) => TOOL_FAILED,
-        Some(StepOutcome::Failed { .. }) | Some(StepOutcome::Dropped { .. }) => BAD_INPUT,
-    }
 }
 
 pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
@@ -287,18 +263,20 @@ pub fn ask(
             println!("{text}");
         }
         for step in &report.steps {
-            if let StepOutcome::Failed { error } = &step.outcome {
-                eprintln!("error: {error}");
+            match &step.outcome {
+                StepOutcome::Failed { error } => eprintln!("error: {error}"),
+                StepOutcome::Rejected { gate, reason, .. } => {
+                    eprintln!("rejected by {gate}: {reason}");
+                }
+                StepOutcome::Suspended { token, reasons } => {
+                    eprintln!("approval required ({}). Token: {token}", reasons.join("; "));
+                }
+                StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
+                _ => {}
             }
         }
     }
-    let failed = report
-        .steps
-        .first()
-        .is_some_and(|s| matches!(s.outcome, StepOutcome::Failed { .. }));
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(super::exit::of(
+        report.steps.iter().map(|s| &s.outcome),
+    )))
 }

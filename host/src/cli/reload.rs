@@ -8,6 +8,7 @@ use passepartout::agent::Agent;
 use passepartout::daemon::answer;
 use passepartout::daemon::reload::{Reload, Reloaded};
 use passepartout::daemon::server::{Router, RouterActuator};
+use passepartout::providers::cascade::Carried;
 
 use super::Common;
 
@@ -16,14 +17,18 @@ use super::Common;
 ///
 /// # Errors
 /// The journal, the policy or the provider configuration cannot be read.
-pub fn build(common: &Common, router: &Arc<Router>) -> anyhow::Result<(Agent, Vec<String>)> {
+pub fn build(
+    common: &Common,
+    router: &Arc<Router>,
+    carried: &Carried,
+) -> anyhow::Result<(Agent, Vec<String>)> {
     let places = common.places();
     let journal = places.journal()?;
     // The set is audited as it is loaded (at boot and on every reload): what the audit finds
     // worth a look is said beside what did not load.
     let (loaded, audit) = places.setup()?.load_audited();
     let problems = loaded.problems(&audit);
-    let cascade = places.cascade(&loaded.settings)?;
+    let cascade = places.cascade(&loaded.settings)?.carrying(carried);
     let agent = loaded.assemble(
         journal,
         Some(Box::new(cascade)),
@@ -43,6 +48,8 @@ pub struct DaemonReload {
     pub router: Arc<Router>,
     /// What the last load found worth telling (read once at start, to print).
     pub problems: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The providers' breakers and the sessions' spending, kept across reloads.
+    pub carried: Carried,
 }
 
 impl Reload for DaemonReload {
@@ -72,7 +79,7 @@ impl Reload for DaemonReload {
             }
         }
         let (pipeline, problems) =
-            build(&self.common, &self.router).map_err(|e| format!("{e:#}"))?;
+            build(&self.common, &self.router, &self.carried).map_err(|e| format!("{e:#}"))?;
         for p in &problems {
             tracing::warn!("after loading the plugins: {p}");
         }

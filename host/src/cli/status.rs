@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use passepartout::approvals::Approvals;
+use passepartout::providers::breaker::ProviderHealth;
 use passepartout::providers::spend::SpendLog;
 use serde_json::json;
 
@@ -19,7 +20,18 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
     let records = journal.records(None)?.len();
     let plugins = loaded.report.plugins.len();
     let daemon = super::daemon::daemon_status(common);
+    let prices = loaded.settings.providers().prices;
+    let dollars: Vec<f64> = spend.iter().map(|r| r.dollars(&prices)).collect();
     if json_out {
+        let spend: Vec<_> = spend
+            .iter()
+            .zip(&dollars)
+            .map(|(r, d)| {
+                let mut row = json!(r);
+                row["cost"] = json!(d);
+                row
+            })
+            .collect();
         let status = json!({ "daemon": daemon, "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins });
         println!("{}", serde_json::to_string_pretty(&status)?);
         return Ok(ExitCode::SUCCESS);
@@ -36,6 +48,9 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
             for g in &d.missing_gates {
                 println!("daemon: gate {g} did not load: every action is refused");
             }
+            for p in &d.providers {
+                println!("daemon: provider {}: {}", p.provider, health_line(p));
+            }
         }
         None => println!("daemon: not running"),
     }
@@ -45,13 +60,22 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
     if spend.is_empty() {
         println!("no model has been called yet");
     }
-    for r in spend {
+    for (r, d) in spend.iter().zip(&dollars) {
         println!(
-            "{:<12} {:<24} {:>5} calls {:>9} in {:>9} out  ${:.4}",
-            r.provider, r.model, r.calls, r.input_tokens, r.output_tokens, r.cost
+            "{:<12} {:<24} {:>5} calls {:>9} in {:>9} out  ${d:.4}",
+            r.provider, r.model, r.calls, r.input_tokens, r.output_tokens
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A provider's breaker in words.
+fn health_line(p: &ProviderHealth) -> String {
+    match (p.state.as_str(), p.retry_in_secs, &p.why) {
+        ("open", Some(s), Some(why)) => format!("left alone for {s} s more after: {why}"),
+        ("probing", _, Some(why)) => format!("one request is trying it again after: {why}"),
+        (state, ..) => state.to_owned(),
+    }
 }
 
 /// One check: ok, or a problem that degrades or breaks the daemon.
@@ -109,6 +133,14 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
             reload_error.map_or_else(|| Ok(format!("running plugin set {}", d.plugin_set)), Err),
             false,
         ));
+        for p in &d.providers {
+            let line = health_line(p);
+            checks.push(check(
+                &format!("daemon's provider {}", p.provider),
+                if p.state == "closed" { Ok(line) } else { Err(line) },
+                false,
+            ));
+        }
     }
     let db = common.db.clone().or_else(passepartout::dirs::database);
     checks.push(check(

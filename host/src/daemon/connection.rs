@@ -13,6 +13,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::ops::{self, Facts, Role};
+use crate::signal::Meta;
 use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
     self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
@@ -365,7 +366,13 @@ impl Server {
             in_flight.spawn(async move {
                 let _slot = slot;
                 let _budget = budget;
-                let session = format!("{}:{conn}:{id}", me.router.boot());
+                // Replies are routed by the request's session; budgets are kept by the
+                // client's (this connection's).
+                let meta = Meta {
+                    source: Some("client".into()),
+                    session: Some(format!("{}:{conn}:{id}", me.router.boot())),
+                    client: Some(format!("{}:{conn}", me.router.boot())),
+                };
                 let swap = me.swap.clone();
                 let facts = me.facts();
                 let answer = tokio::task::spawn_blocking(move || {
@@ -375,7 +382,7 @@ impl Server {
                         Op::Status | Op::Ping => swap.current(),
                         _ => swap.current_when_ready(BOOT_PATIENCE),
                     };
-                    ops::handle(&pipeline, &swap, request, &session, facts)
+                    ops::handle(&pipeline, &swap, request, &meta, facts)
                 })
                 .await
                 .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));

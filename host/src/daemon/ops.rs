@@ -98,14 +98,11 @@ pub struct Status {
     pub reload: super::reload::ReloadStatus,
     /// Actions waiting for a person.
     pub pending_approvals: usize,
+    /// Each model provider and its circuit breaker.
+    #[serde(default)]
+    pub providers: Vec<crate::providers::breaker::ProviderHealth>,
 }
 
-fn client_meta(session: &str) -> Meta {
-    Meta {
-        source: Some("client".into()),
-        session: Some(session.into()),
-    }
-}
 
 /// What `status` tells of the daemon itself.
 #[derive(Clone, Copy, Debug)]
@@ -131,10 +128,10 @@ pub fn handle(
     pipeline: &Agent,
     swap: &Swap,
     request: Request,
-    session: &str,
+    meta: &Meta,
     facts: Facts,
 ) -> Result<Reply, String> {
-    let turn = |origin| Turn::new(origin, client_meta(session));
+    let turn = |origin| Turn::new(origin, meta.clone());
     let answer = |origin| {
         pipeline
             .take(turn(origin))
@@ -202,5 +199,6 @@ fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
         missing_gates: pipeline.missing_gates().to_vec(),
         reload,
         pending_approvals,
+        providers: pipeline.provider_health(),
     }
 }

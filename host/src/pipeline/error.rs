@@ -36,6 +36,16 @@ pub enum PipelineError {
         /// Tokens asked for.
         requested: u64,
     },
+    /// The day's spend would pass `[budget] daily_usd`.
+    #[error("budget error: {message}")]
+    DailySpend {
+        /// What was refused, and when it starts again.
+        message: String,
+        /// Dollars spent today.
+        spent_usd: f64,
+        /// The limit.
+        limit_usd: f64,
+    },
     /// A malformed message or frame.
     #[error("protocol error: {message}")]
     Protocol {

@@ -36,7 +36,11 @@ impl Agent {
                     "metabolism: depth {} is past the limit of {}; dropped",
                     signal.depth, self.config.max_depth
                 ));
-                report.steps.push(dropped("past the depth limit"));
+                report.steps.push(dropped(&format!(
+                    "past the depth limit: {} rounds of feedback (tool calls, most often) without \
+                     an answer; raise [pipeline] max_depth in passepartout.toml if this was meant",
+                    self.config.max_depth
+                )));
                 break;
             }
             if self.interrupt.load(Ordering::Relaxed) {

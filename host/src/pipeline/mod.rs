@@ -330,6 +330,11 @@ impl Agent {
         self
     }
 
+    /// Each model provider and its circuit breaker's state (none without a model).
+    pub fn provider_health(&self) -> Vec<crate::providers::breaker::ProviderHealth> {
+        self.provider.as_ref().map_or_else(Vec::new, |p| p.health())
+    }
+
     /// The memory store, if any.
     pub fn memory(&self) -> Option<&Arc<crate::memory::Memory>> {
         self.memory.as_ref()

@@ -31,6 +31,10 @@ pub struct ProviderRequest {
     pub turns: Vec<ToolTurn>,
     /// The skill whose prompt this is, if any (a model selector may route by it).
     pub skill: Option<String>,
+    /// Whose token budget pays: the daemon client's session ([`crate::signal::Meta::client`]);
+    /// `None` for a one-shot command, whose invocation is its session.
+    #[serde(skip)]
+    pub session: Option<String>,
 }
 
 /// The model's answer.
@@ -56,7 +60,11 @@ pub trait Provider: Send + Sync {
     /// Ask the model.
     ///
     /// # Errors
-    /// [`PipelineError::Llm`] (unreachable, error status, malformed answer) or
-    /// [`PipelineError::Budget`].
+    /// [`PipelineError::Llm`] (unreachable, error status, malformed answer),
+    /// [`PipelineError::Budget`] or [`PipelineError::DailySpend`].
     fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError>;
+    /// Each provider behind it and its circuit breaker's state, for `status` and `doctor`.
+    fn health(&self) -> Vec<crate::providers::breaker::ProviderHealth> {
+        Vec::new()
+    }
 }

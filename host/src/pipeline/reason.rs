@@ -322,6 +322,7 @@ impl Agent {
             tools,
             turns: Vec::new(),
             skill,
+            session: signal.meta.client.clone(),
         }
     }
 

@@ -1,16 +1,17 @@
-//! The cascade: providers in order until one answers; a 429's Retry-After puts a provider on
-//! cooldown; a selector may pick the model or skip a provider; a session budget refuses a call
-//! that could overspend. When all fail, one error lists each provider and why.
+//! The cascade: providers in order until one answers, each behind its circuit breaker
+//! ([`super::breaker`]: timeouts, connection failures and 429s leave a provider alone for a
+//! while); a selector may pick the model or skip a provider; the budgets ([`super::budget`])
+//! refuse a call that could overspend. When all fail, one error lists each provider and why.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use super::breaker::{Admit, Breakers, ProviderHealth};
+use super::budget::{Budget, DailyRefusal, Spending, SpentToday};
 use super::config::{Price, SelectorRule};
-use super::http::CallError;
-use super::{Endpoint, Usage};
+use super::{Endpoint, Usage, prices};
 use crate::pipeline::{PipelineError, Provider, ProviderReply, ProviderRequest};
 
 /// Tokens assumed for an answer when checking the budget before a call.
@@ -32,28 +33,35 @@ pub struct UsageRecord {
 /// Where usage records go (the database, for `passepartout status`).
 pub type UsageSink = Box<dyn Fn(&UsageRecord) + Send + Sync>;
 
+/// What a cascade keeps across the daemon's reloads, which build a new one from the changed
+/// configuration: the breakers' states and what each session spent (a reload must neither
+/// retry a provider that is left alone nor refill a budget).
+#[derive(Clone, Debug, Default)]
+pub struct Carried {
+    breakers: Arc<Breakers>,
+    spending: Arc<Spending>,
+}
+
 /// The providers, tried in order.
 pub struct Cascade {
     endpoints: Vec<Endpoint>,
     selector: Vec<SelectorRule>,
     prices: BTreeMap<String, Price>,
-    session_tokens: Option<u64>,
-    spent: Mutex<u64>,
-    cooldown: Mutex<BTreeMap<String, Instant>>,
+    budget: Budget,
+    breakers: Arc<Breakers>,
     records: Mutex<Vec<UsageRecord>>,
     sink: Option<UsageSink>,
 }
 
 impl Cascade {
-    /// A cascade over `endpoints`.
+    /// A cascade over `endpoints`, without a budget.
     pub fn new(endpoints: Vec<Endpoint>) -> Cascade {
         Cascade {
             endpoints,
             selector: Vec::new(),
             prices: BTreeMap::new(),
-            session_tokens: None,
-            spent: Mutex::new(0),
-            cooldown: Mutex::new(BTreeMap::new()),
+            budget: Budget::new(None, None),
+            breakers: Arc::default(),
             records: Mutex::new(Vec::new()),
             sink: None,
         }
@@ -64,19 +72,30 @@ impl Cascade {
         let mut c = Cascade::new(config.endpoints());
         c.selector = config.selector.clone();
         c.prices = config.prices.clone();
-        c.session_tokens = config.budget.session_tokens;
+        c.budget = Budget::new(config.budget.session_tokens, config.budget.daily_usd);
         c
     }
 
-    /// Limit the session to `tokens`.
-    pub fn with_budget(mut self, tokens: Option<u64>) -> Cascade {
-        self.session_tokens = tokens;
+    /// Limit each session to `tokens`, and each day to `daily_usd`.
+    pub fn with_budget(mut self, tokens: Option<u64>, daily_usd: Option<f64>) -> Cascade {
+        self.budget = Budget::new(tokens, daily_usd);
         self
     }
 
-    /// Send each usage record to `sink` as well.
-    pub fn with_sink(mut self, sink: UsageSink) -> Cascade {
+    /// Send each usage record to `sink` as well, and count today's dollars with `today`
+    /// (both the spend log, which every process shares).
+    pub fn with_spend_log(mut self, sink: UsageSink, today: SpentToday) -> Cascade {
         self.sink = Some(sink);
+        let budget = std::mem::replace(&mut self.budget, Budget::new(None, None));
+        self.budget = budget.with_spend_log(today);
+        self
+    }
+
+    /// Keep breakers and spending in `carried` (the daemon's, across reloads).
+    pub fn carrying(mut self, carried: &Carried) -> Cascade {
+        self.breakers = carried.breakers.clone();
+        let budget = std::mem::replace(&mut self.budget, Budget::new(None, None));
+        self.budget = budget.with_spending(carried.spending.clone());
         self
     }
 
@@ -85,9 +104,14 @@ impl Cascade {
         &self.endpoints
     }
 
-    /// Tokens spent this session.
+    /// Tokens spent by the session `session` (`None`: calls made without one).
+    pub fn spent_by(&self, session: Option<&str>) -> u64 {
+        self.budget.spent(session)
+    }
+
+    /// Tokens spent by calls made without a session (a one-shot command's).
     pub fn spent(&self) -> u64 {
-        *self.spent.lock().unwrap_or_else(|p| p.into_inner())
+        self.spent_by(None)
     }
 
     /// Every call's accounting, in order.
@@ -121,13 +145,14 @@ impl Cascade {
         Some(model)
     }
 
-    fn account(&self, endpoint: &Endpoint, model: &str, usage: Usage) {
-        *self.spent.lock().unwrap_or_else(|p| p.into_inner()) +=
-            usage.input_tokens + usage.output_tokens;
-        let cost = self.prices.get(model).map(|p| {
-            (usage.input_tokens as f64 * p.input + usage.output_tokens as f64 * p.output)
-                / 1_000_000.0
-        });
+    fn account(&self, session: Option<&str>, endpoint: &Endpoint, model: &str, usage: Usage) {
+        let cost = prices::price(&self.prices, model)
+            .map(|p| prices::cost(p, usage.input_tokens, usage.output_tokens));
+        self.budget.charge(
+            session,
+            usage.input_tokens.saturating_add(usage.output_tokens),
+            cost,
+        );
         let record = UsageRecord {
             provider: endpoint.name.clone(),
             model: model.to_owned(),
@@ -166,58 +191,68 @@ impl Provider for Cascade {
         "cascade"
     }
 
+    fn health(&self) -> Vec<ProviderHealth> {
+        self.breakers
+            .health(self.endpoints.iter().map(|e| e.name.as_str()))
+    }
+
     fn complete(&self, req: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
-        if let Some(limit) = self.session_tokens {
-            let remaining = limit.saturating_sub(self.spent());
-            let requested = estimate(req);
-            if requested > remaining {
-                return Err(PipelineError::Budget {
-                    message: format!(
-                        "this request could use about {requested} tokens; the session has {remaining} of {limit} left"
-                    ),
-                    remaining,
-                    requested,
-                });
-            }
-        }
+        let session = req.session.as_deref();
+        let requested = estimate(req);
+        self.budget.check_tokens(session, requested)?;
         let mut failures = Vec::new();
         let mut last = None;
         let mut attempts = 0;
         for endpoint in &self.endpoints {
-            let cooling = self
-                .cooldown
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&endpoint.name)
-                .copied();
-            if let Some(until) = cooling.filter(|u| *u > Instant::now()) {
-                failures.push(format!(
-                    "{}: cooling down for {} s after HTTP 429",
-                    endpoint.name,
-                    until.duration_since(Instant::now()).as_secs()
-                ));
-                continue;
-            }
             let Some(model) = self.select(endpoint, req) else {
                 failures.push(format!("{}: skipped by the model selector", endpoint.name));
                 continue;
             };
+            let price = prices::price(&self.prices, &model);
+            match self.budget.check_dollars(
+                &model,
+                price,
+                requested.saturating_sub(ANSWER_ALLOWANCE),
+                ANSWER_ALLOWANCE,
+            ) {
+                Ok(()) => {}
+                Err(DailyRefusal::Unpriced(why)) => {
+                    failures.push(format!("{} ({model}): {why}", endpoint.name));
+                    continue;
+                }
+                Err(DailyRefusal::Over {
+                    spent,
+                    limit,
+                    estimate,
+                }) => {
+                    return Err(PipelineError::DailySpend {
+                        message: format!(
+                            "today's spend is ${spent:.4} of the ${limit:.2} [budget] daily_usd \
+                             allows, and this call could cost about ${estimate:.4}; it starts \
+                             again at midnight UTC"
+                        ),
+                        spent_usd: spent,
+                        limit_usd: limit,
+                    });
+                }
+            }
+            if let Admit::Skip(why) = self.breakers.admit(&endpoint.name, endpoint.timeout) {
+                failures.push(format!("{}: {why}", endpoint.name));
+                continue;
+            }
             attempts += 1;
             last = Some(endpoint.name.clone());
             match endpoint.call(req, &model) {
                 Ok((reply, usage)) => {
-                    self.account(endpoint, &model, usage);
+                    self.breakers.succeeded(&endpoint.name);
+                    self.account(session, endpoint, &model, usage);
                     return Ok(reply);
                 }
                 Err(e) => {
-                    if let CallError::RateLimited { retry_after } = &e {
-                        let wait = retry_after.unwrap_or(Duration::from_secs(30));
-                        self.cooldown
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert(endpoint.name.clone(), Instant::now() + wait);
-                    }
-                    tracing::warn!("provider {} ({model}) failed: {e}", endpoint.name);
+                    self.breakers.failed(&endpoint.name, &e);
+                    // The error reaches the person in the answer; the log has it for the
+                    // daemon's operator, not as a second copy on a one-shot command's stderr.
+                    tracing::info!("provider {} ({model}) failed: {e}", endpoint.name);
                     failures.push(format!("{} ({model}): {e}", endpoint.name));
                 }
             }

@@ -46,8 +46,12 @@ pub struct ProviderConfig {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetConfig {
-    /// Tokens one session may spend; none = unlimited.
+    /// Tokens one session may spend (a daemon client's connection, a one-shot command's
+    /// invocation); none = unlimited.
     pub session_tokens: Option<u64>,
+    /// Dollars all sessions together may spend in a day (UTC), priced by `[prices]` and the
+    /// well-known models' list prices ([`super::prices`]); none = unlimited.
+    pub daily_usd: Option<f64>,
 }
 
 /// `[prices.MODEL]`: dollars per million tokens.

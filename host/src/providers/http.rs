@@ -1,7 +1,7 @@
 //! One HTTP POST of JSON to a provider, with the failure modes the cascade falls through on.
 //! Keys travel in headers only and never appear in an error.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -10,6 +10,15 @@ use serde_json::Value;
 pub enum CallError {
     /// Could not connect (refused, DNS, TLS).
     Connect(String),
+    /// Connected, but the answer ended early (the connection closed mid-body).
+    Truncated(String),
+    /// A 3xx: never followed, since a redirect could carry the key to another host.
+    Redirect {
+        /// The status.
+        status: u16,
+        /// Where it pointed, if it said.
+        location: Option<String>,
+    },
     /// No answer within the provider's timeout.
     Timeout(Duration),
     /// HTTP 429; `retry_after` from the Retry-After header.
@@ -27,6 +36,18 @@ impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallError::Connect(e) => write!(f, "cannot connect: {e}"),
+            CallError::Truncated(e) => write!(f, "the answer was cut off: {e}"),
+            CallError::Redirect { status, location } => {
+                write!(
+                    f,
+                    "HTTP {status}: redirects are not followed, on purpose (one could carry the \
+                     key to another host)"
+                )?;
+                match location {
+                    Some(l) => write!(f, "; set the provider's base_url to where it points: {l}"),
+                    None => Ok(()),
+                }
+            }
             CallError::Timeout(d) => write!(f, "no answer within {} s", d.as_secs_f32()),
             CallError::RateLimited {
                 retry_after: Some(d),
@@ -55,16 +76,29 @@ pub fn post_json(
     }
     let resp = req.send().map_err(|e| describe(e, timeout))?;
     let status = resp.status();
-    if status.as_u16() == 429 {
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .map(str::to_owned)
+    };
+    if status.as_u16() == 429 {
+        let retry_after = header("retry-after").and_then(|v| retry_after(&v, SystemTime::now()));
         return Err(CallError::RateLimited { retry_after });
     }
-    let text = resp.text().map_err(|e| describe(e, timeout))?;
+    if status.is_redirection() {
+        return Err(CallError::Redirect {
+            status: status.as_u16(),
+            location: header("location").map(|l| redact(&l, headers)),
+        });
+    }
+    let text = resp.text().map_err(|e| {
+        if e.is_timeout() {
+            CallError::Timeout(timeout)
+        } else {
+            CallError::Truncated(chain(&e.without_url()))
+        }
+    })?;
     if !status.is_success() {
         let snippet: String = text.chars().take(300).collect();
         return Err(CallError::Status(
@@ -94,19 +128,44 @@ pub fn get_status(
         .map_err(|e| describe(e, timeout))
 }
 
+/// The longest a provider's `Retry-After` may cool it down: a header asking for more (up to
+/// `u64::MAX` seconds) is read as this.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// A `Retry-After` value (seconds, or an HTTP date) as a wait from `now`, at most
+/// [`MAX_RETRY_AFTER`]; `None` when it is neither.
+pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    let wait = if digits {
+        // More digits than a u64 holds is still "a very long time".
+        Duration::from_secs(value.parse::<u64>().unwrap_or(u64::MAX).min(MAX_RETRY_AFTER.as_secs()))
+    } else {
+        httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(now)
+            .unwrap_or(Duration::ZERO)
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
 /// reqwest's error without the URL (it could carry credentials) and without any header.
 fn describe(e: reqwest::Error, timeout: Duration) -> CallError {
     if e.is_timeout() {
         return CallError::Timeout(timeout);
     }
-    let e = e.without_url();
+    CallError::Connect(chain(&e.without_url()))
+}
+
+/// An error and its sources, in one line.
+fn chain(e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
-    let mut source = std::error::Error::source(&e);
+    let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         msg = format!("{msg}: {s}");
         source = s.source();
     }
-    CallError::Connect(msg)
+    msg
 }
 
 /// `text` with every header value we sent (and the key inside `Bearer KEY`) replaced by `***`:
@@ -124,6 +183,29 @@ fn redact(text: &str, headers: &[(&str, String)]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::{MAX_RETRY_AFTER, retry_after};
+
+    #[test]
+    fn retry_after_is_clamped_and_reads_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(retry_after("30", now), Some(Duration::from_secs(30)));
+        assert_eq!(retry_after(" 0 ", now), Some(Duration::ZERO));
+        for huge in ["9300000000000000000", "18446744073709551615", "99999999999999999999999"] {
+            assert_eq!(retry_after(huge, now), Some(MAX_RETRY_AFTER), "{huge}");
+        }
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(120));
+        assert_eq!(retry_after(&later, now), Some(Duration::from_secs(120)));
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(120));
+        assert_eq!(retry_after(&past, now), Some(Duration::ZERO));
+        let far = httpdate::fmt_http_date(now + Duration::from_secs(10 * 365 * 86_400));
+        assert_eq!(retry_after(&far, now), Some(MAX_RETRY_AFTER));
+        for junk in ["", "soon", "-5", "1.5", "+3"] {
+            assert_eq!(retry_after(junk, now), None, "{junk}");
+        }
+    }
+
     #[test]
     fn echoed_keys_are_redacted() {
         let headers = [

@@ -8,10 +8,13 @@
 //! `PASSEPARTOUT_MODEL`). With nothing configured, a local Ollama is tried.
 
 pub mod anthropic;
+pub mod breaker;
+pub mod budget;
 pub mod cascade;
 pub mod config;
 pub mod http;
 pub mod openai;
+pub mod prices;
 pub mod spend;
 
 use std::time::Duration;

@@ -22,8 +22,23 @@ pub struct SpendRow {
     pub input_tokens: u64,
     /// Answer tokens.
     pub output_tokens: u64,
-    /// Dollars, for calls whose model has a price.
+    /// Dollars, for calls whose model had a price when they were made.
     pub cost: f64,
+    /// Prompt tokens of calls made when their model had no price.
+    pub unpriced_input_tokens: u64,
+    /// Answer tokens of those calls.
+    pub unpriced_output_tokens: u64,
+}
+
+impl SpendRow {
+    /// Dollars: the recorded cost, plus the calls recorded without a price priced by `prices`
+    /// ([`super::prices::price`]) when it knows the model now.
+    pub fn dollars(&self, prices: &std::collections::BTreeMap<String, super::config::Price>) -> f64 {
+        let later = super::prices::price(prices, &self.model).map_or(0.0, |p| {
+            super::prices::cost(p, self.unpriced_input_tokens, self.unpriced_output_tokens)
+        });
+        self.cost + later
+    }
 }
 
 /// The spend table.
@@ -70,6 +85,20 @@ impl SpendLog {
         Ok(())
     }
 
+    /// Dollars spent since the start of today (UTC).
+    ///
+    /// # Errors
+    /// The read failed.
+    pub fn spent_today(&self) -> rusqlite::Result<f64> {
+        let midnight = super::budget::day() * 86_400;
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.query_row(
+            "SELECT COALESCE(SUM(cost), 0) FROM spend WHERE at >= ?1",
+            params![midnight as f64],
+            |r| r.get(0),
+        )
+    }
+
     /// Totals per provider and model.
     ///
     /// # Errors
@@ -77,7 +106,9 @@ impl SpendLog {
     pub fn totals(&self) -> rusqlite::Result<Vec<SpendRow>> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut stmt = conn.prepare(
-            "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), COALESCE(SUM(cost), 0)
+            "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), COALESCE(SUM(cost), 0),
+                    COALESCE(SUM(CASE WHEN cost IS NULL THEN input_tokens END), 0),
+                    COALESCE(SUM(CASE WHEN cost IS NULL THEN output_tokens END), 0)
              FROM spend GROUP BY provider, model ORDER BY provider, model",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -88,6 +119,8 @@ impl SpendLog {
                 input_tokens: r.get::<_, i64>(3)? as u64,
                 output_tokens: r.get::<_, i64>(4)? as u64,
                 cost: r.get(5)?,
+                unpriced_input_tokens: r.get::<_, i64>(6)? as u64,
+                unpriced_output_tokens: r.get::<_, i64>(7)? as u64,
             })
         })?;
         rows.collect()

@@ -1,0 +1,95 @@
+//! Exit codes: one table for `act`, `ask`, `send`, `approve` and `deny`, by how the request
+//! ended (docs/cli.md, "Exit codes"). `verify` uses the same numbers for its verdicts.
+
+use passepartout::pipeline::StepOutcome;
+
+/// It ran (or there was nothing to do); a rejection the model recovered from counts as ran.
+pub const OK: u8 = 0;
+/// The request failed on the way: the model could not be asked or failed on any turn, a budget
+/// refused, the loop stopped at the depth limit or on an interrupt.
+pub const FAILED: u8 = 1;
+/// The input was refused before anything ran (malformed JSON, an unknown token...).
+pub const BAD_INPUT: u8 = 2;
+/// A gate rejected the action (for the model: after every attempt).
+pub const REJECTED: u8 = 3;
+/// The action waits for a person's approval (the token is printed).
+pub const APPROVAL: u8 = 4;
+/// The tool ran and failed, and nothing answered after it.
+pub const TOOL_FAILED: u8 = 5;
+
+/// How a request with these steps (in order) ended: any failed or dropped step fails it;
+/// otherwise the last step that did something decides.
+pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a StepOutcome>) -> u8 {
+    let mut last = None;
+    for outcome in outcomes {
+        match outcome {
+            StepOutcome::Failed { .. } | StepOutcome::Dropped { .. } => return FAILED,
+            StepOutcome::Nothing => {}
+            other => last = Some(other),
+        }
+    }
+    match last {
+        None | Some(StepOutcome::Ran { .. }) => OK,
+        Some(StepOutcome::Rejected { .. }) => REJECTED,
+        Some(StepOutcome::Suspended { .. }) => APPROVAL,
+        Some(StepOutcome::ToolFailed { .. }) => TOOL_FAILED,
+        Some(StepOutcome::Nothing | StepOutcome::Failed { .. } | StepOutcome::Dropped { .. }) => {
+            FAILED
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran() -> StepOutcome {
+        StepOutcome::Ran {
+            target: "cli".into(),
+            result: "42".into(),
+        }
+    }
+    fn tool_failed() -> StepOutcome {
+        StepOutcome::ToolFailed {
+            tool: "eval".into(),
+            message: "boom".into(),
+        }
+    }
+    fn failed() -> StepOutcome {
+        StepOutcome::Failed {
+            error: "llm error".into(),
+        }
+    }
+
+    #[test]
+    fn the_table() {
+        let dropped = StepOutcome::Dropped { why: "depth".into() };
+        let rejected = StepOutcome::Rejected {
+            gate: "g".into(),
+            reason: "no".into(),
+            attempts: 3,
+        };
+        let suspended = StepOutcome::Suspended {
+            token: "t".into(),
+            reasons: vec![],
+        };
+        let cases: Vec<(Vec<StepOutcome>, u8)> = vec![
+            (vec![], OK),
+            (vec![StepOutcome::Nothing], OK),
+            (vec![ran(), StepOutcome::Nothing], OK),
+            // The model called a tool, then its answer turn failed.
+            (vec![ran(), failed(), StepOutcome::Nothing], FAILED),
+            (vec![failed()], FAILED),
+            // Tools called forever, then the depth limit.
+            (vec![ran(), ran(), ran(), dropped], FAILED),
+            (vec![rejected], REJECTED),
+            (vec![suspended], APPROVAL),
+            (vec![tool_failed(), StepOutcome::Nothing], TOOL_FAILED),
+            // The tool failed and the model answered with what went wrong.
+            (vec![tool_failed(), ran()], OK),
+        ];
+        for (steps, code) in cases {
+            assert_eq!(of(&steps), code, "{steps:?}");
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Each provider's circuit breaker: a provider that times out, cannot be reached or cuts its
+//! answer off is left alone for a cooling period (doubling on each failed probe, up to
+//! [`MAX_COOLING`]); a 429 leaves it alone for as long as its `Retry-After` asks (bounded). Once
+//! the period is over, a single request probes it: success closes the breaker, failure opens it
+//! again. Without this, a hung provider would cost its whole timeout on every model call.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::http::CallError;
+
+/// How long a provider is left alone after its first timeout or connection failure.
+pub const COOLING: Duration = Duration::from_secs(30);
+
+/// The longest cooling period, however many probes failed.
+pub const MAX_COOLING: Duration = Duration::from_secs(600);
+
+/// How long a 429 without `Retry-After` cools a provider.
+pub const RATE_LIMIT_COOLING: Duration = Duration::from_secs(30);
+
+/// What the breaker says of one provider, for `status` and `doctor`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderHealth {
+    /// The provider.
+    pub provider: String,
+    /// `closed` (in use), `open` (left alone) or `probing` (one request is trying it).
+    pub state: String,
+    /// Seconds until it is tried again, when open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_in_secs: Option<u64>,
+    /// Why it was opened, when it is not closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// Whether a request may use a provider now.
+#[derive(Debug, PartialEq)]
+pub enum Admit {
+    /// Yes.
+    Go,
+    /// Yes, as the one probe after a cooling period.
+    Probe,
+    /// No, and why (for the error that lists every provider).
+    Skip(String),
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    Open {
+        until: Instant,
+        why: String,
+        /// The period it was opened for (a failed probe doubles it).
+        cooling: Duration,
+    },
+    Probing {
+        since: Instant,
+        why: String,
+        cooling: Duration,
+    },
+}
+
+/// The breakers of a cascade's providers, by name. Closed is the absence of an entry.
+#[derive(Debug, Default)]
+pub struct Breakers {
+    states: Mutex<BTreeMap<String, State>>,
+}
+
+impl Breakers {
+    /// May a request use `provider` now? `timeout` is the provider's own: a probe that has not
+    /// reported back within twice that is taken as lost, and another request may probe.
+    pub fn admit(&self, provider: &str, timeout: Duration) -> Admit {
+        let now = Instant::now();
+        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(state) = states.get(provider).cloned() else {
+            return Admit::Go;
+        };
+        match state {
+            State::Open {
+                until, why, cooling, ..
+            } if until <= now => {
+                states.insert(
+                    provider.to_owned(),
+                    State::Probing {
+                        since: now,
+                        why,
+                        cooling,
+                    },
+                );
+                Admit::Probe
+            }
+            State::Open { until, why, .. } => Admit::Skip(format!(
+                "left alone for {} s more after: {why}",
+                until.saturating_duration_since(now).as_secs().max(1)
+            )),
+            State::Probing { since, why, cooling } if now.duration_since(since) > timeout * 2 => {
+                states.insert(
+                    provider.to_owned(),
+                    State::Probing {
+                        since: now,
+                        why,
+                        cooling,
+                    },
+                );
+                Admit::Probe
+            }
+            State::Probing { .. } => Admit::Skip("another request is probing it".into()),
+        }
+    }
+
+    /// `provider` answered: its breaker closes.
+    pub fn succeeded(&self, provider: &str) {
+        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        if states.remove(provider).is_some() {
+            tracing::info!("provider {provider} answers again");
+        }
+    }
+
+    /// `provider` failed with `error`. Timeouts, connection failures and cut-off answers open
+    /// its breaker (for twice as long as before when this was a probe); a 429 opens it for as
+    /// long as it asked. Any other failure (an error status, a malformed answer) is the
+    /// answer of a provider that is up: it closes a probing breaker and leaves a closed one.
+    pub fn failed(&self, provider: &str, error: &CallError) {
+        let now = Instant::now();
+        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        let before = match states.get(provider) {
+            Some(State::Probing { cooling, .. } | State::Open { cooling, .. }) => Some(*cooling),
+            None => None,
+        };
+        let cooling = match error {
+            CallError::Timeout(_) | CallError::Connect(_) | CallError::Truncated(_) => {
+                before.map_or(COOLING, |c| (c * 2).min(MAX_COOLING))
+            }
+            CallError::RateLimited { retry_after } => retry_after
+                .unwrap_or(RATE_LIMIT_COOLING)
+                .min(super::http::MAX_RETRY_AFTER),
+            CallError::Status(..) | CallError::Malformed(_) | CallError::Redirect { .. } => {
+                states.remove(provider);
+                return;
+            }
+        };
+        let until = now.checked_add(cooling).unwrap_or(now);
+        tracing::info!(
+            "provider {provider}: left alone for {} s after: {error}",
+            cooling.as_secs()
+        );
+        states.insert(
+            provider.to_owned(),
+            State::Open {
+                until,
+                why: error.to_string(),
+                cooling,
+            },
+        );
+    }
+
+    /// Each of `providers`' state, in their order.
+    pub fn health<'a>(&self, providers: impl IntoIterator<Item = &'a str>) -> Vec<ProviderHealth> {
+        let now = Instant::now();
+        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        providers
+            .into_iter()
+            .map(|name| {
+                let (state, retry_in_secs, why) = match states.get(name) {
+                    None => ("closed", None, None),
+                    Some(State::Open { until, why, .. }) => (
+                        "open",
+                        Some(until.saturating_duration_since(now).as_secs()),
+                        Some(why.clone()),
+                    ),
+                    Some(State::Probing { why, .. }) => ("probing", None, Some(why.clone())),
+                };
+                ProviderHealth {
+                    provider: name.to_owned(),
+                    state: state.into(),
+                    retry_in_secs,
+                    why,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_secs(5);
+
+    #[test]
+    fn a_timeout_opens_a_success_closes_a_500_does_not_open() {
+        let b = Breakers::default();
+        assert_eq!(b.admit("a", T), Admit::Go);
+        b.failed("a", &CallError::Status(500, "boom".into()));
+        assert_eq!(b.admit("a", T), Admit::Go, "a provider that answers is up");
+        b.failed("a", &CallError::Timeout(T));
+        assert!(matches!(b.admit("a", T), Admit::Skip(w) if w.contains("no answer within")));
+        assert_eq!(b.health(["a", "b"])[0].state, "open");
+        assert_eq!(b.health(["a", "b"])[1].state, "closed");
+        b.succeeded("a");
+        assert_eq!(b.admit("a", T), Admit::Go);
+    }
+
+    #[test]
+    fn after_the_cooling_period_one_request_probes_and_a_failed_probe_doubles_it() {
+        let b = Breakers::default();
+        b.failed("a", &CallError::Connect("refused".into()));
+        // Pretend the period is over.
+        if let Some(State::Open { until, .. }) = b.states.lock().unwrap().get_mut("a") {
+            *until = Instant::now();
+        }
+        assert_eq!(b.admit("a", T), Admit::Probe);
+        assert!(
+            matches!(b.admit("a", T), Admit::Skip(w) if w.contains("probing")),
+            "only one probe at a time"
+        );
+        b.failed("a", &CallError::Timeout(T));
+        match b.states.lock().unwrap().get("a") {
+            Some(State::Open { cooling, .. }) => assert_eq!(*cooling, COOLING * 2),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lost_probe_does_not_keep_the_provider_out_forever() {
+        let b = Breakers::default();
+        b.states.lock().unwrap().insert(
+            "a".into(),
+            State::Probing {
+                since: Instant::now() - T * 3,
+                why: "x".into(),
+                cooling: COOLING,
+            },
+        );
+        assert_eq!(b.admit("a", T), Admit::Probe);
+    }
+
+    #[test]
+    fn a_429_cools_for_what_it_asked_bounded() {
+        let b = Breakers::default();
+        b.failed(
+            "a",
+            &CallError::RateLimited {
+                retry_after: Some(Duration::from_secs(u64::MAX)),
+            },
+        );
+        let h = &b.health(["a"])[0];
+        assert_eq!(h.state, "open");
+        assert!(h.retry_in_secs.is_some_and(|s| s <= super::super::http::MAX_RETRY_AFTER.as_secs()));
+    }
+}

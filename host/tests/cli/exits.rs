@@ -1,0 +1,140 @@
+//! Exit codes follow how the request ended, the same for `act`, `ask`, `approve` and `deny`
+//! (docs/cli.md, "Exit codes"): against a real model server on loopback that fails on cue, and
+//! the hostile test gate for rejections and approvals.
+
+use std::path::Path;
+
+use passepartout_tests::http::{Canned, Server, fixture};
+
+use super::passepartout;
+
+/// An OpenAI-style answer calling `eval` with `args`.
+fn tool_call(args: &str) -> Canned {
+    let mut body: serde_json::Value =
+        serde_json::from_str(&fixture("openai/tool_call.json")).expect("fixture");
+    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = args.into();
+    Canned::json(body.to_string())
+}
+
+fn home_with(server: &Server, extra: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!(
+            "[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\ntimeout_secs = 5\n{extra}",
+            server.url
+        ),
+    )
+    .expect("config");
+    let gate = home.path().join("plugins/hostile-gate");
+    std::fs::create_dir_all(&gate).expect("mkdir");
+    std::fs::copy(
+        passepartout_tests::HOSTILE_GATE_WASM,
+        gate.join("hostile_gate.wasm"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        passepartout_tests::HOSTILE_GATE_MANIFEST,
+        gate.join("plugin.toml"),
+    )
+    .expect("copy");
+    home
+}
+
+/// Run with the hostile gate loaded; the exit code, stdout and stderr.
+fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let plugins = home.join("plugins");
+    let mut all = vec!["--plugins", plugins.to_str().expect("utf-8")];
+    all.extend(args);
+    let out = passepartout(home, &all);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ask_exits_by_how_the_request_ended_not_by_its_first_step() {
+    // 1. The model calls a tool, then fails on its answer turn: a failure, said and exit 1.
+    // 2. Every provider fails at once: exit 1.
+    // 3. It answers: exit 0.
+    // 4. Its proposal is rejected on every attempt: exit 3, as for `act`.
+    // 5. It asks for something a person must approve: exit 4.
+    let server = Server::start(vec![tool_call(r#"{"expression": "(+ 1 2)"}"#)]);
+    let home = home_with(&server, "");
+    let ask = |canned: Vec<Canned>| {
+        for c in canned {
+            server.push(c);
+        }
+        run(home.path(), &["ask", "what is 1 + 2?"])
+    };
+    let (code, _, err) = ask(vec![Canned::status(500, "{\"error\": \"down\"}")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error: llm error: every provider failed"), "{err}");
+    let (code, _, err) = ask(vec![Canned::status(500, "{\"error\": \"down\"}")]);
+    assert_eq!(code, 1, "{err}");
+    let (code, out, err) = ask(vec![Canned::json(fixture("openai/text.json"))]);
+    assert_eq!((code, out.trim()), (0, "Hello from the fixture."), "{err}");
+    let reject = r#"{"do": "reject", "expression": "(+ 1 2)"}"#;
+    let (code, _, err) = ask(vec![tool_call(reject), tool_call(reject), tool_call(reject)]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("rejected by hostile-gate"), "{err}");
+    let (code, _, err) = ask(vec![tool_call(r#"{"do": "approve", "expression": "(+ 1 2)"}"#)]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("approval required"), "{err}");
+}
+
+#[test]
+fn a_model_that_calls_tools_forever_is_stopped_said_and_fails() {
+    let calls = (0..4)
+        .map(|_| tool_call(r#"{"expression": "(+ 1 2)"}"#))
+        .collect();
+    let server = Server::start(calls);
+    let home = home_with(&server, "\n[pipeline]\nmax_depth = 2\n");
+    let (code, _, err) = run(home.path(), &["ask", "loop"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("stopped: past the depth limit") && err.contains("max_depth"),
+        "{err}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "depths 0, 1 and 2 ask the model; depth 3 is dropped"
+    );
+}
+
+#[test]
+fn act_approve_and_deny_share_the_table() {
+    let server = Server::start(vec![]);
+    let home = home_with(&server, "");
+    let act = |args: &str| {
+        run(
+            home.path(),
+            &["act", "--action", &format!(r#"{{"tool":"eval","args":{args}}}"#)],
+        )
+    };
+    assert_eq!(act(r#"{"expression":"(+ 1 1)"}"#).0, 0);
+    assert_eq!(act(r#"{"do":"reject","expression":"(+ 1 1)"}"#).0, 3);
+    assert_eq!(act(r#"{"expression":"(car 5)"}"#).0, 5, "the tool failed");
+    assert_eq!(act(r#"{"expression":"#).0, 2, "malformed JSON");
+    let token = |out: &str| {
+        out.split("Token: ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .expect("a token")
+            .to_owned()
+    };
+    let (code, out, _) = act(r#"{"do":"approve","expression":"(+ 2 2)"}"#);
+    assert_eq!(code, 4);
+    let (code, out, err) = run(home.path(), &["approve", &token(&out)]);
+    assert_eq!((code, out.trim()), (0, "4"), "{err}");
+    let (code, out, _) = act(r#"{"do":"approve","expression":"(+ 2 2)"}"#);
+    assert_eq!(code, 4);
+    assert_eq!(run(home.path(), &["deny", &token(&out)]).0, 0);
+    assert_eq!(run(home.path(), &["approve", "no-such-token"]).0, 2);
+    assert_eq!(run(home.path(), &["deny", "no-such-token"]).0, 2);
+}
