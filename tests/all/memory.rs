@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use passepartout::memory::{IngestOptions, Memory, MemoryConfig, NodeKind, Query};
-
-use crate::providers::{text, tool_call};
+use passepartout_tests::http::Canned;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/org")
@@ -426,7 +425,7 @@ fn a_50_mb_file_is_ingested_and_one_over_the_limit_is_skipped_with_a_warning() {
 
 #[test]
 fn embeddings_go_to_the_configured_endpoint_and_rank_by_cosine() {
-    use passepartout_tests::http::{Canned, Server};
+    use passepartout_tests::http::Server;
     let server = Server::start(vec![
         // Ingest: the two `:EMBED: t` headlines, in file order.
         Canned::json(
@@ -515,17 +514,17 @@ fn the_gardener_proposes_ids_through_the_gates_and_a_rollback_restores_the_exact
         .remove(0);
     let server = Server::start(vec![
         // First proposal: no explanation; the explanation gate sends it back.
-        tool_call(
+        Canned::tool_call(
             "call_1",
             "memory-assign-id",
-            serde_json::json!({"id": target.id}),
+            &serde_json::json!({"id": target.id}),
         ),
-        tool_call(
+        Canned::tool_call(
             "call_2",
             "memory-assign-id",
-            serde_json::json!({"id": target.id, "explanation": "give the headline a stable ID"}),
+            &serde_json::json!({"id": target.id, "explanation": "give the headline a stable ID"}),
         ),
-        text("Done."),
+        Canned::text("Done."),
     ]);
     let (pipeline, _s) = gardening_pipeline(m.clone(), &server);
     pipeline.run(passepartout::signal::Signal::event(

@@ -37,7 +37,7 @@ fn endpoint(name: &str, protocol: Protocol, server: &Server, timeout: Duration) 
         .into(),
         key: Some(Secret::new(KEY)),
         timeout,
-        client: reqwest::blocking::Client::new(),
+        client: passepartout::providers::config::client(),
     }
 }
 
@@ -332,22 +332,11 @@ fn pipeline(server: &Server) -> (Agent, Outbox, tempfile::TempDir) {
     (p, outbox, cache)
 }
 
-pub(crate) fn tool_call(id: &str, name: &str, args: Value) -> Canned {
-    Canned::json(
-        json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
-            .to_string(),
-    )
-}
-
-pub(crate) fn text(t: &str) -> Canned {
-    Canned::json(json!({"choices": [{"message": {"role": "assistant", "content": t}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).to_string())
-}
-
 #[test]
 fn end_to_end_the_model_calls_a_tool_and_answers_with_its_output() {
     let server = Server::start(vec![
-        tool_call("call_1", "eval", json!({"expression": "(+ 1 2)"})),
-        text("1 + 2 = 3."),
+        Canned::tool_call("call_1", "eval", &json!({"expression": "(+ 1 2)"})),
+        Canned::text("1 + 2 = 3."),
     ]);
     let (p, outbox, _cache) = pipeline(&server);
     let report = p.run(Signal::event(
@@ -413,9 +402,9 @@ fn end_to_end_the_model_calls_a_tool_and_answers_with_its_output() {
 #[test]
 fn end_to_end_a_rejection_is_explained_and_the_next_proposal_runs() {
     let server = Server::start(vec![
-        tool_call("call_1", "shell", json!({"command": "rm -rf /"})),
-        tool_call("call_2", "eval", json!({"expression": "(* 6 7)"})),
-        text("Done: 42."),
+        Canned::tool_call("call_1", "shell", &json!({"command": "rm -rf /"})),
+        Canned::tool_call("call_2", "eval", &json!({"expression": "(* 6 7)"})),
+        Canned::text("Done: 42."),
     ]);
     let (p, _outbox, _cache) = pipeline(&server);
     let report = p.run(Signal::event(
@@ -509,4 +498,147 @@ model = "tiny-model"
         passepartout::settings::ConfigFile::parse("[[providers]]\nname = 1\n")
             .is_err_and(|e| e.to_string().contains("name"))
     );
+}
+
+#[test]
+fn a_hung_provider_opens_its_breaker_and_the_next_request_goes_straight_to_the_backup() {
+    let mut hang = Canned::json(fixture("openai/text.json"));
+    hang.delay = Duration::from_secs(3);
+    let hung = Server::start(vec![hang.clone(), hang]);
+    let good = Server::start(vec![
+        Canned::json(fixture("openai/text.json")),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    let cascade = Cascade::new(vec![
+        endpoint("hung", Protocol::Openai, &hung, Duration::from_millis(400)),
+        endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
+    ]);
+    cascade
+        .complete(&request(vec![]))
+        .expect("the backup answers");
+    let health = cascade.health();
+    assert_eq!(health[0].state, "open", "{health:?}");
+    assert!(
+        health[0]
+            .why
+            .as_deref()
+            .is_some_and(|w| w.contains("no answer within")),
+        "{health:?}"
+    );
+    assert_eq!(health[1].state, "closed");
+    let start = std::time::Instant::now();
+    cascade
+        .complete(&request(vec![]))
+        .expect("the backup answers");
+    let took = start.elapsed();
+    assert!(
+        took < Duration::from_millis(100),
+        "straight to the backup: {took:?}"
+    );
+    assert_eq!(hung.requests().len(), 1, "the hung provider is left alone");
+    assert_eq!(good.requests().len(), 2);
+}
+
+#[test]
+fn a_retry_after_of_any_size_or_form_never_panics() {
+    for value in [
+        "9300000000000000000",
+        "18446744073709551615",
+        "99999999999999999999999999",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Thu, 01 Jan 1970 00:00:00 GMT",
+        "soon",
+    ] {
+        let mut limited = Canned::status(429, "{\"error\": \"slow down\"}");
+        limited.headers.push(("retry-after".into(), value.into()));
+        let (_, bad) = falls_through(limited, Duration::from_secs(5));
+        assert_eq!(bad.requests().len(), 1, "{value}");
+    }
+}
+
+#[test]
+fn a_cut_off_answer_and_a_redirect_say_what_happened() {
+    let mut cut = Canned::json(fixture("openai/text.json"));
+    cut.missing = 100;
+    let mut moved = Canned::status(307, "");
+    moved
+        .headers
+        .push(("location".into(), "http://127.0.0.1:1/v2".into()));
+    let a = Server::start(vec![cut]);
+    let b = Server::start(vec![moved]);
+    let cascade = Cascade::new(vec![
+        endpoint("a", Protocol::Openai, &a, Duration::from_secs(5)),
+        endpoint("b", Protocol::Openai, &b, Duration::from_secs(5)),
+    ]);
+    let text = cascade
+        .complete(&request(vec![]))
+        .expect_err("both fail")
+        .to_string();
+    assert!(
+        text.contains("a (test-model): the answer was cut off"),
+        "{text}"
+    );
+    assert!(
+        text.contains("b (test-model): HTTP 307: redirects are not followed, on purpose")
+            && text.contains("http://127.0.0.1:1/v2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_session_has_its_own_token_budget() {
+    let server = Server::start(vec![
+        Canned::json(fixture("openai/text.json")),
+        Canned::json(fixture("openai/text.json")),
+    ]);
+    let cascade = Cascade::new(vec![openai(&server)]).with_budget(Some(1100), None);
+    let mut alice = request(vec![]);
+    alice.session = Some("boot:1".into());
+    let mut bob = request(vec![]);
+    bob.session = Some("boot:2".into());
+    cascade.complete(&alice).expect("within alice's budget");
+    let err = cascade.complete(&alice).expect_err("alice is over");
+    assert!(
+        err.to_string()
+            .contains("this session has 1051 of its 1100 left"),
+        "{err}"
+    );
+    cascade.complete(&bob).expect("bob has his own budget");
+    assert_eq!(cascade.spent_by(Some("boot:1")), 49);
+    assert_eq!(cascade.spent_by(Some("boot:2")), 49);
+    assert_eq!(cascade.spent(), 0, "nothing spent outside a session");
+}
+
+#[test]
+fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
+    // A million prompt tokens at gpt-4o's list price: $2.50.
+    let server = Server::start(vec![Canned::json(
+        json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}}).to_string(),
+    )]);
+    let mut priced = openai(&server);
+    priced.model = "gpt-4o".into();
+    let unpriced = Server::start(vec![]);
+    // $1 a day: the first call (estimated at about a cent) is made, the second not.
+    let cascade = Cascade::new(vec![
+        endpoint("local", Protocol::Openai, &unpriced, Duration::from_secs(5)),
+        priced,
+    ])
+    .with_budget(None, Some(1.0));
+    cascade
+        .complete(&request(vec![]))
+        .expect("within the day's budget");
+    assert!(
+        unpriced.requests().is_empty(),
+        "a model with no price cannot be counted, so it is not asked"
+    );
+    let records = cascade.records();
+    assert!(
+        records[0].cost.is_some_and(|c| (c - 2.5).abs() < 1e-9),
+        "{records:?}"
+    );
+    let err = cascade
+        .complete(&request(vec![]))
+        .expect_err("over the day");
+    assert!(matches!(err, PipelineError::DailySpend { .. }), "{err}");
+    assert!(err.to_string().contains("daily_usd"), "{err}");
 }

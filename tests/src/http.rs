@@ -19,6 +19,8 @@ pub struct Canned {
     pub body: String,
     /// Wait this long before answering.
     pub delay: Duration,
+    /// Announce this many bytes more than the body has, then close: a cut-off answer.
+    pub missing: usize,
 }
 
 impl Canned {
@@ -29,7 +31,19 @@ impl Canned {
             headers: Vec::new(),
             body: body.into(),
             delay: Duration::ZERO,
+            missing: 0,
         }
+    }
+    /// An OpenAI Chat Completions answer calling tool `name` with `args`.
+    pub fn tool_call(id: &str, name: &str, args: &serde_json::Value) -> Canned {
+        Canned::json(
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+                .to_string(),
+        )
+    }
+    /// An OpenAI Chat Completions answer with text `t`.
+    pub fn text(t: &str) -> Canned {
+        Canned::json(serde_json::json!({"choices": [{"message": {"role": "assistant", "content": t}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).to_string())
     }
     /// A status with a body.
     pub fn status(status: u16, body: &str) -> Canned {
@@ -38,6 +52,7 @@ impl Canned {
             headers: Vec::new(),
             body: body.into(),
             delay: Duration::ZERO,
+            missing: 0,
         }
     }
 }
@@ -171,7 +186,7 @@ fn serve(stream: TcpStream, responses: &Mutex<VecDeque<Canned>>, requests: &Mute
     let mut out = format!(
         "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
         canned.status,
-        canned.body.len()
+        canned.body.len() + canned.missing
     );
     for (k, v) in &canned.headers {
         out.push_str(&format!("{k}: {v}\r\n"));

@@ -63,7 +63,9 @@ mod tests {
 
     #[test]
     fn the_table() {
-        let dropped = StepOutcome::Dropped { why: "depth".into() };
+        let dropped = StepOutcome::Dropped {
+            why: "depth".into(),
+        };
         let rejected = StepOutcome::Rejected {
             gate: "g".into(),
             reason: "no".into(),

@@ -137,7 +137,11 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
             let line = health_line(p);
             checks.push(check(
                 &format!("daemon's provider {}", p.provider),
-                if p.state == "closed" { Ok(line) } else { Err(line) },
+                if p.state == "closed" {
+                    Ok(line)
+                } else {
+                    Err(line)
+                },
                 false,
             ));
         }

@@ -13,13 +13,13 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::ops::{self, Facts, Role};
-use crate::signal::Meta;
 use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
     self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
 };
 use super::request::{Event, Op, Request, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
+use crate::signal::Meta;
 
 /// Frames up to this size are read without asking the daemon-wide read budget.
 const SMALL_FRAME: usize = 64 << 10;

@@ -103,7 +103,6 @@ pub struct Status {
     pub providers: Vec<crate::providers::breaker::ProviderHealth>,
 }
 
-
 /// What `status` tells of the daemon itself.
 #[derive(Clone, Copy, Debug)]
 pub struct Facts {

@@ -79,7 +79,10 @@ impl Breakers {
         };
         match state {
             State::Open {
-                until, why, cooling, ..
+                until,
+                why,
+                cooling,
+                ..
             } if until <= now => {
                 states.insert(
                     provider.to_owned(),
@@ -95,7 +98,11 @@ impl Breakers {
                 "left alone for {} s more after: {why}",
                 until.saturating_duration_since(now).as_secs().max(1)
             )),
-            State::Probing { since, why, cooling } if now.duration_since(since) > timeout * 2 => {
+            State::Probing {
+                since,
+                why,
+                cooling,
+            } if now.duration_since(since) > timeout * 2 => {
                 states.insert(
                     provider.to_owned(),
                     State::Probing {
@@ -248,6 +255,9 @@ mod tests {
         );
         let h = &b.health(["a"])[0];
         assert_eq!(h.state, "open");
-        assert!(h.retry_in_secs.is_some_and(|s| s <= super::super::http::MAX_RETRY_AFTER.as_secs()));
+        assert!(
+            h.retry_in_secs
+                .is_some_and(|s| s <= super::super::http::MAX_RETRY_AFTER.as_secs())
+        );
     }
 }

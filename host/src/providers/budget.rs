@@ -153,7 +153,11 @@ impl Budget {
 
     /// `session` spent `tokens` and `dollars` on a call that answered.
     pub fn charge(&self, session: Option<&str>, tokens: u64, dollars: Option<f64>) {
-        let mut sessions = self.spending.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sessions = self
+            .spending
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if sessions.len() >= SESSIONS && !sessions.contains_key(&session.map(str::to_owned)) {
             let idle = sessions
                 .iter()
@@ -212,7 +216,10 @@ mod tests {
         let b = Budget::new(Some(1000), None);
         b.charge(Some("a"), 900, None);
         assert!(b.check_tokens(Some("a"), 200).is_err());
-        assert!(b.check_tokens(Some("b"), 200).is_ok(), "another session has its own");
+        assert!(
+            b.check_tokens(Some("b"), 200).is_ok(),
+            "another session has its own"
+        );
         assert!(b.check_tokens(None, 1000).is_ok());
         assert!(b.check_tokens(None, 1001).is_err());
     }

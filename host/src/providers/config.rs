@@ -92,7 +92,8 @@ fn env(name: &str) -> Option<String> {
     crate::settings::named(name)
 }
 
-fn client() -> reqwest::blocking::Client {
+/// The HTTP client every provider uses: our user agent, and no redirect followed.
+pub fn client() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
         .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))
         // A redirect could carry the key header to another host: never follow one.

@@ -139,7 +139,12 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
     let wait = if digits {
         // More digits than a u64 holds is still "a very long time".
-        Duration::from_secs(value.parse::<u64>().unwrap_or(u64::MAX).min(MAX_RETRY_AFTER.as_secs()))
+        Duration::from_secs(
+            value
+                .parse::<u64>()
+                .unwrap_or(u64::MAX)
+                .min(MAX_RETRY_AFTER.as_secs()),
+        )
     } else {
         httpdate::parse_http_date(value)
             .ok()?
@@ -192,7 +197,11 @@ mod tests {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         assert_eq!(retry_after("30", now), Some(Duration::from_secs(30)));
         assert_eq!(retry_after(" 0 ", now), Some(Duration::ZERO));
-        for huge in ["9300000000000000000", "18446744073709551615", "99999999999999999999999"] {
+        for huge in [
+            "9300000000000000000",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
             assert_eq!(retry_after(huge, now), Some(MAX_RETRY_AFTER), "{huge}");
         }
         let later = httpdate::fmt_http_date(now + Duration::from_secs(120));

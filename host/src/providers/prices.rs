@@ -112,6 +112,17 @@ mod tests {
         mine.insert("llama3.2".to_owned(), Price::default());
         assert_eq!(price(&mine, "gpt-4o").map(|p| p.input), Some(1.0));
         assert_eq!(price(&mine, "llama3.2").map(|p| p.output), Some(0.0));
-        assert!((cost(Price { input: 3.0, output: 15.0 }, 1000, 100) - 0.0045).abs() < 1e-12);
+        assert!(
+            (cost(
+                Price {
+                    input: 3.0,
+                    output: 15.0
+                },
+                1000,
+                100
+            ) - 0.0045)
+                .abs()
+                < 1e-12
+        );
     }
 }

@@ -33,7 +33,10 @@ pub struct SpendRow {
 impl SpendRow {
     /// Dollars: the recorded cost, plus the calls recorded without a price priced by `prices`
     /// ([`super::prices::price`]) when it knows the model now.
-    pub fn dollars(&self, prices: &std::collections::BTreeMap<String, super::config::Price>) -> f64 {
+    pub fn dollars(
+        &self,
+        prices: &std::collections::BTreeMap<String, super::config::Price>,
+    ) -> f64 {
         let later = super::prices::price(prices, &self.model).map_or(0.0, |p| {
             super::prices::cost(p, self.unpriced_input_tokens, self.unpriced_output_tokens)
         });

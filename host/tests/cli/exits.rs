@@ -10,10 +10,8 @@ use super::passepartout;
 
 /// An OpenAI-style answer calling `eval` with `args`.
 fn tool_call(args: &str) -> Canned {
-    let mut body: serde_json::Value =
-        serde_json::from_str(&fixture("openai/tool_call.json")).expect("fixture");
-    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = args.into();
-    Canned::json(body.to_string())
+    let args: serde_json::Value = serde_json::from_str(args).expect("args");
+    Canned::tool_call("call_1", "eval", &args)
 }
 
 fn home_with(server: &Server, extra: &str) -> tempfile::TempDir {
@@ -73,16 +71,25 @@ fn ask_exits_by_how_the_request_ended_not_by_its_first_step() {
     };
     let (code, _, err) = ask(vec![Canned::status(500, "{\"error\": \"down\"}")]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("error: llm error: every provider failed"), "{err}");
+    assert!(
+        err.contains("error: llm error: every provider failed"),
+        "{err}"
+    );
     let (code, _, err) = ask(vec![Canned::status(500, "{\"error\": \"down\"}")]);
     assert_eq!(code, 1, "{err}");
     let (code, out, err) = ask(vec![Canned::json(fixture("openai/text.json"))]);
     assert_eq!((code, out.trim()), (0, "Hello from the fixture."), "{err}");
     let reject = r#"{"do": "reject", "expression": "(+ 1 2)"}"#;
-    let (code, _, err) = ask(vec![tool_call(reject), tool_call(reject), tool_call(reject)]);
+    let (code, _, err) = ask(vec![
+        tool_call(reject),
+        tool_call(reject),
+        tool_call(reject),
+    ]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("rejected by hostile-gate"), "{err}");
-    let (code, _, err) = ask(vec![tool_call(r#"{"do": "approve", "expression": "(+ 1 2)"}"#)]);
+    let (code, _, err) = ask(vec![tool_call(
+        r#"{"do": "approve", "expression": "(+ 1 2)"}"#,
+    )]);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("approval required"), "{err}");
 }
@@ -114,7 +121,11 @@ fn act_approve_and_deny_share_the_table() {
     let act = |args: &str| {
         run(
             home.path(),
-            &["act", "--action", &format!(r#"{{"tool":"eval","args":{args}}}"#)],
+            &[
+                "act",
+                "--action",
+                &format!(r#"{{"tool":"eval","args":{args}}}"#),
+            ],
         )
     };
     assert_eq!(act(r#"{"expression":"(+ 1 1)"}"#).0, 0);
