@@ -135,7 +135,14 @@ impl Places {
     /// No place for the database, or it cannot be opened.
     pub fn journal(&self) -> Result<Journal, AgentError> {
         let path = self.database().ok_or(AgentError::NoDatabase)?;
-        Journal::open(&path).map_err(|source| AgentError::Database { path, source })
+        let cap = self
+            .settings()?
+            .journal
+            .max_text_bytes
+            .unwrap_or(crate::journal::DEFAULT_TEXT_CAP);
+        Journal::open(&path)
+            .map(|j| j.with_text_cap(cap))
+            .map_err(|source| AgentError::Database { path, source })
     }
 
     /// The memory store in the database (created if missing).

@@ -223,7 +223,7 @@ impl<'a> Approvals<'a> {
                 "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest],
             )?;
-            Journal::append_in(
+            self.journal.append_in(
                 tx,
                 "approval-requested",
                 &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons }),
@@ -249,7 +249,7 @@ impl<'a> Approvals<'a> {
                     [&token],
                 )? == 1
                 {
-                    Journal::append_in(
+                    self.journal.append_in(
                         tx,
                         "approval-interrupted",
                         &json!({ "token": token, "runner": runner, "why": "the process running the approved action ended before it finished" }),
@@ -318,7 +318,7 @@ impl<'a> Approvals<'a> {
                 "UPDATE approvals SET status = ?2, runner = ?3 WHERE token = ?1",
                 params![token, status, runner],
             )?;
-            Journal::append_in(
+            self.journal.append_in(
                 tx,
                 "approval",
                 &json!({ "token": token, "decision": if approve { "approved" } else { "denied" }, "was": state, "digest": actual, "action": pending.action }),
@@ -340,7 +340,7 @@ impl<'a> Approvals<'a> {
     ) -> Result<(), ApprovalError> {
         self.journal.transaction(|tx| {
             if let Some((kind, body)) = record {
-                Journal::append_in(tx, kind, body)?;
+                self.journal.append_in(tx, kind, body)?;
             }
             tx.execute(
                 "UPDATE approvals SET status = 'done' WHERE token = ?1 AND status = 'running'",

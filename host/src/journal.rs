@@ -69,6 +69,59 @@ pub struct Journal {
     conn: Mutex<Connection>,
     /// Appends waiting for a commit (group commit).
     queue: Mutex<Queue>,
+    /// The longest text kept whole in a record ([`Journal::with_text_cap`]).
+    text_cap: usize,
+}
+
+/// The longest text a record keeps whole by default (`[journal] max_text_bytes`).
+pub const DEFAULT_TEXT_CAP: usize = 16 * 1024;
+
+/// `[journal]` of `passepartout.toml`.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalSection {
+    /// The longest text (a model's answer, a tool's output, an action's arguments) a record
+    /// keeps whole; a longer one keeps its first this many bytes, its length and its sha256.
+    /// Default 16 KiB; at least 256.
+    pub max_text_bytes: Option<usize>,
+}
+
+/// `body` with every string longer than `cap` bytes cut to its first `cap` bytes, followed by
+/// its whole length and sha256: a record says what was there without holding megabytes of it.
+fn capped(body: &serde_json::Value, cap: usize) -> std::borrow::Cow<'_, serde_json::Value> {
+    fn longest(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::String(s) => s.len(),
+            serde_json::Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
+            serde_json::Value::Object(m) => m.values().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    fn cut(v: &mut serde_json::Value, cap: usize) {
+        match v {
+            serde_json::Value::String(s) if s.len() > cap => {
+                let mut end = cap;
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let digest = hex::encode(Sha256::digest(s.as_bytes()));
+                *s = format!(
+                    "{}… [cut by the journal: {} bytes in all, sha256 {digest}]",
+                    &s[..end],
+                    s.len()
+                );
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| cut(v, cap)),
+            serde_json::Value::Object(m) => m.values_mut().for_each(|v| cut(v, cap)),
+            _ => {}
+        }
+    }
+    if longest(body) <= cap {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut owned = body.clone();
+    cut(&mut owned, cap);
+    std::borrow::Cow::Owned(owned)
 }
 
 /// Groups of records waiting to be committed (kind, body), and the outcome of those committed
@@ -137,7 +190,15 @@ impl Journal {
         Ok(Journal {
             conn: Mutex::new(conn),
             queue: Mutex::default(),
+            text_cap: DEFAULT_TEXT_CAP,
         })
+    }
+
+    /// Keep texts of up to `bytes` whole in records (at least 256); longer ones keep their
+    /// first `bytes`, their length and their sha256.
+    pub fn with_text_cap(mut self, bytes: usize) -> Journal {
+        self.text_cap = bytes.max(256);
+        self
     }
 
     fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
@@ -170,7 +231,7 @@ impl Journal {
         }
         let group: Vec<(String, String)> = records
             .iter()
-            .map(|(kind, body)| ((*kind).to_owned(), body.to_string()))
+            .map(|(kind, body)| ((*kind).to_owned(), capped(body, self.text_cap).to_string()))
             .collect();
         let ticket = {
             let mut q = self.queue();
@@ -241,11 +302,12 @@ impl Journal {
     /// # Errors
     /// The database refused the write.
     pub(crate) fn append_in(
+        &self,
         tx: &rusqlite::Transaction<'_>,
         kind: &str,
         body: &serde_json::Value,
     ) -> rusqlite::Result<i64> {
-        Journal::append_text(tx, kind, &body.to_string())
+        Journal::append_text(tx, kind, &capped(body, self.text_cap).to_string())
     }
 
     fn append_text(
@@ -364,6 +426,42 @@ fn failure(message: String) -> rusqlite::Error {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn long_texts_are_cut_with_their_length_and_hash_and_short_ones_kept() {
+        let j = Journal::in_memory().expect("journal").with_text_cap(300);
+        let long = "é".repeat(1000);
+        let body =
+            json!({ "action": { "text": long, "args": ["short", "x".repeat(301)] }, "n": 7 });
+        j.append("proposal", &body).expect("append");
+        j.append("proposal", &json!({ "text": "y".repeat(300) }))
+            .expect("append");
+        let records = j.records(None).expect("read");
+        let text = records[0].body["action"]["text"]
+            .as_str()
+            .expect("a string still");
+        let digest = hex::encode(Sha256::digest(long.as_bytes()));
+        assert!(
+            text.starts_with(&"é".repeat(150)),
+            "cut at a character boundary"
+        );
+        assert!(text.ends_with(&format!(
+            "[cut by the journal: 2000 bytes in all, sha256 {digest}]"
+        )));
+        assert_eq!(records[0].body["action"]["args"][0], "short");
+        assert!(
+            records[0].body["action"]["args"][1]
+                .as_str()
+                .is_some_and(|s| s.contains("301 bytes in all"))
+        );
+        assert_eq!(records[0].body["n"], 7);
+        assert_eq!(
+            records[1].body["text"].as_str().map(str::len),
+            Some(300),
+            "at the cap: whole"
+        );
+        assert_eq!(j.verify().expect("read"), Ok(2));
+    }
 
     fn journal(n: usize) -> Journal {
         let j = Journal::in_memory().expect("journal");

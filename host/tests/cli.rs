@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "cli/exits.rs"]
-mod exits;
+#[path = "cli/faults.rs"]
+mod faults;
 
 /// The compiled-component cache the tests share.
 fn shared_cache() -> std::path::PathBuf {

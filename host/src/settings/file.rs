@@ -39,6 +39,9 @@ pub struct ConfigFile {
     /// `[pipeline]`: the assistant's name, mandates, where replies go, limits, recovery.
     #[serde(default)]
     pub pipeline: PipelineSection,
+    /// `[journal]`: how much of a long text a record keeps.
+    #[serde(default)]
+    pub journal: crate::journal::JournalSection,
 }
 
 /// Why `passepartout.toml` could not be used.

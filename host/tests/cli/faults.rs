@@ -1,6 +1,7 @@
-//! Exit codes follow how the request ended, the same for `act`, `ask`, `approve` and `deny`
-//! (docs/cli.md, "Exit codes"): against a real model server on loopback that fails on cue, and
-//! the hostile test gate for rejections and approvals.
+//! What a faulty or verbose model does to the commands, against a real model server on
+//! loopback: exit codes follow how the request ended, the same for `act`, `ask`, `approve` and
+//! `deny` (docs/cli.md, "Exit codes"; the hostile test gate rejects and asks for approval on
+//! cue), and a huge answer does not grow the journal by its size.
 
 use std::path::Path;
 
@@ -148,4 +149,41 @@ fn act_approve_and_deny_share_the_table() {
     assert_eq!(run(home.path(), &["deny", &token(&out)]).0, 0);
     assert_eq!(run(home.path(), &["approve", "no-such-token"]).0, 2);
     assert_eq!(run(home.path(), &["deny", "no-such-token"]).0, 2);
+}
+
+#[test]
+fn a_12_mb_answer_grows_the_journal_by_less_than_1_mb() {
+    let line = "All work and no play makes Jack a dull boy.\n";
+    let answer = line.repeat((12 << 20) / line.len() + 1);
+    // The gates refuse it (the secrets gate runs out of fuel on 12 MB, and fails closed), so
+    // the model proposes it three times: each attempt is journaled.
+    let server = Server::start(vec![
+        Canned::text("warm up"),
+        Canned::text(&answer),
+        Canned::text(&answer),
+        Canned::text(&answer),
+    ]);
+    let home = home_with(&server, "");
+    let size = |home: &Path| {
+        ["passepartout.db", "passepartout.db-wal"]
+            .iter()
+            .map(|f| {
+                std::fs::metadata(home.join("data/passepartout").join(f)).map_or(0, |m| m.len())
+            })
+            .sum::<u64>()
+    };
+    // The first ask creates the database and its tables.
+    assert_eq!(run(home.path(), &["ask", "hi"]).0, 0);
+    let before = size(home.path());
+    let (code, _, err) = run(home.path(), &["ask", "tell me everything"]);
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(server.requests().len(), 4, "three attempts");
+    let grew = size(home.path()) - before;
+    assert!(grew < 1 << 20, "the journal grew by {grew} bytes");
+    let shown = passepartout(home.path(), &["journal", "show", "--json"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("cut by the journal: ") && text.contains(" bytes in all, sha256 "),
+        "a cut text says how long it was and its hash"
+    );
 }
