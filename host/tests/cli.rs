@@ -1203,3 +1203,27 @@ fn install_asks_for_limits_above_the_defaults_and_writes_the_grant() {
     assert_eq!(copy["limits"]["gate_fuel"], 200_000_000, "{copy}");
     assert_eq!(copy["limits"]["memory_bytes"], 64 << 20, "{copy}");
 }
+
+#[test]
+fn output_to_a_reader_that_went_away_ends_quietly_with_exit_0() {
+    // `passepartout plugins | head -0`: the reader is gone before the first line is written.
+    let home = tempfile::tempdir().expect("temp dir");
+    for args in [&["plugins"][..], &["journal", "show"], &["approvals"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_passepartout"))
+            .args(args)
+            .env_clear()
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("PASSEPARTOUT_CACHE", shared_cache())
+            .env("HOME", home.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

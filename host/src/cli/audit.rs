@@ -13,9 +13,9 @@ use super::Setup;
 pub fn run(setup: &Setup, json: bool, fail_on: Severity) -> anyhow::Result<ExitCode> {
     let report = audit::audit(&setup.runtime, &setup.sources, &setup.policy);
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!(
+        out!(
             "{}",
             render::table(&report, std::io::stdout().is_terminal())
         );
@@ -35,9 +35,9 @@ pub fn diff(setup: &Setup, old: &Path, new: &Path, json: bool) -> anyhow::Result
     let new_audit = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
     let d = audit::diff::diff(&old_audit, &new_audit);
     if json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
+        outln!("{}", serde_json::to_string_pretty(&d)?);
     } else {
-        print!("{}", render::diff(&d, std::io::stdout().is_terminal()));
+        out!("{}", render::diff(&d, std::io::stdout().is_terminal()));
     }
     Ok(ExitCode::SUCCESS)
 }

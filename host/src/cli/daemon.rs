@@ -271,6 +271,51 @@ async fn shutdown_signal(interrupt: Arc<std::sync::atomic::AtomicBool>) {
     interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// `passepartout stop`: SIGTERM to the daemon its rendezvous file names (after checking that
+/// the process is this program's daemon, not a process that took its pid), then wait for it to
+/// finish the requests in flight and go.
+pub fn stop() -> anyhow::Result<ExitCode> {
+    let path = passepartout::daemon::rendezvous_file().context("no runtime directory")?;
+    let Some(r) = read_rendezvous(&path) else {
+        outln!("no daemon is running");
+        return Ok(ExitCode::SUCCESS);
+    };
+    // Its command line, not /proc/PID/exe: the daemon makes itself non-dumpable, which hides
+    // its exe link from processes without CAP_SYS_PTRACE.
+    let ours = std::fs::read(format!("/proc/{}/cmdline", r.pid)).is_ok_and(|cmdline| {
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let program = args
+            .first()
+            .and_then(|a| a.rsplit(|b| *b == b'/').next())
+            .unwrap_or_default();
+        program.starts_with(b"passepartout") && args.contains(&&b"daemon"[..])
+    });
+    let pid = libc::pid_t::try_from(r.pid).context("the rendezvous file's pid")?;
+    if !ours {
+        // Gone, or its pid reused by another program: the file is stale.
+        let _ = std::fs::remove_file(&path);
+        outln!("no daemon is running (removed the stale {})", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    // SAFETY: kill(2) with a pid checked above to be this program's daemon.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        anyhow::bail!(
+            "cannot stop the daemon (pid {pid}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    eprintln!("stopping the daemon (pid {pid}); requests in flight finish first");
+    for _ in 0..600 {
+        // SAFETY: signal 0 only checks that the process exists.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            outln!("stopped");
+            return Ok(ExitCode::SUCCESS);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    anyhow::bail!("the daemon (pid {pid}) is still running after 60 s: its requests in flight have not finished")
+}
+
 fn read_rendezvous(path: &Path) -> Option<Rendezvous> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
@@ -328,7 +373,7 @@ pub(super) fn connect(common: &Common) -> anyhow::Result<Client> {
 fn print_events(events: &[Value], trace: bool) {
     for e in answer::events(events) {
         match e {
-            Event::Message { text } => println!("{text}"),
+            Event::Message { text } => outln!("{text}"),
             Event::GateTrace { trace: gates } if trace => {
                 for g in gates {
                     eprintln!(
@@ -372,7 +417,7 @@ pub fn send(
         (None, None) => anyhow::bail!("give the text to send, or --action JSON"),
     };
     if json_out {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "events": events, "reply": reply }))?
         );
@@ -518,7 +563,7 @@ pub fn decide_via_daemon(
         };
         let (events, reply) = client.call(&request)?;
         if json_out {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&json!({ "events": events, "reply": reply }))?
             );
@@ -528,7 +573,7 @@ pub fn decide_via_daemon(
                 match answer::read::<answer::Dropped>(&reply, "the denied action") {
                     Ok(d) => {
                         if !json_out {
-                            println!("denied; dropped {}", serde_json::to_string(&d.dropped)?);
+                            outln!("denied; dropped {}", serde_json::to_string(&d.dropped)?);
                         }
                         ExitCode::SUCCESS
                     }
@@ -573,7 +618,7 @@ fn report(ran: &Result<Ran, AnswerError>, results: bool) {
     };
     for step in ran.steps.0.iter().flatten() {
         match &step.outcome {
-            StepOutcome::Ran { result, .. } if results => println!("{result}"),
+            StepOutcome::Ran { result, .. } if results => outln!("{result}"),
             StepOutcome::Rejected { gate, reason, .. } => {
                 eprintln!("rejected by {gate}: {reason}");
             }

@@ -59,7 +59,7 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     let policy_text = passepartout::policy_edit::starter(&workspace);
     for (path, text) in [(config, CONFIG), (policy, policy_text.as_str())] {
         if path.exists() {
-            println!("kept {} (it exists)", path.display());
+            outln!("kept {} (it exists)", path.display());
             continue;
         }
         if let Some(dir) = path.parent() {
@@ -67,7 +67,7 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -14,11 +14,11 @@ pub fn open(common: &Common) -> anyhow::Result<Journal> {
 pub fn verify(journal: &Journal) -> anyhow::Result<ExitCode> {
     match journal.verify()? {
         Ok(n) => {
-            println!("journal intact: {n} records, each chained to the one before");
+            outln!("journal intact: {n} records, each chained to the one before");
             Ok(ExitCode::SUCCESS)
         }
         Err(broken) => {
-            println!("journal BROKEN: {broken}");
+            outln!("journal BROKEN: {broken}");
             Ok(ExitCode::FAILURE)
         }
     }
@@ -27,10 +27,10 @@ pub fn verify(journal: &Journal) -> anyhow::Result<ExitCode> {
 pub fn show(journal: &Journal, last: usize, json: bool) -> anyhow::Result<ExitCode> {
     let records = journal.records(Some(last))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&records)?);
+        outln!("{}", serde_json::to_string_pretty(&records)?);
     } else {
         for r in records {
-            println!("{:>6}  {}  {:<18} {}", r.seq, r.at, r.kind, r.body);
+            outln!("{:>6}  {}  {:<18} {}", r.seq, r.at, r.kind, r.body);
         }
     }
     Ok(ExitCode::SUCCESS)

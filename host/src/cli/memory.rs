@@ -125,12 +125,12 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                 memory.collect_garbage()?;
             }
             if *json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 for w in &report.warnings {
                     eprintln!("warning: {w}");
                 }
-                println!(
+                outln!(
                     "{} files, {} headlines, {} new nodes{}{}\nroot {}{}",
                     report.files,
                     report.headlines,
@@ -185,7 +185,7 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                 limit: Some(*limit),
             };
             if *sparse {
-                print!("{}", memory.sparse_tree(&q)?);
+                out!("{}", memory.sparse_tree(&q)?);
                 return Ok(ExitCode::SUCCESS);
             }
             let mut hits = if *active_projects {
@@ -195,7 +195,7 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
             };
             hits.truncate(*limit);
             if *json {
-                println!("{}", serde_json::to_string_pretty(&hits)?);
+                outln!("{}", serde_json::to_string_pretty(&hits)?);
             } else {
                 for h in &hits {
                     let tags = if h.tags.is_empty() {
@@ -203,7 +203,7 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                     } else {
                         format!(" :{}:", h.tags.join(":"))
                     };
-                    println!(
+                    outln!(
                         "{}{} {}{tags}  ({}:{}, ID {})",
                         "*".repeat(h.level.max(1) as usize),
                         h.todo
@@ -220,44 +220,44 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Outline { max_bytes } => {
-            print!("{}", memory.awareness(*max_bytes)?);
+            out!("{}", memory.awareness(*max_bytes)?);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Snapshots { json } => {
             let snaps = memory.snapshots()?;
             if *json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(
                         &serde_json::json!({ "root": memory.root(), "snapshots": snaps })
                     )?
                 );
             } else {
-                println!("current root {}", memory.root());
+                outln!("current root {}", memory.root());
                 for s in snaps {
-                    println!("#{:<5} {}  {}  {}", s.seq, s.at, &s.root[..16], s.reason);
+                    outln!("#{:<5} {}  {}  {}", s.seq, s.at, &s.root[..16], s.reason);
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Rollback { snapshot } => {
             let s = memory.rollback(snapshot)?;
-            println!("rolled back to #{} ({}): root {}", s.seq, s.reason, s.root);
+            outln!("rolled back to #{} ({}): root {}", s.seq, s.reason, s.root);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Similar { text, k, json } => {
             let found = memory.similar(text, *k)?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&found)?);
+                outln!("{}", serde_json::to_string_pretty(&found)?);
             } else {
                 for s in found {
-                    println!("{:.3}  {}  (ID {})", s.score, s.hit.title, s.hit.id);
+                    outln!("{:.3}  {}  (ID {})", s.score, s.hit.title, s.hit.id);
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Gc => {
-            println!("{} unreachable nodes deleted", memory.collect_garbage()?);
+            outln!("{} unreachable nodes deleted", memory.collect_garbage()?);
             Ok(ExitCode::SUCCESS)
         }
     }

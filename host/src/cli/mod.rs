@@ -1,5 +1,8 @@
 //! Command-line interface: parse, call the library, print.
 
+#[macro_use]
+mod out;
+
 mod audit;
 mod daemon;
 mod exit;
@@ -110,6 +113,8 @@ enum Command {
     },
     /// Talk to the daemon line by line (starts one in the background if none answers).
     Chat,
+    /// Stop the running daemon (as SIGTERM does: requests in flight finish, nothing is lost).
+    Stop,
     /// Ask the model: the text goes through Reason (the model, the gates), Act, and back.
     Ask {
         /// What to ask.
@@ -278,6 +283,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             );
         }
         Command::Chat => return daemon::chat(&cli.common),
+        Command::Stop => return daemon::stop(),
         Command::Init => return init::run(&cli.common),
         Command::Approve {
             token,
@@ -367,6 +373,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         | Command::Daemon { .. }
         | Command::Send { .. }
         | Command::Chat
+        | Command::Stop
         | Command::Init => Ok(ExitCode::from(2)),
     }
 }

@@ -86,7 +86,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
             Outcome::Passed(a) | Outcome::NeedsApproval { action: a, .. } => a,
             Outcome::Rejected { .. } => &action,
         };
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(
                 &json!({ "verdict": verdict, "detail": detail, "action": action, "trace": v.trace })
@@ -105,14 +105,14 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
             } else {
                 String::new()
             };
-            println!(
+            outln!(
                 "  {round}{:<16} {:<16} {:>6} us{reason}",
                 g.gate,
                 format!("{:?}", g.verdict).to_lowercase(),
                 g.micros
             );
         }
-        println!(
+        outln!(
             "{verdict}{}",
             if detail.is_null() {
                 String::new()
@@ -127,7 +127,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
 fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Result<ExitCode> {
     let code = super::exit::of(report.steps.iter().map(|s| &s.outcome));
     if json_out {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "steps": report.steps, "sent": outbox.sent() }))?
         );
@@ -147,12 +147,12 @@ fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Res
             );
         }
         match &step.outcome {
-            StepOutcome::Ran { result, .. } => println!("{result}"),
+            StepOutcome::Ran { result, .. } => outln!("{result}"),
             StepOutcome::ToolFailed { message, .. } => eprintln!("error: {message}"),
             StepOutcome::Rejected { gate, reason, .. } => eprintln!("rejected by {gate}: {reason}"),
             StepOutcome::Suspended { token, reasons } => {
-                println!("approval required ({}). Token: {token}", reasons.join("; "));
-                println!("  passepartout approve {token}    or    passepartout deny {token}");
+                outln!("approval required ({}). Token: {token}", reasons.join("; "));
+                outln!("  passepartout approve {token}    or    passepartout deny {token}");
             }
             StepOutcome::Failed { error } => eprintln!("error: {error}"),
             StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
@@ -179,9 +179,9 @@ pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Res
     let journal = common.places().journal()?;
     let pending = passepartout::approvals::Approvals::new(&journal)?.pending()?;
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&pending)?);
+        outln!("{}", serde_json::to_string_pretty(&pending)?);
     } else if pending.is_empty() {
-        println!("no action is waiting for approval");
+        outln!("no action is waiting for approval");
     } else {
         for p in pending {
             let state = if p.state == "interrupted" {
@@ -189,7 +189,7 @@ pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Res
             } else {
                 ""
             };
-            println!(
+            outln!(
                 "{}  {state}{}  ({})  digest {}",
                 p.token,
                 serde_json::to_string(&p.action)?,
@@ -237,7 +237,7 @@ pub fn deny(
             anyhow::bail!("internal error: the agent answered a denial with a report")
         }
         Ok(Answer::Denied(action)) => {
-            println!("denied; dropped {}", serde_json::to_string(&action)?);
+            outln!("denied; dropped {}", serde_json::to_string(&action)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => bad_input(&e.to_string(), None, token),
@@ -254,13 +254,13 @@ pub fn ask(
     let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
     let report = report_of(take(&pipeline, Origin::Ask(text.to_owned()))?)?;
     if json_out {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "steps": report.steps, "sent": outbox.sent() }))?
         );
     } else {
         for (_, text) in outbox.sent() {
-            println!("{text}");
+            outln!("{text}");
         }
         for step in &report.steps {
             match &step.outcome {

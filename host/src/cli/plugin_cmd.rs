@@ -49,7 +49,7 @@ fn grant(setup: &Setup, name: &str, limits: &LimitSpec, shown: &[String]) {
     }
     match &setup.policy_file {
         Some(path) => match passepartout::policy_edit::grant_limits(path, name, limits) {
-            Ok(()) => println!(
+            Ok(()) => outln!(
                 "granted in {}: [plugins.{name}.limits] {}",
                 path.display(),
                 shown.join(", ")
@@ -74,7 +74,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
     let (plugin_dir, pins) = dirs(setup)?;
     let (source, manifest) = read_source(path)?;
     let report = audit::audit(&setup.runtime, std::slice::from_ref(&source), &setup.policy);
-    print!(
+    out!(
         "{}",
         render::table(&report, std::io::stdout().is_terminal())
     );
@@ -86,7 +86,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
     let shown = limits::describe(&limits);
     let capabilities = report.plugins.first().is_some_and(asks_anything);
     if !shown.is_empty() {
-        println!(
+        outln!(
             "{} asks for limits above the defaults: {} (without a grant it runs at the defaults)",
             manifest.name,
             shown.join(", ")
@@ -114,7 +114,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
         return Ok(ExitCode::FAILURE);
     }
     let target = install::install(&source, &manifest, plugin_dir, pins, false)?;
-    println!(
+    outln!(
         "installed {} {} at {} (sha256 pinned)",
         manifest.name,
         manifest.version,
@@ -145,7 +145,7 @@ pub fn update(
     let old = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
     let new = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
     let d = audit::diff::diff(&old, &new);
-    print!("{}", render::diff(&d, std::io::stdout().is_terminal()));
+    out!("{}", render::diff(&d, std::io::stdout().is_terminal()));
     if new
         .findings
         .iter()
@@ -157,7 +157,7 @@ pub fn update(
     let limits = asked_limits(setup, &manifest);
     let shown = limits::describe(&limits);
     if !shown.is_empty() {
-        println!(
+        outln!(
             "the new {name} asks for limits above the defaults: {} (without a grant it runs at \
              the defaults)",
             shown.join(", ")
@@ -173,7 +173,7 @@ pub fn update(
         return Ok(ExitCode::FAILURE);
     }
     let target = install::install(&new_source, &manifest, plugin_dir, pins, true)?;
-    println!(
+    outln!(
         "updated {name} to {} at {} (sha256 pinned)",
         manifest.version,
         target.display()
@@ -186,7 +186,7 @@ pub fn update(
 pub fn remove(setup: &Setup, common: &Common, name: &str) -> anyhow::Result<ExitCode> {
     let (plugin_dir, pins) = dirs(setup)?;
     install::remove(name, plugin_dir, pins)?;
-    println!("removed {name}");
+    outln!("removed {name}");
     super::reload::tell_daemon(common);
     Ok(ExitCode::SUCCESS)
 }

@@ -105,7 +105,7 @@ pub fn run(loaded: &Loaded, json: bool) -> anyhow::Result<ExitCode> {
         pooling: loaded.runtime.pooling(),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        outln!("{}", serde_json::to_string_pretty(&listing)?);
     } else {
         print_table(&listing);
     }
@@ -125,7 +125,7 @@ fn print_table(l: &Listing<'_>) {
             .iter()
             .map(|k| format!("{k:?}").to_lowercase())
             .collect();
-        println!(
+        outln!(
             "{} {}  [{}]  priority {}  ({}, {})",
             p.name,
             p.version,
@@ -139,7 +139,7 @@ fn print_table(l: &Listing<'_>) {
             }
         );
         if !p.description.is_empty() {
-            println!("  {}", p.description);
+            outln!("  {}", p.description);
         }
         let lim = p.limits;
         let mut limits = Vec::new();
@@ -159,7 +159,7 @@ fn print_table(l: &Listing<'_>) {
             lim.memory_bytes >> 20,
             lim.max_output_bytes >> 10
         ));
-        println!("  limits: {}", limits.join("; "));
+        outln!("  limits: {}", limits.join("; "));
         let g = p.grants;
         let mut grants: Vec<String> =
             g.fs.iter()
@@ -170,7 +170,7 @@ fn print_table(l: &Listing<'_>) {
                 .iter()
                 .map(|e| format!("env {}{}", e.name, if e.set { "" } else { " (unset)" })),
         );
-        println!(
+        outln!(
             "  grants: {}",
             if grants.is_empty() {
                 "none".into()
@@ -179,7 +179,7 @@ fn print_table(l: &Listing<'_>) {
             }
         );
         for t in &p.tools {
-            println!(
+            outln!(
                 "  tool {} ({}, timeout {} ms): {}",
                 t.name,
                 if t.read_only {
@@ -195,7 +195,7 @@ fn print_table(l: &Listing<'_>) {
         }
     }
     for d in &l.disabled {
-        println!("{d}");
+        outln!("{d}");
     }
     for e in &l.errors {
         eprintln!("error: {e}");
@@ -207,7 +207,7 @@ fn print_table(l: &Listing<'_>) {
             m.name, m.name
         );
     }
-    println!(
+    outln!(
         "{} plugin(s) loaded; plugin dir {}; policy {}; instances {}",
         l.plugins.len(),
         l.plugin_dir

@@ -160,7 +160,7 @@ pub fn tell_daemon(common: &Common) {
     let mut client = match super::daemon::connect(common) {
         Ok(c) => c,
         Err(_) => {
-            println!("no daemon is running; it loads the change when it starts");
+            outln!("no daemon is running; it loads the change when it starts");
             return;
         }
     };
@@ -168,7 +168,7 @@ pub fn tell_daemon(common: &Common) {
         .call(&passepartout::daemon::request::Request::Reload)
         .map(|(_, reply)| answer::read::<Reloaded>(&reply, "how the reload went"));
     match reloaded {
-        Ok(Ok(r)) => println!(
+        Ok(Ok(r)) => outln!(
             "the running daemon took the change: plugin set {}, {} plugin(s){}",
             r.set,
             r.plugins,

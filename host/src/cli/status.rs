@@ -33,35 +33,35 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
             })
             .collect();
         let status = json!({ "daemon": daemon, "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins });
-        println!("{}", serde_json::to_string_pretty(&status)?);
+        outln!("{}", serde_json::to_string_pretty(&status)?);
         return Ok(ExitCode::SUCCESS);
     }
     match &daemon {
         Some(d) => {
-            println!(
+            outln!(
                 "daemon: {}, up {} s, plugin set {}",
                 d.health, d.uptime_secs, d.plugin_set
             );
             if let Some(e) = &d.reload.last_error {
-                println!("daemon: the last reload failed, so it runs the previous set: {e}");
+                outln!("daemon: the last reload failed, so it runs the previous set: {e}");
             }
             for g in &d.missing_gates {
-                println!("daemon: gate {g} did not load: every action is refused");
+                outln!("daemon: gate {g} did not load: every action is refused");
             }
             for p in &d.providers {
-                println!("daemon: provider {}: {}", p.provider, health_line(p));
+                outln!("daemon: provider {}: {}", p.provider, health_line(p));
             }
         }
-        None => println!("daemon: not running"),
+        None => outln!("daemon: not running"),
     }
-    println!(
+    outln!(
         "plugins loaded: {plugins}; journal: {records} records; waiting for approval: {pending}"
     );
     if spend.is_empty() {
-        println!("no model has been called yet");
+        outln!("no model has been called yet");
     }
     for (r, d) in spend.iter().zip(&dollars) {
-        println!(
+        outln!(
             "{:<12} {:<24} {:>5} calls {:>9} in {:>9} out  ${d:.4}",
             r.provider, r.model, r.calls, r.input_tokens, r.output_tokens
         );
@@ -186,20 +186,20 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         "healthy"
     };
     if json_out {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "health": worst, "checks": checks }))?
         );
     } else {
         for c in &checks {
-            println!(
+            outln!(
                 "{:<10} {:<22} {}",
                 c["status"].as_str().unwrap_or(""),
                 c["check"].as_str().unwrap_or(""),
                 c["detail"].as_str().unwrap_or("")
             );
         }
-        println!("{worst}");
+        outln!("{worst}");
     }
     Ok(if worst == "unhealthy" {
         ExitCode::FAILURE

@@ -535,9 +535,28 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| v["pid"].as_u64());
-    if let Some(pid) = pid {
+    // `stop` ends the daemon chat started.
+    let stopped = command(home.path(), &["stop"], &[]).output().expect("stop");
+    if !stopped.status.success()
+        && let Some(pid) = pid
+    {
         let _ = Command::new("kill").arg(pid.to_string()).status();
     }
+    assert!(
+        stopped.status.success() && String::from_utf8_lossy(&stopped.stdout).trim() == "stopped",
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert!(
+        !Path::new(&format!("/proc/{}", pid.unwrap_or(0))).exists(),
+        "the daemon is gone"
+    );
+    assert!(!rendezvous.exists(), "and its rendezvous file with it");
+    let again = command(home.path(), &["stop"], &[]).output().expect("stop");
+    assert_eq!(
+        (again.status.code(), String::from_utf8_lossy(&again.stdout).trim()),
+        (Some(0), "no daemon is running")
+    );
     assert!(
         out.status.success(),
         "{}",
