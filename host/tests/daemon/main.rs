@@ -6,6 +6,7 @@
 mod approvals;
 mod auth;
 mod bounds;
+mod providers;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
