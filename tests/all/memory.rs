@@ -336,6 +336,52 @@ fn snapshots_roll_back_to_the_exact_root_and_old_ones_are_collected() {
 }
 
 #[test]
+fn undo_points_are_taken_only_on_change_and_pruned_before_a_persons_snapshots() {
+    let m = Memory::in_memory(MemoryConfig {
+        keep_snapshots: 3,
+        ..MemoryConfig::default()
+    })
+    .expect("store");
+    ingest(&m, &corpus());
+    // The ingest kept the empty root ("before ingest"); the person keeps this one.
+    let mine = m.snapshot("mine").expect("snapshot");
+    // 21 tools that changed nothing: no new snapshot pushes the person's out.
+    for _ in 0..21 {
+        assert_eq!(m.undo_point("before tool shell").expect("undo").seq, mine.seq);
+    }
+    assert_eq!(m.snapshots().expect("list").len(), 2);
+    // Tools that changed something each leave an undo point; past the limit of 3, the oldest
+    // undo points go and the person's stays.
+    for i in 0..5 {
+        m.set_property("proj-shed", "STEP", &i.to_string())
+            .expect("set");
+        let undo = m.undo_point("before tool write-file").expect("undo");
+        assert_eq!(undo.root, m.root());
+        assert_ne!(undo.seq, mine.seq);
+    }
+    let kept: Vec<String> = m
+        .snapshots()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.reason)
+        .collect();
+    assert_eq!(kept, ["before tool write-file", "mine", "before ingest"]);
+    // When only kept ones are left, the oldest of them goes.
+    for i in 0..3 {
+        m.set_property("proj-shed", "STEP", &format!("kept {i}"))
+            .expect("set");
+        m.snapshot(&format!("kept {i}")).expect("snapshot");
+    }
+    let kept: Vec<String> = m
+        .snapshots()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.reason)
+        .collect();
+    assert_eq!(kept, ["kept 2", "kept 1", "kept 0"]);
+}
+
+#[test]
 fn bad_org_is_read_as_far_as_possible_with_warnings_naming_file_and_line() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();

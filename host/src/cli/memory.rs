@@ -1,4 +1,4 @@
-//! `passepartout memory ingest | query | snapshots | rollback | similar | gc`.
+//! `passepartout memory ingest | query | snapshot | snapshots | rollback | similar | gc`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +63,14 @@ pub enum MemoryCommand {
         /// At most this many bytes.
         #[arg(long, default_value_t = 4000)]
         max_bytes: usize,
+    },
+    /// Keep the current root as a snapshot, with NOTE as its reason. Snapshots a person
+    /// takes, and those before an ingest or a rollback, are pruned only after every automatic
+    /// one (taken before a tool runs).
+    Snapshot {
+        /// Why: shown by `snapshots`.
+        #[arg(default_value = "manual")]
+        note: String,
     },
     /// The kept snapshots, newest first, and the current root.
     Snapshots {
@@ -238,6 +246,11 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                     outln!("#{:<5} {}  {}  {}", s.seq, s.at, &s.root[..16], s.reason);
                 }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Snapshot { note } => {
+            let s = memory.snapshot(note)?;
+            outln!("snapshot #{} of root {}", s.seq, s.root);
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Rollback { snapshot } => {

@@ -274,7 +274,13 @@ impl Memory {
             }
             if new_hash != before {
                 // The state before this ingest stays reachable: it can be rolled back to.
-                store::record_snapshot(&tx, &before, "before ingest", self.config.keep_snapshots)?;
+                store::record_snapshot(
+                    &tx,
+                    &before,
+                    "before ingest",
+                    self.config.keep_snapshots,
+                    store::SnapshotKind::Kept,
+                )?;
                 store::insert(&tx, &new_hash, &new_root)?;
                 tx.execute(
                     "UPDATE memory_head SET root = ?1 WHERE one = 1",

@@ -27,7 +27,7 @@ pub use ingest::{IngestOptions, IngestReport};
 pub use node::{Node, NodeKind};
 pub use org::Warning;
 pub use query::{Hit, Query};
-pub use store::Snapshot;
+pub use store::{Snapshot, SnapshotKind};
 
 use node::Node as N;
 use store::Db;
@@ -166,12 +166,24 @@ impl Memory {
         self.db.node(hash)
     }
 
-    /// Record the current root as a snapshot (one row; the oldest beyond `keep_snapshots` go).
+    /// Record the current root as a kept snapshot (a person's; one row). Beyond
+    /// `keep_snapshots`, the oldest automatic snapshots go first ([`store::record_snapshot`]).
     ///
     /// # Errors
     /// The database failed.
     pub fn snapshot(&self, reason: &str) -> Result<Snapshot, MemoryError> {
-        self.db.snapshot(reason, self.config.keep_snapshots)
+        self.db
+            .snapshot(reason, self.config.keep_snapshots, SnapshotKind::Kept)
+    }
+
+    /// The pipeline's undo point: as [`Memory::snapshot`], but nothing new when the newest
+    /// snapshot already holds the current root, and pruned before any kept one.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn undo_point(&self, reason: &str) -> Result<Snapshot, MemoryError> {
+        self.db
+            .snapshot(reason, self.config.keep_snapshots, SnapshotKind::Automatic)
     }
 
     /// The kept snapshots, newest first.

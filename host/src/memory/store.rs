@@ -99,6 +99,15 @@ impl Db {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
+        // Databases made before snapshots had a kind: theirs all count as kept.
+        let has_auto = conn
+            .prepare("SELECT 1 FROM pragma_table_info('memory_snapshots') WHERE name = 'auto'")?
+            .exists([])?;
+        if !has_auto {
+            conn.execute_batch(
+                "ALTER TABLE memory_snapshots ADD COLUMN auto INTEGER NOT NULL DEFAULT 0",
+            )?;
+        }
         // Two processes may create the database at once: whoever comes second keeps the head.
         let root = empty_root();
         let hash = root.hash();
@@ -187,11 +196,16 @@ impl Db {
         }
     }
 
-    /// Record a snapshot of the current root; keep the newest `keep`.
-    pub(crate) fn snapshot(&self, reason: &str, keep: usize) -> Result<Snapshot, MemoryError> {
+    /// Record a snapshot of the current root (see [`record_snapshot`]).
+    pub(crate) fn snapshot(
+        &self,
+        reason: &str,
+        keep: usize,
+        kind: SnapshotKind,
+    ) -> Result<Snapshot, MemoryError> {
         // The head first: `head()` takes the connection itself.
         let head = self.head();
-        record_snapshot(&self.conn(), &head, reason, keep)
+        record_snapshot(&self.conn(), &head, reason, keep, kind)
     }
 
     pub(crate) fn snapshots(&self) -> Result<Vec<Snapshot>, MemoryError> {
@@ -293,22 +307,57 @@ pub(crate) fn load_node(conn: &Connection, hash: &str) -> Result<Node, MemoryErr
 
 /// Record `root` as a snapshot and drop those beyond the newest `keep`: two statements, whatever
 /// the store's size.
+/// Who takes a snapshot, which decides what is pruned first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotKind {
+    /// The pipeline's undo point before a tool: not taken when the newest snapshot already
+    /// holds the current root, and pruned first.
+    Automatic,
+    /// A person's (`memory snapshot`), or before an ingest or a rollback: pruned only when
+    /// no automatic one is left to prune.
+    Kept,
+}
+
+/// Record a snapshot of `root`, keeping `keep` snapshots in all: the oldest automatic ones go
+/// first, kept ones only when no automatic one is left. An automatic snapshot of the root the
+/// newest snapshot already holds is that snapshot (nothing changed since).
 pub(crate) fn record_snapshot(
     conn: &Connection,
     root: &str,
     reason: &str,
     keep: usize,
+    kind: SnapshotKind,
 ) -> Result<Snapshot, MemoryError> {
+    if kind == SnapshotKind::Automatic {
+        let newest = conn
+            .prepare_cached(
+                "SELECT seq, root, at, reason FROM memory_snapshots ORDER BY seq DESC LIMIT 1",
+            )?
+            .query_row([], |r| {
+                Ok(Snapshot {
+                    seq: r.get(0)?,
+                    root: r.get(1)?,
+                    at: r.get(2)?,
+                    reason: r.get(3)?,
+                })
+            })
+            .optional()?;
+        if let Some(newest) = newest.filter(|n| n.root == root) {
+            return Ok(newest);
+        }
+    }
     let at = now();
     conn.execute(
-        "INSERT INTO memory_snapshots (root, at, reason) VALUES (?1, ?2, ?3)",
-        params![root, at, reason],
+        "INSERT INTO memory_snapshots (root, at, reason, auto) VALUES (?1, ?2, ?3, ?4)",
+        params![root, at, reason, kind == SnapshotKind::Automatic],
     )?;
     let seq = conn.last_insert_rowid();
     let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
     conn.execute(
-        "DELETE FROM memory_snapshots WHERE seq <= ?1",
-        params![seq - keep],
+        "DELETE FROM memory_snapshots WHERE seq IN (
+            SELECT seq FROM memory_snapshots WHERE seq != ?1 ORDER BY auto DESC, seq ASC
+            LIMIT max(0, (SELECT COUNT(*) FROM memory_snapshots) - ?2))",
+        params![seq, keep],
     )?;
     Ok(Snapshot {
         seq,

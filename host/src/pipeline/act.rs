@@ -148,7 +148,7 @@ impl Agent {
         if action.target != "tool" || self.tool_is_read_only(tool) {
             return None;
         }
-        match memory.snapshot(&format!("before tool {tool}")) {
+        match memory.undo_point(&format!("before tool {tool}")) {
             Ok(snap) => {
                 self.record(
                     "memory-snapshot",
