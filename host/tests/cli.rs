@@ -903,6 +903,15 @@ fn init_grants_each_first_party_plugin_the_least_it_needs() {
         shell["grants"]["process"],
         serde_json::json!(["ls", "cat", "head", "tail", "wc", "grep", "diff", "echo"])
     );
+    // The text listing shows every kind of grant, as the JSON does.
+    let text = String::from_utf8_lossy(&passepartout(home.path(), &["plugins"]).stdout).into_owned();
+    for grant in [
+        "process ls, cat, head, tail, wc, grep, diff, echo (confined)",
+        "grants: memory read-write",
+        "grants: memory read",
+    ] {
+        assert!(text.contains(grant), "{grant:?} in {text}");
+    }
     assert!(
         home.path().join("data/passepartout/workspace").is_dir(),
         "the granted workspace exists"

@@ -170,6 +170,23 @@ fn print_table(l: &Listing<'_>) {
                 .iter()
                 .map(|e| format!("env {}{}", e.name, if e.set { "" } else { " (unset)" })),
         );
+        if !g.net.is_empty() {
+            grants.push(format!("net {}", g.net.join(", ")));
+        }
+        if !g.process.is_empty() {
+            let confined = match g.confine {
+                passepartout::runtime::capabilities::confine::Confine::Kernel => "confined",
+                passepartout::runtime::capabilities::confine::Confine::None => "NOT CONFINED",
+            };
+            grants.push(format!("process {} ({confined})", g.process.join(", ")));
+        }
+        match g.memory {
+            passepartout::runtime::manifest::MemoryAccess::None => {}
+            passepartout::runtime::manifest::MemoryAccess::Read => grants.push("memory read".into()),
+            passepartout::runtime::manifest::MemoryAccess::ReadWrite => {
+                grants.push("memory read-write".into());
+            }
+        }
         outln!(
             "  grants: {}",
             if grants.is_empty() {
