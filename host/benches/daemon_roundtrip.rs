@@ -65,6 +65,7 @@ fn agent(router: &Arc<Router>, gates: Gates) -> Agent {
         no_cache: false,
         config: Some(temp().join("passepartout.toml")),
         db: Some(temp().join(format!("journal-{n}.db"))),
+        progress: None,
     };
     let journal = places.journal().expect("journal");
     let loaded = places.setup().expect("setup").load();

@@ -45,6 +45,7 @@ fn main() {
         no_cache: false,
         config: Some(dir.path().join("passepartout.toml")),
         db: Some(dir.path().join("passepartout.db")),
+        progress: None,
     };
     places.journal().expect("the database");
     // Warm the cache (a first start compiles every plugin), then measure a fresh process's

@@ -72,7 +72,7 @@ pub enum AgentError {
 }
 
 /// Where an agent's parts come from. Each `None` is the default place ([`crate::dirs`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Places {
     /// Third-party plugins, one folder each.
     pub plugins: Option<PathBuf>,
@@ -86,6 +86,8 @@ pub struct Places {
     pub config: Option<PathBuf>,
     /// The database of the journal, approvals, spend and memory.
     pub db: Option<PathBuf>,
+    /// Told of each plugin compile (a person waiting at a terminal wants to know).
+    pub progress: Option<crate::runtime::cache::Progress>,
 }
 
 impl Places {
@@ -200,6 +202,7 @@ impl Places {
         let mut runtime = Runtime::new(RuntimeConfig {
             cache_dir: self.cache_dir(),
             pooling: true,
+            progress: self.progress.clone(),
             ..RuntimeConfig::default()
         })
         .map_err(|e| AgentError::Runtime(e.into()))?;

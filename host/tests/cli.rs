@@ -904,7 +904,8 @@ fn init_grants_each_first_party_plugin_the_least_it_needs() {
         serde_json::json!(["ls", "cat", "head", "tail", "wc", "grep", "diff", "echo"])
     );
     // The text listing shows every kind of grant, as the JSON does.
-    let text = String::from_utf8_lossy(&passepartout(home.path(), &["plugins"]).stdout).into_owned();
+    let text =
+        String::from_utf8_lossy(&passepartout(home.path(), &["plugins"]).stdout).into_owned();
     for grant in [
         "process ls, cat, head, tail, wc, grep, diff, echo (confined)",
         "grants: memory read-write",
@@ -1235,4 +1236,66 @@ fn output_to_a_reader_that_went_away_ends_quietly_with_exit_0() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// A plugin folder with the echo skill, its component made unique (a custom section with
+/// `nonce` appended) so that no cache has it compiled.
+fn fresh_echo_skill(plugins: &Path, nonce: &str) {
+    let dir = plugins.join("echo-skill");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mut wasm = std::fs::read(passepartout_tests::ECHO_SKILL_WASM).expect("read");
+    // A custom section (id 0): name "nonce", then the nonce; valid anywhere in a component.
+    let payload = [&[5u8][..], b"nonce", nonce.as_bytes()].concat();
+    wasm.push(0);
+    wasm.push(u8::try_from(payload.len()).expect("a short nonce"));
+    wasm.extend(payload);
+    std::fs::write(dir.join("echo_skill.wasm"), wasm).expect("write");
+    std::fs::copy(
+        passepartout_tests::ECHO_SKILL_MANIFEST,
+        dir.join("plugin.toml"),
+    )
+    .expect("copy");
+}
+
+#[test]
+fn a_compile_is_shown_at_a_terminal_and_not_in_a_pipe() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = home.path().join("plugins");
+    let exe = env!("CARGO_BIN_EXE_passepartout");
+    let nonce = |n: u32| format!("{}-{n}", std::process::id());
+    // In a pipe: nothing but what was asked for.
+    fresh_echo_skill(&plugins, &nonce(1));
+    let piped = passepartout(
+        home.path(),
+        &["plugins", "--plugins", plugins.to_str().expect("utf-8")],
+    );
+    assert!(piped.status.success());
+    assert!(
+        !String::from_utf8_lossy(&piped.stderr).contains("compiling"),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    // In a terminal (script(1) gives the command a pty): which plugin, and how long it took.
+    fresh_echo_skill(&plugins, &nonce(2));
+    let command = format!("{exe} plugins --plugins {}", plugins.display());
+    let tty = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_clear()
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("PASSEPARTOUT_CACHE", shared_cache())
+        .env("HOME", home.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("script(1), from util-linux");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        shown.contains("compiling plugin echo-skill (")
+            && shown.contains("compiled echo-skill in "),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("compiling plugin shell"),
+        "only what is not cached is compiled: {shown}"
+    );
 }

@@ -347,7 +347,10 @@ fn undo_points_are_taken_only_on_change_and_pruned_before_a_persons_snapshots() 
     let mine = m.snapshot("mine").expect("snapshot");
     // 21 tools that changed nothing: no new snapshot pushes the person's out.
     for _ in 0..21 {
-        assert_eq!(m.undo_point("before tool shell").expect("undo").seq, mine.seq);
+        assert_eq!(
+            m.undo_point("before tool shell").expect("undo").seq,
+            mine.seq
+        );
     }
     assert_eq!(m.snapshots().expect("list").len(), 2);
     // Tools that changed something each leave an undo point; past the limit of 3, the oldest

@@ -51,6 +51,7 @@ pub fn runtime_with(cache: &Path, deadlines: passepartout::runtime::Deadlines) -
         pooling: true,
         deadlines,
         trampoline: Some(trampoline()),
+        progress: None,
     })
     .expect("runtime")
 }

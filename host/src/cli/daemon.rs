@@ -294,7 +294,10 @@ pub fn stop() -> anyhow::Result<ExitCode> {
     if !ours {
         // Gone, or its pid reused by another program: the file is stale.
         let _ = std::fs::remove_file(&path);
-        outln!("no daemon is running (removed the stale {})", path.display());
+        outln!(
+            "no daemon is running (removed the stale {})",
+            path.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     // SAFETY: kill(2) with a pid checked above to be this program's daemon.
@@ -313,7 +316,9 @@ pub fn stop() -> anyhow::Result<ExitCode> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    anyhow::bail!("the daemon (pid {pid}) is still running after 60 s: its requests in flight have not finished")
+    anyhow::bail!(
+        "the daemon (pid {pid}) is still running after 60 s: its requests in flight have not finished"
+    )
 }
 
 fn read_rendezvous(path: &Path) -> Option<Rendezvous> {

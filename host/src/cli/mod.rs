@@ -12,6 +12,7 @@ mod memory;
 mod pipeline;
 mod plugin_cmd;
 mod plugins;
+mod progress;
 mod reload;
 mod status;
 
@@ -388,6 +389,7 @@ impl Common {
             no_cache: self.no_cache,
             config: self.config.clone(),
             db: self.db.clone(),
+            progress: progress::at_a_terminal(),
         }
     }
 }

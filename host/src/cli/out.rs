@@ -23,7 +23,9 @@ macro_rules! out {
 /// Write `args` and a newline to stdout.
 pub fn line(args: std::fmt::Arguments<'_>) {
     let mut stdout = std::io::stdout().lock();
-    let written = stdout.write_fmt(args).and_then(|()| stdout.write_all(b"\n"));
+    let written = stdout
+        .write_fmt(args)
+        .and_then(|()| stdout.write_all(b"\n"));
     handle(written);
 }
 

@@ -182,7 +182,9 @@ fn print_table(l: &Listing<'_>) {
         }
         match g.memory {
             passepartout::runtime::manifest::MemoryAccess::None => {}
-            passepartout::runtime::manifest::MemoryAccess::Read => grants.push("memory read".into()),
+            passepartout::runtime::manifest::MemoryAccess::Read => {
+                grants.push("memory read".into())
+            }
             passepartout::runtime::manifest::MemoryAccess::ReadWrite => {
                 grants.push("memory read-write".into());
             }

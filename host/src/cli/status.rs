@@ -40,7 +40,9 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         Some(d) => {
             outln!(
                 "daemon: {}, up {} s, plugin set {}",
-                d.health, d.uptime_secs, d.plugin_set
+                d.health,
+                d.uptime_secs,
+                d.plugin_set
             );
             if let Some(e) = &d.reload.last_error {
                 outln!("daemon: the last reload failed, so it runs the previous set: {e}");
@@ -63,7 +65,11 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
     for (r, d) in spend.iter().zip(&dollars) {
         outln!(
             "{:<12} {:<24} {:>5} calls {:>9} in {:>9} out  ${d:.4}",
-            r.provider, r.model, r.calls, r.input_tokens, r.output_tokens
+            r.provider,
+            r.model,
+            r.calls,
+            r.input_tokens,
+            r.output_tokens
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -12,11 +12,34 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// Where compiled components are kept. `None` disables the cache.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ArtifactCache {
     dir: Option<PathBuf>,
     engine_key: String,
+    progress: Option<Progress>,
 }
+
+/// A compile that takes a while (the Python gate: ~15 s on two cores), for a person to see.
+#[derive(Clone, Copy, Debug)]
+pub enum Compile<'a> {
+    /// Compiling `what` (a plugin), `bytes` long, has begun.
+    Started {
+        /// The plugin.
+        what: &'a str,
+        /// The component's size.
+        bytes: usize,
+    },
+    /// It is done (or failed).
+    Finished {
+        /// The plugin.
+        what: &'a str,
+        /// How long it took.
+        took: std::time::Duration,
+    },
+}
+
+/// Told of every compile (not of loads from the cache).
+pub type Progress = std::sync::Arc<dyn Fn(Compile<'_>) + Send + Sync>;
 
 /// A component ready to instantiate, and how it was obtained.
 pub struct Compiled {
@@ -47,7 +70,17 @@ impl ArtifactCache {
         let mut h = ShaHasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut h);
         let engine_key = hex::encode(&h.0.finalize()[..8]);
-        ArtifactCache { dir, engine_key }
+        ArtifactCache {
+            dir,
+            engine_key,
+            progress: None,
+        }
+    }
+
+    /// Tell `progress` of every compile.
+    pub fn with_progress(mut self, progress: Option<Progress>) -> ArtifactCache {
+        self.progress = progress;
+        self
     }
 
     /// The cache directory, if any.
@@ -68,6 +101,7 @@ impl ArtifactCache {
         engine: &Engine,
         bytes: &[u8],
         sha256: String,
+        what: &str,
     ) -> wasmtime::Result<Compiled> {
         let path = self
             .dir
@@ -91,7 +125,21 @@ impl ArtifactCache {
                 ),
             }
         }
-        let serialized = engine.precompile_component(bytes)?;
+        if let Some(p) = &self.progress {
+            p(Compile::Started {
+                what,
+                bytes: bytes.len(),
+            });
+        }
+        let started = std::time::Instant::now();
+        let serialized = engine.precompile_component(bytes);
+        if let Some(p) = &self.progress {
+            p(Compile::Finished {
+                what,
+                took: started.elapsed(),
+            });
+        }
+        let serialized = serialized?;
         // SAFETY: `serialized` was produced just now by `engine` itself.
         let component = unsafe { Component::deserialize(engine, &serialized)? };
         if let Some(path) = &path

@@ -39,7 +39,7 @@ pub use policy::Policy;
 use state::{GateData, HostCommon, ToolData};
 
 /// How to build a [`Runtime`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RuntimeConfig {
     /// Where compiled components are cached; `None` compiles every time.
     pub cache_dir: Option<PathBuf>,
@@ -50,6 +50,8 @@ pub struct RuntimeConfig {
     /// The `passepartout` executable granted programs start through (`passepartout __confine`,
     /// [`capabilities::confine`]); by default this process's own executable.
     pub trampoline: Option<PathBuf>,
+    /// Told of each compile (a cache miss), for a person waiting at a terminal.
+    pub progress: Option<cache::Progress>,
 }
 
 /// How a call into a plugin is held to its deadline.
@@ -72,6 +74,7 @@ impl Default for RuntimeConfig {
             pooling: true,
             deadlines: Deadlines::Hard,
             trampoline: std::env::current_exe().ok(),
+            progress: None,
         }
     }
 }
@@ -102,7 +105,8 @@ impl Runtime {
     pub fn new(config: RuntimeConfig) -> anyhow::Result<Runtime> {
         let hard = config.deadlines == Deadlines::Hard;
         let (engine, pooling) = engine::build(config.pooling)?;
-        let cache = cache::ArtifactCache::new(config.cache_dir, &engine);
+        let cache =
+            cache::ArtifactCache::new(config.cache_dir, &engine).with_progress(config.progress);
 
         let mut gate_linker = Linker::<GateData>::new(&engine);
         add_host::<GateData>(&mut gate_linker, |d| &mut d.common)?;
@@ -186,9 +190,12 @@ impl Runtime {
     /// # Errors
     /// The bytes are not a valid component.
     pub fn inspect(&self, bytes: &[u8]) -> wasmtime::Result<(inspect::Interfaces, String)> {
-        let compiled = self
-            .cache
-            .load(&self.engine, bytes, crate::builtin::sha256(bytes))?;
+        let compiled = self.cache.load(
+            &self.engine,
+            bytes,
+            crate::builtin::sha256(bytes),
+            "a plugin",
+        )?;
         Ok((
             inspect::interfaces(&self.engine, &compiled.component),
             compiled.sha256,

@@ -255,7 +255,7 @@ impl Runtime {
         let sha256 = crate::builtin::sha256(&source.component);
         let compiled = self
             .cache
-            .load(&self.engine, &source.component, sha256)
+            .load(&self.engine, &source.component, sha256, &manifest.name)
             .map_err(|e| component_err(not_a_component(&source.component, &e)))?;
         let component = compiled.component;
         check_exports(&self.engine, &component, &manifest.kinds).map_err(invalid)?;

@@ -555,7 +555,10 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
     assert!(!rendezvous.exists(), "and its rendezvous file with it");
     let again = command(home.path(), &["stop"], &[]).output().expect("stop");
     assert_eq!(
-        (again.status.code(), String::from_utf8_lossy(&again.stdout).trim()),
+        (
+            again.status.code(),
+            String::from_utf8_lossy(&again.stdout).trim()
+        ),
         (Some(0), "no daemon is running")
     );
     assert!(

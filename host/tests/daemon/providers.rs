@@ -91,5 +91,9 @@ fn each_client_session_has_its_own_token_budget() {
             .is_some_and(|e| e.contains("this session has 0 of its 50000 left")),
         "{refused}"
     );
-    assert_eq!(ask(&mut bob)["outcome"], "ran", "bob's session has its own budget");
+    assert_eq!(
+        ask(&mut bob)["outcome"],
+        "ran",
+        "bob's session has its own budget"
+    );
 }
