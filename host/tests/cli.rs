@@ -1299,3 +1299,40 @@ fn a_compile_is_shown_at_a_terminal_and_not_in_a_pipe() {
         "only what is not cached is compiled: {shown}"
     );
 }
+
+#[test]
+fn cache_prune_and_clear_say_what_they_removed() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let cache = home.path().join("cache-dir");
+    std::fs::create_dir_all(&cache).expect("mkdir");
+    let old = cache.join(format!("{:064x}-0000000000000000.cwasm", 1));
+    std::fs::write(&old, vec![0u8; 2048]).expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .and_then(|f| {
+            f.set_modified(
+                std::time::SystemTime::now() - std::time::Duration::from_secs(90 * 86_400),
+            )
+        })
+        .expect("age it");
+    std::fs::write(
+        cache.join(format!("{:064x}-0000000000000000.cwasm", 2)),
+        b"new",
+    )
+    .expect("write");
+    let dir = cache.to_str().expect("utf-8");
+    let pruned = json(&passepartout(
+        home.path(),
+        &["cache", "prune", "--json", "--cache", dir],
+    ));
+    assert_eq!(pruned["removed"], 1, "{pruned}");
+    assert_eq!(pruned["kept"], 1, "{pruned}");
+    let out = passepartout(home.path(), &["cache", "clear", "--cache", dir]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("removed 1 entries"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -4,6 +4,7 @@
 mod out;
 
 mod audit;
+mod cache;
 mod daemon;
 mod exit;
 mod init;
@@ -179,6 +180,11 @@ enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// The compiled-component cache: prune or clear it.
+    Cache {
+        #[command(subcommand)]
+        command: cache::CacheCommand,
+    },
     /// The memory store of Org headlines: ingest, query, snapshots, rollback.
     Memory {
         #[command(subcommand)]
@@ -266,6 +272,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
     }
     match &cli.command {
         Command::Memory { command } => return memory::run(&cli.common, command),
+        Command::Cache { command } => return cache::run(&cli.common, command),
         Command::Daemon { insecure_no_auth } => {
             return daemon::run(&cli.common, *insecure_no_auth);
         }
@@ -369,6 +376,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         // Handled above, before any plugin is loaded.
         Command::Journal { .. }
         | Command::Memory { .. }
+        | Command::Cache { .. }
         | Command::Audit { .. }
         | Command::Plugin { .. }
         | Command::Daemon { .. }

@@ -3,9 +3,15 @@
 //! An artifact is keyed by the sha256 of the component and a digest of the engine's
 //! compatibility hash (wasmtime version, target, every setting that affects code), so a change
 //! of either misses the cache instead of loading incompatible code.
+//!
+//! The cache is kept small ([`Prune`]): every load marks its entry used (its modification
+//! time), and after every compile the entries unused for 30 days, those of another engine
+//! unused for a day, and then the least recently used beyond 1 GiB are removed; an entry used
+//! in the last hour is never removed by size. `passepartout cache prune | clear` does it by hand.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
@@ -113,6 +119,7 @@ impl ArtifactCache {
             // further checks that it was produced by a compatible engine.
             match unsafe { Component::deserialize_file(engine, path) } {
                 Ok(component) => {
+                    mark_used(path);
                     return Ok(Compiled {
                         component,
                         from_cache: true,
@@ -142,19 +149,177 @@ impl ArtifactCache {
         let serialized = serialized?;
         // SAFETY: `serialized` was produced just now by `engine` itself.
         let component = unsafe { Component::deserialize(engine, &serialized)? };
-        if let Some(path) = &path
-            && let Err(e) = write_atomically(path, &serialized)
-        {
-            tracing::warn!(
-                "cannot write the compiled cache entry {}: {e}",
-                path.display()
-            );
+        if let Some(path) = &path {
+            if let Err(e) = write_atomically(path, &serialized) {
+                tracing::warn!(
+                    "cannot write the compiled cache entry {}: {e}",
+                    path.display()
+                );
+            }
+            // The cache grows only here: keep it within bounds.
+            if let Err(e) = self.prune(Prune::default()) {
+                tracing::warn!("cannot prune the compiled cache: {e}");
+            }
         }
         Ok(Compiled {
             component,
             from_cache: false,
             sha256,
         })
+    }
+}
+
+/// How [`ArtifactCache::prune`] keeps the cache small.
+#[derive(Clone, Copy, Debug)]
+pub struct Prune {
+    /// Entries unused this long go.
+    pub max_age: Duration,
+    /// Entries of another engine (another wasmtime or settings) unused this long go.
+    pub other_engine_age: Duration,
+    /// Beyond this many bytes, the least recently used entries go...
+    pub max_bytes: u64,
+    /// ...except those used within this long (a plugin set in use is never evicted by size).
+    pub in_use: Duration,
+}
+
+impl Default for Prune {
+    fn default() -> Self {
+        Prune {
+            max_age: Duration::from_secs(30 * 86_400),
+            other_engine_age: Duration::from_secs(86_400),
+            max_bytes: 1 << 30,
+            in_use: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// What a prune or clear removed and kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Pruned {
+    /// Entries removed.
+    pub removed: usize,
+    /// Their bytes.
+    pub removed_bytes: u64,
+    /// Entries kept.
+    pub kept: usize,
+    /// Their bytes.
+    pub kept_bytes: u64,
+}
+
+impl ArtifactCache {
+    /// Remove what `rules` say is not worth keeping (see the module's doc). Leftovers of
+    /// interrupted writes older than an hour go too.
+    ///
+    /// # Errors
+    /// The directory cannot be read. Entries that cannot be removed are kept and counted so.
+    pub fn prune(&self, rules: Prune) -> std::io::Result<Pruned> {
+        let now = SystemTime::now();
+        let age = |modified: SystemTime| now.duration_since(modified).unwrap_or(Duration::ZERO);
+        let mut entries = self.entries()?;
+        let mut pruned = Pruned::default();
+        let suffix = format!("-{}.cwasm", self.engine_key);
+        entries.retain(|e| {
+            let old = age(e.modified);
+            let stale = if e.name.starts_with(".tmp-") {
+                old > Duration::from_secs(3600)
+            } else if !e.name.ends_with(&suffix) {
+                old > rules.other_engine_age
+            } else {
+                old > rules.max_age
+            };
+            !(stale && remove(e, &mut pruned))
+        });
+        // Least recently used first.
+        entries.sort_by_key(|e| e.modified);
+        let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+        entries.retain(|e| {
+            let evict = total > rules.max_bytes && age(e.modified) > rules.in_use;
+            if evict && remove(e, &mut pruned) {
+                total -= e.bytes;
+                return false;
+            }
+            true
+        });
+        pruned.kept = entries.len();
+        pruned.kept_bytes = entries.iter().map(|e| e.bytes).sum();
+        Ok(pruned)
+    }
+
+    /// Remove every entry: the next load compiles everything again.
+    ///
+    /// # Errors
+    /// The directory cannot be read.
+    pub fn clear(&self) -> std::io::Result<Pruned> {
+        let mut pruned = Pruned::default();
+        for e in self.entries()? {
+            if !remove(&e, &mut pruned) {
+                pruned.kept += 1;
+                pruned.kept_bytes += e.bytes;
+            }
+        }
+        Ok(pruned)
+    }
+
+    /// The cache's files (entries and leftovers), with their size and last use.
+    fn entries(&self) -> std::io::Result<Vec<Entry>> {
+        let Some(dir) = &self.dir else {
+            return Ok(Vec::new());
+        };
+        let read = match std::fs::read_dir(dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for item in read.flatten() {
+            let name = item.file_name().to_string_lossy().into_owned();
+            let ours = name.ends_with(".cwasm") || name.starts_with(".tmp-");
+            let Ok(meta) = item.metadata() else { continue };
+            if !ours || !meta.is_file() {
+                continue;
+            }
+            out.push(Entry {
+                path: item.path(),
+                name,
+                bytes: meta.len(),
+                modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// One file of the cache.
+struct Entry {
+    path: PathBuf,
+    name: String,
+    bytes: u64,
+    modified: SystemTime,
+}
+
+/// Remove `e`, counting it in `pruned`; whether it went.
+fn remove(e: &Entry, pruned: &mut Pruned) -> bool {
+    match std::fs::remove_file(&e.path) {
+        Ok(()) => {
+            pruned.removed += 1;
+            pruned.removed_bytes += e.bytes;
+            true
+        }
+        Err(err) => {
+            tracing::warn!("cannot remove {}: {err}", e.path.display());
+            false
+        }
+    }
+}
+
+/// Mark a cache entry used now (its modification time), so that pruning keeps what is in use.
+fn mark_used(path: &Path) {
+    let touched = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(SystemTime::now()));
+    if let Err(e) = touched {
+        tracing::debug!("cannot mark {} used: {e}", path.display());
     }
 }
 

@@ -206,6 +206,11 @@ impl Runtime {
     pub fn cache_dir(&self) -> Option<&std::path::Path> {
         self.cache.dir()
     }
+
+    /// The compiled-artifact cache (to prune or clear it).
+    pub fn cache(&self) -> &cache::ArtifactCache {
+        &self.cache
+    }
 }
 
 fn add_host<T: 'static>(
