@@ -272,6 +272,19 @@ pub enum TraceVerdict {
     Error,
 }
 
+impl TraceVerdict {
+    /// Its name, as the journal and `--json` spell it (`require_approval`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            TraceVerdict::Pass => "pass",
+            TraceVerdict::Modify => "modify",
+            TraceVerdict::Reject => "reject",
+            TraceVerdict::RequireApproval => "require_approval",
+            TraceVerdict::Error => "error",
+        }
+    }
+}
+
 /// One gate's entry in the trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateRecord {
@@ -296,3 +309,21 @@ pub struct GateRecord {
 
 /// Every gate that ran, in order.
 pub type GateTrace = Vec<GateRecord>;
+
+#[cfg(test)]
+mod tests {
+    use super::TraceVerdict;
+
+    #[test]
+    fn a_verdict_is_named_as_serde_spells_it() {
+        for v in [
+            TraceVerdict::Pass,
+            TraceVerdict::Modify,
+            TraceVerdict::Reject,
+            TraceVerdict::RequireApproval,
+            TraceVerdict::Error,
+        ] {
+            assert_eq!(serde_json::to_value(&v).ok(), Some(v.name().into()));
+        }
+    }
+}

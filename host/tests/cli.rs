@@ -851,7 +851,12 @@ fn init_writes_commented_defaults_and_dotenv_sets_variables() {
         passepartout(home.path(), &["init"]).status.success(),
         "a second init keeps the files"
     );
-    assert!(String::from_utf8_lossy(&passepartout(home.path(), &["init"]).stdout).contains("kept"));
+    let again = String::from_utf8_lossy(&passepartout(home.path(), &["init"]).stdout).into_owned();
+    assert!(again.contains("kept"));
+    assert!(
+        again.contains("Next:") && again.contains("passepartout doctor") && again.contains(".env"),
+        "init says what to do next: {again}"
+    );
     assert!(
         passepartout(home.path(), &["plugins"]).status.success(),
         "the written policy parses"

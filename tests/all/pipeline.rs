@@ -617,7 +617,7 @@ fn a_target_with_no_actuator_runs_nothing() {
         .pipeline
         .run(request(json!({"target": "telegram", "text": "hi"})));
     assert!(
-        matches!(&report.steps[0].outcome, StepOutcome::Failed { error } if error.contains("\"telegram\" has no actuator")),
+        matches!(&report.steps[0].outcome, StepOutcome::Invalid { reason } if reason.contains("\"telegram\" has no actuator")),
         "{:?}",
         report.steps[0].outcome
     );

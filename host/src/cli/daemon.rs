@@ -17,6 +17,7 @@ use passepartout::signal::Action;
 use serde_json::{Value, json};
 
 use super::Common;
+use super::exit::Whose;
 
 /// Where to listen: `--port`, else `PASSEPARTOUT_PORT`, else `[daemon] port`;
 /// `PASSEPARTOUT_HOST`, else `[daemon] host`, else 127.0.0.1 (see [`passepartout::settings`]). Only loopback addresses: the protocol is for this machine.
@@ -86,7 +87,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     }
     passepartout::daemon::keys::check_enforce(insecure_no_auth)?;
     let keys = if insecure_no_auth {
-        eprintln!(
+        errln!(
             "passepartout: WARNING: --insecure-no-auth: any local process, the agent's own tools \
              included, can connect to this daemon and approve what the gates held. Use it for \
              tests and benchmarks only."
@@ -130,7 +131,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         };
         std::fs::write(path, serde_json::to_vec(&r)?)?;
     }
-    eprintln!(
+    errln!(
         "passepartout: listening on {addr}{}",
         if keys.is_some() {
             " (clients authenticate with the keys in the keys directory)"
@@ -176,7 +177,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     {
         let _ = std::fs::remove_file(path);
     }
-    eprintln!("passepartout: stopped; the journal is saved");
+    errln!("passepartout: stopped; the journal is saved");
     drop(placeholder);
     Ok(ExitCode::SUCCESS)
 }
@@ -213,15 +214,15 @@ async fn boot(server: Arc<Server>, common: Common, problems: Arc<std::sync::Mute
             } else {
                 "degraded"
             };
-            eprintln!("passepartout: {health}: {plugins} plugin(s) loaded, journal writable");
+            errln!("passepartout: {health}: {plugins} plugin(s) loaded, journal writable");
         }
-        Err(e) => eprintln!(
+        Err(e) => errln!(
             "passepartout: unhealthy: {e}; every action is refused until the plugins load \
              (fix it: the daemon reloads when the files change, or on SIGHUP)"
         ),
     }
     for p in &problems {
-        eprintln!("passepartout:   {p}");
+        errln!("passepartout:   {p}");
     }
 }
 
@@ -235,12 +236,12 @@ async fn reload_on_hangup(server: Arc<Server>) {
         };
         while hup.recv().await.is_some() {
             match server.reload("SIGHUP").await {
-                Ok(r) => eprintln!(
+                Ok(r) => errln!(
                     "passepartout: reloaded on SIGHUP: plugin set {}{}",
                     r.set,
                     if r.changed { "" } else { " (unchanged)" }
                 ),
-                Err(e) => eprintln!("passepartout: reload on SIGHUP failed: {e}"),
+                Err(e) => errln!("passepartout: reload on SIGHUP failed: {e}"),
             }
         }
     }
@@ -266,7 +267,7 @@ async fn shutdown_signal(interrupt: Arc<std::sync::atomic::AtomicBool>) {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
-    eprintln!("passepartout: stopping");
+    errln!("passepartout: stopping");
     // Loops in flight stop before their next round; a cycle already running finishes.
     interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
 }
@@ -307,7 +308,7 @@ pub fn stop() -> anyhow::Result<ExitCode> {
             std::io::Error::last_os_error()
         );
     }
-    eprintln!("stopping the daemon (pid {pid}); requests in flight finish first");
+    errln!("stopping the daemon (pid {pid}); requests in flight finish first");
     for _ in 0..600 {
         // SAFETY: signal 0 only checks that the process exists.
         if unsafe { libc::kill(pid, 0) } != 0 {
@@ -381,13 +382,10 @@ fn print_events(events: &[Value], trace: bool) {
             Event::Message { text } => outln!("{text}"),
             Event::GateTrace { trace: gates } if trace => {
                 for g in gates {
-                    eprintln!(
+                    errln!(
                         "  gate {:<16} {:<16} {}",
                         g.gate,
-                        serde_json::to_value(&g.verdict)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_owned))
-                            .unwrap_or_default(),
+                        g.verdict.name(),
                         g.reason.unwrap_or_default()
                     );
                 }
@@ -412,7 +410,7 @@ pub fn send(
             let action = match Action::from_json(a) {
                 Ok(action) => action,
                 Err(e) => {
-                    eprintln!("error: --action: {e}");
+                    errln!("error: --action: {e}");
                     return Ok(ExitCode::from(2));
                 }
             };
@@ -433,7 +431,12 @@ pub fn send(
     if !json_out {
         report(&ran, false);
     }
-    Ok(exit_code(&ran))
+    let whose = if action.is_some() {
+        Whose::Direct
+    } else {
+        Whose::Model
+    };
+    Ok(exit_code(&ran, whose))
 }
 
 /// `passepartout chat`: a line client; starts a daemon in the background when none answers.
@@ -445,7 +448,7 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
             connect(common)?
         }
     };
-    eprintln!(
+    errln!(
         "connected to {}; type a message, Ctrl-D to leave",
         client.hello["server"].as_str().unwrap_or("the daemon")
     );
@@ -504,7 +507,7 @@ fn start_background(common: &Common) -> anyhow::Result<()> {
             .stdout(std::process::Stdio::null());
     }
     cmd.spawn().context("cannot start the daemon")?;
-    eprintln!(
+    errln!(
         "started a daemon in the background (its first start compiles the plugins, which can \
          take a minute; later starts load them from the cache)"
     );
@@ -551,12 +554,12 @@ pub fn decide_via_daemon(
                     .map(serde_json::from_value::<passepartout::approvals::Pending>)
                     .transpose()?
                 else {
-                    eprintln!(
+                    errln!(
                         "error: no pending approval has the token {token:?} (see `passepartout approvals`)"
                     );
                     return Ok(ExitCode::from(2));
                 };
-                eprintln!("{op} {}: {}", p.state, serde_json::to_string(&p.action)?);
+                errln!("{op} {}: {}", p.state, serde_json::to_string(&p.action)?);
                 p.digest
             }
         };
@@ -585,11 +588,11 @@ pub fn decide_via_daemon(
                     // Denied all the same: only the daemon's account of the action is
                     // unreadable.
                     Err(e @ AnswerError::Unreadable { .. }) => {
-                        eprintln!("denied ({e})");
+                        errln!("denied ({e})");
                         ExitCode::SUCCESS
                     }
                     Err(e) => {
-                        eprintln!("error: {e}");
+                        errln!("error: {e}");
                         ExitCode::from(2)
                     }
                 },
@@ -599,7 +602,7 @@ pub fn decide_via_daemon(
         if !json_out {
             report(&ran, true);
         }
-        Ok(exit_code(&ran))
+        Ok(exit_code(&ran, Whose::Direct))
     })())
 }
 
@@ -617,7 +620,7 @@ fn report(ran: &Result<Ran, AnswerError>, results: bool) {
     let ran = match ran {
         Ok(ran) => ran,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return;
         }
     };
@@ -625,15 +628,16 @@ fn report(ran: &Result<Ran, AnswerError>, results: bool) {
         match &step.outcome {
             StepOutcome::Ran { result, .. } if results => outln!("{result}"),
             StepOutcome::Rejected { gate, reason, .. } => {
-                eprintln!("rejected by {gate}: {reason}");
+                errln!("rejected by {gate}: {reason}");
             }
             StepOutcome::Failed { error: message } | StepOutcome::ToolFailed { message, .. } => {
-                eprintln!("error: {message}");
+                errln!("error: {message}");
             }
             StepOutcome::Suspended { token, reasons } => {
-                eprintln!("approval required ({}). Token: {token}", reasons.join("; "));
+                errln!("approval required ({}). Token: {token}", reasons.join("; "));
             }
-            StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
+            StepOutcome::Dropped { why } => errln!("stopped: {why}"),
+            StepOutcome::Invalid { reason } => errln!("cannot do that: {reason}"),
             _ => {}
         }
     }
@@ -641,10 +645,11 @@ fn report(ran: &Result<Ran, AnswerError>, results: bool) {
 
 /// A daemon reply's exit code ([`super::exit`]): a refused request is bad input, a failure the
 /// daemon reports (its pipeline's error) is a failure.
-fn exit_code(ran: &Result<Ran, AnswerError>) -> ExitCode {
+fn exit_code(ran: &Result<Ran, AnswerError>, whose: Whose) -> ExitCode {
     match ran {
         Ok(ran) => ExitCode::from(super::exit::of(
             ran.steps.0.iter().flatten().map(|s| &s.outcome),
+            whose,
         )),
         Err(AnswerError::Refused(_)) => ExitCode::from(super::exit::BAD_INPUT),
         Err(_) => ExitCode::from(super::exit::FAILED),

@@ -8,7 +8,9 @@ pub const OK: u8 = 0;
 /// The request failed on the way: the model could not be asked or failed on any turn, a budget
 /// refused, the loop stopped at the depth limit or on an interrupt.
 pub const FAILED: u8 = 1;
-/// The input was refused before anything ran (malformed JSON, an unknown token...).
+/// The input was refused before anything ran: malformed JSON, an unknown token, or an action
+/// asked for directly that cannot be performed as given (an unknown tool, arguments that do
+/// not match its schema, a target with no actuator).
 pub const BAD_INPUT: u8 = 2;
 /// A gate rejected the action (for the model: after every attempt).
 pub const REJECTED: u8 = 3;
@@ -17,13 +19,28 @@ pub const APPROVAL: u8 = 4;
 /// The tool ran and failed, and nothing answered after it.
 pub const TOOL_FAILED: u8 = 5;
 
-/// How a request with these steps (in order) ended: any failed or dropped step fails it;
-/// otherwise the last step that did something decides.
-pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a StepOutcome>) -> u8 {
+/// Whose action the request ran: a person's, given directly (`act`, `send --action`,
+/// `approve`), or the model's (`ask`, `send TEXT`). An action that cannot be performed is bad
+/// input from a person and a failure of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whose {
+    /// The person gave the action.
+    Direct,
+    /// The model proposed it.
+    Model,
+}
+
+/// How a request with these steps (in order) ended: any failed or dropped step fails it, an
+/// action that cannot be performed is bad input or a failure (by `whose`); otherwise the last
+/// step that did something decides.
+pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a StepOutcome>, whose: Whose) -> u8 {
     let mut last = None;
     for outcome in outcomes {
         match outcome {
-            StepOutcome::Failed { .. } | StepOutcome::Dropped { .. } => return FAILED,
+            StepOutcome::Invalid { .. } if whose == Whose::Direct => return BAD_INPUT,
+            StepOutcome::Failed { .. }
+            | StepOutcome::Dropped { .. }
+            | StepOutcome::Invalid { .. } => return FAILED,
             StepOutcome::Nothing => {}
             other => last = Some(other),
         }
@@ -33,9 +50,12 @@ pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a StepOutcome>) -> u8 {
         Some(StepOutcome::Rejected { .. }) => REJECTED,
         Some(StepOutcome::Suspended { .. }) => APPROVAL,
         Some(StepOutcome::ToolFailed { .. }) => TOOL_FAILED,
-        Some(StepOutcome::Nothing | StepOutcome::Failed { .. } | StepOutcome::Dropped { .. }) => {
-            FAILED
-        }
+        Some(
+            StepOutcome::Nothing
+            | StepOutcome::Failed { .. }
+            | StepOutcome::Dropped { .. }
+            | StepOutcome::Invalid { .. },
+        ) => FAILED,
     }
 }
 
@@ -91,7 +111,12 @@ mod tests {
             (vec![tool_failed(), ran()], OK),
         ];
         for (steps, code) in cases {
-            assert_eq!(of(&steps), code, "{steps:?}");
+            assert_eq!(of(&steps, Whose::Model), code, "{steps:?}");
         }
+        let invalid = [StepOutcome::Invalid {
+            reason: "unknown tool".into(),
+        }];
+        assert_eq!(of(&invalid, Whose::Direct), BAD_INPUT);
+        assert_eq!(of(&invalid, Whose::Model), FAILED);
     }
 }

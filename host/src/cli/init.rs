@@ -23,11 +23,17 @@ const CONFIG: &str = r#"# Passepartout configuration. Every key is optional; env
 # timeout_secs = 60
 
 # [budget]
-# session_tokens = 200000               # refuse a call that could overspend
+# session_tokens = 200000               # per daemon client session, or per command: refuse a
+#                                       # call that could overspend
+# daily_usd = 5.0                       # all sessions together, per day (UTC)
 
-# [prices.claude-sonnet-4-5]            # dollars per million tokens, for `passepartout status`
-# input = 3.0
-# output = 15.0
+# Well-known models are priced already (docs/providers.md); add others, or override:
+# [prices.my-local-model]               # dollars per million tokens
+# input = 0.0
+# output = 0.0
+
+# [journal]
+# max_text_bytes = 16384                # longer texts keep their start, length and sha256
 
 # The loop (docs/cli.md, "passepartout.toml").
 # [pipeline]
@@ -69,6 +75,16 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         outln!("wrote {}", path.display());
     }
+    let dotenv = dotenv_path(common).map_or_else(|| ".env".into(), |p| p.display().to_string());
+    outln!(
+        "\nNext:\n  \
+         1. Give it a model: put a key in {dotenv} (ANTHROPIC_API_KEY=..., OPENAI_API_KEY=...,\n     \
+            OPENROUTER_API_KEY=... or GEMINI_API_KEY=...), or run a local Ollama.\n  \
+         2. Check: passepartout doctor\n  \
+         3. Talk to it: passepartout chat    (or one question: passepartout ask \"...\")\n\
+         Files it may touch go in {}; what each plugin may do is in the policy above.",
+        workspace.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use passepartout::clock::rfc3339_text;
 use passepartout::journal::Journal;
 
 use super::Common;
@@ -27,10 +28,26 @@ pub fn verify(journal: &Journal) -> anyhow::Result<ExitCode> {
 pub fn show(journal: &Journal, last: usize, json: bool) -> anyhow::Result<ExitCode> {
     let records = journal.records(Some(last))?;
     if json {
-        outln!("{}", serde_json::to_string_pretty(&records)?);
+        // `at` as people read it; `at_epoch` as stored and hashed, to check a record's hash.
+        let shown: Vec<serde_json::Value> = records
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::json!(r);
+                v["at"] = rfc3339_text(&r.at).into();
+                v["at_epoch"] = r.at.clone().into();
+                v
+            })
+            .collect();
+        outln!("{}", serde_json::to_string_pretty(&shown)?);
     } else {
         for r in records {
-            outln!("{:>6}  {}  {:<18} {}", r.seq, r.at, r.kind, r.body);
+            outln!(
+                "{:>6}  {}  {:<18} {}",
+                r.seq,
+                rfc3339_text(&r.at),
+                r.kind,
+                r.body
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -136,7 +136,7 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                 outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 for w in &report.warnings {
-                    eprintln!("warning: {w}");
+                    errln!("warning: {w}");
                 }
                 outln!(
                     "{} files, {} headlines, {} new nodes{}{}\nroot {}{}",
@@ -234,6 +234,14 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
         MemoryCommand::Snapshots { json } => {
             let snaps = memory.snapshots()?;
             if *json {
+                let snaps: Vec<serde_json::Value> = snaps
+                    .iter()
+                    .map(|s| {
+                        let mut v = serde_json::json!(s);
+                        v["at"] = passepartout::clock::rfc3339(s.at as f64).into();
+                        v
+                    })
+                    .collect();
                 outln!(
                     "{}",
                     serde_json::to_string_pretty(
@@ -243,7 +251,13 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
             } else {
                 outln!("current root {}", memory.root());
                 for s in snaps {
-                    outln!("#{:<5} {}  {}  {}", s.seq, s.at, &s.root[..16], s.reason);
+                    outln!(
+                        "#{:<5} {}  {}  {}",
+                        s.seq,
+                        passepartout::clock::rfc3339(s.at as f64),
+                        s.root.get(..16).unwrap_or(&s.root),
+                        s.reason
+                    );
                 }
             }
             Ok(ExitCode::SUCCESS)

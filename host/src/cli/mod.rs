@@ -354,7 +354,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         // A plugin that failed to load runs nothing (and a gate that failed to load makes
         // every verdict a refusal): say so where the verdict is read.
         for e in &loaded.report.errors {
-            eprintln!("warning: not loaded: {e}");
+            errln!("warning: not loaded: {e}");
         }
     }
     match cli.command {
@@ -415,7 +415,7 @@ pub fn main() -> ExitCode {
     match main_inner() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("passepartout: {e:#}");
+            errln!("passepartout: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::Common;
 
-use super::exit::{APPROVAL, BAD_INPUT, OK as PASSED, REJECTED};
+use super::exit::{APPROVAL, BAD_INPUT, OK as PASSED, REJECTED, Whose};
 
 /// The agent of a one-shot command ([`passepartout::agent`]): its replies print through
 /// `outbox`.
@@ -44,7 +44,7 @@ fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Res
     if let Some(j) = journal {
         j.append("attempt", &json!({ "error": message, "input": raw }))?;
     }
-    eprintln!("passepartout: {message}");
+    errln!("passepartout: {message}");
     Ok(ExitCode::from(BAD_INPUT))
 }
 
@@ -108,7 +108,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
             outln!(
                 "  {round}{:<16} {:<16} {:>6} us{reason}",
                 g.gate,
-                format!("{:?}", g.verdict).to_lowercase(),
+                g.verdict.name(),
                 g.micros
             );
         }
@@ -125,7 +125,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
 }
 
 fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Result<ExitCode> {
-    let code = super::exit::of(report.steps.iter().map(|s| &s.outcome));
+    let code = super::exit::of(report.steps.iter().map(|s| &s.outcome), Whose::Direct);
     if json_out {
         outln!(
             "{}",
@@ -140,22 +140,19 @@ fn print_report(report: &Report, outbox: &Outbox, json_out: bool) -> anyhow::Res
                 .as_deref()
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default();
-            eprintln!(
-                "  gate {:<16} {:<16}{reason}",
-                g.gate,
-                format!("{:?}", g.verdict).to_lowercase()
-            );
+            errln!("  gate {:<16} {:<16}{reason}", g.gate, g.verdict.name());
         }
         match &step.outcome {
             StepOutcome::Ran { result, .. } => outln!("{result}"),
-            StepOutcome::ToolFailed { message, .. } => eprintln!("error: {message}"),
-            StepOutcome::Rejected { gate, reason, .. } => eprintln!("rejected by {gate}: {reason}"),
+            StepOutcome::ToolFailed { message, .. } => errln!("error: {message}"),
+            StepOutcome::Rejected { gate, reason, .. } => errln!("rejected by {gate}: {reason}"),
             StepOutcome::Suspended { token, reasons } => {
                 outln!("approval required ({}). Token: {token}", reasons.join("; "));
                 outln!("  passepartout approve {token}    or    passepartout deny {token}");
             }
-            StepOutcome::Failed { error } => eprintln!("error: {error}"),
-            StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
+            StepOutcome::Failed { error } => errln!("error: {error}"),
+            StepOutcome::Invalid { reason } => errln!("cannot do that: {reason}"),
+            StepOutcome::Dropped { why } => errln!("stopped: {why}"),
             StepOutcome::Nothing => {}
         }
     }
@@ -264,19 +261,21 @@ pub fn ask(
         }
         for step in &report.steps {
             match &step.outcome {
-                StepOutcome::Failed { error } => eprintln!("error: {error}"),
+                StepOutcome::Failed { error } => errln!("error: {error}"),
+                StepOutcome::Invalid { reason } => errln!("cannot do that: {reason}"),
                 StepOutcome::Rejected { gate, reason, .. } => {
-                    eprintln!("rejected by {gate}: {reason}");
+                    errln!("rejected by {gate}: {reason}");
                 }
                 StepOutcome::Suspended { token, reasons } => {
-                    eprintln!("approval required ({}). Token: {token}", reasons.join("; "));
+                    errln!("approval required ({}). Token: {token}", reasons.join("; "));
                 }
-                StepOutcome::Dropped { why } => eprintln!("stopped: {why}"),
+                StepOutcome::Dropped { why } => errln!("stopped: {why}"),
                 _ => {}
             }
         }
     }
     Ok(ExitCode::from(super::exit::of(
         report.steps.iter().map(|s| &s.outcome),
+        Whose::Model,
     )))
 }

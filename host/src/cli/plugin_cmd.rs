@@ -27,7 +27,7 @@ fn dirs(setup: &Setup) -> anyhow::Result<(&Path, &Path)> {
 /// Ask on the terminal; without one (and without --yes) the answer is no.
 fn consent(question: &str) -> bool {
     if !std::io::stdin().is_terminal() {
-        eprintln!("{question} [y/N] (no terminal to ask on: pass --yes to consent)");
+        errln!("{question} [y/N] (no terminal to ask on: pass --yes to consent)");
         return false;
     }
     eprint!("{question} [y/N] ");
@@ -54,12 +54,12 @@ fn grant(setup: &Setup, name: &str, limits: &LimitSpec, shown: &[String]) {
                 path.display(),
                 shown.join(", ")
             ),
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "could not write the grant ({e}); add it by hand: [plugins.{name}.limits] {}",
                 shown.join(", ")
             ),
         },
-        None => eprintln!(
+        None => errln!(
             "no policy.toml to write the grant to: add [plugins.{name}.limits] {} to yours",
             shown.join(", ")
         ),
@@ -79,7 +79,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
         render::table(&report, std::io::stdout().is_terminal())
     );
     if report.worst() == Some(audit::Severity::High) {
-        eprintln!("not installed: the audit has a high finding (above)");
+        errln!("not installed: the audit has a high finding (above)");
         return Ok(ExitCode::FAILURE);
     }
     let limits = asked_limits(setup, &manifest);
@@ -110,7 +110,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
             }
         ))
     {
-        eprintln!("not installed");
+        errln!("not installed");
         return Ok(ExitCode::FAILURE);
     }
     let target = install::install(&source, &manifest, plugin_dir, pins, false)?;
@@ -151,7 +151,7 @@ pub fn update(
         .iter()
         .any(|f| f.severity == audit::Severity::High)
     {
-        eprintln!("not updated: the new build has a high finding");
+        errln!("not updated: the new build has a high finding");
         return Ok(ExitCode::FAILURE);
     }
     let limits = asked_limits(setup, &manifest);
@@ -169,7 +169,7 @@ pub fn update(
             "The update changes what {name} asks for (above). Update it?"
         ))
     {
-        eprintln!("not updated");
+        errln!("not updated");
         return Ok(ExitCode::FAILURE);
     }
     let target = install::install(&new_source, &manifest, plugin_dir, pins, true)?;

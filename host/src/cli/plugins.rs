@@ -217,13 +217,14 @@ fn print_table(l: &Listing<'_>) {
         outln!("{d}");
     }
     for e in &l.errors {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
     }
     for m in l.missing_gates {
-        eprintln!(
+        errln!(
             "error: gate {} did not load: every action is refused until it loads or is disabled \
              with [plugins.{}] enabled = false in policy.toml",
-            m.name, m.name
+            m.name,
+            m.name
         );
     }
     outln!(

@@ -182,8 +182,8 @@ pub fn tell_daemon(common: &Common) {
             }
         ),
         Ok(Err(e)) => {
-            eprintln!("the running daemon did not take the change (it keeps its running set): {e}")
+            errln!("the running daemon did not take the change (it keeps its running set): {e}")
         }
-        Err(e) => eprintln!("could not ask the running daemon to reload: {e}"),
+        Err(e) => errln!("could not ask the running daemon to reload: {e}"),
     }
 }

@@ -261,7 +261,9 @@ impl Memory {
     }
 
     fn awareness_uncached(&self, max_bytes: usize) -> Result<String, MemoryError> {
-        let mut out = String::from("GLOBAL MEMEX AWARENESS (peripheral vision):\n");
+        let mut out = String::from(
+            "Active projects and their open tasks, from the memory store (Org notes):\n",
+        );
         let projects = self.active_projects()?;
         if projects.is_empty() {
             out.push_str("No active projects found.\n");

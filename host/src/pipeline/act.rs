@@ -59,11 +59,7 @@ impl Agent {
             Reasoned::Invalid { action, reason } => {
                 self.tell_source(signal, &format!("cannot do that: {reason}"));
                 Ok((
-                    step(
-                        Some(action),
-                        Vec::new(),
-                        StepOutcome::Failed { error: reason },
-                    ),
+                    step(Some(action), Vec::new(), StepOutcome::Invalid { reason }),
                     None,
                 ))
             }
@@ -244,16 +240,11 @@ impl Agent {
             return Ok((outcome, trace, None));
         }
         if let Err(reason) = self.validate(&action) {
-            return Ok((StepOutcome::Failed { error: reason }, trace, None));
+            return Ok((StepOutcome::Invalid { reason }, trace, None));
         }
         let Some(actuator) = self.actuators.get(&action.target) else {
-            return Ok((
-                StepOutcome::Failed {
-                    error: format!("no actuator for {:?}", action.target),
-                },
-                trace,
-                None,
-            ));
+            let reason = format!("no actuator for {:?}", action.target);
+            return Ok((StepOutcome::Invalid { reason }, trace, None));
         };
         // Write-ahead: the proposal and every verdict are on disk before anything that may
         // change the world runs; if they cannot be written, nothing runs. A tool that cannot

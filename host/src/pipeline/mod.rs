@@ -189,6 +189,12 @@ pub enum StepOutcome {
         /// Why the gates asked.
         reasons: Vec<String>,
     },
+    /// The action cannot be performed as given (an unknown tool, arguments that do not match
+    /// its schema, a target with no actuator): nothing ran.
+    Invalid {
+        /// What is wrong with it, naming the field.
+        reason: String,
+    },
     /// The cycle failed; see recovery.
     Failed {
         /// The error.

@@ -187,3 +187,21 @@ fn a_12_mb_answer_grows_the_journal_by_less_than_1_mb() {
         "a cut text says how long it was and its hash"
     );
 }
+
+#[test]
+fn control_sequences_in_a_models_answer_are_shown_not_obeyed() {
+    let server = Server::start(vec![Canned::text(
+        "fine\u{1b}[2J\u{1b}]0;pwned\u{7}\rFAKE PROMPT $ \u{202e}txt.exe",
+    )]);
+    let home = home_with(&server, "");
+    let (code, out, err) = run(home.path(), &["ask", "hi"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\r') && !out.contains('\u{202e}'),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("fine\\x1b[2J\\x1b]0;pwned\\x07\\rFAKE PROMPT $ \\u{202e}txt.exe"),
+        "{out:?}"
+    );
+}
