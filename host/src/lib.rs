@@ -25,3 +25,4 @@ pub mod providers;
 pub mod runtime;
 pub mod settings;
 pub mod signal;
+pub mod terminal;

@@ -1341,3 +1341,43 @@ fn cache_prune_and_clear_say_what_they_removed() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn audit_fits_an_80_column_terminal_and_colours_only_there() {
+    let home = tempfile::tempdir().expect("temp dir");
+    assert!(passepartout(home.path(), &["init"]).status.success());
+    let exe = env!("CARGO_BIN_EXE_passepartout");
+    let tty = Command::new("script")
+        .args(["-qec", &format!("stty cols 80; {exe} audit"), "/dev/null"])
+        .env_clear()
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("PASSEPARTOUT_CACHE", shared_cache())
+        .env("HOME", home.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("script(1), from util-linux");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(shown.contains("\u{1b}[1m"), "colours at a terminal");
+    assert!(shown.contains("plugin(s):"), "{shown}");
+    for line in shown.lines() {
+        let mut visible = 0;
+        let mut escape = false;
+        for c in line.trim_end_matches('\r').chars() {
+            match c {
+                '\u{1b}' => escape = true,
+                'm' if escape => escape = false,
+                _ if escape => {}
+                _ => visible += 1,
+            }
+        }
+        assert!(visible <= 80, "{visible} columns: {line}");
+    }
+    let piped = passepartout(home.path(), &["audit"]);
+    let text = String::from_utf8_lossy(&piped.stdout);
+    assert!(!text.contains('\u{1b}'), "no colours in a pipe");
+    assert!(
+        text.lines().any(|l| l.len() > 80),
+        "and no wrapping: a pipe gets whole lines"
+    );
+}

@@ -1,15 +1,20 @@
-//! The audit as a table for people (coloured on a terminal).
+//! The audit as a table for people (coloured on a terminal, and fitted to its width). What a
+//! plugin wrote (its name, version, tool names in findings) is made safe for the terminal
+//! ([`crate::terminal::safe`]) before our colours are added.
 
 use std::fmt::Write as _;
+
+use crate::terminal::safe;
 
 use super::diff::Diff;
 use super::{AuditReport, Severity};
 
 fn paint(colour: bool, code: &str, text: &str) -> String {
+    let text = safe(text);
     if colour {
         format!("\x1b[{code}m{text}\x1b[0m")
     } else {
-        text.to_owned()
+        text.into_owned()
     }
 }
 
@@ -27,12 +32,12 @@ fn list(v: &[String]) -> String {
     if v.is_empty() {
         "-".into()
     } else {
-        v.join(", ")
+        safe(&v.join(", ")).into_owned()
     }
 }
 
-/// The report as text.
-pub fn table(report: &AuditReport, colour: bool) -> String {
+/// The report as text; with `width`, each line is wrapped to fit it.
+pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String {
     let mut out = String::new();
     for p in &report.plugins {
         let kinds: Vec<String> = p
@@ -44,11 +49,11 @@ pub fn table(report: &AuditReport, colour: bool) -> String {
             out,
             "{} {} [{}]  {}  wit {}  sha256 {}",
             paint(colour, "1", &p.name),
-            p.version,
+            safe(&p.version),
             kinds.join(", "),
             p.origin,
-            p.wit_version.as_deref().unwrap_or("?"),
-            p.sha256.as_deref().map_or("?", |s| &s[..12.min(s.len())]),
+            safe(p.wit_version.as_deref().unwrap_or("?")),
+            safe(p.sha256.as_deref().map_or("?", |s| s.get(..12).unwrap_or(s))),
         );
         let _ = writeln!(
             out,
@@ -73,7 +78,7 @@ pub fn table(report: &AuditReport, colour: bool) -> String {
                 } else {
                     list(&imported)
                 },
-                row.enforced
+                safe(&row.enforced)
             );
         }
         for f in &p.findings {
@@ -83,7 +88,7 @@ pub fn table(report: &AuditReport, colour: bool) -> String {
                 "  {:<6} {}: {}",
                 severity(colour, f.severity),
                 kind.trim_matches('"'),
-                f.message
+                safe(&f.message)
             );
         }
         out.push('\n');
@@ -98,12 +103,15 @@ pub fn table(report: &AuditReport, colour: bool) -> String {
         s.low,
         s.info
     );
-    out
+    match width {
+        Some(w) => crate::terminal::fit(&out, w),
+        None => out,
+    }
 }
 
 /// A diff as text: `+` added, `-` removed.
-pub fn diff(d: &Diff, colour: bool) -> String {
-    let mut out = format!("{} -> {}\n", d.old, d.new);
+pub fn diff(d: &Diff, colour: bool, width: Option<usize>) -> String {
+    let mut out = format!("{} -> {}\n", safe(&d.old), safe(&d.new));
     for c in &d.added {
         let _ = writeln!(
             out,
@@ -121,5 +129,8 @@ pub fn diff(d: &Diff, colour: bool) -> String {
     if d.added.is_empty() && d.removed.is_empty() {
         out.push_str("no difference in capabilities, imports, exports or limits\n");
     }
-    out
+    match width {
+        Some(w) => crate::terminal::fit(&out, w),
+        None => out,
+    }
 }

@@ -9,16 +9,31 @@ use passepartout::install::read_source;
 
 use super::Setup;
 
+/// Colours and the terminal's width when stdout is a terminal; neither otherwise.
+fn looks() -> (bool, Option<usize>) {
+    let terminal = std::io::stdout().is_terminal();
+    (terminal, terminal.then(passepartout::terminal::width).flatten())
+}
+
+/// Print the audit's table. Raw: the table made what plugins wrote safe, and adds our colours.
+pub fn print_table(report: &audit::AuditReport) {
+    let (colour, width) = looks();
+    super::out::raw(&render::table(report, colour, width));
+}
+
+/// Print an audit diff, as [`print_table`].
+pub fn print_diff(d: &audit::diff::Diff) {
+    let (colour, width) = looks();
+    super::out::raw(&render::diff(d, colour, width));
+}
+
 /// Audit every installed plugin; exit 1 when a finding reaches `fail_on`.
 pub fn run(setup: &Setup, json: bool, fail_on: Severity) -> anyhow::Result<ExitCode> {
     let report = audit::audit(&setup.runtime, &setup.sources, &setup.policy);
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        out!(
-            "{}",
-            render::table(&report, std::io::stdout().is_terminal())
-        );
+        print_table(&report);
     }
     Ok(if report.worst().is_some_and(|w| w >= fail_on) {
         ExitCode::FAILURE
@@ -37,7 +52,7 @@ pub fn diff(setup: &Setup, old: &Path, new: &Path, json: bool) -> anyhow::Result
     if json {
         outln!("{}", serde_json::to_string_pretty(&d)?);
     } else {
-        out!("{}", render::diff(&d, std::io::stdout().is_terminal()));
+        print_diff(&d);
     }
     Ok(ExitCode::SUCCESS)
 }

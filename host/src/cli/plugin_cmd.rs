@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use passepartout::audit::{self, render};
+use passepartout::audit;
 use passepartout::install::{self, read_source};
 use passepartout::runtime::limits;
 use passepartout::runtime::manifest::{LimitSpec, Manifest};
@@ -74,10 +74,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
     let (plugin_dir, pins) = dirs(setup)?;
     let (source, manifest) = read_source(path)?;
     let report = audit::audit(&setup.runtime, std::slice::from_ref(&source), &setup.policy);
-    out!(
-        "{}",
-        render::table(&report, std::io::stdout().is_terminal())
-    );
+    super::audit::print_table(&report);
     if report.worst() == Some(audit::Severity::High) {
         errln!("not installed: the audit has a high finding (above)");
         return Ok(ExitCode::FAILURE);
@@ -145,7 +142,7 @@ pub fn update(
     let old = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
     let new = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
     let d = audit::diff::diff(&old, &new);
-    out!("{}", render::diff(&d, std::io::stdout().is_terminal()));
+    super::audit::print_diff(&d);
     if new
         .findings
         .iter()

@@ -1,0 +1,124 @@
+//! Text for a person's terminal: control characters made visible, and lines fitted to its
+//! width. A tool's output, a model's text or a plugin's description must not be able to move
+//! the cursor, rewrite a line or retitle the terminal of the person reading it.
+
+use std::borrow::Cow;
+
+/// `text` with every control character but newline and tab, and every Unicode direction
+/// override, shown as an escape (`\x1b`, `\r`, `\u{9b}`): what reaches the terminal is what
+/// the text says, never an instruction to the terminal.
+pub fn safe(text: &str) -> Cow<'_, str> {
+    let control = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_override(c);
+    if !text.chars().any(control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if control(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Unicode's explicit direction controls, which reorder what follows them on screen (the
+/// "Trojan Source" trick).
+fn is_bidi_override(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The width of the terminal on stdout, if stdout is one.
+pub fn width() -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; it fails (and we return
+    // None) when stdout is not a terminal.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// Each line of `text` wrapped at `width` columns, at spaces where it can: a continuation
+/// line is indented four columns more than the line it continues. Colour escapes (ours, `ESC [
+/// ... m`) take no column.
+pub fn fit(text: &str, width: usize) -> String {
+    let width = width.max(20);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (line, newline) = match line.strip_suffix('\n') {
+            Some(l) => (l, "\n"),
+            None => (line, ""),
+        };
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let pad = " ".repeat((indent + 4).min(width / 2));
+        let mut column = 0;
+        let mut first = true;
+        for word in line.split(' ') {
+            let w = visible(word);
+            if !first && column + 1 + w > width && column > pad.len() {
+                out.push('\n');
+                out.push_str(&pad);
+                column = pad.len();
+            } else if !first {
+                out.push(' ');
+                column += 1;
+            }
+            out.push_str(word);
+            column += w;
+            first = false;
+        }
+        out.push_str(newline);
+    }
+    out
+}
+
+/// Columns `s` takes: characters, less our colour escapes.
+fn visible(s: &str) -> usize {
+    let mut n = 0;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_sequences_are_shown_not_obeyed() {
+        assert_eq!(safe("plain\ttext\nlines"), "plain\ttext\nlines");
+        assert_eq!(safe("\x1b[2J\x1b]0;owned\x07"), "\\x1b[2J\\x1b]0;owned\\x07");
+        assert_eq!(safe("ok\rFAKE"), "ok\\rFAKE");
+        assert_eq!(safe("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(safe("a\u{202e}gnp.exe"), "a\\u{202e}gnp.exe");
+        assert_eq!(safe("café ☕"), "café ☕");
+    }
+
+    #[test]
+    fn lines_fit_the_width_and_colours_take_no_room() {
+        let text = "  capability   a b c d e f g h i j k l m n o p q r s t u v w x y z\nshort\n";
+        let fitted = fit(text, 24);
+        for line in fitted.lines() {
+            assert!(visible(line) <= 24, "{line:?}");
+        }
+        assert!(fitted.ends_with("short\n"));
+        assert_eq!(fitted.replace("\n      ", " "), text, "only wrapped");
+        assert_eq!(visible("\x1b[1;31mHIGH\x1b[0m"), 4);
+    }
+}
