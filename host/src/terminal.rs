@@ -103,7 +103,10 @@ mod tests {
     #[test]
     fn control_sequences_are_shown_not_obeyed() {
         assert_eq!(safe("plain\ttext\nlines"), "plain\ttext\nlines");
-        assert_eq!(safe("\x1b[2J\x1b]0;owned\x07"), "\\x1b[2J\\x1b]0;owned\\x07");
+        assert_eq!(
+            safe("\x1b[2J\x1b]0;owned\x07"),
+            "\\x1b[2J\\x1b]0;owned\\x07"
+        );
         assert_eq!(safe("ok\rFAKE"), "ok\\rFAKE");
         assert_eq!(safe("\u{9b}31m"), "\\u{9b}31m");
         assert_eq!(safe("a\u{202e}gnp.exe"), "a\\u{202e}gnp.exe");

@@ -1290,7 +1290,7 @@ fn a_compile_is_shown_at_a_terminal_and_not_in_a_pipe() {
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("PASSEPARTOUT_CACHE", shared_cache())
         .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .output()
         .expect("script(1), from util-linux");
     let shown = String::from_utf8_lossy(&tty.stdout);
@@ -1354,7 +1354,7 @@ fn audit_fits_an_80_column_terminal_and_colours_only_there() {
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("PASSEPARTOUT_CACHE", shared_cache())
         .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .output()
         .expect("script(1), from util-linux");
     let shown = String::from_utf8_lossy(&tty.stdout);
@@ -1380,4 +1380,10 @@ fn audit_fits_an_80_column_terminal_and_colours_only_there() {
         text.lines().any(|l| l.len() > 80),
         "and no wrapping: a pipe gets whole lines"
     );
+    // A fresh install passes a CI gate at medium: nothing tells the operator to remove a
+    // grant a plugin needs (shell's mount is where its programs run).
+    let strict = passepartout(home.path(), &["audit", "--fail-on", "medium"]);
+    let strict_text = String::from_utf8_lossy(&strict.stdout);
+    assert_eq!(strict.status.code(), Some(0), "{strict_text}");
+    assert!(!strict_text.contains("never imports"), "{strict_text}");
 }

@@ -53,7 +53,11 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
             kinds.join(", "),
             p.origin,
             safe(p.wit_version.as_deref().unwrap_or("?")),
-            safe(p.sha256.as_deref().map_or("?", |s| s.get(..12).unwrap_or(s))),
+            safe(
+                p.sha256
+                    .as_deref()
+                    .map_or("?", |s| s.get(..12).unwrap_or(s))
+            ),
         );
         let _ = writeln!(
             out,

@@ -12,7 +12,10 @@ use super::Setup;
 /// Colours and the terminal's width when stdout is a terminal; neither otherwise.
 fn looks() -> (bool, Option<usize>) {
     let terminal = std::io::stdout().is_terminal();
-    (terminal, terminal.then(passepartout::terminal::width).flatten())
+    (
+        terminal,
+        terminal.then(passepartout::terminal::width).flatten(),
+    )
 }
 
 /// Print the audit's table. Raw: the table made what plugins wrote safe, and adds our colours.

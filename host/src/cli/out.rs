@@ -56,7 +56,11 @@ pub fn text(args: std::fmt::Arguments<'_>) {
 /// already (the audit's table, with its colours).
 pub fn raw(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    handle(stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()));
+    handle(
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush()),
+    );
 }
 
 /// Write `args` and a newline to stderr (a failure to write there has nowhere to be told).

@@ -215,7 +215,7 @@ mod tests {
         let b = Breakers::default();
         b.failed("a", &CallError::Connect("refused".into()));
         // Pretend the period is over.
-        if let Some(State::Open { until, .. }) = b.states.lock().unwrap().get_mut("a") {
+        if let Some(State::Open { until, .. }) = b.states.lock().expect("lock").get_mut("a") {
             *until = Instant::now();
         }
         assert_eq!(b.admit("a", T), Admit::Probe);
@@ -224,7 +224,7 @@ mod tests {
             "only one probe at a time"
         );
         b.failed("a", &CallError::Timeout(T));
-        match b.states.lock().unwrap().get("a") {
+        match b.states.lock().expect("lock").get("a") {
             Some(State::Open { cooling, .. }) => assert_eq!(*cooling, COOLING * 2),
             other => panic!("{other:?}"),
         }
@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn a_lost_probe_does_not_keep_the_provider_out_forever() {
         let b = Breakers::default();
-        b.states.lock().unwrap().insert(
+        b.states.lock().expect("lock").insert(
             "a".into(),
             State::Probing {
                 since: Instant::now() - T * 3,

@@ -251,6 +251,6 @@ mod tests {
         for i in 0..SESSIONS + 10 {
             b.charge(Some(&i.to_string()), 1, None);
         }
-        assert!(b.spending.sessions.lock().unwrap().len() <= SESSIONS);
+        assert!(b.spending.sessions.lock().expect("lock").len() <= SESSIONS);
     }
 }

@@ -78,6 +78,12 @@ fn ask_exits_by_how_the_request_ended_not_by_its_first_step() {
     );
     let (code, _, err) = ask(vec![Canned::status(500, "{\"error\": \"down\"}")]);
     assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.matches("HTTP 500").count(),
+        1,
+        "said once, not again as a log line: {err}"
+    );
+    assert!(!err.contains("WARN") && !err.contains('\u{1b}'), "{err}");
     let (code, out, err) = ask(vec![Canned::json(fixture("openai/text.json"))]);
     assert_eq!((code, out.trim()), (0, "Hello from the fixture."), "{err}");
     let reject = r#"{"do": "reject", "expression": "(+ 1 2)"}"#;
