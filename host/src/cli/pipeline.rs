@@ -241,6 +241,17 @@ pub fn deny(
     }
 }
 
+/// The first line of `text`, at most `max` characters, with `…` when anything was left out.
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let cut: String = line.chars().take(max).collect();
+    if cut.len() < text.trim_end().len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
 pub fn ask(
     loaded: Loaded,
     common: &Common,
@@ -256,11 +267,20 @@ pub fn ask(
             serde_json::to_string_pretty(&json!({ "steps": report.steps, "sent": outbox.sent() }))?
         );
     } else {
-        for (_, text) in outbox.sent() {
-            outln!("{text}");
-        }
+        // The answer on stdout; what happened on the way (each tool the model called, with the
+        // start of its output) on stderr, in order.
         for step in &report.steps {
             match &step.outcome {
+                StepOutcome::Ran { target, result } if target == "tool" => {
+                    let tool = step
+                        .proposal
+                        .as_ref()
+                        .and_then(|a| a.tool.as_deref())
+                        .unwrap_or("a tool");
+                    errln!("  ran {tool}: {}", first_line(result, 100));
+                }
+                StepOutcome::Ran { result, .. } => outln!("{result}"),
+                StepOutcome::ToolFailed { message, .. } => errln!("  {message}"),
                 StepOutcome::Failed { error } => errln!("error: {error}"),
                 StepOutcome::Invalid { reason } => errln!("cannot do that: {reason}"),
                 StepOutcome::Rejected { gate, reason, .. } => {

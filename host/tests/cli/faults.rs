@@ -108,8 +108,14 @@ fn a_model_that_calls_tools_forever_is_stopped_said_and_fails() {
         .collect();
     let server = Server::start(calls);
     let home = home_with(&server, "\n[pipeline]\nmax_depth = 2\n");
-    let (code, _, err) = run(home.path(), &["ask", "loop"]);
+    let (code, out, err) = run(home.path(), &["ask", "loop"]);
     assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "", "no answer came: nothing on stdout");
+    assert_eq!(
+        err.matches("  ran eval: 3").count(),
+        3,
+        "each call said once: {err}"
+    );
     assert!(
         err.contains("stopped: past the depth limit") && err.contains("max_depth"),
         "{err}"
