@@ -137,11 +137,16 @@ impl Places {
     /// No place for the database, or it cannot be opened.
     pub fn journal(&self) -> Result<Journal, AgentError> {
         let path = self.database().ok_or(AgentError::NoDatabase)?;
-        let cap = self
-            .settings()?
-            .journal
-            .max_text_bytes
-            .unwrap_or(crate::journal::DEFAULT_TEXT_CAP);
+        // A passepartout.toml that does not parse must not keep `journal verify` from running:
+        // the journal is then opened with the default cap (other commands report the file).
+        let cap = match self.settings() {
+            Ok(s) => s.journal.max_text_bytes,
+            Err(e) => {
+                tracing::warn!("{e}; the journal keeps texts of the default length");
+                None
+            }
+        }
+        .unwrap_or(crate::journal::DEFAULT_TEXT_CAP);
         Journal::open(&path)
             .map(|j| j.with_text_cap(cap))
             .map_err(|source| AgentError::Database { path, source })

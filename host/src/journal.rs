@@ -86,42 +86,63 @@ pub struct JournalSection {
     pub max_text_bytes: Option<usize>,
 }
 
-/// `body` with every string longer than `cap` bytes cut to its first `cap` bytes, followed by
-/// its whole length and sha256: a record says what was there without holding megabytes of it.
-fn capped(body: &serde_json::Value, cap: usize) -> std::borrow::Cow<'_, serde_json::Value> {
-    fn longest(v: &serde_json::Value) -> usize {
+/// `s` cut to its first `cap` bytes (at a character boundary), followed by its whole length
+/// and sha256; `s` itself when it fits.
+fn cut_text(s: &str, cap: usize) -> Option<String> {
+    if s.len() <= cap {
+        return None;
+    }
+    let mut end = cap;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let digest = hex::encode(Sha256::digest(s.as_bytes()));
+    Some(format!(
+        "{}… [cut by the journal: {} bytes in all, sha256 {digest}]",
+        &s[..end],
+        s.len()
+    ))
+}
+
+/// The text a record stores for `body`: every string (value or key) longer than `cap` bytes
+/// cut by [`cut_text`], and a body still longer than 16 × `cap` (a million short strings)
+/// replaced by its start, length and sha256. A record says what was there without holding
+/// megabytes of it.
+fn capped(body: &serde_json::Value, cap: usize) -> String {
+    use serde_json::Value;
+    fn longest(v: &Value) -> usize {
         match v {
-            serde_json::Value::String(s) => s.len(),
-            serde_json::Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
-            serde_json::Value::Object(m) => m.values().map(longest).max().unwrap_or(0),
+            Value::String(s) => s.len(),
+            Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| k.len().max(longest(v)))
+                .max()
+                .unwrap_or(0),
             _ => 0,
         }
     }
-    fn cut(v: &mut serde_json::Value, cap: usize) {
+    fn cut(v: &Value, cap: usize) -> Value {
         match v {
-            serde_json::Value::String(s) if s.len() > cap => {
-                let mut end = cap;
-                while !s.is_char_boundary(end) {
-                    end -= 1;
-                }
-                let digest = hex::encode(Sha256::digest(s.as_bytes()));
-                *s = format!(
-                    "{}… [cut by the journal: {} bytes in all, sha256 {digest}]",
-                    &s[..end],
-                    s.len()
-                );
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| cut(v, cap)),
-            serde_json::Value::Object(m) => m.values_mut().for_each(|v| cut(v, cap)),
-            _ => {}
+            Value::String(s) => cut_text(s, cap).map_or_else(|| v.clone(), Value::String),
+            Value::Array(a) => Value::Array(a.iter().map(|v| cut(v, cap)).collect()),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| (cut_text(k, cap).unwrap_or_else(|| k.clone()), cut(v, cap)))
+                    .collect(),
+            ),
+            other => other.clone(),
         }
     }
-    if longest(body) <= cap {
-        return std::borrow::Cow::Borrowed(body);
+    let text = if longest(body) <= cap {
+        body.to_string()
+    } else {
+        cut(body, cap).to_string()
+    };
+    match cut_text(&text, cap.saturating_mul(16)) {
+        Some(start) => serde_json::json!({ "cut_by_the_journal": start }).to_string(),
+        None => text,
     }
-    let mut owned = body.clone();
-    cut(&mut owned, cap);
-    std::borrow::Cow::Owned(owned)
 }
 
 /// Groups of records waiting to be committed (kind, body), and the outcome of those committed
@@ -231,7 +252,7 @@ impl Journal {
         }
         let group: Vec<(String, String)> = records
             .iter()
-            .map(|(kind, body)| ((*kind).to_owned(), capped(body, self.text_cap).to_string()))
+            .map(|(kind, body)| ((*kind).to_owned(), capped(body, self.text_cap)))
             .collect();
         let ticket = {
             let mut q = self.queue();
@@ -307,7 +328,7 @@ impl Journal {
         kind: &str,
         body: &serde_json::Value,
     ) -> rusqlite::Result<i64> {
-        Journal::append_text(tx, kind, &capped(body, self.text_cap).to_string())
+        Journal::append_text(tx, kind, &capped(body, self.text_cap))
     }
 
     fn append_text(
@@ -460,7 +481,26 @@ mod tests {
             Some(300),
             "at the cap: whole"
         );
-        assert_eq!(j.verify().expect("read"), Ok(2));
+        // A huge key is cut too, and so is a body of a million short strings.
+        let mut keyed = serde_json::Map::new();
+        keyed.insert("k".repeat(100_000), json!(1));
+        j.append("proposal", &serde_json::Value::Object(keyed))
+            .expect("append");
+        j.append("proposal", &json!(vec!["ab"; 1_000_000]))
+            .expect("append");
+        let records = j.records(None).expect("read");
+        let key = records[2]
+            .body
+            .as_object()
+            .and_then(|m| m.keys().next().cloned());
+        assert!(key.is_some_and(|k| k.len() < 500 && k.contains("100000 bytes in all")));
+        let whole = records[3].body["cut_by_the_journal"].as_str().expect("cut");
+        assert!(
+            whole.len() < 300 * 16 + 200 && whole.contains(" bytes in all, sha256 "),
+            "{}",
+            whole.len()
+        );
+        assert_eq!(j.verify().expect("read"), Ok(4));
     }
 
     fn journal(n: usize) -> Journal {

@@ -12,6 +12,7 @@ pub mod agent;
 pub mod approvals;
 pub mod audit;
 pub mod builtin;
+pub mod cases;
 pub mod clock;
 pub mod daemon;
 pub mod dirs;

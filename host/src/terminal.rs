@@ -5,8 +5,10 @@
 use std::borrow::Cow;
 
 /// `text` with every control character but newline and tab, and every Unicode direction
-/// override, shown as an escape (`\x1b`, `\r`, `\u{9b}`): what reaches the terminal is what
-/// the text says, never an instruction to the terminal.
+/// override, shown as an escape (`\x1b`, `\r`, `\u009b`, `\u202e`): what reaches the terminal
+/// is what the text says, never an instruction to the terminal. DEL, the C1 controls and the
+/// overrides (which serde_json leaves as they are) are escaped as JSON escapes them, so JSON
+/// output stays JSON; the C0 controls never reach here in JSON (serde_json escapes them).
 pub fn safe(text: &str) -> Cow<'_, str> {
     let control = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_override(c);
     if !text.chars().any(control) {
@@ -16,8 +18,8 @@ pub fn safe(text: &str) -> Cow<'_, str> {
     for c in text.chars() {
         match c {
             '\r' => out.push_str("\\r"),
-            c if control(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if control(c) && (c as u32) < 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if control(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
     }
@@ -108,9 +110,22 @@ mod tests {
             "\\x1b[2J\\x1b]0;owned\\x07"
         );
         assert_eq!(safe("ok\rFAKE"), "ok\\rFAKE");
-        assert_eq!(safe("\u{9b}31m"), "\\u{9b}31m");
-        assert_eq!(safe("a\u{202e}gnp.exe"), "a\\u{202e}gnp.exe");
+        assert_eq!(safe("\u{9b}31m"), "\\u009b31m");
+        assert_eq!(safe("a\u{202e}gnp.exe"), "a\\u202egnp.exe");
         assert_eq!(safe("café ☕"), "café ☕");
+    }
+
+    #[test]
+    fn json_stays_json_and_means_the_same() {
+        let text = "a\u{7f}\u{85}\u{9b}\u{202e}\u{2066}\u{1b}[2J\r\nb";
+        let json = serde_json::to_string(&serde_json::json!({ "text": text })).expect("JSON");
+        let shown = safe(&json);
+        assert!(
+            !shown.chars().any(|c| c.is_control() || is_bidi_override(c)),
+            "{shown}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(back["text"], text);
     }
 
     #[test]

@@ -1223,7 +1223,23 @@ fn install_asks_for_limits_above_the_defaults_and_writes_the_grant() {
 fn output_to_a_reader_that_went_away_ends_quietly_with_exit_0() {
     // `passepartout plugins | head -0`: the reader is gone before the first line is written.
     let home = tempfile::tempdir().expect("temp dir");
-    for args in [&["plugins"][..], &["journal", "show"], &["approvals"]] {
+    // Something in the journal to show.
+    let seeded = passepartout(
+        home.path(),
+        &[
+            "act",
+            "--action",
+            r#"{"tool":"eval","args":{"expression":"(+ 1 1)"}}"#,
+        ],
+    );
+    assert!(seeded.status.success());
+    for (args, code) in [
+        (&["plugins"][..], 0),
+        (&["journal", "show"], 0),
+        (&["approvals"], 0),
+        // The command's own exit code, piped or not: info findings fail --fail-on info.
+        (&["audit", "--fail-on", "info"], 1),
+    ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_passepartout"))
             .args(args)
             .env_clear()
@@ -1238,7 +1254,7 @@ fn output_to_a_reader_that_went_away_ends_quietly_with_exit_0() {
         drop(child.stdout.take());
         let out = child.wait_with_output().expect("wait");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
@@ -1386,4 +1402,91 @@ fn audit_fits_an_80_column_terminal_and_colours_only_there() {
     let strict_text = String::from_utf8_lossy(&strict.stdout);
     assert_eq!(strict.status.code(), Some(0), "{strict_text}");
     assert!(!strict_text.contains("never imports"), "{strict_text}");
+}
+
+#[test]
+fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // The standard gates' own tables, through the runtime, as CI runs them.
+    for gate in ["pii", "shell-guard"] {
+        let cases = root.join(format!("plugins/{gate}/cases.json"));
+        let out = passepartout(
+            home.path(),
+            &[
+                "plugin",
+                "test",
+                gate,
+                "--cases",
+                cases.to_str().expect("utf-8"),
+            ],
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{gate}: {text}");
+        assert!(!text.contains("FAIL"), "{text}");
+    }
+    // A tool from a folder, with a fixture mounted where it asks.
+    let calc = plugin_folder(&home.path().join("src"), "eval", "calc", |m| m);
+    std::fs::write(
+        calc.join("cases.json"),
+        r#"{"cases": [
+            {"name": "adds", "tool": "eval", "args": {"expression": "(+ 1 1)"}, "output": "2"},
+            {"name": "says what is wrong", "tool": "eval", "args": {"expression": "(car 5)"}, "error": "car"}
+        ]}"#,
+    )
+    .expect("cases");
+    let out = passepartout(
+        home.path(),
+        &["plugin", "test", calc.to_str().expect("utf-8")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("calc 0.1.0: 2 of 2 cases passed"), "{text}");
+    // A skill, and a case that does not hold: exit 1, expected beside what happened.
+    let skill = passepartout_tests::plugin_folder_of(
+        &home.path().join("src/echo-skill"),
+        passepartout_tests::ECHO_SKILL_WASM,
+        passepartout_tests::ECHO_SKILL_MANIFEST,
+    );
+    std::fs::write(
+        skill.join("cases.json"),
+        r#"{"cases": [
+            {"name": "takes up #echo", "signal": {"sensor": "user-input", "text": "hi #echo"}, "triggers": true, "prompt": "ECHO SKILL PROMPT for: hi"},
+            {"name": "leaves the rest", "signal": {"sensor": "user-input", "text": "hi"}, "triggers": false},
+            {"name": "a wrong expectation", "signal": {"sensor": "heartbeat"}, "triggers": true}
+        ]}"#,
+    )
+    .expect("cases");
+    let out = passepartout(
+        home.path(),
+        &["plugin", "test", skill.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        (report["passed"].as_u64(), report["failed"].as_u64()),
+        (Some(2), Some(1)),
+        "{report}"
+    );
+    assert_eq!(report["outcomes"][2]["got"], "does not trigger", "{report}");
+    // A case file with a typo names it.
+    std::fs::write(
+        skill.join("cases.json"),
+        r#"{"cases": [{"name": "x", "trigers": true}]}"#,
+    )
+    .expect("cases");
+    let out = passepartout(
+        home.path(),
+        &["plugin", "test", skill.to_str().expect("utf-8")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a case file that cannot be used is bad input"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown field `trigers`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -618,12 +618,14 @@ fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
     let mut priced = openai(&server);
     priced.model = "gpt-4o".into();
     let unpriced = Server::start(vec![]);
+    let carried = passepartout::providers::cascade::Carried::default();
     // $1 a day: the first call (estimated at about a cent) is made, the second not.
     let cascade = Cascade::new(vec![
         endpoint("local", Protocol::Openai, &unpriced, Duration::from_secs(5)),
-        priced,
+        priced.clone(),
     ])
-    .with_budget(None, Some(1.0));
+    .with_budget(None, Some(1.0))
+    .carrying(&carried);
     cascade
         .complete(&request(vec![]))
         .expect("within the day's budget");
@@ -641,4 +643,40 @@ fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
         .expect_err("over the day");
     assert!(matches!(err, PipelineError::DailySpend { .. }), "{err}");
     assert!(err.to_string().contains("daily_usd"), "{err}");
+    // A provider the day can still afford answers: a local model priced at nothing.
+    let free_server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    let mut free = endpoint(
+        "free",
+        Protocol::Openai,
+        &free_server,
+        Duration::from_secs(5),
+    );
+    free.model = "my-local".into();
+    let zero = passepartout::providers::config::Price::default();
+    let cascade = Cascade::new(vec![priced, free])
+        .with_budget(None, Some(1.0))
+        .with_prices([("my-local".to_owned(), zero)].into())
+        .carrying(&carried);
+    cascade
+        .complete(&request(vec![]))
+        .expect("the free provider still fits the day");
+    assert_eq!(free_server.requests().len(), 1);
+}
+
+#[test]
+fn money_that_is_not_a_number_of_dollars_is_refused_naming_the_key() {
+    for (toml, key) in [
+        ("[budget]\ndaily_usd = nan\n", "daily_usd"),
+        ("[budget]\ndaily_usd = -1.0\n", "daily_usd"),
+        ("[prices.m]\ninput = -3.0\noutput = 1.0\n", "input"),
+        ("[prices.m]\ninput = 3.0\noutput = inf\n", "output"),
+    ] {
+        let err = passepartout::settings::ConfigFile::parse(toml)
+            .expect_err(toml)
+            .to_string();
+        assert!(
+            err.contains(key) && err.contains("not a number of dollars"),
+            "{toml}: {err}"
+        );
+    }
 }

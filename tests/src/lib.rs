@@ -128,3 +128,16 @@ pub const PYTHON_DOC_GATE_MANIFEST: &str = env!("PYTHON_DOC_GATE_MANIFEST");
 pub const GUARDED_TOOL_WASM: &str = env!("GUARDED_TOOL_WASM");
 /// Its manifest.
 pub const GUARDED_TOOL_MANIFEST: &str = env!("GUARDED_TOOL_MANIFEST");
+
+/// A plugin folder at `dir` as an author or operator has one: the component built at `wasm`
+/// (under its own file name) and the manifest at `manifest` as `plugin.toml`. Returns `dir`.
+///
+/// # Panics
+/// When the files cannot be copied.
+pub fn plugin_folder_of(dir: &Path, wasm: &str, manifest: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let name = Path::new(wasm).file_name().expect("a file name");
+    std::fs::copy(wasm, dir.join(name)).expect("copy the component");
+    std::fs::copy(manifest, dir.join("plugin.toml")).expect("copy the manifest");
+    dir.to_owned()
+}

@@ -51,7 +51,7 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
             paint(colour, "1", &p.name),
             safe(&p.version),
             kinds.join(", "),
-            p.origin,
+            safe(&p.origin.to_string()),
             safe(p.wit_version.as_deref().unwrap_or("?")),
             safe(
                 p.sha256

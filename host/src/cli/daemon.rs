@@ -293,13 +293,22 @@ pub fn stop() -> anyhow::Result<ExitCode> {
     });
     let pid = libc::pid_t::try_from(r.pid).context("the rendezvous file's pid")?;
     if !ours {
-        // Gone, or its pid reused by another program: the file is stale.
-        let _ = std::fs::remove_file(&path);
-        outln!(
-            "no daemon is running (removed the stale {})",
+        // SAFETY: signal 0 only checks that the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_file(&path);
+            outln!(
+                "no daemon is running (removed the stale {})",
+                path.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        anyhow::bail!(
+            "{} names pid {pid}, which runs but does not look like a passepartout daemon (a \
+             renamed binary?); not stopping it. Stop it yourself, or remove the file if it is stale",
             path.display()
         );
-        return Ok(ExitCode::SUCCESS);
     }
     // SAFETY: kill(2) with a pid checked above to be this program's daemon.
     if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
@@ -651,7 +660,10 @@ fn exit_code(ran: &Result<Ran, AnswerError>, whose: Whose) -> ExitCode {
             ran.steps.0.iter().flatten().map(|s| &s.outcome),
             whose,
         )),
-        Err(AnswerError::Refused(_)) => ExitCode::from(super::exit::BAD_INPUT),
+        // The request's own fault is bad input; the daemon failing at it is a failure.
+        Err(AnswerError::Refused(r)) if r.kind == "request" => {
+            ExitCode::from(super::exit::BAD_INPUT)
+        }
         Err(_) => ExitCode::from(super::exit::FAILED),
     }
 }

@@ -31,13 +31,14 @@ pub enum Whose {
 }
 
 /// How a request with these steps (in order) ended: any failed or dropped step fails it, an
-/// action that cannot be performed is bad input or a failure (by `whose`); otherwise the last
-/// step that did something decides.
+/// action that cannot be performed is bad input when it is the person's (`whose`, the first
+/// step) and a failure when it is the model's (any later step); otherwise the last step that
+/// did something decides.
 pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a StepOutcome>, whose: Whose) -> u8 {
     let mut last = None;
-    for outcome in outcomes {
+    for (i, outcome) in outcomes.into_iter().enumerate() {
         match outcome {
-            StepOutcome::Invalid { .. } if whose == Whose::Direct => return BAD_INPUT,
+            StepOutcome::Invalid { .. } if whose == Whose::Direct && i == 0 => return BAD_INPUT,
             StepOutcome::Failed { .. }
             | StepOutcome::Dropped { .. }
             | StepOutcome::Invalid { .. } => return FAILED,
@@ -118,5 +119,8 @@ mod tests {
         }];
         assert_eq!(of(&invalid, Whose::Direct), BAD_INPUT);
         assert_eq!(of(&invalid, Whose::Model), FAILED);
+        // After an approved action ran, the model proposed something impossible.
+        let later = [ran(), invalid[0].clone()];
+        assert_eq!(of(&later, Whose::Direct), FAILED);
     }
 }

@@ -239,6 +239,7 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                     .map(|s| {
                         let mut v = serde_json::json!(s);
                         v["at"] = passepartout::clock::rfc3339(s.at as f64).into();
+                        v["at_epoch"] = s.at.into();
                         v
                     })
                     .collect();

@@ -12,6 +12,7 @@ mod journal;
 mod memory;
 mod pipeline;
 mod plugin_cmd;
+mod plugin_test;
 mod plugins;
 mod progress;
 mod reload;
@@ -229,6 +230,19 @@ enum PluginCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// Run a plugin against a table of cases (docs/plugins.md, "Testing a plugin"): a
+    /// folder's built component (granted what it asks for), or an installed or built-in plugin
+    /// by name (under the policy). Exit 1 when any case fails.
+    Test {
+        /// A plugin folder, or the name of an installed or built-in plugin [default: .]
+        plugin: Option<PathBuf>,
+        /// The cases [default: cases.json in the plugin's folder]
+        #[arg(long)]
+        cases: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove an installed plugin and its pin.
     Remove {
         /// The plugin's name.
@@ -325,6 +339,11 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Plugin { command } => {
             let setup = setup(&cli.common)?;
             return match command {
+                PluginCommand::Test {
+                    plugin,
+                    cases,
+                    json,
+                } => plugin_test::run(setup, plugin.as_deref(), cases.as_deref(), *json),
                 PluginCommand::Install { path, yes } => {
                     plugin_cmd::install(&setup, &cli.common, path, *yes)
                 }

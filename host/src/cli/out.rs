@@ -1,10 +1,13 @@
 //! The commands' output. On stdout, a reader that goes away (`passepartout plugins | head -1`)
-//! ends the command quietly with exit code 0, as it would `cat` (`println!` would panic).
-//! Everything printed, on stdout and stderr, has its terminal control characters made visible
-//! ([`passepartout::terminal::safe`]): a tool's output, a model's text or a plugin's description must not be able to
-//! move the cursor, rewrite a line or retitle the terminal of the person reading it.
+//! ends the output quietly (`println!` would panic); the command still ends with its own exit
+//! code (an audit that fails `--fail-on` fails, piped or not). Everything printed, on stdout
+//! and stderr, has its terminal control characters made visible
+//! ([`passepartout::terminal::safe`]): a tool's output, a model's text or a plugin's
+//! description must not be able to move the cursor, rewrite a line or retitle the terminal of
+//! the person reading it.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use passepartout::terminal::safe;
 
@@ -32,8 +35,14 @@ macro_rules! errln {
     };
 }
 
+/// Set once stdout's reader has gone: what is left to print is dropped.
+static GONE: AtomicBool = AtomicBool::new(false);
+
 /// Write `args` and a newline to stdout.
 pub fn line(args: std::fmt::Arguments<'_>) {
+    if GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let text = args.to_string();
     let mut stdout = std::io::stdout().lock();
     let written = stdout
@@ -44,6 +53,9 @@ pub fn line(args: std::fmt::Arguments<'_>) {
 
 /// Write `args` to stdout, and flush it (a prompt, a progress line).
 pub fn text(args: std::fmt::Arguments<'_>) {
+    if GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let text = args.to_string();
     let mut stdout = std::io::stdout().lock();
     let written = stdout
@@ -55,6 +67,9 @@ pub fn text(args: std::fmt::Arguments<'_>) {
 /// Write `text` to stdout as it is: only for text whose untrusted parts were made safe
 /// already (the audit's table, with its colours).
 pub fn raw(text: &str) {
+    if GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let mut stdout = std::io::stdout().lock();
     handle(
         stdout
@@ -75,9 +90,12 @@ pub fn err_line(args: std::fmt::Arguments<'_>) {
 fn handle(written: std::io::Result<()>) {
     match written {
         Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => GONE.store(true, Ordering::Relaxed),
         Err(e) => {
-            eprintln!("passepartout: cannot write the output: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "passepartout: cannot write the output: {e}"
+            );
             std::process::exit(1);
         }
     }

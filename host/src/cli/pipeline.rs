@@ -40,6 +40,16 @@ fn report_of(answer: Answer) -> anyhow::Result<Report> {
     }
 }
 
+/// A request the agent refused: bad input when it was the request (an unknown token, an
+/// expired or changed approval), a failure otherwise (the database).
+fn refused(e: &PipelineError) -> anyhow::Result<ExitCode> {
+    errln!("passepartout: {e}");
+    Ok(ExitCode::from(match e {
+        PipelineError::Protocol { .. } => BAD_INPUT,
+        _ => super::exit::FAILED,
+    }))
+}
+
 fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Result<ExitCode> {
     if let Some(j) = journal {
         j.append("attempt", &json!({ "error": message, "input": raw }))?;
@@ -213,7 +223,7 @@ pub fn approve(
     };
     match take(&pipeline, origin) {
         Ok(answer) => print_report(&report_of(answer)?, &outbox, json_out),
-        Err(e) => bad_input(&e.to_string(), None, token),
+        Err(e) => refused(&e),
     }
 }
 
@@ -237,7 +247,7 @@ pub fn deny(
             outln!("denied; dropped {}", serde_json::to_string(&action)?);
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => bad_input(&e.to_string(), None, token),
+        Err(e) => refused(&e),
     }
 }
 

@@ -12,6 +12,12 @@ use passepartout::runtime::cache::{Compile, Progress};
 /// How often a compile still running is mentioned again.
 const EVERY: Duration = Duration::from_secs(5);
 
+/// One line on stderr; a stderr that is gone (a terminal hung up) is no reason to fail a load.
+fn say(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
 /// Progress on stderr when it is a terminal; `None` otherwise.
 pub fn at_a_terminal() -> Option<Progress> {
     std::io::stderr().is_terminal().then(on_stderr)
@@ -33,7 +39,10 @@ pub fn on_stderr() -> Progress {
                 .map(|(what, since)| format!("{what} ({} s)", now.duration_since(*since).as_secs()))
                 .collect();
             if !still.is_empty() {
-                eprintln!("passepartout: still compiling {}", still.join(", "));
+                say(format_args!(
+                    "passepartout: still compiling {}",
+                    still.join(", ")
+                ));
             }
         }
     });
@@ -41,18 +50,18 @@ pub fn on_stderr() -> Progress {
         let mut running = running.lock().unwrap_or_else(|p| p.into_inner());
         match event {
             Compile::Started { what, bytes } => {
-                eprintln!(
+                say(format_args!(
                     "passepartout: compiling plugin {what} ({:.1} MiB; once, then it is cached)",
                     bytes as f64 / (1 << 20) as f64
-                );
+                ));
                 running.insert(what.to_owned(), Instant::now());
             }
             Compile::Finished { what, took } => {
                 running.remove(what);
-                eprintln!(
+                say(format_args!(
                     "passepartout: compiled {what} in {:.1} s",
                     took.as_secs_f64()
-                );
+                ));
             }
         }
     })

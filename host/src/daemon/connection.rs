@@ -17,7 +17,7 @@ use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
     self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
 };
-use super::request::{Event, Op, Request, request_error};
+use super::request::{Event, Op, Request, refused_frame, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
 use crate::signal::Meta;
 
@@ -385,7 +385,11 @@ impl Server {
                     ops::handle(&pipeline, &swap, request, &meta, facts)
                 })
                 .await
-                .unwrap_or_else(|e| Err(format!("the request failed inside the daemon: {e}")));
+                .unwrap_or_else(|e| {
+                    Err(ops::Refused::Failed(format!(
+                        "the request failed inside the daemon: {e}"
+                    )))
+                });
                 let reply = match answer {
                     Ok(result) => {
                         for trace in result.traces() {
@@ -393,7 +397,7 @@ impl Server {
                         }
                         json!({ "type": "reply", "id": id, "ok": true, "result": result })
                     }
-                    Err(message) => request_error(&id, &message),
+                    Err(refused) => refused_frame(&id, &refused),
                 };
                 outbox.push(&reply, Class::Must);
                 *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();

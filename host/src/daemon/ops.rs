@@ -118,18 +118,46 @@ pub struct Facts {
     pub outgoing_bytes: usize,
 }
 
+/// Why a request got no result, as its error frame's `kind` says: the request's own fault
+/// (`request`: an unknown token, a changed approval), or a failure inside the daemon
+/// (`failed`: its database, a reload that did not load).
+#[derive(Debug, PartialEq)]
+pub enum Refused {
+    /// The request cannot be done as asked.
+    Request(String),
+    /// The daemon failed doing it.
+    Failed(String),
+}
+
+impl Refused {
+    /// The error frame's `kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refused::Request(_) => "request",
+            Refused::Failed(_) => "failed",
+        }
+    }
+
+    /// What to tell the client.
+    pub fn message(&self) -> &str {
+        match self {
+            Refused::Request(m) | Refused::Failed(m) => m,
+        }
+    }
+}
+
 /// Run one request on the pipeline. The role was checked when the request was parsed
 /// ([`Request::parse`]).
 ///
 /// # Errors
-/// The error for the client, naming what failed.
+/// What was refused and why, for the client.
 pub fn handle(
     pipeline: &Agent,
     swap: &Swap,
     request: Request,
     meta: &Meta,
     facts: Facts,
-) -> Result<Reply, String> {
+) -> Result<Reply, Refused> {
     let turn = |origin| Turn::new(origin, meta.clone());
     let answer = |origin| {
         pipeline
@@ -138,13 +166,17 @@ pub fn handle(
                 Answer::Report(report) => Reply::Report(report),
                 Answer::Denied(dropped) => Reply::Dropped { dropped },
             })
-            .map_err(|e| e.to_string())
+            .map_err(|e| match e {
+                crate::pipeline::PipelineError::Protocol { .. } => Refused::Request(e.to_string()),
+                other => Refused::Failed(other.to_string()),
+            })
     };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
         Request::Reload => swap
             .reload_if_changed("requested by a client")
-            .map(Reply::Reloaded),
+            .map(Reply::Reloaded)
+            .map_err(Refused::Failed),
         Request::Act { action } => answer(Origin::Act(action)),
         Request::Ask { text } => answer(Origin::Ask(text)),
         Request::Approve { token, digest } => answer(Origin::Approve {
@@ -158,7 +190,7 @@ pub fn handle(
         Request::Approvals => crate::approvals::Approvals::new(pipeline.journal())
             .and_then(|a| a.pending())
             .map(Reply::Approvals)
-            .map_err(|e| e.to_string()),
+            .map_err(|e| Refused::Failed(e.to_string())),
         Request::Status => Ok(Reply::Status(Box::new(status(pipeline, swap, facts)))),
     }
 }

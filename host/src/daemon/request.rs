@@ -226,6 +226,12 @@ pub fn request_error(id: &Value, message: &str) -> Value {
     serde_json::json!({ "type": "error", "id": id, "error": { "kind": "request", "message": message } })
 }
 
+/// The error frame of a request the daemon refused or failed: `{"type": "error", "id",
+/// "error": {"kind": "request" | "failed", "message"}}`.
+pub fn refused_frame(id: &Value, refused: &super::ops::Refused) -> Value {
+    serde_json::json!({ "type": "error", "id": id, "error": { "kind": refused.kind(), "message": refused.message() } })
+}
+
 /// `value`'s fields in a frame of `kind` for request `id` (flat: `{"type", "id", …fields}`).
 fn frame(kind: &str, value: &impl Serialize, id: &Value) -> Value {
     let mut frame = serde_json::to_value(value).unwrap_or(Value::Null);

@@ -334,13 +334,16 @@ impl Server {
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(me.config.heartbeat);
                 tick.tick().await;
+                let mut beat: u64 = 0;
                 loop {
                     tick.tick().await;
+                    beat += 1;
                     let p = me.swap.current();
-                    let _ = tokio::task::spawn_blocking(move || {
-                        p.run(Signal::event("heartbeat", None, Some("daemon")))
-                    })
-                    .await;
+                    // Each heartbeat is a session of its own for the token budget (as one
+                    // `send` is); the day's budget bounds them all together.
+                    let mut signal = Signal::event("heartbeat", None, Some("daemon"));
+                    signal.meta.client = Some(format!("{}:heartbeat:{beat}", me.router.boot()));
+                    let _ = tokio::task::spawn_blocking(move || p.run(signal)).await;
                 }
             })
         };

@@ -417,7 +417,7 @@ impl Agent {
             Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
         let pending = approvals
             .decide(token, true, shown)
-            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+            .map_err(decision_error)?;
         // No memo: time has passed since the gates saw it; they are all asked again.
         // An approved action runs outside any loop: nothing rolls it back.
         let mut cycle = Cycle::default();
@@ -467,8 +467,21 @@ impl Agent {
             Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
         let pending = approvals
             .decide(token, false, shown)
-            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+            .map_err(decision_error)?;
         self.tell_source(&pending.signal, "denied: the action was dropped");
         Ok(pending.action)
+    }
+}
+
+/// A decision the person cannot make as asked (no such token, expired, not the action shown)
+/// is a bad request; anything else (the database) is the pipeline's failure.
+fn decision_error(e: crate::approvals::ApprovalError) -> PipelineError {
+    use crate::approvals::ApprovalError as A;
+    match e {
+        A::Unknown(_) | A::Expired(_) | A::Changed { .. } => PipelineError::Protocol {
+            message: e.to_string(),
+            raw_message: None,
+        },
+        other => PipelineError::pipeline(other.to_string()),
     }
 }

@@ -102,7 +102,7 @@ impl Breakers {
                 since,
                 why,
                 cooling,
-            } if now.duration_since(since) > timeout * 2 => {
+            } if now.duration_since(since) > timeout.saturating_mul(2) => {
                 states.insert(
                     provider.to_owned(),
                     State::Probing {
@@ -126,19 +126,22 @@ impl Breakers {
     }
 
     /// `provider` failed with `error`. Timeouts, connection failures and cut-off answers open
-    /// its breaker (for twice as long as before when this was a probe); a 429 opens it for as
-    /// long as it asked. Any other failure (an error status, a malformed answer) is the
-    /// answer of a provider that is up: it closes a probing breaker and leaves a closed one.
+    /// its breaker (for twice as long as before when this was the probe; requests already in
+    /// flight when it opened do not lengthen it); a 429 opens it for as long as it asked. Any
+    /// other failure (an error status, a malformed answer) is the answer of a provider that is
+    /// up: it closes a probing breaker and leaves a closed one.
     pub fn failed(&self, provider: &str, error: &CallError) {
         let now = Instant::now();
         let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        let before = match states.get(provider) {
-            Some(State::Probing { cooling, .. } | State::Open { cooling, .. }) => Some(*cooling),
-            None => None,
-        };
+        let before = states.get(provider).cloned();
         let cooling = match error {
             CallError::Timeout(_) | CallError::Connect(_) | CallError::Truncated(_) => {
-                before.map_or(COOLING, |c| (c * 2).min(MAX_COOLING))
+                match before {
+                    Some(State::Probing { cooling, .. }) => (cooling * 2).min(MAX_COOLING),
+                    // Already open: another request that was in flight failed too.
+                    Some(State::Open { .. }) => return,
+                    None => COOLING,
+                }
             }
             CallError::RateLimited { retry_after } => retry_after
                 .unwrap_or(RATE_LIMIT_COOLING)
@@ -163,14 +166,17 @@ impl Breakers {
         );
     }
 
-    /// Each of `providers`' state, in their order.
-    pub fn health<'a>(&self, providers: impl IntoIterator<Item = &'a str>) -> Vec<ProviderHealth> {
+    /// Each of `providers`' state (by name, kept under a key), in their order.
+    pub fn health(
+        &self,
+        providers: impl IntoIterator<Item = (String, String)>,
+    ) -> Vec<ProviderHealth> {
         let now = Instant::now();
         let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
         providers
             .into_iter()
-            .map(|name| {
-                let (state, retry_in_secs, why) = match states.get(name) {
+            .map(|(name, key)| {
+                let (state, retry_in_secs, why) = match states.get(&key) {
                     None => ("closed", None, None),
                     Some(State::Open { until, why, .. }) => (
                         "open",
@@ -180,7 +186,7 @@ impl Breakers {
                     Some(State::Probing { why, .. }) => ("probing", None, Some(why.clone())),
                 };
                 ProviderHealth {
-                    provider: name.to_owned(),
+                    provider: name,
                     state: state.into(),
                     retry_in_secs,
                     why,
@@ -204,8 +210,11 @@ mod tests {
         assert_eq!(b.admit("a", T), Admit::Go, "a provider that answers is up");
         b.failed("a", &CallError::Timeout(T));
         assert!(matches!(b.admit("a", T), Admit::Skip(w) if w.contains("no answer within")));
-        assert_eq!(b.health(["a", "b"])[0].state, "open");
-        assert_eq!(b.health(["a", "b"])[1].state, "closed");
+        let health = b.health([("a".into(), "a".into()), ("b".into(), "b".into())]);
+        assert_eq!(
+            (health[0].state.as_str(), health[1].state.as_str()),
+            ("open", "closed")
+        );
         b.succeeded("a");
         assert_eq!(b.admit("a", T), Admit::Go);
     }
@@ -226,6 +235,18 @@ mod tests {
         b.failed("a", &CallError::Timeout(T));
         match b.states.lock().expect("lock").get("a") {
             Some(State::Open { cooling, .. }) => assert_eq!(*cooling, COOLING * 2),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn requests_in_flight_when_it_opened_do_not_lengthen_it() {
+        let b = Breakers::default();
+        for _ in 0..5 {
+            b.failed("a", &CallError::Timeout(T));
+        }
+        match b.states.lock().expect("lock").get("a") {
+            Some(State::Open { cooling, .. }) => assert_eq!(*cooling, COOLING),
             other => panic!("{other:?}"),
         }
     }
@@ -253,7 +274,7 @@ mod tests {
                 retry_after: Some(Duration::from_secs(u64::MAX)),
             },
         );
-        let h = &b.health(["a"])[0];
+        let h = &b.health([("a".into(), "a".into())])[0];
         assert_eq!(h.state, "open");
         assert!(
             h.retry_in_secs

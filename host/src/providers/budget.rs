@@ -141,7 +141,8 @@ impl Budget {
         };
         let spent = self.spent_today();
         let estimate = super::prices::cost(price, tokens, answer);
-        if spent + estimate > limit {
+        // A call that costs nothing (a local model at 0) is never refused.
+        if estimate > 0.0 && spent + estimate > limit {
             return Err(DailyRefusal::Over {
                 spent,
                 limit,

@@ -91,6 +91,12 @@ impl Cascade {
         self
     }
 
+    /// Price models with `prices` (dollars per million tokens) before the well-known list.
+    pub fn with_prices(mut self, prices: BTreeMap<String, Price>) -> Cascade {
+        self.prices = prices;
+        self
+    }
+
     /// Keep breakers and spending in `carried` (the daemon's, across reloads).
     pub fn carrying(mut self, carried: &Carried) -> Cascade {
         self.breakers = carried.breakers.clone();
@@ -192,8 +198,11 @@ impl Provider for Cascade {
     }
 
     fn health(&self) -> Vec<ProviderHealth> {
-        self.breakers
-            .health(self.endpoints.iter().map(|e| e.name.as_str()))
+        self.breakers.health(
+            self.endpoints
+                .iter()
+                .map(|e| (e.name.clone(), e.breaker_key())),
+        )
     }
 
     fn complete(&self, req: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
@@ -203,6 +212,8 @@ impl Provider for Cascade {
         let mut failures = Vec::new();
         let mut last = None;
         let mut attempts = 0;
+        // The day's budget refused this provider's price: a cheaper one later may still fit.
+        let mut over = None;
         for endpoint in &self.endpoints {
             let Some(model) = self.select(endpoint, req) else {
                 failures.push(format!("{}: skipped by the model selector", endpoint.name));
@@ -225,18 +236,18 @@ impl Provider for Cascade {
                     limit,
                     estimate,
                 }) => {
-                    return Err(PipelineError::DailySpend {
-                        message: format!(
-                            "today's spend is ${spent:.4} of the ${limit:.2} [budget] daily_usd \
-                             allows, and this call could cost about ${estimate:.4}; it starts \
-                             again at midnight UTC"
-                        ),
-                        spent_usd: spent,
-                        limit_usd: limit,
-                    });
+                    let why = format!(
+                        "today's spend is ${spent:.4} of the ${limit:.2} [budget] daily_usd \
+                         allows, and this call could cost about ${estimate:.4}; it starts again \
+                         at midnight UTC"
+                    );
+                    failures.push(format!("{} ({model}): {why}", endpoint.name));
+                    over = Some((why, spent, limit));
+                    continue;
                 }
             }
-            if let Admit::Skip(why) = self.breakers.admit(&endpoint.name, endpoint.timeout) {
+            let key = endpoint.breaker_key();
+            if let Admit::Skip(why) = self.breakers.admit(&key, endpoint.timeout) {
                 failures.push(format!("{}: {why}", endpoint.name));
                 continue;
             }
@@ -244,18 +255,26 @@ impl Provider for Cascade {
             last = Some(endpoint.name.clone());
             match endpoint.call(req, &model) {
                 Ok((reply, usage)) => {
-                    self.breakers.succeeded(&endpoint.name);
+                    self.breakers.succeeded(&key);
                     self.account(session, endpoint, &model, usage);
                     return Ok(reply);
                 }
                 Err(e) => {
-                    self.breakers.failed(&endpoint.name, &e);
+                    self.breakers.failed(&key, &e);
                     // The error reaches the person in the answer; the log has it for the
                     // daemon's operator, not as a second copy on a one-shot command's stderr.
                     tracing::info!("provider {} ({model}) failed: {e}", endpoint.name);
                     failures.push(format!("{} ({model}): {e}", endpoint.name));
                 }
             }
+        }
+        // Nothing was asked, and the day's budget is why: say that, not "every provider failed".
+        if let (0, Some((message, spent_usd, limit_usd))) = (attempts, over) {
+            return Err(PipelineError::DailySpend {
+                message,
+                spent_usd,
+                limit_usd,
+            });
         }
         let message = if self.endpoints.is_empty() {
             "no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or GEMINI_API_KEY, or [[providers]] in passepartout.toml".to_owned()

@@ -37,7 +37,7 @@ pub struct ProviderConfig {
     /// The environment variable holding its key (never the key itself in the file).
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// Seconds one call may take (default 60).
+    /// Seconds one call may take (default 60; 1 to 86400).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
 }
@@ -51,7 +51,25 @@ pub struct BudgetConfig {
     pub session_tokens: Option<u64>,
     /// Dollars all sessions together may spend in a day (UTC), priced by `[prices]` and the
     /// well-known models' list prices ([`super::prices`]); none = unlimited.
+    #[serde(default, deserialize_with = "some_dollars")]
     pub daily_usd: Option<f64>,
+}
+
+/// A number of dollars: finite and not negative (a `nan` limit would never refuse, a negative
+/// price would lower the day's spend).
+fn dollars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let v = f64::deserialize(d)?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{v} is not a number of dollars: give 0 or more"
+        )))
+    }
+}
+
+fn some_dollars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    dollars(d).map(Some)
 }
 
 /// `[prices.MODEL]`: dollars per million tokens.
@@ -59,8 +77,10 @@ pub struct BudgetConfig {
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// Per million input tokens.
+    #[serde(deserialize_with = "dollars")]
     pub input: f64,
     /// Per million output tokens.
+    #[serde(deserialize_with = "dollars")]
     pub output: f64,
 }
 
@@ -119,7 +139,9 @@ impl ProvidersConfig {
             base_url,
             model: model_override.clone().unwrap_or(model),
             key: key.map(Secret::new),
-            timeout: timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+            // At most a day: a timeout past that is a typo, and deadlines that far out
+            // overflow the clocks that keep them.
+            timeout: timeout.map_or(DEFAULT_TIMEOUT, |s| Duration::from_secs(s.clamp(1, 86_400))),
             client: client(),
         };
         if !self.providers.is_empty() {

@@ -101,6 +101,12 @@ impl Endpoint {
         }
     }
 
+    /// What its circuit breaker is kept under: its name, address and model, so that a reload
+    /// that fixes a provider's address or model starts it afresh.
+    pub fn breaker_key(&self) -> String {
+        format!("{} {} {}", self.name, self.base_url, self.model)
+    }
+
     /// The request body this provider would be sent (tests assert it exactly).
     pub fn body(&self, req: &crate::pipeline::ProviderRequest, model: &str) -> serde_json::Value {
         match self.protocol {

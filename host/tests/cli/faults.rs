@@ -27,18 +27,11 @@ fn home_with(server: &Server, extra: &str) -> tempfile::TempDir {
         ),
     )
     .expect("config");
-    let gate = home.path().join("plugins/hostile-gate");
-    std::fs::create_dir_all(&gate).expect("mkdir");
-    std::fs::copy(
+    passepartout_tests::plugin_folder_of(
+        &home.path().join("plugins/hostile-gate"),
         passepartout_tests::HOSTILE_GATE_WASM,
-        gate.join("hostile_gate.wasm"),
-    )
-    .expect("copy");
-    std::fs::copy(
         passepartout_tests::HOSTILE_GATE_MANIFEST,
-        gate.join("plugin.toml"),
-    )
-    .expect("copy");
+    );
     home
 }
 
@@ -213,7 +206,15 @@ fn control_sequences_in_a_models_answer_are_shown_not_obeyed() {
         "{out:?}"
     );
     assert!(
-        out.contains("fine\\x1b[2J\\x1b]0;pwned\\x07\\rFAKE PROMPT $ \\u{202e}txt.exe"),
+        out.contains("fine\\x1b[2J\\x1b]0;pwned\\x07\\rFAKE PROMPT $ \\u202etxt.exe"),
         "{out:?}"
     );
+    // In JSON too: still JSON, with the same text in it, and nothing the terminal obeys.
+    let sneaky = "x\u{7f}\u{85}\u{9b}\u{202e}y";
+    server.push(Canned::text(sneaky));
+    let (code, out, err) = run(home.path(), &["ask", "hi", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(report["steps"][0]["outcome"]["result"], sneaky);
 }

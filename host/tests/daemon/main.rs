@@ -349,18 +349,11 @@ fn bad_input_closes_that_client_only() {
 }
 
 fn hostile_gate_dir(home: &Path) -> PathBuf {
-    let dir = home.join("plugins/hostile-gate");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::copy(
+    passepartout_tests::plugin_folder_of(
+        &home.join("plugins/hostile-gate"),
         passepartout_tests::HOSTILE_GATE_WASM,
-        dir.join("hostile_gate.wasm"),
-    )
-    .expect("copy");
-    std::fs::copy(
         passepartout_tests::HOSTILE_GATE_MANIFEST,
-        dir.join("plugin.toml"),
-    )
-    .expect("copy");
+    );
     home.join("plugins")
 }
 
@@ -537,6 +530,10 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| v["pid"].as_u64());
     // `stop` ends the daemon chat started.
+    assert!(
+        pid.is_some(),
+        "the background daemon wrote where it listens"
+    );
     let stopped = command(home.path(), &["stop"], &[]).output().expect("stop");
     if !stopped.status.success()
         && let Some(pid) = pid

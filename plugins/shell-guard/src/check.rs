@@ -362,98 +362,33 @@ fn fork_bomb(line: &str) -> Option<String> {
 mod tests {
     use super::check_command;
 
-    const DANGEROUS: &[&str] = &[
-        "rm -rf /",
-        "rm -rf /*",
-        "rm -fr ~",
-        "rm -r -f ~/",
-        "rm -Rf $HOME",
-        "rm --recursive --force /usr",
-        "rm --no-preserve-root -rf /",
-        "sudo rm -rf /",
-        "/bin/rm -rf /etc/",
-        "echo hi; rm -rf /",
-        "true && rm -rf ~",
-        "ls\nrm -rf /",
-        "echo $(rm -rf /)",
-        "echo `rm -rf ~`",
-        "sh -c 'rm -rf /'",
-        "bash -lc \"rm -rf /\"",
-        "env FOO=1 rm -rf /",
-        "env -i bash -c 'rm -rf /'",
-        "/usr/bin/time rm -rf /",
-        "time -p rm -rf /",
-        "nice -n 10 rm -rf /",
-        "timeout 10 rm -rf /",
-        "echo / | xargs -0 rm -rf /",
-        "find / -exec rm -rf {} ;",
-        "find / -exec rm -rf {} \\;",
-        "{ rm -rf /; }",
-        "if true; then rm -rf ~; fi",
-        "find / -delete",
-        ":(){ :|:& };:",
-        "bomb(){ bomb|bomb& }; bomb",
-        "mkfs.ext4 /dev/sda1",
-        "mkfs -t ext4 /dev/sdb",
-        "dd if=/dev/zero of=/dev/sda bs=1M",
-        "sudo dd if=/dev/urandom of=/dev/nvme0n1",
-        "chmod -R 777 /",
-        "chown -R nobody /",
-        "sudo chmod --recursive 000 /etc",
-        "echo x > /dev/sda",
-        "cat junk >> /dev/sdb1",
-        "echo 'nameserver 1.1.1.1' > /etc/resolv.conf",
-        "echo root::0:0::: | tee /etc/passwd",
-        "wipefs -a /dev/sda",
-        "su -c 'rm -rf /'",
-        "busybox sh -c 'rm -rf /'",
-    ];
-
-    const HARMLESS: &[&str] = &[
-        "ls -la",
-        "rm file.txt",
-        "rm -rf ./build",
-        "rm -rf target/",
-        "rm -rf /tmp/passepartout-test",
-        "echo 'rm -rf /'",
-        "grep -r 'rm -rf /' .",
-        "cat /etc/hosts",
-        "echo hi > out.txt",
-        "ls 2>&1 | head",
-        "dd if=/dev/zero of=disk.img bs=1M count=10",
-        "chmod -R 755 ./site",
-        "chown me file",
-        "find . -name '*.rs' -exec wc -l {} ;",
-        "sh -c 'echo hello'",
-        "cargo test --release",
-        "git commit -m 'rm -rf / is bad'",
-        "echo done >&2",
-        "mkdir -p /tmp/x && cd /tmp/x",
-        "python3 -c 'print(1)'",
-    ];
+    /// The verdict table, shared with `passepartout plugin test` (which runs it through the
+    /// runtime): each case's `command` is checked here natively.
+    const CASES: &str = include_str!("../cases.json");
 
     #[test]
-    fn dangerous_commands_are_rejected_with_a_reason() {
-        for cmd in DANGEROUS {
-            let verdict = check_command(cmd);
-            assert!(verdict.is_some(), "should reject: {cmd:?}");
+    fn every_case_of_the_table_holds_natively() {
+        let doc: serde_json::Value = serde_json::from_str(CASES).expect("cases.json is JSON");
+        let cases = doc["cases"].as_array().expect("a list of cases");
+        assert!(cases.len() > 60, "the table is all there");
+        for case in cases {
+            let command = case["action"]["args"]["command"]
+                .as_str()
+                .expect("each case has a command");
+            let verdict = check_command(command);
+            match case["expect"].as_str() {
+                Some("reject") => {
+                    let reason = verdict.unwrap_or_else(|| panic!("should reject: {command:?}"));
+                    if let Some(want) = case["reason"].as_str() {
+                        assert!(
+                            reason.contains(want),
+                            "{command:?}: {reason:?} lacks {want:?}"
+                        );
+                    }
+                }
+                Some("pass") => assert_eq!(verdict, None, "should pass: {command:?}"),
+                other => panic!("{command:?}: unexpected expect {other:?}"),
+            }
         }
-    }
-
-    #[test]
-    fn harmless_commands_pass() {
-        for cmd in HARMLESS {
-            assert_eq!(check_command(cmd), None, "should pass: {cmd:?}");
-        }
-    }
-
-    #[test]
-    fn reasons_name_what_is_wrong() {
-        assert_eq!(
-            check_command("rm -rf /").as_deref(),
-            Some("rm -r / deletes a system directory")
-        );
-        assert!(check_command(":(){ :|:& };:").is_some_and(|r| r.contains("fork bomb")));
-        assert!(check_command("dd if=x of=/dev/sda").is_some_and(|r| r.contains("/dev/sda")));
     }
 }

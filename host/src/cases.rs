@@ -1,0 +1,337 @@
+//! Tables of cases a plugin is tested against under the real runtime (`passepartout plugin
+//! test`): a gate's verdicts, a tool's outputs and errors, a skill's triggers and prompts.
+//!
+//! ```json
+//! { "about": "what these cases are",
+//!   "mounts": { "/workspace": "fixtures/workspace" },
+//!   "cases": [
+//!     { "name": "sudo is refused", "action": { "tool": "shell", "args": { "program": "sudo" } },
+//!       "expect": "reject", "reason": "sudo" },
+//!     { "name": "one plus one", "tool": "eval", "args": { "expression": "(+ 1 1)" },
+//!       "output": "2" },
+//!     { "name": "a bad expression", "tool": "eval", "args": { "expression": "(" },
+//!       "error": "unbalanced" },
+//!     { "name": "answers #echo", "signal": { "sensor": "user-input", "text": "hi #echo" },
+//!       "triggers": true, "prompt": "hi" } ] }
+//! ```
+//!
+//! A gate case is an `action` (as `passepartout verify` reads one) and an optional `signal`;
+//! `expect` is `pass`, `modify`, `reject` or `require-approval`, and `reason` a text the gate's
+//! reason must contain. A gate is asked as the daemon asks it: with the effects the loaded
+//! tools give the action. A tool case names the `tool` and its `args`, and expects its
+//! `output` to contain a text, or an `error` containing one. A skill case gives a `signal`
+//! and whether it `triggers`, and a text its `prompt` must contain. `mounts` maps the paths
+//! the plugin asks for to directories beside the cases file (default: an empty directory).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::runtime::effects::Catalog;
+use crate::runtime::{Plugin, PluginError};
+use crate::signal::{Action, Meta, Signal, TraceVerdict};
+
+/// A file of cases.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    /// What the cases are about.
+    #[serde(default)]
+    pub about: Option<String>,
+    /// Paths the plugin asks for → directories (relative to the file) mounted there.
+    #[serde(default)]
+    pub mounts: BTreeMap<String, PathBuf>,
+    /// The cases, in order.
+    pub cases: Vec<Case>,
+}
+
+/// One case.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// What it shows.
+    pub name: String,
+    /// A gate case: the action.
+    #[serde(default)]
+    pub action: Option<Value>,
+    /// The signal (a gate's, a skill's): `sensor`, `text`, `source`.
+    #[serde(default)]
+    pub signal: Option<SignalSpec>,
+    /// A gate case: the verdict expected.
+    #[serde(default)]
+    pub expect: Option<String>,
+    /// A gate case: a text its reason contains.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// A tool case: the tool.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// A tool case: its arguments (an object).
+    #[serde(default)]
+    pub args: Option<Value>,
+    /// A tool case: a text its output contains.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// A tool case: a text its error contains (the call is expected to fail).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// A skill case: whether it takes up the signal.
+    #[serde(default)]
+    pub triggers: Option<bool>,
+    /// A skill case: a text its prompt contains.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+/// A signal, as a case gives it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalSpec {
+    /// The sensor (`user-input`, `heartbeat`...).
+    #[serde(default)]
+    pub sensor: Option<String>,
+    /// Its text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The client it came from.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// How one case went.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Outcome {
+    /// The case.
+    pub name: String,
+    /// Whether the plugin did what the case expects.
+    pub ok: bool,
+    /// What was expected.
+    pub expected: String,
+    /// What happened.
+    pub got: String,
+}
+
+/// Why a file of cases cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CasesError {
+    /// It cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is not a file of cases.
+    #[error("{path} is not a file of cases: {source} (see docs/plugins.md, \"Testing a plugin\")")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl CaseFile {
+    /// Read the cases in `path`.
+    ///
+    /// # Errors
+    /// It cannot be read or is not a file of cases (naming the field that is wrong).
+    pub fn read(path: &Path) -> Result<CaseFile, CasesError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CasesError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| CasesError::Parse {
+            path: path.to_owned(),
+            source,
+        })
+    }
+}
+
+/// Run every case against `plugin`; gates see actions' effects as `catalog` gives them.
+pub fn run(plugin: &Plugin, catalog: &Catalog, file: &CaseFile) -> Vec<Outcome> {
+    file.cases
+        .iter()
+        .map(|case| {
+            let (expected, got, ok) = if case.action.is_some() {
+                gate(plugin, catalog, case)
+            } else if case.tool.is_some() {
+                tool(plugin, case)
+            } else if case.triggers.is_some() || case.prompt.is_some() {
+                skill(plugin, case)
+            } else {
+                (
+                    "a case: `action` (gate), `tool` (tool) or `triggers` (skill)".into(),
+                    "none of them".into(),
+                    false,
+                )
+            };
+            Outcome {
+                name: case.name.clone(),
+                ok,
+                expected,
+                got,
+            }
+        })
+        .collect()
+}
+
+fn signal_of(spec: Option<&SignalSpec>, action: Option<&Action>) -> Signal {
+    let source = spec
+        .and_then(|s| s.source.as_deref())
+        .unwrap_or("cli")
+        .to_owned();
+    match (spec, action) {
+        (Some(s), _) if s.sensor.is_some() || s.text.is_some() => Signal::event(
+            s.sensor.as_deref().unwrap_or("user-input"),
+            s.text.as_deref(),
+            Some(&source),
+        ),
+        (_, Some(a)) => Signal::request(a.clone(), Meta::from_source(&source)),
+        _ => Signal::event("user-input", None, Some(&source)),
+    }
+}
+
+/// The verdict names a case may use: the trace's (`require_approval`) or the WIT's
+/// (`require-approval`).
+fn verdict_matches(expected: &str, got: &TraceVerdict) -> bool {
+    expected.replace('-', "_") == got.name()
+}
+
+fn gate(plugin: &Plugin, catalog: &Catalog, case: &Case) -> (String, String, bool) {
+    let expect = case.expect.clone().unwrap_or_else(|| "pass".into());
+    let expected = match &case.reason {
+        Some(r) => format!("{expect} ({r:?})"),
+        None => expect.clone(),
+    };
+    let raw = case.action.clone().unwrap_or_default();
+    let mut action = match Action::from_json(&raw.to_string()) {
+        Ok(a) => a,
+        Err(e) => {
+            return (
+                expected,
+                format!("the case's action is not one: {e}"),
+                false,
+            );
+        }
+    };
+    action.resolve_target(Some("cli"), "cli");
+    let signal = signal_of(case.signal.as_ref(), Some(&action));
+    let gates: [&dyn crate::gates::GateCheck; 1] = [plugin];
+    let walked = crate::gates::verify(&gates, catalog, &action, &signal);
+    let Some(first) = walked.trace.first() else {
+        return (expected, "the gate was not asked".into(), false);
+    };
+    let reason = first.reason.clone().unwrap_or_default();
+    let got = if reason.is_empty() {
+        first.verdict.name().to_owned()
+    } else {
+        format!("{} ({reason:?})", first.verdict.name())
+    };
+    let ok = verdict_matches(&expect, &first.verdict)
+        && case
+            .reason
+            .as_ref()
+            .is_none_or(|r| reason.contains(r.as_str()));
+    (expected, got, ok)
+}
+
+fn tool(plugin: &Plugin, case: &Case) -> (String, String, bool) {
+    let name = case.tool.as_deref().unwrap_or_default();
+    let args = case
+        .args
+        .clone()
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    let expected = match (&case.error, &case.output) {
+        (Some(e), _) => format!("an error containing {e:?}"),
+        (None, Some(o)) => format!("output containing {o:?}"),
+        (None, None) => "output".into(),
+    };
+    let result = plugin.call_tool(name, &args.to_string());
+    let (got, ok) = match (&result, &case.error) {
+        (Ok(out), None) => (
+            short(out),
+            case.output
+                .as_ref()
+                .is_none_or(|o| out.contains(o.as_str())),
+        ),
+        (Ok(out), Some(_)) => (format!("output {}", short(out)), false),
+        (Err(e), Some(want)) => (format!("error: {e}"), e.to_string().contains(want.as_str())),
+        (Err(e), None) => (format!("error: {e}"), false),
+    };
+    (expected, got, ok)
+}
+
+fn skill(plugin: &Plugin, case: &Case) -> (String, String, bool) {
+    let signal = signal_of(case.signal.as_ref(), None);
+    let view = signal.view();
+    let expected = match (&case.triggers, &case.prompt) {
+        (Some(false), _) => "does not trigger".to_owned(),
+        (_, Some(p)) => format!("triggers, prompt containing {p:?}"),
+        (_, None) => "triggers".to_owned(),
+    };
+    let triggers = match plugin.skill_triggers(&view) {
+        Ok(t) => t,
+        Err(e) => return (expected, format!("error: {e}"), false),
+    };
+    if !triggers {
+        return (
+            expected,
+            "does not trigger".into(),
+            case.triggers == Some(false),
+        );
+    }
+    let prompt: Result<Option<String>, PluginError> = plugin.skill_prompt(&view);
+    match prompt {
+        Ok(p) => {
+            let text = p.unwrap_or_default();
+            let ok = case.triggers != Some(false)
+                && case
+                    .prompt
+                    .as_ref()
+                    .is_none_or(|want| text.contains(want.as_str()));
+            (expected, format!("triggers, prompt {}", short(&text)), ok)
+        }
+        Err(e) => (expected, format!("error: {e}"), false),
+    }
+}
+
+/// At most 200 characters of `text`, for the table.
+fn short(text: &str) -> String {
+    let cut: String = text.chars().take(200).collect();
+    if cut.len() < text.len() {
+        format!("{cut:?}…")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// The mounts a plugin asking for `guests` gets for a case file in `dir`: the file's own, else
+/// `fallback` (an empty directory).
+pub fn mounts(
+    file: &CaseFile,
+    dir: &Path,
+    guests: &[String],
+    fallback: &Path,
+) -> Vec<(String, PathBuf)> {
+    guests
+        .iter()
+        .map(|g| {
+            let host = file
+                .mounts
+                .get(g)
+                .map_or_else(|| fallback.to_owned(), |p| dir.join(p));
+            (g.clone(), host)
+        })
+        .collect()
+}
+
+/// Whether every outcome is ok.
+pub fn all_ok(outcomes: &[Outcome]) -> bool {
+    outcomes.iter().all(|o| o.ok)
+}

@@ -1,0 +1,161 @@
+//! `passepartout plugin test [PLUGIN] [--cases FILE] [--json]`: a plugin against a table of
+//! cases ([`passepartout::cases`]) under the real runtime, beside the operator's other plugins
+//! (whose tools give gates the effects the daemon would).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use passepartout::cases::{self, CaseFile};
+use passepartout::runtime::effects::Catalog;
+use passepartout::runtime::policy::{FsGrant, PluginPolicy};
+use passepartout::runtime::{Plugin, PluginSource};
+
+use super::Setup;
+
+/// What is tested: a plugin folder (plugin.toml and its component), or an installed or built-in
+/// plugin by name.
+enum Target {
+    Folder(PathBuf),
+    Named(String),
+}
+
+fn target(given: Option<&Path>) -> Target {
+    match given {
+        None => Target::Folder(PathBuf::from(".")),
+        Some(p) if p.exists() => Target::Folder(p.to_owned()),
+        Some(p) => Target::Named(p.to_string_lossy().into_owned()),
+    }
+}
+
+pub fn run(
+    setup: Setup,
+    given: Option<&Path>,
+    cases_file: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let fixtures = tempfile::tempdir().context("a directory for the plugin's mounts")?;
+    let (source, cases_path, policy) = match target(given) {
+        Target::Folder(dir) => {
+            let (source, manifest) = passepartout::install::read_source(&dir)?;
+            let cases_path = cases_file.map_or_else(|| dir.join("cases.json"), Path::to_owned);
+            let file = CaseFile::read(&cases_path)?;
+            // What the author's plugin asks for, granted: its limits, its variables, and for
+            // each path it asks for the case file's directory (or an empty one).
+            let base = cases_path.parent().unwrap_or(Path::new("."));
+            let guests: Vec<String> = manifest
+                .capabilities
+                .fs
+                .iter()
+                .map(|f| f.guest.clone())
+                .collect();
+            let mounts = cases::mounts(&file, base, &guests, fixtures.path());
+            let entry = PluginPolicy {
+                fs: mounts
+                    .into_iter()
+                    .zip(&manifest.capabilities.fs)
+                    .map(|((guest, host), asked)| FsGrant {
+                        guest,
+                        host,
+                        access: asked.access,
+                    })
+                    .collect(),
+                env: manifest.capabilities.env.clone(),
+                limits: manifest.limits.clone(),
+                ..PluginPolicy::default()
+            };
+            let mut policy = setup.policy.clone();
+            policy.plugins.insert(manifest.name.clone(), entry);
+            (source, cases_path, policy)
+        }
+        Target::Named(name) => {
+            let source = named(&setup, &name)?;
+            let cases_path = cases_file
+                .map(Path::to_owned)
+                .with_context(|| format!("give the cases to run {name} against: --cases FILE"))?;
+            (source, cases_path, setup.policy.clone())
+        }
+    };
+    let file = CaseFile::read(&cases_path)?;
+    let loaded = setup.load();
+    let plugin = loaded
+        .runtime
+        .load(&source, &policy)
+        .with_context(|| format!("{} does not load", source.manifest_path.display()))?;
+    // The operator's other plugins give the actions' effects, as in the daemon.
+    let others = loaded
+        .report
+        .plugins
+        .iter()
+        .filter(|p| p.id.name != plugin.id.name);
+    let catalog = Catalog::new(others.chain(std::iter::once(&plugin)));
+    let outcomes = cases::run(&plugin, &catalog, &file);
+    print(&plugin, &cases_path, &outcomes, json)?;
+    Ok(if cases::all_ok(&outcomes) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// An installed or built-in plugin's source, by its name.
+fn named(setup: &Setup, name: &str) -> anyhow::Result<PluginSource> {
+    setup
+        .sources
+        .iter()
+        .find(|s| {
+            passepartout::runtime::manifest::Manifest::parse(&s.manifest)
+                .is_ok_and(|m| m.name == name)
+        })
+        .cloned()
+        .with_context(|| {
+            format!(
+                "no plugin folder {name:?} here, and no installed or built-in plugin of that name \
+                 (see `passepartout plugins`)"
+            )
+        })
+}
+
+fn print(
+    plugin: &Plugin,
+    cases_path: &Path,
+    outcomes: &[cases::Outcome],
+    json: bool,
+) -> anyhow::Result<()> {
+    let failed = outcomes.iter().filter(|o| !o.ok).count();
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "plugin": plugin.id.name,
+                "version": plugin.id.version,
+                "cases": cases_path,
+                "passed": outcomes.len() - failed,
+                "failed": failed,
+                "outcomes": outcomes,
+            }))?
+        );
+        return Ok(());
+    }
+    for o in outcomes {
+        if o.ok {
+            outln!("ok    {}", o.name);
+        } else {
+            outln!(
+                "FAIL  {}\n      expected {}\n      got      {}",
+                o.name,
+                o.expected,
+                o.got
+            );
+        }
+    }
+    outln!(
+        "{} {}: {} of {} cases passed ({})",
+        plugin.id.name,
+        plugin.id.version,
+        outcomes.len() - failed,
+        outcomes.len(),
+        cases_path.display()
+    );
+    Ok(())
+}
