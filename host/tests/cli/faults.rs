@@ -145,6 +145,20 @@ fn act_approve_and_deny_share_the_table() {
             .expect("a token")
             .to_owned()
     };
+    // verify names the verdict as the journal and --json do.
+    let (code, out, _) = run(
+        home.path(),
+        &[
+            "verify",
+            "--action",
+            r#"{"tool":"eval","args":{"do":"approve","expression":"(+ 2 2)"}}"#,
+        ],
+    );
+    assert_eq!(code, 4);
+    assert!(
+        out.contains("require_approval") && !out.contains("requireapproval"),
+        "{out}"
+    );
     let (code, out, _) = act(r#"{"do":"approve","expression":"(+ 2 2)"}"#);
     assert_eq!(code, 4);
     let (code, out, err) = run(home.path(), &["approve", &token(&out)]);
