@@ -401,3 +401,22 @@ fn a_network_grant_that_reaches_the_daemon_s_port_is_reported_high() {
         assert!(reaches(net).is_none(), "{net} reported");
     }
 }
+
+#[test]
+fn a_rust_plugin_that_does_nothing_questionable_has_no_finding() {
+    // Rust's std links the WASI runtime baseline (stdio, exit, streams, the environment) into
+    // every component: shown in the table, never a finding.
+    for name in ["shell-guard", "secrets", "explanation"] {
+        let a = audit_with(&builtin(name), "");
+        assert!(a.findings.is_empty(), "{name}: {:?}", a.findings);
+        let runtime = a
+            .capabilities
+            .iter()
+            .find(|r| r.capability == "runtime")
+            .expect("the runtime row");
+        assert!(
+            !runtime.imported.is_empty(),
+            "{name}: the table still shows it"
+        );
+    }
+}

@@ -742,20 +742,18 @@ fn findings_for(
         class,
         Class::Filesystem | Class::Environment | Class::Network | Class::Process | Class::Memory
     );
+    // The WASI runtime baseline Rust's std links into every component (stdio, exit, streams,
+    // the environment) whatever the author writes: the table shows it and how it is enforced
+    // (a gate's calls trap; a tool's environment is empty unless granted), but it is no
+    // finding, so that a plugin that does nothing questionable shows none.
+    let baseline = matches!(class, Class::Runtime | Class::Environment);
     if gate_only {
-        if !imported.is_empty() && class != Class::Host {
-            let (severity, what) = match class {
-                Class::Runtime | Class::Environment => (
-                    Severity::Info,
-                    "the WASI runtime baseline Rust's std links in",
-                ),
-                _ => (Severity::High, "a capability gates must not have"),
-            };
+        if !imported.is_empty() && class != Class::Host && !baseline {
             audit.findings.push(finding(
                 FindingKind::GateImportsWasi,
-                severity,
+                Severity::High,
                 format!(
-                    "the gate imports {} ({what}); {enforced}",
+                    "the gate imports {} (a capability gates must not have); {enforced}",
                     imported.join(", ")
                 ),
             ));
@@ -779,16 +777,11 @@ fn findings_for(
         return;
     }
     if grantable {
-        if !imported.is_empty() && effective.is_empty() {
-            // Rust's std imports wasi:cli/environment whether or not it reads a variable.
-            let severity = if class == Class::Environment {
-                Severity::Info
-            } else {
-                Severity::Low
-            };
+        // Rust's std imports wasi:cli/environment whether or not it reads a variable.
+        if !imported.is_empty() && effective.is_empty() && !baseline {
             audit.findings.push(finding(
                 FindingKind::ImportsUngranted,
-                severity,
+                Severity::Low,
                 format!(
                     "imports {cap} ({}) but is granted none: it will be denied ({enforced})",
                     imported.join(", ")
