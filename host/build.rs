@@ -74,4 +74,60 @@ fn main() {
     code.push_str("];\n");
     let out = out_dir.join("builtin.rs");
     std::fs::write(&out, code).expect("writing builtin.rs into OUT_DIR");
+    sdk_files(&workspace, &out_dir);
+}
+
+/// The SDK's sources and the WIT, for `passepartout plugin new` to write into a project (the
+/// SDK is not published): `sdk_files.rs` in OUT_DIR, each file as (path in the project, text),
+/// and the SDK's dependencies as the workspace pins them.
+fn sdk_files(workspace: &Path, out_dir: &Path) {
+    let mut files = Vec::new();
+    for (dir, into) in [
+        ("skills-sdk/src", "sdk/passepartout-sdk/src"),
+        ("wit", "sdk/wit"),
+    ] {
+        let mut entries: Vec<_> = std::fs::read_dir(workspace.join(dir))
+            .expect("reading the SDK's sources")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path
+                .file_name()
+                .expect("a file name")
+                .to_string_lossy()
+                .into_owned();
+            files.push((format!("{into}/{name}"), path));
+        }
+    }
+    let manifest: toml::Table = std::fs::read_to_string(workspace.join("Cargo.toml"))
+        .expect("reading the workspace's Cargo.toml")
+        .parse()
+        .expect("the workspace's Cargo.toml parses");
+    let deps = &manifest["workspace"]["dependencies"];
+    let mut deps_text = String::new();
+    for dep in ["wit-bindgen", "serde", "serde_json"] {
+        writeln!(deps_text, "{dep} = {}", deps[dep]).expect("writing to a String");
+    }
+    let mut code = String::from(
+        "/// The SDK's sources and the WIT, by their path in a new plugin project.\n\
+         pub static SDK_FILES: &[(&str, &str)] = &[\n",
+    );
+    for (into, path) in files {
+        writeln!(
+            code,
+            "    ({into:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .expect("writing to a String");
+    }
+    code.push_str("];\n");
+    writeln!(
+        code,
+        "/// The SDK's dependencies, as the workspace pins them (TOML lines).\npub const SDK_DEPENDENCIES: &str = {deps_text:?};"
+    )
+    .expect("writing to a String");
+    std::fs::write(out_dir.join("sdk_files.rs"), code).expect("writing sdk_files.rs into OUT_DIR");
 }

@@ -21,6 +21,12 @@ pub fn cache_dir() -> Option<PathBuf> {
     project().map(|p| p.cache_dir().join("compiled"))
 }
 
+/// Where `plugin build` compiles every project (so the SDK's dependencies compile once):
+/// `$XDG_CACHE_HOME/passepartout/build`.
+pub fn build_dir() -> Option<PathBuf> {
+    project().map(|p| p.cache_dir().join("build"))
+}
+
 /// The database (journal, approvals): `$XDG_DATA_HOME/passepartout/passepartout.db`.
 pub fn database() -> Option<PathBuf> {
     project().map(|p| p.data_dir().join("passepartout.db"))

@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod approvals;
 pub mod audit;
+pub mod authoring;
 pub mod builtin;
 pub mod cases;
 pub mod clock;

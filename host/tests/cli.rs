@@ -1490,3 +1490,81 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the author's toolchain is found where the machine keeps it: PATH, RUSTUP_HOME, CARGO_HOME"
+)]
+fn the_authoring_loop_new_build_test_install_verify() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let project = home.path().join("work/no-sudo");
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_passepartout"));
+        cmd.args(args)
+            .env_clear()
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            // One build target for every run: the SDK's dependencies compile once.
+            .env(
+                "XDG_CACHE_HOME",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("authoring"),
+            )
+            .env("PASSEPARTOUT_CACHE", shared_cache())
+            .env("HOME", home.path());
+        for var in ["PATH", "RUSTUP_HOME", "CARGO_HOME"] {
+            if let Some(v) = std::env::var_os(var) {
+                cmd.env(var, v);
+            }
+        }
+        if std::env::var_os("RUSTUP_HOME").is_none()
+            && let Some(user) = std::env::var_os("HOME")
+        {
+            cmd.env("RUSTUP_HOME", Path::new(&user).join(".rustup"));
+            cmd.env("CARGO_HOME", Path::new(&user).join(".cargo"));
+        }
+        cmd.output().expect("run passepartout")
+    };
+    let dir = project.to_str().expect("utf-8");
+    let said = |out: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    // A user who ran `init`: the shell tool the template's cases run through is granted.
+    assert!(run(&["init"]).status.success());
+    let out = run(&["plugin", "new", "no-sudo", "--kind", "gate", "--dir", dir]);
+    assert!(out.status.success(), "{}", said(&out));
+    let out = run(&["plugin", "test", dir]);
+    assert_eq!(out.status.code(), Some(2), "not built yet: {}", said(&out));
+    assert!(
+        said(&out).contains("passepartout plugin build"),
+        "{}",
+        said(&out)
+    );
+    let out = run(&["plugin", "build", dir]);
+    assert!(out.status.success(), "{}", said(&out));
+    let out = run(&["plugin", "test", dir]);
+    assert!(said(&out).contains("3 of 3 cases passed"), "{}", said(&out));
+    let out = run(&["plugin", "install", dir, "--yes"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let out = run(&[
+        "verify",
+        "--action",
+        r#"{"tool":"shell","args":{"program":"sudo","args":["ls"]},"explanation":"list the files as root"}"#,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", said(&out));
+    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(verdict["detail"]["gate"], "no-sudo", "{verdict}");
+    // The template does nothing questionable: the audit has nothing to say of it.
+    let audit: serde_json::Value =
+        serde_json::from_slice(&run(&["audit", "--json"]).stdout).expect("JSON");
+    let mine = audit["plugins"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "no-sudo"))
+        .expect("audited");
+    assert_eq!(mine["findings"], serde_json::json!([]), "{mine}");
+}

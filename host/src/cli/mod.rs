@@ -230,6 +230,28 @@ enum PluginCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// Write a new plugin project that builds as it is: the SDK's sources and the WIT beside
+    /// it, a plugin.toml, and cases.json for `plugin test`.
+    New {
+        /// The plugin's name (lowercase letters, digits, dashes).
+        name: String,
+        /// What it is.
+        #[arg(long, value_enum, default_value = "gate")]
+        kind: passepartout::authoring::Kind,
+        /// Its language.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: passepartout::authoring::Lang,
+        /// Where [default: ./NAME]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Build a project `plugin new` made, with its toolchain (runs the project's own build,
+    /// natively: it is the author's code, on the author's machine). `plugin install` never
+    /// builds.
+    Build {
+        /// The project [default: .]
+        dir: Option<PathBuf>,
+    },
     /// Run a plugin against a table of cases (docs/plugins.md, "Testing a plugin"): a
     /// folder's built component (granted what it asks for), or an installed or built-in plugin
     /// by name (under the policy). Exit 1 when any case fails.
@@ -336,6 +358,18 @@ fn main_inner() -> anyhow::Result<ExitCode> {
                 Some(AuditCommand::Diff { old, new }) => audit::diff(&setup, old, new, *json),
             };
         }
+        Command::Plugin {
+            command:
+                PluginCommand::New {
+                    name,
+                    kind,
+                    lang,
+                    dir,
+                },
+        } => return plugin_test::new(name, *kind, *lang, dir.as_deref()),
+        Command::Plugin {
+            command: PluginCommand::Build { dir },
+        } => return plugin_test::build(dir.as_deref()),
         Command::Plugin { command } => {
             let setup = setup(&cli.common)?;
             return match command {
@@ -351,6 +385,9 @@ fn main_inner() -> anyhow::Result<ExitCode> {
                     plugin_cmd::update(&setup, &cli.common, name, path, *yes)
                 }
                 PluginCommand::Remove { name } => plugin_cmd::remove(&setup, &cli.common, name),
+                PluginCommand::New { .. } | PluginCommand::Build { .. } => {
+                    unreachable!("handled above, without loading the plugins")
+                }
             };
         }
         _ => {}

@@ -1,6 +1,7 @@
-//! `passepartout plugin test [PLUGIN] [--cases FILE] [--json]`: a plugin against a table of
-//! cases ([`passepartout::cases`]) under the real runtime, beside the operator's other plugins
-//! (whose tools give gates the effects the daemon would).
+//! The author's loop: `passepartout plugin new` and `plugin build`
+//! ([`passepartout::authoring`]), then `plugin test [PLUGIN] [--cases FILE] [--json]`: a plugin
+//! against a table of cases ([`passepartout::cases`]) under the real runtime, beside the
+//! operator's other plugins (whose tools give gates the effects the daemon would).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,7 +38,14 @@ pub fn run(
     let fixtures = tempfile::tempdir().context("a directory for the plugin's mounts")?;
     let (source, cases_path, policy) = match target(given) {
         Target::Folder(dir) => {
-            let (source, manifest) = passepartout::install::read_source(&dir)?;
+            let (source, manifest) = match passepartout::install::read_source(&dir) {
+                Ok(read) => read,
+                Err(e) if dir.join("Cargo.toml").is_file() => anyhow::bail!(
+                    "{e}; build it first: passepartout plugin build {}",
+                    dir.display()
+                ),
+                Err(e) => return Err(e.into()),
+            };
             let cases_path = cases_file.map_or_else(|| dir.join("cases.json"), Path::to_owned);
             let file = CaseFile::read(&cases_path)?;
             // What the author's plugin asks for, granted: its limits, its variables, and for
@@ -158,4 +166,31 @@ fn print(
         cases_path.display()
     );
     Ok(())
+}
+
+/// `plugin new NAME`: write the project, say what is next.
+pub fn new(
+    name: &str,
+    kind: passepartout::authoring::Kind,
+    lang: passepartout::authoring::Lang,
+    dir: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let dir = dir.map_or_else(|| PathBuf::from(name), Path::to_owned);
+    let written = passepartout::authoring::new_project(&dir, name, kind, lang)?;
+    outln!("wrote {} files in {}", written.len(), dir.display());
+    outln!(
+        "next:\n  passepartout plugin build {0}\n  passepartout plugin test {0}\n  passepartout plugin install {0}",
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plugin build [DIR]`: the project's toolchain, with one target directory for every project.
+pub fn build(dir: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let dir = dir.unwrap_or(Path::new("."));
+    let target = passepartout::dirs::build_dir()
+        .context("no cache directory for the shared build target: set XDG_CACHE_HOME")?;
+    let component = passepartout::authoring::build(dir, &target)?;
+    outln!("built {}", component.display());
+    Ok(ExitCode::SUCCESS)
 }
