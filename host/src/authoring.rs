@@ -168,7 +168,9 @@ pub fn build(dir: &Path, target_dir: &Path) -> Result<PathBuf, AuthoringError> {
             dir.display()
         )));
     }
+    // In the project, so that its own rust-toolchain.toml and .cargo/config.toml apply.
     let installed = Command::new("rustup")
+        .current_dir(dir)
         .args(["target", "list", "--installed"])
         .output();
     match installed {
@@ -188,14 +190,8 @@ pub fn build(dir: &Path, target_dir: &Path) -> Result<PathBuf, AuthoringError> {
         }
     }
     let status = Command::new("cargo")
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--manifest-path",
-        ])
-        .arg(dir.join("Cargo.toml"))
+        .current_dir(dir)
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
         .env("CARGO_TARGET_DIR", target_dir)
         .status()
         .map_err(|e| AuthoringError::Missing {

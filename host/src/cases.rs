@@ -19,9 +19,10 @@
 //! `expect` is `pass`, `modify`, `reject` or `require-approval`, and `reason` a text the gate's
 //! reason must contain. A gate is asked as the daemon asks it: with the effects the loaded
 //! tools give the action. A tool case names the `tool` and its `args`, and expects its
-//! `output` to contain a text, or an `error` containing one. A skill case gives a `signal`
-//! and whether it `triggers`, and a text its `prompt` must contain. `mounts` maps the paths
-//! the plugin asks for to directories beside the cases file (default: an empty directory).
+//! `output` to contain a text, or an `error` (the tool's own) containing one. A skill case
+//! gives a `signal` and whether it `triggers`, and a text its `prompt` must contain. `mounts`
+//! maps the paths the plugin asks for to directories inside the cases file's folder, which the
+//! plugin gets a fresh copy of ([`mounts`]; default: an empty directory).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -261,8 +262,13 @@ fn tool(plugin: &Plugin, case: &Case) -> (String, String, bool) {
                 .is_none_or(|o| out.contains(o.as_str())),
         ),
         (Ok(out), Some(_)) => (format!("output {}", short(out)), false),
-        (Err(e), Some(want)) => (format!("error: {e}"), e.to_string().contains(want.as_str())),
-        (Err(e), None) => (format!("error: {e}"), false),
+        // Only the tool's own error counts, and only its own words are matched: a trap, a
+        // timeout or an unknown tool is never the error a case expects.
+        (Err(PluginError::Tool { error, .. }), Some(want)) => {
+            let own = error.to_string();
+            (format!("error: {own}"), own.contains(want.as_str()))
+        }
+        (Err(e), _) => (format!("error: {e}"), false),
     };
     (expected, got, ok)
 }
@@ -311,24 +317,77 @@ fn short(text: &str) -> String {
     }
 }
 
-/// The mounts a plugin asking for `guests` gets for a case file in `dir`: the file's own, else
-/// `fallback` (an empty directory).
+/// The directories a plugin asking for `guests` gets for a case file in `dir`: for each, a
+/// fresh directory under `scratch` holding a copy of the file's fixture for it (a directory
+/// inside `dir`, named relative to it), else empty. The plugin works on copies: a read-write
+/// mount never changes the fixtures, and no case file can mount anything outside its folder.
+///
+/// # Errors
+/// A fixture that is absolute, climbs out with `..`, leaves `dir` through a link, is not a
+/// directory, or names a path the plugin does not ask for; a copy that failed.
 pub fn mounts(
     file: &CaseFile,
     dir: &Path,
     guests: &[String],
-    fallback: &Path,
-) -> Vec<(String, PathBuf)> {
-    guests
-        .iter()
-        .map(|g| {
-            let host = file
-                .mounts
-                .get(g)
-                .map_or_else(|| fallback.to_owned(), |p| dir.join(p));
-            (g.clone(), host)
-        })
-        .collect()
+    scratch: &Path,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    if let Some(stray) = file.mounts.keys().find(|k| !guests.contains(k)) {
+        return Err(format!(
+            "`mounts` names {stray:?}, which the plugin does not ask for (it asks for: {})",
+            if guests.is_empty() {
+                "nothing".to_owned()
+            } else {
+                guests.join(", ")
+            }
+        ));
+    }
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for (i, guest) in guests.iter().enumerate() {
+        let host = scratch.join(format!("mount-{i}"));
+        std::fs::create_dir_all(&host).map_err(|e| format!("{}: {e}", host.display()))?;
+        if let Some(fixture) = file.mounts.get(guest) {
+            let inside = fixture
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            let source = root
+                .join(fixture)
+                .canonicalize()
+                .map_err(|e| format!("`mounts` {guest:?}: {}: {e}", fixture.display()))?;
+            if !inside || !source.starts_with(&root) || !source.is_dir() {
+                return Err(format!(
+                    "`mounts` {guest:?}: {} must be a directory inside {} (named relative to \
+                     it, without `..`)",
+                    fixture.display(),
+                    root.display()
+                ));
+            }
+            copy_tree(&source, &host)?;
+        }
+        out.push((guest.clone(), host));
+    }
+    Ok(out)
+}
+
+/// Copy the files and directories under `from` into `to`; links are left out.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    for entry in entries.flatten() {
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)
+                .map_err(|e| format!("{}: {e}", target.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether every outcome is ok.

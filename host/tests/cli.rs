@@ -1425,7 +1425,45 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
         assert_eq!(out.status.code(), Some(0), "{gate}: {text}");
         assert!(!text.contains("FAIL"), "{text}");
     }
-    // A tool from a folder, with a fixture mounted where it asks.
+    // A tool from a folder, with a fixture mounted where it asks: the tool works on a copy.
+    let notes = plugin_folder(&home.path().join("src"), "files", "notes", |m| m);
+    std::fs::create_dir_all(notes.join("fixtures/ws")).expect("mkdir");
+    std::fs::write(notes.join("fixtures/ws/a.txt"), "from the fixture").expect("fixture");
+    let cases = |mount: &str| {
+        format!(
+            r#"{{"mounts": {{"/workspace": {mount:?}}}, "cases": [
+                {{"name": "reads the fixture", "tool": "read-file", "args": {{"path": "/workspace/a.txt"}}, "output": "from the fixture"}},
+                {{"name": "writes its copy", "tool": "write-file", "args": {{"path": "/workspace/a.txt", "content": "changed"}}}},
+                {{"name": "a missing file is the tool's own error", "tool": "read-file", "args": {{"path": "/workspace/none.txt"}}, "error": "none.txt"}}
+            ]}}"#
+        )
+    };
+    std::fs::write(notes.join("cases.json"), cases("fixtures/ws")).expect("cases");
+    let out = passepartout(
+        home.path(),
+        &["plugin", "test", notes.to_str().expect("utf-8")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(notes.join("fixtures/ws/a.txt")).expect("fixture"),
+        "from the fixture",
+        "the fixture itself is never written"
+    );
+    // A case file cannot mount anything outside its folder.
+    for outside in ["../..", "/etc", "fixtures/../../.."] {
+        std::fs::write(notes.join("cases.json"), cases(outside)).expect("cases");
+        let out = passepartout(
+            home.path(),
+            &["plugin", "test", notes.to_str().expect("utf-8")],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{outside}: {stderr}");
+        assert!(
+            stderr.contains("must be a directory inside"),
+            "{outside}: {stderr}"
+        );
+    }
     let calc = plugin_folder(&home.path().join("src"), "eval", "calc", |m| m);
     std::fs::write(
         calc.join("cases.json"),
@@ -1547,6 +1585,7 @@ fn the_authoring_loop_new_build_test_install_verify() {
     let out = run(&["plugin", "build", dir]);
     assert!(out.status.success(), "{}", said(&out));
     let out = run(&["plugin", "test", dir]);
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
     assert!(said(&out).contains("3 of 3 cases passed"), "{}", said(&out));
     let out = run(&["plugin", "install", dir, "--yes"]);
     assert!(out.status.success(), "{}", said(&out));

@@ -48,8 +48,10 @@ pub fn run(
             };
             let cases_path = cases_file.map_or_else(|| dir.join("cases.json"), Path::to_owned);
             let file = CaseFile::read(&cases_path)?;
-            // What the author's plugin asks for, granted: its limits, its variables, and for
-            // each path it asks for the case file's directory (or an empty one).
+            // What the author's plugin asks for, granted: its limits, and for each path it asks
+            // for a copy of its fixture (or an empty directory). Nothing else: no variable of
+            // the operator's, no network, no program, no memory (install it, and test it by
+            // name under the policy, for those).
             let base = cases_path.parent().unwrap_or(Path::new("."));
             let guests: Vec<String> = manifest
                 .capabilities
@@ -57,7 +59,15 @@ pub fn run(
                 .iter()
                 .map(|f| f.guest.clone())
                 .collect();
-            let mounts = cases::mounts(&file, base, &guests, fixtures.path());
+            let mounts = cases::mounts(&file, base, &guests, fixtures.path())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", cases_path.display()))?;
+            for (guest, host) in &mounts {
+                errln!(
+                    "testing {} with {guest} mounted from a copy at {}",
+                    manifest.name,
+                    host.display()
+                );
+            }
             let entry = PluginPolicy {
                 fs: mounts
                     .into_iter()
@@ -68,7 +78,6 @@ pub fn run(
                         access: asked.access,
                     })
                     .collect(),
-                env: manifest.capabilities.env.clone(),
                 limits: manifest.limits.clone(),
                 ..PluginPolicy::default()
             };
