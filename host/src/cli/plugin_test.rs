@@ -36,7 +36,7 @@ pub fn run(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let fixtures = tempfile::tempdir().context("a directory for the plugin's mounts")?;
-    let (source, cases_path, policy) = match target(given) {
+    let (source, cases_path, file, policy) = match target(given) {
         Target::Folder(dir) => {
             let (source, manifest) = match passepartout::install::read_source(&dir) {
                 Ok(read) => read,
@@ -83,17 +83,17 @@ pub fn run(
             };
             let mut policy = setup.policy.clone();
             policy.plugins.insert(manifest.name.clone(), entry);
-            (source, cases_path, policy)
+            (source, cases_path, file, policy)
         }
         Target::Named(name) => {
             let source = named(&setup, &name)?;
             let cases_path = cases_file
                 .map(Path::to_owned)
                 .with_context(|| format!("give the cases to run {name} against: --cases FILE"))?;
-            (source, cases_path, setup.policy.clone())
+            let file = CaseFile::read(&cases_path)?;
+            (source, cases_path, file, setup.policy.clone())
         }
     };
-    let file = CaseFile::read(&cases_path)?;
     let loaded = setup.load();
     let plugin = loaded
         .runtime

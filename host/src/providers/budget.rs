@@ -117,8 +117,8 @@ impl Budget {
         Ok(())
     }
 
-    /// May a call to `model` at `price` that could use `tokens` (prompt) and
-    /// `answer` (answer) tokens be made today? `Ok(None)` when there is no daily limit.
+    /// May a call to `model` at `price` that could use `tokens` (prompt) and `answer` (answer)
+    /// tokens be made today? Always, when there is no daily limit or the call costs nothing.
     ///
     /// # Errors
     /// Why not, for the cascade's list: over the limit, or no price known to count it with.
