@@ -355,6 +355,16 @@ impl Journal {
         Ok(seq)
     }
 
+    /// How many records there are (without reading them).
+    ///
+    /// # Errors
+    /// The database could not be read.
+    pub fn count(&self) -> rusqlite::Result<u64> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.query_row("SELECT COUNT(*) FROM journal", [], |r| r.get::<_, i64>(0))
+            .map(|n| u64::try_from(n).unwrap_or(0))
+    }
+
     /// The last `n` records (all when `None`), oldest first.
     ///
     /// # Errors
@@ -501,6 +511,7 @@ mod tests {
             whole.len()
         );
         assert_eq!(j.verify().expect("read"), Ok(4));
+        assert_eq!(j.count().expect("count"), 4);
     }
 
     fn journal(n: usize) -> Journal {

@@ -17,7 +17,7 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         None => Vec::new(),
     };
     let pending = Approvals::new(&journal)?.pending()?.len();
-    let records = journal.records(None)?.len();
+    let records = journal.count()?;
     let plugins = loaded.report.plugins.len();
     let daemon = super::daemon::daemon_status(common);
     let prices = loaded.settings.providers().prices;
