@@ -12,19 +12,34 @@ fn shared_cache() -> std::path::PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("compiled-cache")
 }
 
-fn passepartout(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_passepartout"))
-        .args(args)
-        .env_clear()
+/// `program` with the environment of a user whose home is `home`, and nothing of the test's.
+fn in_home(program: &str, home: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_CACHE_HOME", home.join("cache"))
         // One compile cache for every test (keyed by the component's sha256, so sharing is
         // safe): the Python gate alone takes ~15 s to compile.
         .env("PASSEPARTOUT_CACHE", shared_cache())
-        .env("HOME", home)
+        .env("HOME", home);
+    cmd
+}
+
+fn passepartout(home: &Path, args: &[&str]) -> Output {
+    in_home(env!("CARGO_BIN_EXE_passepartout"), home)
+        .args(args)
         .output()
         .expect("run passepartout")
+}
+
+/// The shell `command` run in a terminal (script(1) gives it a pty); what the terminal showed.
+fn in_a_terminal(home: &Path, command: &str) -> Output {
+    in_home("script", home)
+        .args(["-qec", command, "/dev/null"])
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output()
+        .expect("script(1), from util-linux")
 }
 
 fn json(out: &Output) -> serde_json::Value {
@@ -1240,13 +1255,8 @@ fn output_to_a_reader_that_went_away_ends_quietly_with_exit_0() {
         // The command's own exit code, piped or not: info findings fail --fail-on info.
         (&["audit", "--fail-on", "info"], 1),
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_passepartout"))
+        let mut child = in_home(env!("CARGO_BIN_EXE_passepartout"), home.path())
             .args(args)
-            .env_clear()
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("PASSEPARTOUT_CACHE", shared_cache())
-            .env("HOME", home.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -1299,16 +1309,7 @@ fn a_compile_is_shown_at_a_terminal_and_not_in_a_pipe() {
     // In a terminal (script(1) gives the command a pty): which plugin, and how long it took.
     fresh_echo_skill(&plugins, &nonce(2));
     let command = format!("{exe} plugins --plugins {}", plugins.display());
-    let tty = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env_clear()
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PASSEPARTOUT_CACHE", shared_cache())
-        .env("HOME", home.path())
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .output()
-        .expect("script(1), from util-linux");
+    let tty = in_a_terminal(home.path(), &command);
     let shown = String::from_utf8_lossy(&tty.stdout);
     assert!(
         shown.contains("compiling plugin echo-skill (")
@@ -1363,16 +1364,7 @@ fn audit_fits_an_80_column_terminal_and_colours_only_there() {
     let home = tempfile::tempdir().expect("temp dir");
     assert!(passepartout(home.path(), &["init"]).status.success());
     let exe = env!("CARGO_BIN_EXE_passepartout");
-    let tty = Command::new("script")
-        .args(["-qec", &format!("stty cols 80; {exe} audit"), "/dev/null"])
-        .env_clear()
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PASSEPARTOUT_CACHE", shared_cache())
-        .env("HOME", home.path())
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .output()
-        .expect("script(1), from util-linux");
+    let tty = in_a_terminal(home.path(), &format!("stty cols 80; {exe} audit"));
     let shown = String::from_utf8_lossy(&tty.stdout);
     assert!(shown.contains("\u{1b}[1m"), "colours at a terminal");
     assert!(shown.contains("plugin(s):"), "{shown}");
@@ -1538,18 +1530,13 @@ fn the_authoring_loop_new_build_test_install_verify() {
     let home = tempfile::tempdir().expect("temp dir");
     let project = home.path().join("work/no-sudo");
     let run = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_passepartout"));
+        let mut cmd = in_home(env!("CARGO_BIN_EXE_passepartout"), home.path());
         cmd.args(args)
-            .env_clear()
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
             // One build target for every run: the SDK's dependencies compile once.
             .env(
                 "XDG_CACHE_HOME",
                 Path::new(env!("CARGO_TARGET_TMPDIR")).join("authoring"),
-            )
-            .env("PASSEPARTOUT_CACHE", shared_cache())
-            .env("HOME", home.path());
+            );
         for var in ["PATH", "RUSTUP_HOME", "CARGO_HOME"] {
             if let Some(v) = std::env::var_os(var) {
                 cmd.env(var, v);

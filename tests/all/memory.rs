@@ -287,14 +287,20 @@ fn write_ids_round_trips_the_derived_ids_into_the_files() {
     );
 }
 
-#[test]
-fn snapshots_roll_back_to_the_exact_root_and_old_ones_are_collected() {
+/// The corpus ingested into a store that keeps 3 snapshots.
+fn corpus_keeping_3_snapshots() -> Memory {
     let m = Memory::in_memory(MemoryConfig {
         keep_snapshots: 3,
         ..MemoryConfig::default()
     })
     .expect("store");
     ingest(&m, &corpus());
+    m
+}
+
+#[test]
+fn snapshots_roll_back_to_the_exact_root_and_old_ones_are_collected() {
+    let m = corpus_keeping_3_snapshots();
     let original = m.root();
     let snap = m.snapshot("test").expect("snapshot");
     assert_eq!(snap.root, original);
@@ -337,12 +343,7 @@ fn snapshots_roll_back_to_the_exact_root_and_old_ones_are_collected() {
 
 #[test]
 fn undo_points_are_taken_only_on_change_and_pruned_before_a_persons_snapshots() {
-    let m = Memory::in_memory(MemoryConfig {
-        keep_snapshots: 3,
-        ..MemoryConfig::default()
-    })
-    .expect("store");
-    ingest(&m, &corpus());
+    let m = corpus_keeping_3_snapshots();
     // The ingest kept the empty root ("before ingest"); the person keeps this one.
     let mine = m.snapshot("mine").expect("snapshot");
     // 21 tools that changed nothing: no new snapshot pushes the person's out.

@@ -40,42 +40,34 @@ static GONE: AtomicBool = AtomicBool::new(false);
 
 /// Write `args` and a newline to stdout.
 pub fn line(args: std::fmt::Arguments<'_>) {
-    if GONE.load(Ordering::Relaxed) {
-        return;
-    }
-    let text = args.to_string();
-    let mut stdout = std::io::stdout().lock();
-    let written = stdout
-        .write_all(safe(&text).as_bytes())
-        .and_then(|()| stdout.write_all(b"\n"));
-    handle(written);
+    emit(&safe(&args.to_string()), true);
 }
 
 /// Write `args` to stdout, and flush it (a prompt, a progress line).
 pub fn text(args: std::fmt::Arguments<'_>) {
-    if GONE.load(Ordering::Relaxed) {
-        return;
-    }
-    let text = args.to_string();
-    let mut stdout = std::io::stdout().lock();
-    let written = stdout
-        .write_all(safe(&text).as_bytes())
-        .and_then(|()| stdout.flush());
-    handle(written);
+    emit(&safe(&args.to_string()), false);
 }
 
 /// Write `text` to stdout as it is: only for text whose untrusted parts were made safe
 /// already (the audit's table, with its colours).
 pub fn raw(text: &str) {
+    emit(text, false);
+}
+
+/// Write `text` to stdout, then a newline or a flush; nothing once the reader has gone.
+fn emit(text: &str, newline: bool) {
     if GONE.load(Ordering::Relaxed) {
         return;
     }
     let mut stdout = std::io::stdout().lock();
-    handle(
-        stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush()),
-    );
+    let written = stdout.write_all(text.as_bytes()).and_then(|()| {
+        if newline {
+            stdout.write_all(b"\n")
+        } else {
+            stdout.flush()
+        }
+    });
+    handle(written);
 }
 
 /// Write `args` and a newline to stderr (a failure to write there has nowhere to be told).

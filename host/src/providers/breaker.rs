@@ -77,44 +77,35 @@ impl Breakers {
         let Some(state) = states.get(provider).cloned() else {
             return Admit::Go;
         };
-        match state {
+        // The period is over, or the last probe is taken as lost: this request probes.
+        let (why, cooling) = match state {
             State::Open {
                 until,
                 why,
                 cooling,
-                ..
-            } if until <= now => {
-                states.insert(
-                    provider.to_owned(),
-                    State::Probing {
-                        since: now,
-                        why,
-                        cooling,
-                    },
-                );
-                Admit::Probe
-            }
-            State::Open { until, why, .. } => Admit::Skip(format!(
-                "left alone for {} s more after: {why}",
-                until.saturating_duration_since(now).as_secs().max(1)
-            )),
+            } if until <= now => (why, cooling),
             State::Probing {
                 since,
                 why,
                 cooling,
-            } if now.duration_since(since) > timeout.saturating_mul(2) => {
-                states.insert(
-                    provider.to_owned(),
-                    State::Probing {
-                        since: now,
-                        why,
-                        cooling,
-                    },
-                );
-                Admit::Probe
+            } if now.duration_since(since) > timeout.saturating_mul(2) => (why, cooling),
+            State::Open { until, why, .. } => {
+                return Admit::Skip(format!(
+                    "left alone for {} s more after: {why}",
+                    until.saturating_duration_since(now).as_secs().max(1)
+                ));
             }
-            State::Probing { .. } => Admit::Skip("another request is probing it".into()),
-        }
+            State::Probing { .. } => return Admit::Skip("another request is probing it".into()),
+        };
+        states.insert(
+            provider.to_owned(),
+            State::Probing {
+                since: now,
+                why,
+                cooling,
+            },
+        );
+        Admit::Probe
     }
 
     /// `provider` answered: its breaker closes.

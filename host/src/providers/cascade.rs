@@ -151,9 +151,15 @@ impl Cascade {
         Some(model)
     }
 
-    fn account(&self, session: Option<&str>, endpoint: &Endpoint, model: &str, usage: Usage) {
-        let cost = prices::price(&self.prices, model)
-            .map(|p| prices::cost(p, usage.input_tokens, usage.output_tokens));
+    fn account(
+        &self,
+        session: Option<&str>,
+        endpoint: &Endpoint,
+        model: &str,
+        price: Option<Price>,
+        usage: Usage,
+    ) {
+        let cost = price.map(|p| prices::cost(p, usage.input_tokens, usage.output_tokens));
         self.budget.charge(
             session,
             usage.input_tokens.saturating_add(usage.output_tokens),
@@ -256,7 +262,7 @@ impl Provider for Cascade {
             match endpoint.call(req, &model) {
                 Ok((reply, usage)) => {
                     self.breakers.succeeded(&key);
-                    self.account(session, endpoint, &model, usage);
+                    self.account(session, endpoint, &model, price, usage);
                     return Ok(reply);
                 }
                 Err(e) => {
