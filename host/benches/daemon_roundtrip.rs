@@ -207,10 +207,10 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("eval-action");
     group.bench_function("in-process", |b| {
-        b.iter(|| in_process.run(request_signal()))
+        b.iter(|| passepartout::blocking::wait(in_process.run(request_signal())))
     });
     group.bench_function("in-process-rust-gates", |b| {
-        b.iter(|| rust_in_process.run(request_signal()))
+        b.iter(|| passepartout::blocking::wait(rust_in_process.run(request_signal())))
     });
     group.bench_function("over-protocol-1-client-unsigned", |b| {
         b.iter(|| round_trip(&mut client))
@@ -309,7 +309,7 @@ fn in_process_threads(
 ) -> (f64, Duration, Duration) {
     measure(threads, per_thread, || {
         || {
-            agent.run(request_signal());
+            passepartout::blocking::wait(agent.run(request_signal()));
         }
     })
 }

@@ -92,10 +92,10 @@ fn main() {
     for threads in [1, 10, 100] {
         let per = 1000 / threads;
         let m = rate(threads, per, &|n| {
-            in_memory.run(act(n));
+            passepartout::blocking::wait(in_memory.run(act(n)));
         });
         let d = rate(threads, per, &|n| {
-            on_disk.run(act(n));
+            passepartout::blocking::wait(on_disk.run(act(n)));
         });
         println!(
             "  {threads:>3} thread(s): on disk {d:>7.0}/s  in memory {m:>7.0}/s  ({:.2}x)",

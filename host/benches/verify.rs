@@ -83,7 +83,11 @@ fn main() {
             })
         });
         group.bench_function("verify-with-effects", |b| {
-            b.iter(|| black_box(pipeline.verify(black_box(&action), &signal)))
+            b.iter(|| {
+                black_box(passepartout::blocking::wait(
+                    pipeline.verify(black_box(&action), &signal),
+                ))
+            })
         });
         group.bench_function("derive-context-only", |b| {
             b.iter(|| black_box(Arc::new(pipeline.catalog().context(black_box(&action)))))

@@ -224,7 +224,7 @@ fn gate(plugin: &Plugin, catalog: &Catalog, case: &Case) -> (String, String, boo
     action.resolve_target(Some("cli"), "cli");
     let signal = signal_of(case.signal.as_ref(), Some(&action));
     let gates: [&dyn crate::gates::GateCheck; 1] = [plugin];
-    let walked = crate::gates::verify(&gates, catalog, &action, &signal);
+    let walked = crate::blocking::wait(crate::gates::verify(&gates, catalog, &action, &signal));
     let Some(first) = walked.trace.first() else {
         return (expected, "the gate was not asked".into(), false);
     };

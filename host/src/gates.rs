@@ -12,11 +12,12 @@ use std::time::Instant;
 
 use crate::runtime::effects::{ActionContext, Catalog};
 use crate::runtime::types as wit;
-use crate::runtime::{Kind, Plugin, PluginError};
+use crate::runtime::{Plugin, PluginError};
 use crate::signal::{Action, GateRecord, GateTrace, Signal, TraceVerdict};
 
 /// Anything that can act as a gate. The runtime's [`Plugin`] is the real one; unit tests may
 /// stand in another at this boundary.
+#[async_trait::async_trait]
 pub trait GateCheck: Send + Sync {
     /// The gate's name.
     fn name(&self) -> &str;
@@ -35,7 +36,7 @@ pub trait GateCheck: Send + Sync {
     ///
     /// # Errors
     /// Any failure of the gate; the walk counts it as a rejection.
-    fn check(
+    async fn check(
         &self,
         action: &wit::Action,
         signal: &wit::SignalView,
@@ -43,6 +44,7 @@ pub trait GateCheck: Send + Sync {
     ) -> Result<wit::Verdict, PluginError>;
 }
 
+#[async_trait::async_trait]
 impl GateCheck for Plugin {
     fn name(&self) -> &str {
         &self.id.name
@@ -53,13 +55,13 @@ impl GateCheck for Plugin {
     fn priority(&self) -> i32 {
         self.priority
     }
-    fn check(
+    async fn check(
         &self,
         action: &wit::Action,
         signal: &wit::SignalView,
         context: &Arc<ActionContext>,
     ) -> Result<wit::Verdict, PluginError> {
-        Plugin::check_in(self, action, signal, context)
+        Plugin::check_in_async(self, action, signal, context).await
     }
 }
 
@@ -93,25 +95,12 @@ pub struct Verification {
     pub trace: GateTrace,
 }
 
-/// The gate plugins among `plugins`, in the order verify walks them: priority, highest first;
-/// equal priorities by name, so the order never depends on load order.
-pub fn ordered<'a>(plugins: impl IntoIterator<Item = &'a Plugin>) -> Vec<&'a dyn GateCheck> {
-    let mut gates: Vec<&dyn GateCheck> = plugins
-        .into_iter()
-        .filter(|p| p.is(Kind::Gate))
-        .map(|p| p as &dyn GateCheck)
-        .collect();
-    sort(&mut gates);
-    gates
-}
-
-/// Sort gates into walk order.
-pub fn sort(gates: &mut [&dyn GateCheck]) {
-    gates.sort_by(|a, b| {
-        b.priority()
-            .cmp(&a.priority())
-            .then_with(|| a.name().cmp(b.name()))
-    });
+/// The order verify walks gates in: priority, highest first; equal priorities by name, so the
+/// order never depends on load order.
+pub fn walk_order(a: &dyn GateCheck, b: &dyn GateCheck) -> std::cmp::Ordering {
+    b.priority()
+        .cmp(&a.priority())
+        .then_with(|| a.name().cmp(b.name()))
 }
 
 /// The passes already given in one turn, by gate, exact action and signal: a gate asked the
@@ -175,18 +164,18 @@ pub const MAX_ROUNDS: u32 = 4;
 /// never change what a gate above it approved; a `modify` that returns the action unchanged is a
 /// pass. Only the final round's verdicts decide. A gate set still rewriting after
 /// [`MAX_ROUNDS`] rounds is a rejection naming the gates that rewrote.
-pub fn verify(
+pub async fn verify(
     gates: &[&dyn GateCheck],
     catalog: &Catalog,
     action: &Action,
     signal: &Signal,
 ) -> Verification {
-    verify_with(gates, catalog, action, signal, None)
+    verify_with(gates, catalog, action, signal, None).await
 }
 
 /// [`verify`], answering from `memo` what a gate already passed in this turn (such a gate is
 /// not asked again and is not in the trace) and remembering the new passes.
-pub fn verify_with(
+pub async fn verify_with(
     gates: &[&dyn GateCheck],
     catalog: &Catalog,
     action: &Action,
@@ -207,7 +196,9 @@ pub fn verify_with(
             round,
             &mut trace,
             memo.as_ref(),
-        ) {
+        )
+        .await
+        {
             Walk::Settled(approvals) => {
                 let outcome = if approvals.is_empty() {
                     Outcome::Passed(current)
@@ -255,7 +246,7 @@ enum Walk {
 }
 
 /// One round: every gate in order over `current`, until one blocks or rewrites it.
-fn walk(
+async fn walk(
     gates: &[&dyn GateCheck],
     catalog: &Catalog,
     current: &mut Action,
@@ -275,7 +266,7 @@ fn walk(
             continue;
         }
         let start = Instant::now();
-        let result = gate.check(&proposed, view, &context);
+        let result = gate.check(&proposed, view, &context).await;
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         let record = |verdict, reason: Option<String>| GateRecord {
             gate: gate.name().to_owned(),
@@ -357,6 +348,7 @@ impl Unloaded {
     }
 }
 
+#[async_trait::async_trait]
 impl GateCheck for Unloaded {
     fn name(&self) -> &str {
         &self.id.name
@@ -367,7 +359,7 @@ impl GateCheck for Unloaded {
     fn priority(&self) -> i32 {
         i32::MAX
     }
-    fn check(
+    async fn check(
         &self,
         _action: &wit::Action,
         _signal: &wit::SignalView,

@@ -12,6 +12,7 @@ pub mod agent;
 pub mod approvals;
 pub mod audit;
 pub mod authoring;
+pub mod blocking;
 pub mod builtin;
 pub mod cases;
 pub mod clock;

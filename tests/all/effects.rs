@@ -2,6 +2,7 @@
 //! schema), not how a tool spells its arguments; components built against WIT 0.1.0 keep
 //! loading.
 
+use passepartout::blocking::wait;
 use passepartout::gates::Outcome;
 use passepartout::pipeline::Agent;
 use passepartout::runtime::{PluginSource, Policy};
@@ -74,7 +75,7 @@ fn the_python_documentation_gate_does_the_same() {
 fn documented_gate_rejects_sudo(gate: PluginSource) {
     let dir = tempfile::tempdir().expect("dir");
     let (p, _cache) = pipeline(vec![gate, runner()], &shell_policy(dir.path()));
-    let verdict = |a: serde_json::Value| p.verify(&action(a), &request()).outcome;
+    let verdict = |a: serde_json::Value| wait(p.verify(&action(a), &request())).outcome;
     let rejected_by_readme =
         |o: &Outcome| matches!(o, Outcome::Rejected { gate, .. } if gate == "no-sudo");
     let o = verdict(json!({"tool": "shell", "args": {"program": "sudo", "args": ["ls"]}}));
@@ -182,19 +183,17 @@ fn a_gate_built_against_wit_0_1_0_still_loads_and_works() {
     );
     assert_eq!(exports, ["passepartout:plugin/gate@0.1.0"]);
     let p = crate::pipeline_of(report);
-    let o = p
-        .verify(
-            &action(json!({"text": "sudo make me a sandwich"})),
-            &request(),
-        )
-        .outcome;
+    let o = wait(p.verify(
+        &action(json!({"text": "sudo make me a sandwich"})),
+        &request(),
+    ))
+    .outcome;
     assert!(matches!(o, Outcome::Passed(_)), "args are empty: {o:?}");
-    let o = p
-        .verify(
-            &action(json!({"tool": "x", "args": {"cmd": "sudo ls"}})),
-            &request(),
-        )
-        .outcome;
+    let o = wait(p.verify(
+        &action(json!({"tool": "x", "args": {"cmd": "sudo ls"}})),
+        &request(),
+    ))
+    .outcome;
     assert!(
         matches!(&o, Outcome::Rejected { gate, reason } if gate == "old-gate" && reason.contains("no sudo (config {})")),
         "{o:?}"
@@ -207,22 +206,20 @@ fn a_tool_that_brings_its_own_gate_loads_and_its_gate_reads_the_context() {
         vec![source(GUARDED_TOOL_WASM, GUARDED_TOOL_MANIFEST, |m| m)],
         "",
     );
-    let o = p
-        .verify(
-            &action(json!({"tool": "stamp", "args": {"path": "/etc/motd"}})),
-            &request(),
-        )
-        .outcome;
+    let o = wait(p.verify(
+        &action(json!({"tool": "stamp", "args": {"path": "/etc/motd"}})),
+        &request(),
+    ))
+    .outcome;
     assert!(
         matches!(&o, Outcome::Rejected { gate, reason } if gate == "guarded-tool" && reason.contains("/etc/motd")),
         "{o:?}"
     );
-    let o = p
-        .verify(
-            &action(json!({"tool": "stamp", "args": {"path": "/tmp/x"}})),
-            &request(),
-        )
-        .outcome;
+    let o = wait(p.verify(
+        &action(json!({"tool": "stamp", "args": {"path": "/tmp/x"}})),
+        &request(),
+    ))
+    .outcome;
     assert!(matches!(o, Outcome::Passed(_)), "{o:?}");
     let guarded = p
         .plugins()

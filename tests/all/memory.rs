@@ -2,6 +2,7 @@
 //! snapshots and rollback, bad input, embeddings over a loopback server, and the host
 //! interface through real plugins.
 
+use passepartout::blocking::wait;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -577,11 +578,11 @@ fn the_gardener_proposes_ids_through_the_gates_and_a_rollback_restores_the_exact
         Canned::text("Done."),
     ]);
     let (pipeline, _s) = gardening_pipeline(m.clone(), &server);
-    pipeline.run(passepartout::signal::Signal::event(
+    wait(pipeline.run(passepartout::signal::Signal::event(
         "heartbeat",
         None,
         Some("daemon"),
-    ));
+    )));
     let requests = server.requests();
     let prompt = requests[0].body["messages"][1]["content"]
         .as_str()

@@ -1,6 +1,7 @@
 //! The pipeline end to end with real WASM gates, tools and skills: direct requests, the model
 //! path (a Provider implemented here, at the trait boundary), retries, approval, the loop.
 
+use passepartout::blocking::wait;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -28,11 +29,12 @@ struct Script {
 
 struct Scripted(Arc<Script>);
 
+#[async_trait::async_trait]
 impl Provider for Scripted {
     fn name(&self) -> &str {
         "scripted"
     }
-    fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
+    async fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
         self.0.requests.lock().expect("lock").push(request.clone());
         self.0
             .replies
@@ -138,9 +140,9 @@ fn eval_call(expr: &str) -> ProviderReply {
 #[test]
 fn a_direct_request_runs_through_the_gates_then_the_tool() {
     let s = setup(vec![]);
-    let report = s.pipeline.run(request(
+    let report = wait(s.pipeline.run(request(
         json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}}),
-    ));
+    )));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -175,9 +177,9 @@ fn a_direct_request_runs_through_the_gates_then_the_tool() {
 #[test]
 fn a_direct_request_never_skips_the_gates() {
     let s = setup(vec![]);
-    let report = s.pipeline.run(request(
+    let report = wait(s.pipeline.run(request(
         json!({"tool": "shell", "args": {"cmd": "rm -rf /"}}),
-    ));
+    )));
     match &report.steps[0].outcome {
         StepOutcome::Rejected { gate, reason, .. } => {
             assert_eq!(gate, "shell-guard");
@@ -194,9 +196,9 @@ fn a_direct_request_never_skips_the_gates() {
 #[test]
 fn a_failing_gate_rejects_and_is_named() {
     let s = with_hostile_gate(10, vec![]);
-    let report = s.pipeline.run(request(
+    let report = wait(s.pipeline.run(request(
         json!({"tool": "eval", "args": {"do": "spin", "expression": "1"}}),
-    ));
+    )));
     match &report.steps[0].outcome {
         StepOutcome::Rejected { gate, reason, .. } => {
             assert_eq!(gate, "hostile-gate");
@@ -216,7 +218,7 @@ fn a_failing_gate_rejects_and_is_named() {
 fn a_modification_is_what_later_gates_and_the_actuator_see() {
     // hostile-gate (priority 200) runs before shell-guard (100) and rewrites the args.
     let s = with_hostile_gate(200, vec![]);
-    let report = s.pipeline.run(request(json!({"tool": "eval", "args": {"do": "modify", "command": "rm -rf /", "expression": "(+ 1 2)"}})));
+    let report = wait(s.pipeline.run(request(json!({"tool": "eval", "args": {"do": "modify", "command": "rm -rf /", "expression": "(+ 1 2)"}}))));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -230,9 +232,9 @@ fn a_modification_is_what_later_gates_and_the_actuator_see() {
 fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
     let s = with_hostile_gate(10, vec![]);
     let ask = || {
-        s.pipeline.run(request(
+        wait(s.pipeline.run(request(
             json!({"tool": "eval", "args": {"do": "approve", "expression": "(+ 1 2)"}}),
-        ))
+        )))
     };
     let report = ask();
     let StepOutcome::Suspended { token, reasons } = &report.steps[0].outcome else {
@@ -251,7 +253,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
         "nothing ran yet"
     );
 
-    let approved = s.pipeline.approve(token, None).expect("approve");
+    let approved = wait(s.pipeline.approve(token, None)).expect("approve");
     assert_eq!(
         approved.steps[0].outcome,
         StepOutcome::Ran {
@@ -260,7 +262,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
         }
     );
     assert!(
-        s.pipeline.approve(token, None).is_err(),
+        wait(s.pipeline.approve(token, None)).is_err(),
         "a token is used once"
     );
 
@@ -268,7 +270,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
         panic!("suspended")
     };
-    let dropped = s.pipeline.deny(token, None).expect("deny");
+    let dropped = wait(s.pipeline.deny(token, None)).expect("deny");
     assert_eq!(dropped.tool.as_deref(), Some("eval"));
     let journal = kinds(s.pipeline.journal());
     assert_eq!(
@@ -289,7 +291,7 @@ fn the_model_calls_a_tool_and_its_output_comes_back() {
         eval_call("(+ 1 2)"),
         ProviderReply::Text("It is 3.".into()),
     ]);
-    let report = s.pipeline.run(user("what is 1 + 2?"));
+    let report = wait(s.pipeline.run(user("what is 1 + 2?")));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -348,7 +350,7 @@ fn a_rejection_is_fed_back_and_the_model_tries_again() {
             "```json\n{\"Tool\": \"eval\", \"ARGS\": {\"expression\": \"(* 6 7)\"}}\n```".into(),
         ),
     ]);
-    let report = s.pipeline.run(user("clean up"));
+    let report = wait(s.pipeline.run(user("clean up")));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -376,7 +378,7 @@ fn three_rejections_end_the_attempt() {
         arguments: json!({"command": "mkfs.ext4 /dev/sda"}),
     };
     let s = setup(vec![shell(), shell(), shell(), eval_call("1")]);
-    let report = s.pipeline.run(user("format it"));
+    let report = wait(s.pipeline.run(user("format it")));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Rejected { gate, attempts: 3, .. } if gate == "shell-guard"),
         "{:?}",
@@ -400,7 +402,7 @@ fn approval_required_is_not_a_rejection() {
             arguments: json!({"do": "approve", "expression": "1"}),
         }],
     );
-    let report = s.pipeline.run(user("do it"));
+    let report = wait(s.pipeline.run(user("do it")));
     assert!(matches!(
         report.steps[0].outcome,
         StepOutcome::Suspended { .. }
@@ -411,7 +413,7 @@ fn approval_required_is_not_a_rejection() {
 #[test]
 fn a_plain_answer_is_a_reply_to_the_client() {
     let s = setup(vec![ProviderReply::Text("Hello! (+ 1 2)".into())]);
-    let report = s.pipeline.run(user("hi"));
+    let report = wait(s.pipeline.run(user("hi")));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -433,7 +435,7 @@ fn a_plain_answer_is_a_reply_to_the_client() {
 #[test]
 fn only_user_input_and_chat_messages_reach_the_model() {
     let s = setup(vec![eval_call("1")]);
-    let report = s.pipeline.run(Signal::event("heartbeat", None, None));
+    let report = wait(s.pipeline.run(Signal::event("heartbeat", None, None)));
     assert_eq!(report.steps[0].outcome, StepOutcome::Nothing);
     assert!(s.script.requests.lock().expect("lock").is_empty());
 }
@@ -449,7 +451,7 @@ fn without_a_model_user_input_gets_a_clear_error_and_direct_requests_still_work(
     )
     .expect("pipeline")
     .with_actuator("cli", outbox.actuator("cli"));
-    let report = pipeline.run(user("hello"));
+    let report = wait(pipeline.run(user("hello")));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Failed { error } if error.contains("OPENAI_API_KEY")),
         "{:?}",
@@ -459,9 +461,9 @@ fn without_a_model_user_input_gets_a_clear_error_and_direct_requests_still_work(
     assert_eq!(report.steps[1].sensor.as_deref(), Some("loop-error"));
     assert_eq!(report.steps[1].depth, 1);
     assert_eq!(report.steps.len(), 2);
-    let report = pipeline.run(request(
+    let report = wait(pipeline.run(request(
         json!({"tool": "eval", "args": {"expression": "(+ 2 2)"}}),
-    ));
+    )));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -478,7 +480,7 @@ fn recovery_can_skip_instead() {
         ..PipelineConfig::default()
     };
     let s = setup_with("", Vec::new(), vec![], config);
-    let report = s.pipeline.run(user("hello"));
+    let report = wait(s.pipeline.run(user("hello")));
     assert_eq!(report.steps.len(), 1, "the failed signal is dropped");
 }
 
@@ -488,17 +490,17 @@ fn the_depth_limit_and_the_interrupt_stop_the_loop() {
     let mut deep = Signal::event("heartbeat", None, None);
     deep.depth = 11;
     assert!(matches!(
-        s.pipeline.run(deep).last(),
+        wait(s.pipeline.run(deep)).last(),
         Some(StepOutcome::Dropped { .. })
     ));
     let mut ok = Signal::event("heartbeat", None, None);
     ok.depth = 10;
-    assert_eq!(s.pipeline.run(ok).last(), Some(&StepOutcome::Nothing));
+    assert_eq!(wait(s.pipeline.run(ok)).last(), Some(&StepOutcome::Nothing));
     s.pipeline
         .interrupt_flag()
         .store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(
-        matches!(s.pipeline.run(user("hi")).last(), Some(StepOutcome::Dropped { why }) if why == "interrupted")
+        matches!(wait(s.pipeline.run(user("hi"))).last(), Some(StepOutcome::Dropped { why }) if why == "interrupted")
     );
 }
 
@@ -513,8 +515,8 @@ fn a_triggered_skill_supplies_the_prompt() {
         ],
         PipelineConfig::default(),
     );
-    s.pipeline.run(user("plain words"));
-    s.pipeline.run(user("say it #echo"));
+    wait(s.pipeline.run(user("plain words")));
+    wait(s.pipeline.run(user("say it #echo")));
     let requests = s.script.requests.lock().expect("lock");
     assert_eq!(requests[0].prompt, "plain words");
     assert_eq!(requests[1].prompt, "ECHO SKILL PROMPT for: say it #echo");
@@ -545,7 +547,7 @@ fn a_skill_is_asked_once_per_signal_however_many_proposals_the_model_makes() {
         vec![shell(), shell(), shell()],
         PipelineConfig::default(),
     );
-    let report = s.pipeline.run(user("format it #echo"));
+    let report = wait(s.pipeline.run(user("format it #echo")));
     assert!(matches!(
         &report.steps[0].outcome,
         StepOutcome::Rejected { attempts: 3, .. }
@@ -613,9 +615,10 @@ fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
 #[test]
 fn a_target_with_no_actuator_runs_nothing() {
     let s = setup(vec![]);
-    let report = s
-        .pipeline
-        .run(request(json!({"target": "telegram", "text": "hi"})));
+    let report = wait(
+        s.pipeline
+            .run(request(json!({"target": "telegram", "text": "hi"}))),
+    );
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Invalid { reason } if reason.contains("\"telegram\" has no actuator")),
         "{:?}",
@@ -636,7 +639,7 @@ fn a_tool_past_its_deadline_becomes_a_tool_error_event() {
         vec![],
         PipelineConfig::default(),
     );
-    let report = s.pipeline.run(request(json!({"tool": "spin"})));
+    let report = wait(s.pipeline.run(request(json!({"tool": "spin"}))));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::ToolFailed { tool, message } if tool == "spin" && message.contains("timed out after 150 ms")),
         "{:?}",
@@ -661,8 +664,9 @@ struct JournalProbe {
     seen: Arc<Mutex<Vec<String>>>,
 }
 
+#[async_trait::async_trait]
 impl passepartout::pipeline::Actuator for JournalProbe {
-    fn act(
+    async fn act(
         &self,
         _action: &passepartout::signal::Action,
         _signal: &Signal,
@@ -713,7 +717,7 @@ fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_dis
     let probed = Probed::new(&dir, Vec::new());
     let (agent, path, seen) = (&probed.agent, &probed.path, &probed.seen);
     // An actuator that is not a read-only tool (a message leaves the machine): write-ahead.
-    let report = agent.run(request(json!({"target": "telegram", "text": "hi"})));
+    let report = wait(agent.run(request(json!({"target": "telegram", "text": "hi"}))));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Ran { result, .. } if result == "sent"),
         "{:?}",
@@ -727,9 +731,9 @@ fn what_may_change_the_world_runs_only_once_its_proposal_and_verdicts_are_on_dis
     // A read-only tool: its records and its result are committed together, before the run
     // answers; nothing is left unwritten.
     let before = kinds(agent.journal()).len();
-    let report = agent.run(request(
+    let report = wait(agent.run(request(
         json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}}),
-    ));
+    )));
     assert!(matches!(&report.steps[0].outcome, StepOutcome::Ran { result, .. } if result == "3"));
     let reopened = Journal::open(path).expect("reopen");
     assert_eq!(
@@ -747,7 +751,7 @@ fn a_journal_that_cannot_be_written_stops_the_action_before_it_runs() {
     // Another process holds the database (past the 5 s busy timeout): nothing can be written.
     let holder = rusqlite::Connection::open(path).expect("second connection");
     holder.execute_batch("BEGIN EXCLUSIVE").expect("lock");
-    let report = agent.run(request(json!({"target": "telegram", "text": "hi"})));
+    let report = wait(agent.run(request(json!({"target": "telegram", "text": "hi"}))));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Failed { error } if error.contains("journal cannot be written") && error.ends_with("nothing ran")),
         "{:?}",

@@ -2,6 +2,7 @@
 //! fixtures: answers, tool calls, tool results sent back, every way of failing, the budget,
 //! and the whole loop through the pipeline.
 
+use passepartout::blocking::wait;
 use std::time::Duration;
 
 use passepartout::journal::Journal;
@@ -82,7 +83,7 @@ fn fixture_json(path: &str) -> Value {
 fn openai_text_answer_and_the_exact_request() {
     let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
     let cascade = Cascade::new(vec![openai(&server)]);
-    let reply = cascade.complete(&request(vec![])).expect("answer");
+    let reply = wait(cascade.complete(&request(vec![]))).expect("answer");
     assert_eq!(reply, ProviderReply::Text("Hello from the fixture.".into()));
     let r = &server.requests()[0];
     assert_eq!(
@@ -111,7 +112,7 @@ fn openai_tool_call_and_the_tool_result_sent_back() {
         Canned::json(fixture("openai/text.json")),
     ]);
     let cascade = Cascade::new(vec![openai(&server)]);
-    let reply = cascade.complete(&request(vec![])).expect("answer");
+    let reply = wait(cascade.complete(&request(vec![]))).expect("answer");
     assert_eq!(
         reply,
         ProviderReply::ToolCall {
@@ -120,9 +121,7 @@ fn openai_tool_call_and_the_tool_result_sent_back() {
             arguments: json!({"expression": "(+ 1 2)"})
         }
     );
-    cascade
-        .complete(&request(vec![turn("call_abc")]))
-        .expect("answer");
+    wait(cascade.complete(&request(vec![turn("call_abc")]))).expect("answer");
     assert_eq!(
         server.requests()[1].body,
         fixture_json("openai/request_tool_result.json")
@@ -143,20 +142,18 @@ fn anthropic_text_tool_use_and_tool_result() {
         Duration::from_secs(5),
     )]);
     assert_eq!(
-        cascade.complete(&request(vec![])).expect("answer"),
+        wait(cascade.complete(&request(vec![]))).expect("answer"),
         ProviderReply::Text("Hello from Claude's fixture.".into())
     );
     assert_eq!(
-        cascade.complete(&request(vec![])).expect("answer"),
+        wait(cascade.complete(&request(vec![]))).expect("answer"),
         ProviderReply::ToolCall {
             id: "toolu_01".into(),
             name: "eval".into(),
             arguments: json!({"expression": "(+ 1 2)"})
         }
     );
-    cascade
-        .complete(&request(vec![turn("toolu_01")]))
-        .expect("answer");
+    wait(cascade.complete(&request(vec![turn("toolu_01")]))).expect("answer");
     let reqs = server.requests();
     assert_eq!(reqs[0].path, "/v1/messages");
     assert_eq!(reqs[0].header("x-api-key"), Some(KEY));
@@ -176,9 +173,7 @@ fn falls_through(first: Canned, timeout: Duration) -> (String, Server) {
         endpoint("bad", Protocol::Openai, &bad, timeout),
         endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
     ]);
-    let reply = cascade
-        .complete(&request(vec![]))
-        .expect("the second provider answers");
+    let reply = wait(cascade.complete(&request(vec![]))).expect("the second provider answers");
     assert_eq!(reply, ProviderReply::Text("Hello from the fixture.".into()));
     assert_eq!(good.requests().len(), 1);
     (format!("{:?}", cascade.records()), bad)
@@ -229,8 +224,8 @@ fn a_429_with_retry_after_puts_the_provider_on_cooldown() {
         endpoint("bad", Protocol::Openai, &bad, Duration::from_secs(5)),
         endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
     ]);
-    cascade.complete(&request(vec![])).expect("falls through");
-    cascade.complete(&request(vec![])).expect("second call");
+    wait(cascade.complete(&request(vec![]))).expect("falls through");
+    wait(cascade.complete(&request(vec![]))).expect("second call");
     assert_eq!(
         bad.requests().len(),
         1,
@@ -256,7 +251,7 @@ fn all_failing_gives_one_error_listing_each_provider_and_why_without_the_key() {
         endpoint("b", Protocol::Openai, &b, Duration::from_secs(5)),
         dead,
     ]);
-    let err = cascade.complete(&request(vec![])).expect_err("all fail");
+    let err = wait(cascade.complete(&request(vec![]))).expect_err("all fail");
     let text = err.to_string();
     assert!(text.contains("a (test-model): HTTP 503"), "{text}");
     assert!(
@@ -294,8 +289,8 @@ fn all_failing_gives_one_error_listing_each_provider_and_why_without_the_key() {
 fn the_budget_stops_before_overspending() {
     let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
     let cascade = Cascade::new(vec![openai(&server)]).with_budget(Some(1100), None);
-    cascade.complete(&request(vec![])).expect("within budget");
-    match cascade.complete(&request(vec![])).expect_err("over budget") {
+    wait(cascade.complete(&request(vec![]))).expect("within budget");
+    match wait(cascade.complete(&request(vec![]))).expect_err("over budget") {
         PipelineError::Budget {
             remaining,
             requested,
@@ -339,11 +334,11 @@ fn end_to_end_the_model_calls_a_tool_and_answers_with_its_output() {
         Canned::text("1 + 2 = 3."),
     ]);
     let (p, outbox, _cache) = pipeline(&server);
-    let report = p.run(Signal::event(
+    let report = wait(p.run(Signal::event(
         "user-input",
         Some("what is 1 + 2?"),
         Some("cli"),
-    ));
+    )));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -407,11 +402,11 @@ fn end_to_end_a_rejection_is_explained_and_the_next_proposal_runs() {
         Canned::text("Done: 42."),
     ]);
     let (p, _outbox, _cache) = pipeline(&server);
-    let report = p.run(Signal::event(
+    let report = wait(p.run(Signal::event(
         "user-input",
         Some("clean everything, then compute"),
         Some("cli"),
-    ));
+    )));
     assert_eq!(
         report.steps[0].outcome,
         StepOutcome::Ran {
@@ -487,12 +482,12 @@ model = "tiny-model"
     let cascade = Cascade::from_config(&config);
     let mut long = request(vec![]);
     long.prompt = "x".repeat(100);
-    cascade.complete(&long).expect("answered by small");
+    wait(cascade.complete(&long)).expect("answered by small");
     assert!(big.requests().is_empty(), "big is skipped for long prompts");
     assert_eq!(small.requests()[0].body["model"], "small-model");
     let mut gardening = long.clone();
     gardening.skill = Some("gardener".into());
-    cascade.complete(&gardening).expect("answered");
+    wait(cascade.complete(&gardening)).expect("answered");
     assert_eq!(small.requests()[1].body["model"], "tiny-model");
     assert!(
         passepartout::settings::ConfigFile::parse("[[providers]]\nname = 1\n")
@@ -513,9 +508,7 @@ fn a_hung_provider_opens_its_breaker_and_the_next_request_goes_straight_to_the_b
         endpoint("hung", Protocol::Openai, &hung, Duration::from_millis(400)),
         endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
     ]);
-    cascade
-        .complete(&request(vec![]))
-        .expect("the backup answers");
+    wait(cascade.complete(&request(vec![]))).expect("the backup answers");
     let health = cascade.health();
     assert_eq!(health[0].state, "open", "{health:?}");
     assert!(
@@ -527,9 +520,7 @@ fn a_hung_provider_opens_its_breaker_and_the_next_request_goes_straight_to_the_b
     );
     assert_eq!(health[1].state, "closed");
     let start = std::time::Instant::now();
-    cascade
-        .complete(&request(vec![]))
-        .expect("the backup answers");
+    wait(cascade.complete(&request(vec![]))).expect("the backup answers");
     let took = start.elapsed();
     assert!(
         took < Duration::from_millis(100),
@@ -570,8 +561,7 @@ fn a_cut_off_answer_and_a_redirect_say_what_happened() {
         endpoint("a", Protocol::Openai, &a, Duration::from_secs(5)),
         endpoint("b", Protocol::Openai, &b, Duration::from_secs(5)),
     ]);
-    let text = cascade
-        .complete(&request(vec![]))
+    let text = wait(cascade.complete(&request(vec![])))
         .expect_err("both fail")
         .to_string();
     assert!(
@@ -596,14 +586,14 @@ fn each_session_has_its_own_token_budget() {
     alice.session = Some("boot:1".into());
     let mut bob = request(vec![]);
     bob.session = Some("boot:2".into());
-    cascade.complete(&alice).expect("within alice's budget");
-    let err = cascade.complete(&alice).expect_err("alice is over");
+    wait(cascade.complete(&alice)).expect("within alice's budget");
+    let err = wait(cascade.complete(&alice)).expect_err("alice is over");
     assert!(
         err.to_string()
             .contains("this session has 1051 of its 1100 left"),
         "{err}"
     );
-    cascade.complete(&bob).expect("bob has his own budget");
+    wait(cascade.complete(&bob)).expect("bob has his own budget");
     assert_eq!(cascade.spent_by(Some("boot:1")), 49);
     assert_eq!(cascade.spent_by(Some("boot:2")), 49);
     assert_eq!(cascade.spent(), 0, "nothing spent outside a session");
@@ -626,9 +616,7 @@ fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
     ])
     .with_budget(None, Some(1.0))
     .carrying(&carried);
-    cascade
-        .complete(&request(vec![]))
-        .expect("within the day's budget");
+    wait(cascade.complete(&request(vec![]))).expect("within the day's budget");
     assert!(
         unpriced.requests().is_empty(),
         "a model with no price cannot be counted, so it is not asked"
@@ -638,9 +626,7 @@ fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
         records[0].cost.is_some_and(|c| (c - 2.5).abs() < 1e-9),
         "{records:?}"
     );
-    let err = cascade
-        .complete(&request(vec![]))
-        .expect_err("over the day");
+    let err = wait(cascade.complete(&request(vec![]))).expect_err("over the day");
     assert!(matches!(err, PipelineError::DailySpend { .. }), "{err}");
     assert!(err.to_string().contains("daily_usd"), "{err}");
     // A provider the day can still afford answers: a local model priced at nothing.
@@ -657,9 +643,7 @@ fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
         .with_budget(None, Some(1.0))
         .with_prices([("my-local".to_owned(), zero)].into())
         .carrying(&carried);
-    cascade
-        .complete(&request(vec![]))
-        .expect("the free provider still fits the day");
+    wait(cascade.complete(&request(vec![]))).expect("the free provider still fits the day");
     assert_eq!(free_server.requests().len(), 1);
 }
 

@@ -2,6 +2,7 @@
 //! past it, a gate that failed to load refuses everything, and tools are known by identity
 //! (first-party names reserved, names and `describe()` output checked).
 
+use passepartout::blocking::wait;
 use std::sync::Arc;
 
 use passepartout::pipeline::{Agent, StepOutcome};
@@ -44,11 +45,11 @@ fn smuggled(dir: &std::path::Path) -> (Agent, tempfile::TempDir) {
 fn a_low_priority_rewrite_is_judged_by_every_gate_above_it() {
     let dir = tempfile::tempdir().expect("dir");
     let (pipeline, _cache) = smuggled(dir.path());
-    let report = pipeline.run(request(json!({
+    let report = wait(pipeline.run(request(json!({
         "tool": "list-directory",
         "args": { "path": "/workspace" },
         "explanation": "see what is in the workspace"
-    })));
+    }))));
     let step = &report.steps[0];
     let StepOutcome::Rejected { gate, reason, .. } = &step.outcome else {
         panic!("the smuggled write must be refused: {:?}", step.outcome)
@@ -87,18 +88,20 @@ fn the_last_mile_walk_restarts_too() {
     // last mile: what a person approved is not what would run, and the gates above refuse it.
     let dir = tempfile::tempdir().expect("dir");
     let (pipeline, _cache) = smuggled(dir.path());
-    let verification = pipeline.verify(
-        &passepartout::signal::Action {
-            target: "tool".into(),
-            tool: Some("list-directory".into()),
-            args: json!({ "path": "/workspace" })
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            explanation: Some("see what is in the workspace".into()),
-            ..Default::default()
-        },
-        &request(json!({})),
+    let verification = wait(
+        pipeline.verify(
+            &passepartout::signal::Action {
+                target: "tool".into(),
+                tool: Some("list-directory".into()),
+                args: json!({ "path": "/workspace" })
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                explanation: Some("see what is in the workspace".into()),
+                ..Default::default()
+            },
+            &request(json!({})),
+        ),
     );
     assert!(
         matches!(
@@ -115,11 +118,11 @@ fn the_last_mile_walk_restarts_too() {
 fn a_gate_that_keeps_rewriting_is_a_rejection_naming_it() {
     let dir = tempfile::tempdir().expect("dir");
     let (pipeline, _cache) = smuggled(dir.path());
-    let report = pipeline.run(request(json!({
+    let report = wait(pipeline.run(request(json!({
         "tool": "eval",
         "args": { "do": "bump", "n": 0 },
         "explanation": "try a gate that never settles down at all"
-    })));
+    }))));
     let StepOutcome::Rejected { gate, reason, .. } = &report.steps[0].outcome else {
         panic!("{:?}", report.steps[0].outcome)
     };
@@ -184,9 +187,9 @@ fn a_gate_that_failed_to_load_refuses_every_action_until_disabled() {
         report.missing_gates
     );
     let pipeline = crate::pipeline_of(report);
-    let report = pipeline.run(request(
+    let report = wait(pipeline.run(request(
         json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } }),
-    ));
+    )));
     let StepOutcome::Rejected { gate, reason, .. } = &report.steps[0].outcome else {
         panic!("refused: {:?}", report.steps[0].outcome)
     };
@@ -218,9 +221,9 @@ fn a_gate_that_failed_to_load_refuses_every_action_until_disabled() {
         report.disabled
     );
     let pipeline = crate::pipeline_of(report);
-    let report = pipeline.run(request(
+    let report = wait(pipeline.run(request(
         json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } }),
-    ));
+    )));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Ran { result, .. } if result.contains('3')),
         "{:?}",

@@ -152,6 +152,10 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Requests are async from the socket to the tool; a journal commit (SQLite, fsync)
+        // runs in place while its worker's other tasks move to one of these threads
+        // (`passepartout::blocking::in_place`), as do reloads and memory saves.
+        .max_blocking_threads(64)
         .build()?;
     let problems = Arc::new(std::sync::Mutex::new(Vec::new()));
     let reload = super::reload::DaemonReload {
@@ -193,7 +197,7 @@ async fn boot(server: Arc<Server>, common: Common, problems: Arc<std::sync::Mute
         let places = common.places();
         if let Ok(cascade) = places.settings().and_then(|s| places.cascade(&s)) {
             for e in cascade.endpoints() {
-                match e.probe() {
+                match passepartout::blocking::wait(e.probe()) {
                     Ok(code) if code < 400 => {}
                     Ok(code) => found.push(format!("provider {} answers HTTP {code}", e.name)),
                     Err(err) => found.push(format!("provider {} is not reachable: {err}", e.name)),

@@ -65,7 +65,7 @@ fn cli() -> Meta {
 
 /// Take `origin` as a turn of the command line.
 fn take(agent: &Agent, origin: Origin) -> Result<Answer, PipelineError> {
-    agent.take(Turn::new(origin, cli()))
+    agent.take_blocking(Turn::new(origin, cli()))
 }
 
 pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
@@ -81,7 +81,9 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
         vec![("cli", outbox.actuator("cli"))],
     )?;
     action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
-    let v = pipeline.verify(&action, &Signal::request(action.clone(), cli()));
+    let v = passepartout::blocking::wait(
+        pipeline.verify(&action, &Signal::request(action.clone(), cli())),
+    );
     let (verdict, code, detail) = match &v.outcome {
         Outcome::Passed(_) => ("passed", PASSED, json!(null)),
         Outcome::Rejected { gate, reason } => (

@@ -167,7 +167,7 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
     match common.places().cascade(&loaded.settings) {
         Ok(cascade) => {
             for e in cascade.endpoints() {
-                let result = match e.probe() {
+                let result = match passepartout::blocking::wait(e.probe()) {
                     Ok(code) if code < 400 => Ok(format!(
                         "{} reachable (HTTP {code}), model {}",
                         e.base_url, e.model

@@ -375,21 +375,13 @@ impl Server {
                 };
                 let swap = me.swap.clone();
                 let facts = me.facts();
-                let answer = tokio::task::spawn_blocking(move || {
-                    // The set this request starts on is the one it finishes on, whatever
-                    // reloads; at start, it waits for the first set to load.
-                    let pipeline = match request.op() {
-                        Op::Status | Op::Ping => swap.current(),
-                        _ => swap.current_when_ready(BOOT_PATIENCE),
-                    };
-                    ops::handle(&pipeline, &swap, request, &meta, facts)
-                })
-                .await
-                .unwrap_or_else(|e| {
-                    Err(ops::Refused::Failed(format!(
-                        "the request failed inside the daemon: {e}"
-                    )))
-                });
+                // The set this request starts on is the one it finishes on, whatever
+                // reloads; at start, it waits for the first set to load.
+                let pipeline = match request.op() {
+                    Op::Status | Op::Ping => swap.current(),
+                    _ => swap.current_when_ready(BOOT_PATIENCE).await,
+                };
+                let answer = ops::handle(&pipeline, &swap, request, &meta, facts).await;
                 let reply = match answer {
                     Ok(result) => {
                         for trace in result.traces() {

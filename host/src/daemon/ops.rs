@@ -151,17 +151,17 @@ impl Refused {
 ///
 /// # Errors
 /// What was refused and why, for the client.
-pub fn handle(
+pub async fn handle(
     pipeline: &Agent,
     swap: &Swap,
     request: Request,
     meta: &Meta,
     facts: Facts,
 ) -> Result<Reply, Refused> {
-    let turn = |origin| Turn::new(origin, meta.clone());
-    let answer = |origin| {
+    let answer = async |origin| {
         pipeline
-            .take(turn(origin))
+            .take(Turn::new(origin, meta.clone()))
+            .await
             .map(|a| match a {
                 Answer::Report(report) => Reply::Report(report),
                 Answer::Denied(dropped) => Reply::Dropped { dropped },
@@ -173,25 +173,35 @@ pub fn handle(
     };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
-        Request::Reload => swap
-            .reload_if_changed("requested by a client")
-            .map(Reply::Reloaded)
-            .map_err(Refused::Failed),
-        Request::Act { action } => answer(Origin::Act(action)),
-        Request::Ask { text } => answer(Origin::Ask(text)),
-        Request::Approve { token, digest } => answer(Origin::Approve {
-            token,
-            digest: Some(digest),
-        }),
-        Request::Deny { token, digest } => answer(Origin::Deny {
-            token,
-            digest: Some(digest),
-        }),
-        Request::Approvals => crate::approvals::Approvals::new(pipeline.journal())
-            .and_then(|a| a.pending())
-            .map(Reply::Approvals)
-            .map_err(|e| Refused::Failed(e.to_string())),
-        Request::Status => Ok(Reply::Status(Box::new(status(pipeline, swap, facts)))),
+        Request::Reload => {
+            crate::blocking::in_place(|| swap.reload_if_changed("requested by a client"))
+                .map(Reply::Reloaded)
+                .map_err(Refused::Failed)
+        }
+        Request::Act { action } => answer(Origin::Act(action)).await,
+        Request::Ask { text } => answer(Origin::Ask(text)).await,
+        Request::Approve { token, digest } => {
+            answer(Origin::Approve {
+                token,
+                digest: Some(digest),
+            })
+            .await
+        }
+        Request::Deny { token, digest } => {
+            answer(Origin::Deny {
+                token,
+                digest: Some(digest),
+            })
+            .await
+        }
+        Request::Approvals => crate::blocking::in_place(|| {
+            crate::approvals::Approvals::new(pipeline.journal()).and_then(|a| a.pending())
+        })
+        .map(Reply::Approvals)
+        .map_err(|e| Refused::Failed(e.to_string())),
+        Request::Status => Ok(Reply::Status(Box::new(crate::blocking::in_place(|| {
+            status(pipeline, swap, facts)
+        })))),
     }
 }
 

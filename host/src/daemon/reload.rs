@@ -9,7 +9,7 @@
 //! A gate that fails to load is not a failed set: it is in the new set as a missing gate, which
 //! refuses every action until it is fixed or disabled (fail closed).
 
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -65,7 +65,7 @@ pub struct Swap {
     /// Kept apart from `busy`, so that `status` never waits for a reload.
     status: Mutex<ReloadStatus>,
     /// False while the first set is still loading (the daemon listens before it loads).
-    ready: (Mutex<bool>, Condvar),
+    ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl Swap {
@@ -80,7 +80,7 @@ impl Swap {
                 attempted,
                 ..ReloadStatus::default()
             }),
-            ready: (Mutex::new(true), Condvar::new()),
+            ready: tokio::sync::watch::Sender::new(true),
         }
     }
 
@@ -92,31 +92,25 @@ impl Swap {
             reload: Some(reload),
             busy: Mutex::new(()),
             status: Mutex::new(ReloadStatus::default()),
-            ready: (Mutex::new(false), Condvar::new()),
+            ready: tokio::sync::watch::Sender::new(false),
         }
     }
 
     /// Whether the first set has been loaded (or failed to).
     pub fn ready(&self) -> bool {
-        *self.ready.0.lock().unwrap_or_else(|p| p.into_inner())
+        *self.ready.borrow()
     }
 
     /// The pipeline to start a request on: the current one once the first set is loaded,
     /// waiting up to `patience` for it (then the placeholder, which refuses).
-    pub fn current_when_ready(&self, patience: Duration) -> Arc<Agent> {
-        let (lock, loaded) = &self.ready;
-        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let _guard = loaded
-            .wait_timeout_while(guard, patience, |ready| !*ready)
-            .map(|(g, _)| g)
-            .unwrap_or_else(|p| p.into_inner().0);
+    pub async fn current_when_ready(&self, patience: Duration) -> Arc<Agent> {
+        let mut ready = self.ready.subscribe();
+        let _ = tokio::time::timeout(patience, ready.wait_for(|ready| *ready)).await;
         self.current()
     }
 
     fn mark_ready(&self) {
-        let (lock, loaded) = &self.ready;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        loaded.notify_all();
+        self.ready.send_replace(true);
     }
 
     /// The pipeline requests start on now.
@@ -243,6 +237,7 @@ impl Drop for ReadyOnDrop<'_> {
 #[derive(Debug)]
 pub struct Loading;
 
+#[async_trait::async_trait]
 impl crate::gates::GateCheck for Loading {
     fn name(&self) -> &str {
         "plugin-set"
@@ -253,7 +248,7 @@ impl crate::gates::GateCheck for Loading {
     fn priority(&self) -> i32 {
         i32::MAX
     }
-    fn check(
+    async fn check(
         &self,
         _action: &crate::runtime::types::Action,
         _signal: &crate::runtime::types::SignalView,

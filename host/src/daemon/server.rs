@@ -121,8 +121,9 @@ impl Router {
 /// The actuator a pipeline uses for clients of this daemon.
 pub struct RouterActuator(pub Arc<Router>);
 
+#[async_trait::async_trait]
 impl Actuator for RouterActuator {
-    fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError> {
+    async fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError> {
         let text = action
             .text
             .clone()
@@ -343,7 +344,7 @@ impl Server {
                     // `send` is); the day's budget bounds them all together.
                     let mut signal = Signal::event("heartbeat", None, Some("daemon"));
                     signal.meta.client = Some(format!("{}:heartbeat:{beat}", me.router.boot()));
-                    let _ = tokio::task::spawn_blocking(move || p.run(signal)).await;
+                    let _ = p.run(signal).await;
                 }
             })
         };
@@ -395,10 +396,7 @@ impl Server {
         .await;
         saver.abort();
         // Stopped while the plugins were still loading at start: the last save needs the set.
-        let swap = self.swap.clone();
-        let _ = tokio::task::spawn_blocking(move || {
-            save_memory(&swap.current_when_ready(BOOT_PATIENCE));
-        })
-        .await;
+        let last = self.swap.current_when_ready(BOOT_PATIENCE).await;
+        let _ = tokio::task::spawn_blocking(move || save_memory(&last)).await;
     }
 }

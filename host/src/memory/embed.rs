@@ -90,7 +90,7 @@ impl EmbeddingsConfig {
     /// [`MemoryError::Embeddings`] saying what the endpoint did.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MemoryError> {
         let timeout = Duration::from_secs(self.timeout_secs.unwrap_or(30));
-        let client = reqwest::blocking::Client::builder()
+        let client = reqwest::Client::builder()
             .timeout(timeout)
             .build()
             .map_err(|e| MemoryError::Embeddings(format!("building an HTTP client: {e}")))?;
@@ -109,7 +109,8 @@ impl EmbeddingsConfig {
         }
         let url = format!("{}/embeddings", self.base_url.trim_end_matches('/'));
         let body = json!({ "model": self.model, "input": texts });
-        let answer = post_json(&client, &url, &headers, &body, timeout)
+        // Ingest and `memory similar` are one-shot work: the request is waited for here.
+        let answer = crate::blocking::wait(post_json(&client, &url, &headers, &body, timeout))
             .map_err(|e| MemoryError::Embeddings(format!("{url}: {e}")))?;
         let mut data: Vec<(usize, Vec<f32>)> = answer["data"]
             .as_array()

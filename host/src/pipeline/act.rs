@@ -36,7 +36,7 @@ impl Agent {
     ///
     /// # Errors
     /// The approvals database failed.
-    pub fn act(
+    pub async fn act(
         &self,
         signal: &Signal,
         reasoned: Reasoned,
@@ -57,7 +57,8 @@ impl Agent {
         match reasoned {
             Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
             Reasoned::Invalid { action, reason } => {
-                self.tell_source(signal, &format!("cannot do that: {reason}"));
+                self.tell_source(signal, &format!("cannot do that: {reason}"))
+                    .await;
                 Ok((
                     step(Some(action), Vec::new(), StepOutcome::Invalid { reason }),
                     None,
@@ -70,7 +71,8 @@ impl Agent {
                 attempts,
                 trace,
             } => {
-                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"));
+                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"))
+                    .await;
                 Ok((
                     step(
                         Some(action),
@@ -89,7 +91,7 @@ impl Agent {
                 reasons,
                 trace,
             } => {
-                let outcome = self.suspend(&action, signal, reasons)?;
+                let outcome = self.suspend(&action, signal, reasons).await?;
                 Ok((step(Some(action), trace, outcome), None))
             }
             Reasoned::Approved {
@@ -97,8 +99,9 @@ impl Agent {
                 trace,
                 memo,
             } => {
-                let (outcome, last_mile, feedback) =
-                    self.execute(action.clone(), signal, None, Some(&memo), cycle)?;
+                let (outcome, last_mile, feedback) = self
+                    .execute(action.clone(), signal, None, Some(&memo), cycle)
+                    .await?;
                 let trace = if last_mile.is_empty() {
                     trace
                 } else {
@@ -109,17 +112,21 @@ impl Agent {
         }
     }
 
-    fn suspend(
+    async fn suspend(
         &self,
         action: &Action,
         signal: &Signal,
         reasons: Vec<String>,
     ) -> Result<StepOutcome, PipelineError> {
-        let approvals =
-            Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        let pending = approvals
-            .suspend(action, signal, reasons.clone(), self.config.approval_expiry)
-            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        let pending = crate::blocking::in_place(|| {
+            Approvals::new(&self.journal)?.suspend(
+                action,
+                signal,
+                reasons.clone(),
+                self.config.approval_expiry,
+            )
+        })
+        .map_err(|e| PipelineError::pipeline(e.to_string()))?;
         self.tell_source(
             signal,
             &format!(
@@ -128,7 +135,8 @@ impl Agent {
                 pending.token,
                 pending.token
             ),
-        );
+        )
+        .await;
         Ok(StepOutcome::Suspended {
             token: pending.token,
             reasons,
@@ -144,7 +152,7 @@ impl Agent {
         if action.target != "tool" || self.tool_is_read_only(tool) {
             return None;
         }
-        match memory.undo_point(&format!("before tool {tool}")) {
+        match crate::blocking::in_place(|| memory.undo_point(&format!("before tool {tool}"))) {
             Ok(snap) => {
                 self.record(
                     "memory-snapshot",
@@ -181,7 +189,7 @@ impl Agent {
     /// having been asked these questions, so the gates asking them again is satisfied; a gate
     /// asking anything else (one added by a reload, say) suspends it again with the new
     /// question, and a rejection still stops it.
-    pub(crate) fn execute(
+    pub(crate) async fn execute(
         &self,
         action: Action,
         signal: &Signal,
@@ -190,7 +198,7 @@ impl Agent {
         cycle: &mut Cycle,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
         let last_mile =
-            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo);
+            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo).await;
         for g in &last_mile.trace {
             let mut record = json!(g);
             record["last_mile"] = json!(true);
@@ -208,7 +216,7 @@ impl Agent {
             }
             Outcome::NeedsApproval { action: a, reasons } => {
                 let _ = self.flush(cycle);
-                let outcome = self.suspend(&a, signal, reasons)?;
+                let outcome = self.suspend(&a, signal, reasons).await?;
                 return Ok((outcome, trace, None));
             }
             Outcome::Rejected { gate, reason } => {
@@ -216,7 +224,8 @@ impl Agent {
                 self.log(format!(
                     "last-mile verify: gate {gate} blocked the action: {reason}"
                 ));
-                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"));
+                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"))
+                    .await;
                 return Ok((
                     StepOutcome::Rejected {
                         gate,
@@ -236,7 +245,7 @@ impl Agent {
                 super::reason::summary(&action)
             )];
             let _ = self.flush(cycle);
-            let outcome = self.suspend(&action, signal, reasons)?;
+            let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
         if let Err(reason) = self.validate(&action) {
@@ -262,7 +271,7 @@ impl Agent {
             return Ok((StepOutcome::Failed { error }, trace, None));
         }
         let undo = self.undo_snapshot(&action);
-        let result = actuator.act(&action, signal);
+        let result = actuator.act(&action, signal).await;
         if let (Some(snap), Some(memory)) = (undo, &self.memory) {
             cycle.undo = Some((snap, memory.root()));
         }
@@ -280,16 +289,20 @@ impl Agent {
             // either done with its result journaled, or interrupted.
             Some(p) => {
                 let finish = || {
-                    Approvals::new(&self.journal)
-                        .and_then(|a| a.finish(&p.token, Some(("tool-result", &record))))
+                    crate::blocking::in_place(|| {
+                        Approvals::new(&self.journal)
+                            .and_then(|a| a.finish(&p.token, Some(("tool-result", &record))))
+                    })
                 };
                 // Once more after a pause (a CLI may hold the database); failing that, the
                 // approval stays running, and is listed as interrupted once this process ends:
                 // never done without its result journaled.
-                if let Err(e) = finish().or_else(|_| {
-                    std::thread::sleep(std::time::Duration::from_millis(200));
-                    finish()
-                }) {
+                let mut finished = finish();
+                if finished.is_err() {
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    finished = finish();
+                }
+                if let Err(e) = finished {
                     tracing::error!(
                         "cannot write the journal (tool-result of approval {}): {e}",
                         p.token
@@ -346,7 +359,7 @@ impl Agent {
             Ok(output) => {
                 self.log(format!("{tool}: ran"));
                 if action.target == "tool" {
-                    self.tell_source(signal, &formatted);
+                    self.tell_source(signal, &formatted).await;
                 }
                 let fb = (!silent).then(|| {
                     feedback(
@@ -367,7 +380,7 @@ impl Agent {
             Err(e) => {
                 let message = e.to_string();
                 self.log(format!("{tool}: failed: {message}"));
-                self.tell_source(signal, &formatted);
+                self.tell_source(signal, &formatted).await;
                 let fb = match e {
                     ActError::Invalid(_) => None,
                     ActError::Tool(_) => Some(feedback(
@@ -383,7 +396,7 @@ impl Agent {
 
     /// Send `text` to the client the signal came from, when it has an actuator (and is not
     /// the tool actuator itself).
-    fn tell_source(&self, signal: &Signal, text: &str) {
+    async fn tell_source(&self, signal: &Signal, text: &str) {
         let Some(source) = signal.meta.source.as_deref() else {
             return;
         };
@@ -391,14 +404,16 @@ impl Agent {
             return;
         }
         if let Some(actuator) = self.actuators.get(source) {
-            let _ = actuator.act(
-                &Action {
-                    target: source.into(),
-                    text: Some(text.into()),
-                    ..Action::default()
-                },
-                signal,
-            );
+            let _ = actuator
+                .act(
+                    &Action {
+                        target: source.into(),
+                        text: Some(text.into()),
+                        ..Action::default()
+                    },
+                    signal,
+                )
+                .await;
         }
     }
 
@@ -408,26 +423,27 @@ impl Agent {
     ///
     /// # Errors
     /// An unknown, already decided or expired token, or an action that is not the one shown.
-    pub fn approve(
+    pub async fn approve(
         &self,
         token: &str,
         shown: Option<&str>,
     ) -> Result<super::Report, PipelineError> {
-        let approvals =
-            Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        let pending = approvals
-            .decide(token, true, shown)
+        let approvals = crate::blocking::in_place(|| Approvals::new(&self.journal))
+            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        let pending = crate::blocking::in_place(|| approvals.decide(token, true, shown))
             .map_err(decision_error)?;
         // No memo: time has passed since the gates saw it; they are all asked again.
         // An approved action runs outside any loop: nothing rolls it back.
         let mut cycle = Cycle::default();
-        let executed = self.execute(
-            pending.action.clone(),
-            &pending.signal,
-            Some(&pending),
-            None,
-            &mut cycle,
-        );
+        let executed = self
+            .execute(
+                pending.action.clone(),
+                &pending.signal,
+                Some(&pending),
+                None,
+                &mut cycle,
+            )
+            .await;
         let _ = self.flush(&mut cycle);
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above.)
@@ -439,7 +455,7 @@ impl Agent {
                 _
             ))
         );
-        if !ran && let Err(e) = approvals.finish(token, None) {
+        if !ran && let Err(e) = crate::blocking::in_place(|| approvals.finish(token, None)) {
             tracing::error!("cannot mark approval {token} finished: {e}");
         }
         let (outcome, trace, feedback) = executed?;
@@ -453,7 +469,7 @@ impl Agent {
             }],
         };
         if let Some(fb) = feedback {
-            report.steps.extend(self.run(fb).steps);
+            report.steps.extend(self.run(fb).await.steps);
         }
         Ok(report)
     }
@@ -462,13 +478,15 @@ impl Agent {
     ///
     /// # Errors
     /// An unknown, already decided or expired token.
-    pub fn deny(&self, token: &str, shown: Option<&str>) -> Result<Action, PipelineError> {
-        let approvals =
-            Approvals::new(&self.journal).map_err(|e| PipelineError::pipeline(e.to_string()))?;
-        let pending = approvals
-            .decide(token, false, shown)
-            .map_err(decision_error)?;
-        self.tell_source(&pending.signal, "denied: the action was dropped");
+    pub async fn deny(&self, token: &str, shown: Option<&str>) -> Result<Action, PipelineError> {
+        let pending = crate::blocking::in_place(|| {
+            Approvals::new(&self.journal)
+                .map_err(|e| PipelineError::pipeline(e.to_string()))?
+                .decide(token, false, shown)
+                .map_err(decision_error)
+        })?;
+        self.tell_source(&pending.signal, "denied: the action was dropped")
+            .await;
         Ok(pending.action)
     }
 }

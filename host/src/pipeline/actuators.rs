@@ -21,6 +21,7 @@ pub enum ActError {
 }
 
 /// Performs approved actions for one target.
+#[async_trait::async_trait]
 pub trait Actuator: Send + Sync {
     /// Check, without running anything, that this actuator can perform `action`.
     ///
@@ -34,7 +35,7 @@ pub trait Actuator: Send + Sync {
     ///
     /// # Errors
     /// Anything that failed; for tools, the plugin's error naming the plugin.
-    fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError>;
+    async fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError>;
 }
 
 /// Runs tools of tool plugins, in their sandbox, under the tool's deadline.
@@ -85,6 +86,7 @@ impl ToolActuator {
     }
 }
 
+#[async_trait::async_trait]
 impl Actuator for ToolActuator {
     fn validate(&self, action: &Action) -> Result<(), ActError> {
         let (_, info) = self.find(action)?;
@@ -92,11 +94,11 @@ impl Actuator for ToolActuator {
         check_args(&info.name, &schema, &action.args).map_err(ActError::Invalid)
     }
 
-    fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
+    async fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
         self.validate(action)?;
         let (plugin, info) = self.find(action)?;
         let args = Value::Object(action.args.clone()).to_string();
-        Ok(plugin.call_tool(&info.name, &args)?)
+        Ok(plugin.call_tool_async(&info.name, &args).await?)
     }
 }
 
@@ -207,8 +209,9 @@ struct OutboxActuator {
     outbox: Outbox,
 }
 
+#[async_trait::async_trait]
 impl Actuator for OutboxActuator {
-    fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
+    async fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
         let text = action
             .text
             .clone()

@@ -20,7 +20,7 @@ impl Agent {
     }
 
     /// Run `signal` and all the feedback it produces through the pipeline.
-    pub fn run(&self, signal: Signal) -> Report {
+    pub async fn run(&self, signal: Signal) -> Report {
         let mut report = Report::default();
         let mut current = Some(signal);
         while let Some(signal) = current.take() {
@@ -49,9 +49,10 @@ impl Agent {
             }
             let signal = self.perceive(signal);
             let mut state = Cycle::default();
-            let cycle = self
-                .reason(&signal, &mut state)
-                .and_then(|reasoned| self.act(&signal, reasoned, &mut state));
+            let cycle = match self.reason(&signal, &mut state).await {
+                Ok(reasoned) => self.act(&signal, reasoned, &mut state).await,
+                Err(e) => Err(e),
+            };
             match cycle {
                 Ok((step, feedback)) => {
                     let _ = self.flush(&mut state);
@@ -101,7 +102,7 @@ impl Agent {
             ));
             return;
         }
-        match memory.restore(&snap) {
+        match crate::blocking::in_place(|| memory.restore(&snap)) {
             Ok(()) => {
                 self.log(format!("memory rolled back to snapshot #{}", snap.seq));
                 self.record(

@@ -314,11 +314,8 @@ impl Agent {
     }
 
     fn sort_gates(&mut self) {
-        self.gates.sort_by(|a, b| {
-            b.priority()
-                .cmp(&a.priority())
-                .then_with(|| a.name().cmp(b.name()))
-        });
+        self.gates
+            .sort_by(|a, b| crate::gates::walk_order(a.as_ref(), b.as_ref()));
     }
 
     /// Use `provider` for Reason. Without one, user input gets a clear error and direct
@@ -401,12 +398,12 @@ impl Agent {
     }
 
     /// Verify `action` (from `signal`) with every gate, in order ([`crate::gates::verify`]).
-    pub fn verify(
+    pub async fn verify(
         &self,
         action: &Action,
         signal: &crate::signal::Signal,
     ) -> crate::gates::Verification {
-        crate::gates::verify(&self.gates(), &self.catalog, action, signal)
+        crate::gates::verify(&self.gates(), &self.catalog, action, signal).await
     }
 
     /// The gates, in walk order.
@@ -416,7 +413,7 @@ impl Agent {
 
     /// Append to the journal; a journal that cannot be written is logged, never silently.
     pub(crate) fn record(&self, kind: &str, body: serde_json::Value) {
-        if let Err(e) = self.journal.append(kind, &body) {
+        if let Err(e) = crate::blocking::in_place(|| self.journal.append(kind, &body)) {
             tracing::error!("cannot write the journal ({kind}): {e}");
         }
     }
@@ -434,13 +431,15 @@ impl Agent {
         }
         let records: Vec<(&str, &serde_json::Value)> =
             pending.iter().map(|(kind, body)| (*kind, body)).collect();
-        self.journal.append_all(&records).map(|_| ()).map_err(|e| {
-            tracing::error!("cannot write the journal ({} records): {e}", records.len());
-            format!(
-                "the journal cannot be written ({e}; check the database's disk and that no \
+        crate::blocking::in_place(|| self.journal.append_all(&records))
+            .map(|_| ())
+            .map_err(|e| {
+                tracing::error!("cannot write the journal ({} records): {e}", records.len());
+                format!(
+                    "the journal cannot be written ({e}; check the database's disk and that no \
                  other process holds it)"
-            )
-        })
+                )
+            })
     }
 
     /// Remember a line for the prompt's LOGS section.

@@ -98,6 +98,7 @@ impl FakeGate {
     }
 }
 
+#[async_trait::async_trait]
 impl GateCheck for FakeGate {
     fn name(&self) -> &str {
         &self.name
@@ -108,7 +109,7 @@ impl GateCheck for FakeGate {
     fn priority(&self) -> i32 {
         self.priority
     }
-    fn check(
+    async fn check(
         &self,
         action: &wit::Action,
         _signal: &wit::SignalView,
@@ -142,8 +143,9 @@ impl Recorder {
     }
 }
 
+#[async_trait::async_trait]
 impl Actuator for Recorder {
-    fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
+    async fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -207,7 +209,7 @@ proptest! {
         }
 
         let action = json!({ "target": "rec", "text": text, "args": { "n": n } });
-        let report = pipeline.run(Signal::request(act(action), Default::default()));
+        let report = crate::blocking::wait(pipeline.run(Signal::request(act(action), Default::default())));
         let first = &report.steps[0];
 
         // Before any person approved: everything that ran, every gate passed as it is.
@@ -230,14 +232,14 @@ proptest! {
             prop_assert!(ran.is_empty(), "an action awaiting approval reached the actuator");
             if approve {
                 // The last mile may still refuse or re-suspend; whatever runs must be judged.
-                let _ = pipeline.approve(token, None);
+                let _ = crate::blocking::wait(pipeline.approve(token, None));
                 let after = recorder.ran();
                 prop_assert!(after.len() <= 1);
                 for a in &after {
                     judged(&fakes, a).map_err(TestCaseError::fail)?;
                 }
             } else {
-                pipeline.deny(token, None).expect("deny");
+                crate::blocking::wait(pipeline.deny(token, None)).expect("deny");
                 prop_assert!(recorder.ran().is_empty());
             }
         }
@@ -252,10 +254,10 @@ fn a_low_modifier_restarts_the_walk() {
     let pipeline = recording(&recorder)
         .with_gate(Arc::new(FakeGate::new("high", 100, V::Ceiling(1))))
         .with_gate(Arc::new(FakeGate::new("low", -1000, V::Settle(5))));
-    let report = pipeline.run(Signal::request(
+    let report = crate::blocking::wait(pipeline.run(Signal::request(
         act(json!({ "target": "rec", "args": { "n": 0 } })),
         Default::default(),
-    ));
+    )));
     let step = &report.steps[0];
     assert!(
         matches!(&step.outcome, StepOutcome::Rejected { gate, .. } if gate == "high"),
@@ -280,10 +282,10 @@ fn gates_that_never_settle_are_a_rejection_naming_them() {
     let recorder = Recorder::default();
     let pipeline =
         recording(&recorder).with_gate(Arc::new(FakeGate::new("spinner", 0, V::Forever)));
-    let report = pipeline.run(Signal::request(
+    let report = crate::blocking::wait(pipeline.run(Signal::request(
         act(json!({ "target": "rec", "args": { "n": 0 } })),
         Default::default(),
-    ));
+    )));
     let StepOutcome::Rejected { gate, reason, .. } = &report.steps[0].outcome else {
         panic!("{:?}", report.steps[0].outcome)
     };
@@ -299,6 +301,7 @@ fn gates_that_never_settle_are_a_rejection_naming_them() {
 /// catch what changed between Reason and Act.
 struct Fickle(std::sync::atomic::AtomicU32);
 
+#[async_trait::async_trait]
 impl GateCheck for Fickle {
     fn name(&self) -> &str {
         "fickle"
@@ -312,7 +315,7 @@ impl GateCheck for Fickle {
     fn priority(&self) -> i32 {
         0
     }
-    fn check(
+    async fn check(
         &self,
         _action: &wit::Action,
         _signal: &wit::SignalView,
@@ -336,7 +339,7 @@ fn the_last_mile_verify_blocks_what_reason_let_through() {
         act(json!({ "target": "rec", "text": "hello" })),
         Default::default(),
     );
-    let report = pipeline.run(signal);
+    let report = crate::blocking::wait(pipeline.run(signal));
     assert!(
         matches!(&report.steps[0].outcome, StepOutcome::Rejected { gate, .. } if gate == "fickle"),
         "{:?}",
@@ -367,12 +370,12 @@ fn an_expired_approval_cannot_be_used() {
         act(json!({ "target": "rec", "text": "hello" })),
         Default::default(),
     );
-    let report = pipeline.run(signal);
+    let report = crate::blocking::wait(pipeline.run(signal));
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
         panic!("suspended")
     };
     std::thread::sleep(std::time::Duration::from_millis(5));
-    let err = pipeline.approve(token, None).expect_err("expired");
+    let err = crate::blocking::wait(pipeline.approve(token, None)).expect_err("expired");
     assert!(err.to_string().contains("expired"), "{err}");
     assert!(
         recorder
@@ -402,7 +405,10 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
         act(json!({ "target": "rec", "args": { "n": 0 } })),
         Default::default(),
     );
-    let StepOutcome::Suspended { token, .. } = first.run(signal).steps[0].outcome.clone() else {
+    let StepOutcome::Suspended { token, .. } = crate::blocking::wait(first.run(signal)).steps[0]
+        .outcome
+        .clone()
+    else {
         panic!("suspended")
     };
     // The reloaded set has a second gate with a question of its own.
@@ -416,7 +422,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     .with_actuator("rec", Box::new(recorder.clone()))
     .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))))
     .with_gate(Arc::new(FakeGate::new("new", 1, V::Approve(0))));
-    let report = second.approve(&token, None).expect("approve");
+    let report = crate::blocking::wait(second.approve(&token, None)).expect("approve");
     let StepOutcome::Suspended {
         reasons,
         token: again,
@@ -427,7 +433,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     assert!(reasons.iter().any(|r| r.starts_with("new:")), "{reasons:?}");
     assert!(recorder.ran().is_empty(), "nothing ran on the old answer");
     // Answering the new question runs it.
-    second.approve(again, None).expect("approve again");
+    crate::blocking::wait(second.approve(again, None)).expect("approve again");
     assert_eq!(recorder.ran().len(), 1);
 }
 
@@ -442,7 +448,7 @@ fn the_last_mile_does_not_ask_a_pure_gate_twice() {
         act(json!({ "target": "rec", "text": "hello" })),
         Default::default(),
     );
-    let report = pipeline.run(signal);
+    let report = crate::blocking::wait(pipeline.run(signal));
     assert!(
         matches!(report.steps[0].outcome, StepOutcome::Ran { .. }),
         "{:?}",

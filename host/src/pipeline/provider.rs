@@ -54,6 +54,7 @@ pub enum ProviderReply {
 }
 
 /// A language model.
+#[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     /// Its name, for errors and the journal.
     fn name(&self) -> &str;
@@ -62,7 +63,7 @@ pub trait Provider: Send + Sync {
     /// # Errors
     /// [`PipelineError::Llm`] (unreachable, error status, malformed answer),
     /// [`PipelineError::Budget`] or [`PipelineError::DailySpend`].
-    fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError>;
+    async fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError>;
     /// Each provider behind it and its circuit breaker's state, for `status` and `doctor`.
     fn health(&self) -> Vec<crate::providers::breaker::ProviderHealth> {
         Vec::new()

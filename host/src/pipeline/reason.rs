@@ -75,11 +75,15 @@ impl Agent {
     /// # Errors
     /// [`PipelineError::Llm`] when the model cannot be asked (no provider configured, all
     /// failing); [`PipelineError::Protocol`] for a direct request without a valid action.
-    pub fn reason(&self, signal: &Signal, cycle: &mut Cycle) -> Result<Reasoned, PipelineError> {
+    pub async fn reason(
+        &self,
+        signal: &Signal,
+        cycle: &mut Cycle,
+    ) -> Result<Reasoned, PipelineError> {
         match signal.kind {
             SignalType::Request => {
                 let action = request_action(signal)?;
-                Ok(self.verify_candidate(action, signal, 1, cycle))
+                Ok(self.verify_candidate(action, signal, 1, cycle).await)
             }
             SignalType::Event => {
                 // The person's words go to the model, and so does the output of a tool the
@@ -90,16 +94,16 @@ impl Agent {
                 // The skills are asked once per signal (each call is a fresh instance), and
                 // about the signal that began the conversation, if any.
                 let origin = signal.conversation().map_or(signal, |c| &*c.origin);
-                let skill = skills::prompt(&self.skills, origin);
+                let skill = skills::prompt(&self.skills, origin).await;
                 // Any other event (a heartbeat...) goes to the model when a skill takes it up.
                 let taken_up = for_the_model
                     || if std::ptr::eq(origin, signal) {
                         skill.is_some()
                     } else {
-                        skills::prompt(&self.skills, signal).is_some()
+                        skills::prompt(&self.skills, signal).await.is_some()
                     };
                 if taken_up {
-                    self.reason_with_model(signal, skill.as_ref(), cycle)
+                    self.reason_with_model(signal, skill.as_ref(), cycle).await
                 } else {
                     Ok(Reasoned::Nothing)
                 }
@@ -108,7 +112,7 @@ impl Agent {
         }
     }
 
-    fn reason_with_model(
+    async fn reason_with_model(
         &self,
         signal: &Signal,
         skill: Option<&SkillPrompt>,
@@ -120,8 +124,11 @@ impl Agent {
             // A rejected proposal is on disk before the model is asked again (which may take
             // minutes, and a stop in between must not lose what the gates said).
             let _ = self.flush(cycle);
-            let candidate = self.think(signal, rejection.as_deref(), skill)?;
-            match self.verify_candidate(candidate, signal, attempt, cycle) {
+            let candidate = self.think(signal, rejection.as_deref(), skill).await?;
+            match self
+                .verify_candidate(candidate, signal, attempt, cycle)
+                .await
+            {
                 Reasoned::Rejected {
                     action,
                     gate,
@@ -156,7 +163,7 @@ impl Agent {
     }
 
     /// Verify one proposal; it and each gate's verdict go into the cycle's next commit.
-    pub(crate) fn verify_candidate(
+    pub(crate) async fn verify_candidate(
         &self,
         mut action: Action,
         signal: &Signal,
@@ -166,7 +173,8 @@ impl Agent {
         action.resolve_target(signal.meta.source.as_deref(), &self.config.default_actuator);
         let memo = crate::gates::Memo::default();
         let verification =
-            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, Some(&memo));
+            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, Some(&memo))
+                .await;
         // The proposal and every verdict on it, committed together before anything runs.
         cycle.defer(
             "proposal",
@@ -229,7 +237,7 @@ impl Agent {
     ///
     /// # Errors
     /// [`PipelineError::Llm`] when no provider is configured or it fails.
-    pub fn think(
+    pub async fn think(
         &self,
         signal: &Signal,
         rejection: Option<&str>,
@@ -252,7 +260,7 @@ impl Agent {
         };
         let mut request = self.prompt(origin, rejection, skill);
         request.turns = turns;
-        let reply = provider.complete(&request)?;
+        let reply = provider.complete(&request).await?;
         Ok(parse_reply(reply))
     }
 
@@ -260,10 +268,12 @@ impl Agent {
     fn context(&self) -> String {
         match &self.memory {
             None => "(no memory store)".to_owned(),
-            Some(m) => m.awareness(CONTEXT_BYTES).unwrap_or_else(|e| {
-                tracing::warn!("memory context unavailable: {e}");
-                format!("(memory unavailable: {e})")
-            }),
+            Some(m) => {
+                crate::blocking::in_place(|| m.awareness(CONTEXT_BYTES)).unwrap_or_else(|e| {
+                    tracing::warn!("memory context unavailable: {e}");
+                    format!("(memory unavailable: {e})")
+                })
+            }
         }
     }
 

@@ -88,13 +88,13 @@ pub fn order(plugins: &[Arc<Plugin>]) -> Result<Vec<Arc<Plugin>>, PipelineError>
 
 /// The prompt of the highest-priority skill that triggers on `signal`, if any. A skill that
 /// fails is logged and skipped: a broken skill must not silence the user.
-pub fn prompt(skills: &[Arc<Plugin>], signal: &Signal) -> Option<(String, String)> {
+pub async fn prompt(skills: &[Arc<Plugin>], signal: &Signal) -> Option<(String, String)> {
     let view = signal.view();
     let mut by_priority: Vec<&Arc<Plugin>> = skills.iter().collect();
     by_priority.sort_by_key(|p| std::cmp::Reverse(p.priority));
     for skill in by_priority {
-        match skill.skill_triggers(&view) {
-            Ok(true) => match skill.skill_prompt(&view) {
+        match skill.skill_triggers_async(&view).await {
+            Ok(true) => match skill.skill_prompt_async(&view).await {
                 Ok(Some(p)) => return Some((skill.id.name.clone(), p)),
                 Ok(None) => return None,
                 Err(e) => tracing::warn!("{e}"),

@@ -65,22 +65,35 @@ impl Agent {
     /// # Errors
     /// Deciding a token that is unknown, already decided, expired, or not the action shown.
     /// (A failure inside the loop is a step of the report, recovered as the settings say.)
-    pub fn take(&self, turn: Turn) -> Result<Answer, PipelineError> {
+    pub async fn take(&self, turn: Turn) -> Result<Answer, PipelineError> {
         let Turn { origin, meta } = turn;
         match origin {
-            Origin::Act(action) => Ok(Answer::Report(self.run(Signal::request(action, meta)))),
+            Origin::Act(action) => Ok(Answer::Report(
+                self.run(Signal::request(action, meta)).await,
+            )),
             Origin::Ask(text) => {
                 let mut signal = Signal::event("user-input", Some(&text), None);
                 signal.meta = meta;
-                Ok(Answer::Report(self.run(signal)))
+                Ok(Answer::Report(self.run(signal).await))
             }
-            Origin::Event(signal) => Ok(Answer::Report(self.run(signal))),
-            Origin::Approve { token, digest } => {
-                self.approve(&token, digest.as_deref()).map(Answer::Report)
-            }
-            Origin::Deny { token, digest } => {
-                self.deny(&token, digest.as_deref()).map(Answer::Denied)
-            }
+            Origin::Event(signal) => Ok(Answer::Report(self.run(signal).await)),
+            Origin::Approve { token, digest } => self
+                .approve(&token, digest.as_deref())
+                .await
+                .map(Answer::Report),
+            Origin::Deny { token, digest } => self
+                .deny(&token, digest.as_deref())
+                .await
+                .map(Answer::Denied),
         }
+    }
+
+    /// [`Agent::take`], waited for by the thread: for one-shot commands and tests, which have
+    /// no async runtime of their own ([`crate::blocking::wait`]).
+    ///
+    /// # Errors
+    /// As for [`Agent::take`].
+    pub fn take_blocking(&self, turn: Turn) -> Result<Answer, PipelineError> {
+        crate::blocking::wait(self.take(turn))
     }
 }

@@ -85,7 +85,7 @@ fn headers(endpoint: &Endpoint) -> Vec<(&'static str, String)> {
 ///
 /// # Errors
 /// Any [`CallError`].
-pub fn call(
+pub async fn call(
     endpoint: &Endpoint,
     req: &ProviderRequest,
     model: &str,
@@ -97,7 +97,8 @@ pub fn call(
         &headers(endpoint),
         &body(req, model),
         endpoint.timeout,
-    )?;
+    )
+    .await?;
     parse(&answer)
 }
 
@@ -105,7 +106,7 @@ pub fn call(
 ///
 /// # Errors
 /// Why it is not reachable.
-pub fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
+pub async fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
     let url = format!("{}/v1/models", endpoint.base_url.trim_end_matches('/'));
     get_status(
         &endpoint.client,
@@ -113,4 +114,5 @@ pub fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
         &headers(endpoint),
         endpoint.timeout.min(PROBE_TIMEOUT),
     )
+    .await
 }

@@ -198,6 +198,7 @@ fn estimate(req: &ProviderRequest) -> u64 {
     (chars as u64).div_ceil(4) + ANSWER_ALLOWANCE
 }
 
+#[async_trait::async_trait]
 impl Provider for Cascade {
     fn name(&self) -> &str {
         "cascade"
@@ -211,7 +212,7 @@ impl Provider for Cascade {
         )
     }
 
-    fn complete(&self, req: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
+    async fn complete(&self, req: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
         let session = req.session.as_deref();
         let requested = estimate(req);
         self.budget.check_tokens(session, requested)?;
@@ -226,12 +227,16 @@ impl Provider for Cascade {
                 continue;
             };
             let price = prices::price(&self.prices, &model);
-            match self.budget.check_dollars(
-                &model,
-                price,
-                requested.saturating_sub(ANSWER_ALLOWANCE),
-                ANSWER_ALLOWANCE,
-            ) {
+            // Today's spend may be read from the spend log (SQLite).
+            let affordable = crate::blocking::in_place(|| {
+                self.budget.check_dollars(
+                    &model,
+                    price,
+                    requested.saturating_sub(ANSWER_ALLOWANCE),
+                    ANSWER_ALLOWANCE,
+                )
+            });
+            match affordable {
                 Ok(()) => {}
                 Err(DailyRefusal::Unpriced(why)) => {
                     failures.push(format!("{} ({model}): {why}", endpoint.name));
@@ -259,10 +264,13 @@ impl Provider for Cascade {
             }
             attempts += 1;
             last = Some(endpoint.name.clone());
-            match endpoint.call(req, &model) {
+            match endpoint.call(req, &model).await {
                 Ok((reply, usage)) => {
                     self.breakers.succeeded(&key);
-                    self.account(session, endpoint, &model, price, usage);
+                    // The spend log's sink writes to SQLite.
+                    crate::blocking::in_place(|| {
+                        self.account(session, endpoint, &model, price, usage);
+                    });
                     return Ok(reply);
                 }
                 Err(e) => {

@@ -113,13 +113,13 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The HTTP client every provider uses: our user agent, and no redirect followed.
-pub fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
         .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))
         // A redirect could carry the key header to another host: never follow one.
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .unwrap_or_else(|_| reqwest::blocking::Client::new())
+        .unwrap_or_else(|_| reqwest::Client::new())
 }
 
 impl ProvidersConfig {

@@ -63,8 +63,8 @@ impl std::fmt::Display for CallError {
 ///
 /// # Errors
 /// A [`CallError`] for each way it can fail.
-pub fn post_json(
-    client: &reqwest::blocking::Client,
+pub async fn post_json(
+    client: &reqwest::Client,
     url: &str,
     headers: &[(&str, String)],
     body: &Value,
@@ -74,7 +74,7 @@ pub fn post_json(
     for (k, v) in headers {
         req = req.header(*k, v);
     }
-    let resp = req.send().map_err(|e| describe(e, timeout))?;
+    let resp = req.send().await.map_err(|e| describe(e, timeout))?;
     let status = resp.status();
     let header = |name: &str| {
         resp.headers()
@@ -92,7 +92,7 @@ pub fn post_json(
             location: header("location").map(|l| redact(&l, headers)),
         });
     }
-    let text = resp.text().map_err(|e| {
+    let text = resp.text().await.map_err(|e| {
         if e.is_timeout() {
             CallError::Timeout(timeout)
         } else {
@@ -113,8 +113,8 @@ pub fn post_json(
 ///
 /// # Errors
 /// As [`post_json`], for transport failures.
-pub fn get_status(
-    client: &reqwest::blocking::Client,
+pub async fn get_status(
+    client: &reqwest::Client,
     url: &str,
     headers: &[(&str, String)],
     timeout: Duration,
@@ -124,6 +124,7 @@ pub fn get_status(
         req = req.header(*k, v);
     }
     req.send()
+        .await
         .map(|r| r.status().as_u16())
         .map_err(|e| describe(e, timeout))
 }

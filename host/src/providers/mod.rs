@@ -82,7 +82,7 @@ pub struct Endpoint {
     /// How long one call may take.
     pub timeout: Duration,
     /// The HTTP client.
-    pub client: reqwest::blocking::Client,
+    pub client: reqwest::Client,
 }
 
 impl Endpoint {
@@ -90,14 +90,14 @@ impl Endpoint {
     ///
     /// # Errors
     /// Any [`http::CallError`].
-    pub fn call(
+    pub async fn call(
         &self,
         req: &crate::pipeline::ProviderRequest,
         model: &str,
     ) -> Result<(crate::pipeline::ProviderReply, Usage), http::CallError> {
         match self.protocol {
-            Protocol::Openai => openai::call(self, req, model),
-            Protocol::Anthropic => anthropic::call(self, req, model),
+            Protocol::Openai => openai::call(self, req, model).await,
+            Protocol::Anthropic => anthropic::call(self, req, model).await,
         }
     }
 
@@ -119,10 +119,10 @@ impl Endpoint {
     ///
     /// # Errors
     /// The transport failure.
-    pub fn probe(&self) -> Result<u16, http::CallError> {
+    pub async fn probe(&self) -> Result<u16, http::CallError> {
         match self.protocol {
-            Protocol::Openai => openai::probe(self),
-            Protocol::Anthropic => anthropic::probe(self),
+            Protocol::Openai => openai::probe(self).await,
+            Protocol::Anthropic => anthropic::probe(self).await,
         }
     }
 }

@@ -88,7 +88,7 @@ pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
 ///
 /// # Errors
 /// Any [`CallError`].
-pub fn call(
+pub async fn call(
     endpoint: &Endpoint,
     req: &ProviderRequest,
     model: &str,
@@ -103,7 +103,8 @@ pub fn call(
         &headers(endpoint),
         &body(req, model),
         endpoint.timeout,
-    )?;
+    )
+    .await?;
     parse(&answer)
 }
 
@@ -119,7 +120,7 @@ fn headers(endpoint: &Endpoint) -> Vec<(&'static str, String)> {
 ///
 /// # Errors
 /// Why it is not reachable.
-pub fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
+pub async fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
     let url = format!("{}/models", endpoint.base_url.trim_end_matches('/'));
     get_status(
         &endpoint.client,
@@ -127,4 +128,5 @@ pub fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
         &headers(endpoint),
         endpoint.timeout.min(PROBE_TIMEOUT),
     )
+    .await
 }

@@ -22,11 +22,11 @@ use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
 
 /// One call of a role's export, written once for both call modes: from the synchronous `Pre`
 /// (`$pre`) or from the async one (`$hard`, a `wasmtime::Result` read only by the async
-/// branch), through [`Plugin::invoke`].
+/// branch), through [`Plugin::invoke_async`]. Used in async functions.
 macro_rules! call_both {
     ($plugin:expr, $store:expr, $budget:expr, $pre:expr, $hard:expr,
      $role:ident().$method:ident(store $(, $arg:expr)*)) => {
-        $plugin.invoke(
+        $plugin.invoke_async(
             $store,
             $budget,
             |store| {
@@ -43,6 +43,7 @@ macro_rules! call_both {
                     .await
             },
         )
+        .await
     };
 }
 
@@ -68,21 +69,51 @@ impl Plugin {
         }
     }
 
-    /// Room in the instance pool for one instance in `role`, waiting for it no longer than
-    /// the call's own deadline ([`super::share`]).
+    /// Room in the instance pool for one instance in `role`, waiting for it (blocking the
+    /// thread) no longer than the call's own deadline ([`super::share`]).
     fn room(&self, role: Role, budget: Budget) -> Result<super::share::Slot, PluginError> {
         self.share
             .take(
                 &self.id.name,
                 role,
                 self.footprint,
-                usize::try_from(self.limits.concurrency).unwrap_or(super::share::PER_PLUGIN),
+                self.concurrency(),
                 budget.timeout,
             )
-            .map_err(|why| PluginError::Busy {
-                plugin: self.id.clone(),
-                why,
-            })
+            .map_err(|why| self.busy(why))
+    }
+
+    /// As [`Plugin::room`], waiting as a future (in the epoch-only mode, as the thread: see
+    /// [`Plugin::wait`]).
+    async fn room_async(
+        &self,
+        role: Role,
+        budget: Budget,
+    ) -> Result<super::share::Slot, PluginError> {
+        if self.hard.is_none() {
+            return self.room(role, budget);
+        }
+        self.share
+            .take_async(
+                &self.id.name,
+                role,
+                self.footprint,
+                self.concurrency(),
+                budget.timeout,
+            )
+            .await
+            .map_err(|why| self.busy(why))
+    }
+
+    fn concurrency(&self) -> usize {
+        usize::try_from(self.limits.concurrency).unwrap_or(super::share::PER_PLUGIN)
+    }
+
+    fn busy(&self, why: String) -> PluginError {
+        PluginError::Busy {
+            plugin: self.id.clone(),
+            why,
+        }
     }
 
     /// The budget of load-time calls (`describe`): short and the same for every plugin, so that
@@ -205,7 +236,21 @@ impl Plugin {
         signal: &types::SignalView,
         context: &Arc<ActionContext>,
     ) -> Result<types::Verdict, PluginError> {
-        self.counted(|| self.check_metered_uncounted(action, signal, context))
+        self.wait(self.check_in_async(action, signal, context))
+    }
+
+    /// As [`Plugin::check_in`], as a future (the request path's way to ask a gate).
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub async fn check_in_async(
+        &self,
+        action: &types::Action,
+        signal: &types::SignalView,
+        context: &Arc<ActionContext>,
+    ) -> Result<types::Verdict, PluginError> {
+        self.counted(self.check_metered_uncounted(action, signal, context))
+            .await
             .map(|(verdict, _)| verdict)
     }
 
@@ -219,10 +264,10 @@ impl Plugin {
         action: &types::Action,
         signal: &types::SignalView,
     ) -> Result<(types::Verdict, u64), PluginError> {
-        self.counted(|| self.check_metered_uncounted(action, signal, &Arc::default()))
+        self.wait(self.counted(self.check_metered_uncounted(action, signal, &Arc::default())))
     }
 
-    fn check_metered_uncounted(
+    async fn check_metered_uncounted(
         &self,
         action: &types::Action,
         signal: &types::SignalView,
@@ -233,7 +278,7 @@ impl Plugin {
             .as_ref()
             .ok_or_else(|| self.not_offered("is not a gate"))?;
         let budget = self.gate_budget();
-        let _room = self.room(Role::Gate, budget)?;
+        let _room = self.room_async(Role::Gate, budget).await?;
         let mut store = self.gate_store(context)?;
         let hard = self.hard_roles(|h| h.gate.as_ref());
         let verdict = call_both!(
@@ -263,7 +308,7 @@ impl Plugin {
     /// Make one call into the guest, in `store`, under `budget`. With hard deadlines the call is
     /// a future dropped at the deadline (the Store is then spent: callers discard it), wherever
     /// the guest is, host calls included; else a synchronous call that epochs interrupt.
-    fn invoke<T: CallData + Send, R>(
+    async fn invoke_async<T: CallData + Send, R>(
         &self,
         store: &mut Store<T>,
         budget: Budget,
@@ -273,9 +318,7 @@ impl Plugin {
         if self.hard.is_none() {
             return sync(store).map_err(|e| classify(store, &e, budget));
         }
-        let outcome = wasmtime_wasi::runtime::in_tokio(async {
-            tokio::time::timeout(budget.timeout, hard(&mut *store)).await
-        });
+        let outcome = tokio::time::timeout(budget.timeout, hard(&mut *store)).await;
         match outcome {
             Ok(result) => result.map_err(|e| classify(store, &e, budget)),
             Err(_) => Err(PluginError::TimedOut {
@@ -285,9 +328,40 @@ impl Plugin {
         }
     }
 
-    fn counted<T>(&self, f: impl FnOnce() -> Result<T, PluginError>) -> Result<T, PluginError> {
+    /// As [`Plugin::invoke_async`], waited for by the thread (a [`LiveGate`]).
+    fn invoke<T: CallData + Send, R>(
+        &self,
+        store: &mut Store<T>,
+        budget: Budget,
+        sync: impl FnOnce(&mut Store<T>) -> wasmtime::Result<R>,
+        hard: impl AsyncFnOnce(&mut Store<T>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        self.wait(self.invoke_async(store, budget, sync, hard))
+    }
+
+    /// Wait for one of this plugin's calls from synchronous code. In the epoch-only mode
+    /// ([`super::Deadlines::Epoch`], for measuring) a call never waits on a future (its room
+    /// and the call are synchronous), and the WASI host calls it makes enter tokio themselves,
+    /// so it runs outside any runtime; else on [`crate::blocking::wait`].
+    fn wait<R>(&self, call: impl std::future::Future<Output = R>) -> R {
+        if self.hard.is_some() {
+            return crate::blocking::wait(call);
+        }
+        let mut call = std::pin::pin!(call);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match call.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(r) => r,
+            std::task::Poll::Pending => crate::blocking::wait(call),
+        }
+    }
+
+    /// `call`, counted in the plugin's telemetry.
+    async fn counted<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, PluginError>>,
+    ) -> Result<T, PluginError> {
         let start = Instant::now();
-        let result = f();
+        let result = call.await;
         self.telemetry.record(start, result.is_ok());
         result
     }
@@ -327,10 +401,18 @@ impl Plugin {
     /// [`PluginError::Tool`] for the tool's own error; [`PluginError::NotOffered`] for a tool
     /// it does not have; any limit or trap as for [`Plugin::check`].
     pub fn call_tool(&self, name: &str, args: &str) -> Result<String, PluginError> {
-        self.counted(|| self.call_tool_uncounted(name, args))
+        self.wait(self.call_tool_async(name, args))
     }
 
-    fn call_tool_uncounted(&self, name: &str, args: &str) -> Result<String, PluginError> {
+    /// As [`Plugin::call_tool`], as a future (the request path's way to run a tool).
+    ///
+    /// # Errors
+    /// As for [`Plugin::call_tool`].
+    pub async fn call_tool_async(&self, name: &str, args: &str) -> Result<String, PluginError> {
+        self.counted(self.call_tool_uncounted(name, args)).await
+    }
+
+    async fn call_tool_uncounted(&self, name: &str, args: &str) -> Result<String, PluginError> {
         let pre = self
             .tool
             .as_ref()
@@ -345,7 +427,7 @@ impl Plugin {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.tool_timeout(own),
         };
-        let _room = self.room(Role::Tool, budget)?;
+        let _room = self.room_async(Role::Tool, budget).await?;
         let mut store = self.tool_store(budget)?;
         let hard = self.hard_roles(|h| h.tool.as_ref());
         let result = call_both!(
@@ -379,10 +461,21 @@ impl Plugin {
     /// # Errors
     /// As for [`Plugin::check`].
     pub fn skill_triggers(&self, signal: &types::SignalView) -> Result<bool, PluginError> {
-        self.counted(|| {
+        self.wait(self.skill_triggers_async(signal))
+    }
+
+    /// As [`Plugin::skill_triggers`], as a future.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub async fn skill_triggers_async(
+        &self,
+        signal: &types::SignalView,
+    ) -> Result<bool, PluginError> {
+        self.counted(async {
             let (pre, hard) = self.skill_pres()?;
             let budget = self.skill_budget();
-            let _room = self.room(Role::Tool, budget)?;
+            let _room = self.room_async(Role::Tool, budget).await?;
             let mut store = self.tool_store(budget)?;
             call_both!(
                 self,
@@ -393,6 +486,7 @@ impl Plugin {
                 passepartout_plugin_skill().call_triggers(store, signal)
             )
         })
+        .await
     }
 
     fn skill_pres(
@@ -416,10 +510,21 @@ impl Plugin {
     /// # Errors
     /// As for [`Plugin::check`].
     pub fn skill_prompt(&self, signal: &types::SignalView) -> Result<Option<String>, PluginError> {
-        self.counted(|| {
+        self.wait(self.skill_prompt_async(signal))
+    }
+
+    /// As [`Plugin::skill_prompt`], as a future.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub async fn skill_prompt_async(
+        &self,
+        signal: &types::SignalView,
+    ) -> Result<Option<String>, PluginError> {
+        self.counted(async {
             let (pre, hard) = self.skill_pres()?;
             let budget = self.skill_budget();
-            let _room = self.room(Role::Tool, budget)?;
+            let _room = self.room_async(Role::Tool, budget).await?;
             let mut store = self.tool_store(budget)?;
             let prompt = call_both!(
                 self,
@@ -432,6 +537,7 @@ impl Plugin {
             self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
             Ok(prompt)
         })
+        .await
     }
 
     fn skill_budget(&self) -> Budget {
@@ -445,56 +551,62 @@ impl Plugin {
     }
 
     pub(crate) fn describe_gate(&self) -> Result<types::GateInfo, PluginError> {
-        let pre = self
-            .gate
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a gate"))?;
-        let budget = Self::describe_budget();
-        let _room = self.room(Role::Gate, budget)?;
-        let mut store = self.gate_store_with(&Arc::default(), budget)?;
-        let hard = self.hard_roles(|h| h.gate.as_ref());
-        call_both!(
-            self,
-            &mut store,
-            budget,
-            pre,
-            hard,
-            passepartout_plugin_gate().call_describe(store)
-        )
+        self.wait(async {
+            let pre = self
+                .gate
+                .as_ref()
+                .ok_or_else(|| self.not_offered("is not a gate"))?;
+            let budget = Self::describe_budget();
+            let _room = self.room_async(Role::Gate, budget).await?;
+            let mut store = self.gate_store_with(&Arc::default(), budget)?;
+            let hard = self.hard_roles(|h| h.gate.as_ref());
+            call_both!(
+                self,
+                &mut store,
+                budget,
+                pre,
+                hard,
+                passepartout_plugin_gate().call_describe(store)
+            )
+        })
     }
 
     pub(crate) fn describe_tools(&self) -> Result<Vec<types::ToolInfo>, PluginError> {
-        let pre = self
-            .tool
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a tool"))?;
-        let budget = Self::describe_budget();
-        let _room = self.room(Role::Gate, budget)?;
-        let mut store = self.tool_store(budget)?;
-        let hard = self.hard_roles(|h| h.tool.as_ref());
-        call_both!(
-            self,
-            &mut store,
-            budget,
-            pre,
-            hard,
-            passepartout_plugin_tool().call_describe(store)
-        )
+        self.wait(async {
+            let pre = self
+                .tool
+                .as_ref()
+                .ok_or_else(|| self.not_offered("is not a tool"))?;
+            let budget = Self::describe_budget();
+            let _room = self.room_async(Role::Gate, budget).await?;
+            let mut store = self.tool_store(budget)?;
+            let hard = self.hard_roles(|h| h.tool.as_ref());
+            call_both!(
+                self,
+                &mut store,
+                budget,
+                pre,
+                hard,
+                passepartout_plugin_tool().call_describe(store)
+            )
+        })
     }
 
     pub(crate) fn describe_skill(&self) -> Result<types::SkillInfo, PluginError> {
-        let (pre, hard) = self.skill_pres()?;
-        let budget = Self::describe_budget();
-        let _room = self.room(Role::Gate, budget)?;
-        let mut store = self.tool_store(budget)?;
-        call_both!(
-            self,
-            &mut store,
-            budget,
-            pre,
-            hard,
-            passepartout_plugin_skill().call_describe(store)
-        )
+        self.wait(async {
+            let (pre, hard) = self.skill_pres()?;
+            let budget = Self::describe_budget();
+            let _room = self.room_async(Role::Gate, budget).await?;
+            let mut store = self.tool_store(budget)?;
+            call_both!(
+                self,
+                &mut store,
+                budget,
+                pre,
+                hard,
+                passepartout_plugin_skill().call_describe(store)
+            )
+        })
     }
 
     /// An instance of the gate kept alive across calls: the cheapest way to call a gate many

@@ -174,7 +174,10 @@ impl State {
 #[derive(Debug, Default)]
 pub struct Share {
     state: Mutex<State>,
+    /// Woken when room is given back: threads waiting in [`Share::take`]...
     freed: Condvar,
+    /// ...and futures waiting in [`Share::take_async`].
+    freed_async: tokio::sync::Notify,
 }
 
 /// Room taken for one instance; given back when dropped.
@@ -192,8 +195,9 @@ impl Share {
     }
 
     /// Room for one instance of `plugin` in `role`, waiting up to `wait` (at most
-    /// [`MAX_WAIT`]) for it. A tool or skill plugin may hold `calls` instances at once (its
-    /// `limits.concurrency`) and the same fraction of each other resource.
+    /// [`MAX_WAIT`]) for it, blocking the thread. A tool or skill plugin may hold `calls`
+    /// instances at once (its `limits.concurrency`) and the same fraction of each other
+    /// resource.
     ///
     /// # Errors
     /// No room came within the wait: the message says which limit and names the plugins
@@ -211,12 +215,7 @@ impl Share {
         while let Some(why) = state.refusal(plugin, role, footprint, calls) {
             let now = Instant::now();
             if now >= until {
-                return Err(format!(
-                    "{why}, held by {}; waited {} ms for room. Try again when a call ends, or \
-                     lower the plugins' concurrency",
-                    state.holders(),
-                    wait.min(MAX_WAIT).as_millis()
-                ));
+                return Err(Self::waited(&state, &why, wait));
             }
             state = self
                 .freed
@@ -224,6 +223,59 @@ impl Share {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+        Ok(self.grant(&mut state, plugin, role, footprint))
+    }
+
+    /// As [`Share::take`], waiting as a future (the async request path): a call waiting for
+    /// room holds no thread.
+    ///
+    /// # Errors
+    /// As for [`Share::take`].
+    pub async fn take_async(
+        self: &Arc<Self>,
+        plugin: &str,
+        role: Role,
+        footprint: Footprint,
+        calls: usize,
+        wait: Duration,
+    ) -> Result<Slot, String> {
+        let until = Instant::now() + wait.min(MAX_WAIT);
+        loop {
+            // Registered before the check, so a slot freed in between still wakes this.
+            let freed = self.freed_async.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut state = self.lock();
+                let Some(why) = state.refusal(plugin, role, footprint, calls) else {
+                    return Ok(self.grant(&mut state, plugin, role, footprint));
+                };
+                if Instant::now() >= until {
+                    return Err(Self::waited(&state, &why, wait));
+                }
+            }
+            let _ = tokio::time::timeout_at(until.into(), freed).await;
+        }
+    }
+
+    /// The refusal after a wait of `wait` for room.
+    fn waited(state: &State, why: &str, wait: Duration) -> String {
+        format!(
+            "{why}, held by {}; waited {} ms for room. Try again when a call ends, or lower the \
+             plugins' concurrency",
+            state.holders(),
+            wait.min(MAX_WAIT).as_millis()
+        )
+    }
+
+    /// Count `footprint` as held by `plugin` in `role`.
+    fn grant(
+        self: &Arc<Self>,
+        state: &mut State,
+        plugin: &str,
+        role: Role,
+        footprint: Footprint,
+    ) -> Slot {
         state.all = state.all.plus(footprint);
         let held = state.by_plugin.entry(plugin.to_owned()).or_default();
         *held = held.plus(footprint);
@@ -232,12 +284,12 @@ impl Share {
             let mine = state.tools_by_plugin.entry(plugin.to_owned()).or_default();
             *mine = mine.plus(footprint);
         }
-        Ok(Slot {
+        Slot {
             share: self.clone(),
             plugin: plugin.to_owned(),
             role,
             footprint,
-        })
+        }
     }
 
     /// Whether one instance of a component with `footprint` can ever fit in the share of
@@ -276,6 +328,7 @@ impl Drop for Slot {
         }
         drop(state);
         self.share.freed.notify_all();
+        self.share.freed_async.notify_waiters();
     }
 }
 
