@@ -141,7 +141,10 @@ fn round_trip(client: &mut Client) {
     let (_, reply) = client
         .call(&Request::Act { action: action() })
         .expect("request");
-    assert_eq!(reply["result"]["steps"][0]["outcome"]["result"], "3");
+    assert_eq!(
+        reply["result"]["steps"][0]["outcome"]["result"], "3",
+        "the reply: {reply}"
+    );
 }
 
 /// `clients` clients, each sending `per_client` requests: (round trips per second, p50, p99).

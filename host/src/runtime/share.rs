@@ -466,6 +466,50 @@ mod tests {
     }
 
     #[test]
+    fn calls_waiting_for_room_hold_no_thread() {
+        // One thread runs everything: a wait that blocked it would keep the holder from
+        // ever giving its room back, and every waiter would be refused at MAX_WAIT.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let share = Arc::new(Share::default());
+        let start = Instant::now();
+        let outcomes = rt.block_on(async {
+            let first = share
+                .take_async("serial", Role::Tool, RUST, 1, NOW)
+                .await
+                .expect("room");
+            let waiters: Vec<_> = (0..5)
+                .map(|_| {
+                    let share = share.clone();
+                    tokio::spawn(async move {
+                        let slot = share
+                            .take_async("serial", Role::Tool, RUST, 1, Duration::from_secs(5))
+                            .await?;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        drop(slot);
+                        Ok::<(), String>(())
+                    })
+                })
+                .collect();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            drop(first);
+            let mut outcomes = Vec::new();
+            for w in waiters {
+                outcomes.push(w.await.expect("joins"));
+            }
+            outcomes
+        });
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
     fn the_policy_sets_a_plugin_s_concurrency() {
         let share = Arc::new(Share::default());
         let one = share

@@ -896,23 +896,29 @@ fn the_daemon_listens_before_its_plugins_load_and_requests_wait_for_them() {
     assert_ne!(status(&mut client)["health"], "loading");
 }
 
-#[test]
-fn a_granted_program_cannot_read_the_daemon_s_environment() {
-    let home = tempfile::tempdir().expect("temp dir");
-    let ws = home.path().join("ws");
+/// A policy in `home` granting the shell tool `program` and a read-write workspace holding
+/// `file` (name, text), owned by `nobody` as confined programs run.
+fn shell_granted(home: &Path, program: &str, file: (&str, &str)) {
+    let ws = home.join("ws");
     std::fs::create_dir_all(&ws).expect("mkdir");
-    std::fs::write(ws.join("notes.txt"), "inside\n").expect("write");
+    std::fs::write(ws.join(file.0), file.1).expect("write");
     passepartout_tests::give_to_nobody(&ws);
-    let config = home.path().join("config/passepartout");
+    let config = home.join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
     std::fs::write(
         config.join("policy.toml"),
         format!(
-            "[plugins.shell]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\nprocess = [\"cat\"]\n",
+            "[plugins.shell]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\nprocess = [\"{program}\"]\n",
             ws.display()
         ),
     )
     .expect("policy");
+}
+
+#[test]
+fn a_granted_program_cannot_read_the_daemon_s_environment() {
+    let home = tempfile::tempdir().expect("temp dir");
+    shell_granted(home.path(), "cat", ("notes.txt", "inside\n"));
     // A provider key, where a granted program would look for it.
     let d = start(
         home.path(),
@@ -935,4 +941,50 @@ fn a_granted_program_cannot_read_the_daemon_s_environment() {
     let out = cat(&mut client, &environ);
     assert!(!out.contains("SECRET-IN-ENV"), "{out}");
     assert!(out.contains("Permission denied"), "{out}");
+}
+
+#[test]
+fn programs_that_run_for_seconds_hold_no_worker_and_others_are_answered_meanwhile() {
+    // Requests are async on a worker per core: a granted program that runs for seconds must
+    // not hold one (on 2 cores, two such calls would stall every other client). Eight run at
+    // once, all for their full two seconds, and another client is answered meanwhile.
+    let home = tempfile::tempdir().expect("temp dir");
+    shell_granted(home.path(), "tail", ("log.txt", "a line\n"));
+    let d = start(home.path(), &[], None);
+    let mut probe = d.client();
+    assert_eq!(result(&eval(&mut probe, 1, 1)), "2", "warm");
+    let sleepers: Vec<_> = (0..8)
+        .map(|_| {
+            let mut client = d.client();
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                let (_, reply) = client
+                    .request_raw(
+                        "act",
+                        json!({ "action": { "tool": "shell", "args": { "program": "tail", "args": ["-f", "log.txt"], "timeout_ms": 2000 }, "explanation": "follow the log for two seconds as the test asks" } }),
+                    )
+                    .expect("request");
+                (start.elapsed(), reply)
+            })
+        })
+        .collect();
+    // Let the four programs start.
+    std::thread::sleep(Duration::from_millis(400));
+    let start = Instant::now();
+    let reply = eval(&mut probe, 2, 3);
+    let took = start.elapsed();
+    assert_eq!(result(&reply), "5", "{reply}");
+    assert!(
+        took < Duration::from_millis(1000),
+        "a request waited {took:?} behind running programs"
+    );
+    for sleeper in sleepers {
+        let (elapsed, reply) = sleeper.join().expect("sleeper");
+        // Each followed the log until its own timeout ended it.
+        assert!(reply.to_string().contains("timed out"), "{reply}");
+        assert!(
+            elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(4),
+            "{elapsed:?} (the eight ran one after another?): {reply}"
+        );
+    }
 }

@@ -89,9 +89,8 @@ impl api::Host for ToolData {
                 self.common.plugin
             ));
         }
-        let root = m
-            .store
-            .set_property(&id, &key, &value)
+        // A write commits to SQLite: off the async worker (queries read the in-memory index).
+        let root = crate::blocking::in_place(|| m.store.set_property(&id, &key, &value))
             .map_err(|e| e.to_string())?;
         tracing::info!(plugin = %self.common.plugin, %id, %key, %root, "memory property set");
         Ok(root)

@@ -78,7 +78,9 @@ impl api::Host for ToolData {
                 "this plugin is granted no programs".into(),
             ));
         };
-        let out = run(ctx, cmd);
+        // The program runs for up to the call's deadline: the async worker this call is on
+        // hands its other requests to another thread meanwhile.
+        let out = crate::blocking::in_place(|| run(ctx, cmd));
         if let Err(e) = &out {
             tracing::info!(plugin = %self.common.plugin, "process refused or failed: {e:?}");
         }
