@@ -1521,46 +1521,72 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
     );
 }
 
-#[test]
+/// `passepartout` in `home`, with the author's toolchains where the machine keeps them (cargo
+/// and rustup, componentize-py in pip's user directory, node and npm with their certificates
+/// and download cache) and one build directory for every test: the SDK's dependencies compile
+/// once and componentize-js is installed once.
 #[allow(
     clippy::disallowed_methods,
-    reason = "the author's toolchain is found where the machine keeps it: PATH, RUSTUP_HOME, CARGO_HOME"
+    reason = "the author's toolchain is found where the machine keeps it: PATH, RUSTUP_HOME, CARGO_HOME, pip's and npm's settings"
 )]
-fn the_authoring_loop_new_build_test_install_verify() {
+fn author(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = in_home(env!("CARGO_BIN_EXE_passepartout"), home);
+    cmd.args(args).env(
+        "XDG_CACHE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("authoring"),
+    );
+    for var in [
+        "PATH",
+        "RUSTUP_HOME",
+        "CARGO_HOME",
+        "PYTHONUSERBASE",
+        "NODE_EXTRA_CA_CERTS",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "npm_config_cache",
+        "npm_config_registry",
+    ] {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    if let Some(user) = std::env::var_os("HOME") {
+        let user = Path::new(&user);
+        if std::env::var_os("RUSTUP_HOME").is_none() {
+            cmd.env("RUSTUP_HOME", user.join(".rustup"));
+            cmd.env("CARGO_HOME", user.join(".cargo"));
+        }
+        if std::env::var_os("PYTHONUSERBASE").is_none() {
+            cmd.env("PYTHONUSERBASE", user.join(".local"));
+        }
+        if std::env::var_os("npm_config_cache").is_none() {
+            cmd.env("npm_config_cache", user.join(".npm"));
+        }
+    }
+    cmd.output().expect("run passepartout")
+}
+
+fn said(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A new gate in `lang`, as an author makes it: new, build, test its cases, install, and the
+/// verdicts through `verify`; the audit has nothing to say of it.
+fn gate_authoring_loop(lang: &str) {
     let home = tempfile::tempdir().expect("temp dir");
-    let project = home.path().join("work/no-sudo");
-    let run = |args: &[&str]| {
-        let mut cmd = in_home(env!("CARGO_BIN_EXE_passepartout"), home.path());
-        cmd.args(args)
-            // One build target for every run: the SDK's dependencies compile once.
-            .env(
-                "XDG_CACHE_HOME",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("authoring"),
-            );
-        for var in ["PATH", "RUSTUP_HOME", "CARGO_HOME"] {
-            if let Some(v) = std::env::var_os(var) {
-                cmd.env(var, v);
-            }
-        }
-        if std::env::var_os("RUSTUP_HOME").is_none()
-            && let Some(user) = std::env::var_os("HOME")
-        {
-            cmd.env("RUSTUP_HOME", Path::new(&user).join(".rustup"));
-            cmd.env("CARGO_HOME", Path::new(&user).join(".cargo"));
-        }
-        cmd.output().expect("run passepartout")
-    };
+    let name = format!("no-sudo-{lang}");
+    let project = home.path().join("work").join(&name);
     let dir = project.to_str().expect("utf-8");
-    let said = |out: &Output| {
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    };
+    let run = |args: &[&str]| author(home.path(), args);
     // A user who ran `init`: the shell tool the template's cases run through is granted.
     assert!(run(&["init"]).status.success());
-    let out = run(&["plugin", "new", "no-sudo", "--kind", "gate", "--dir", dir]);
+    let out = run(&[
+        "plugin", "new", &name, "--kind", "gate", "--lang", lang, "--dir", dir,
+    ]);
     assert!(out.status.success(), "{}", said(&out));
     let out = run(&["plugin", "test", dir]);
     assert_eq!(out.status.code(), Some(2), "not built yet: {}", said(&out));
@@ -1571,26 +1597,77 @@ fn the_authoring_loop_new_build_test_install_verify() {
     );
     let out = run(&["plugin", "build", dir]);
     assert!(out.status.success(), "{}", said(&out));
+    // The build leaves the project as the author wrote it (componentize-py's bytecode cache
+    // goes elsewhere).
+    assert!(!project.join("__pycache__").exists());
     let out = run(&["plugin", "test", dir]);
     assert_eq!(out.status.code(), Some(0), "{}", said(&out));
     assert!(said(&out).contains("3 of 3 cases passed"), "{}", said(&out));
     let out = run(&["plugin", "install", dir, "--yes"]);
     assert!(out.status.success(), "{}", said(&out));
-    let out = run(&[
-        "verify",
-        "--action",
-        r#"{"tool":"shell","args":{"program":"sudo","args":["ls"]},"explanation":"list the files as root"}"#,
-        "--json",
-    ]);
-    assert_eq!(out.status.code(), Some(3), "{}", said(&out));
-    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(verdict["detail"]["gate"], "no-sudo", "{verdict}");
+    let verify = |program: &str, args: &[&str]| {
+        let action = serde_json::json!({"tool": "shell", "args": {"program": program, "args": args}, "explanation": "do what the user asked"});
+        let out = run(&["verify", "--action", &action.to_string(), "--json"]);
+        let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (out.status.code(), verdict)
+    };
+    let (code, verdict) = verify("sudo", &["ls"]);
+    assert_eq!(code, Some(3), "{verdict}");
+    assert_eq!(verdict["detail"]["gate"], name.as_str(), "{verdict}");
+    let (code, verdict) = verify("git", &["push"]);
+    assert_eq!(code, Some(4), "{verdict}");
+    assert!(
+        verdict.to_string().contains("git push publishes"),
+        "{verdict}"
+    );
+    let (code, verdict) = verify("git", &["status"]);
+    assert_eq!(code, Some(0), "{verdict}");
     // The template does nothing questionable: the audit has nothing to say of it.
     let audit: serde_json::Value =
         serde_json::from_slice(&run(&["audit", "--json"]).stdout).expect("JSON");
     let mine = audit["plugins"]
         .as_array()
-        .and_then(|p| p.iter().find(|p| p["name"] == "no-sudo"))
+        .and_then(|p| p.iter().find(|p| p["name"] == name.as_str()))
         .expect("audited");
     assert_eq!(mine["findings"], serde_json::json!([]), "{mine}");
+}
+
+#[test]
+fn the_authoring_loop_in_rust() {
+    gate_authoring_loop("rust");
+}
+
+#[test]
+fn the_authoring_loop_in_python() {
+    gate_authoring_loop("python");
+}
+
+#[test]
+fn the_authoring_loop_in_javascript() {
+    gate_authoring_loop("js");
+}
+
+#[test]
+fn new_tools_in_every_language_build_and_pass_their_cases() {
+    let home = tempfile::tempdir().expect("temp dir");
+    for lang in ["rust", "python", "js"] {
+        let dir = home.path().join(format!("shout-{lang}"));
+        let dir = dir.to_str().expect("utf-8");
+        let name = format!("shout-{lang}");
+        let out = author(
+            home.path(),
+            &[
+                "plugin", "new", &name, "--kind", "tool", "--lang", lang, "--dir", dir,
+            ],
+        );
+        assert!(out.status.success(), "{lang}: {}", said(&out));
+        let out = author(home.path(), &["plugin", "build", dir]);
+        assert!(out.status.success(), "{lang}: {}", said(&out));
+        let out = author(home.path(), &["plugin", "test", dir]);
+        assert!(
+            said(&out).contains("2 of 2 cases passed"),
+            "{lang}: {}",
+            said(&out)
+        );
+    }
 }

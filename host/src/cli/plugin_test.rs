@@ -40,10 +40,16 @@ pub fn run(
         Target::Folder(dir) => {
             let (source, manifest) = match passepartout::install::read_source(&dir) {
                 Ok(read) => read,
-                Err(e) if dir.join("Cargo.toml").is_file() => anyhow::bail!(
-                    "{e}; build it first: passepartout plugin build {}",
-                    dir.display()
-                ),
+                Err(e)
+                    if ["Cargo.toml", "app.py", "app.js"]
+                        .iter()
+                        .any(|f| dir.join(f).is_file()) =>
+                {
+                    anyhow::bail!(
+                        "{e}; build it first: passepartout plugin build {}",
+                        dir.display()
+                    )
+                }
                 Err(e) => return Err(e.into()),
             };
             let cases_path = cases_file.map_or_else(|| dir.join("cases.json"), Path::to_owned);
@@ -199,7 +205,7 @@ pub fn build(dir: Option<&Path>) -> anyhow::Result<ExitCode> {
     let dir = dir.unwrap_or(Path::new("."));
     let target = passepartout::dirs::build_dir()
         .context("no cache directory for the shared build target: set XDG_CACHE_HOME")?;
-    let component = passepartout::authoring::build(dir, &target)?;
+    let component = passepartout::authoring::build(dir, &target, &mut |line| errln!("{line}"))?;
     outln!("built {}", component.display());
     Ok(ExitCode::SUCCESS)
 }

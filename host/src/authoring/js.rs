@@ -1,0 +1,114 @@
+//! JavaScript projects: `app.js` built with componentize-js (SpiderMonkey, snapshotted with the
+//! module evaluated), from npm.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{AuthoringError, Kind, WORLD};
+
+/// The componentize-js release `plugin build` installs and a new project's `package.json` asks
+/// for.
+pub const COMPONENTIZE_JS: &str = "0.23.0";
+
+/// The npm package.
+const PACKAGE: &str = "@bytecodealliance/componentize-js";
+
+/// The files of a new JavaScript project (all but `cases.json`).
+pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
+    let mut files = super::interpreted_files(name, kind, 64, "*.wasm\nnode_modules/\n");
+    let source = match kind {
+        Kind::Gate => include_str!("templates/gate.js"),
+        Kind::Tool => include_str!("templates/tool.js"),
+    };
+    files.push(("app.js".into(), source.to_owned()));
+    files.push((
+        "package.json".into(),
+        format!(
+            "{{\n  \"name\": \"{name}\",\n  \"version\": \"0.1.0\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"description\": \"A Passepartout plugin: `passepartout plugin build` builds it.\",\n  \"devDependencies\": {{\n    \"{PACKAGE}\": \"{COMPONENTIZE_JS}\"\n  }}\n}}\n"
+        ),
+    ));
+    files
+}
+
+/// The componentize-js command: the project's own (after `npm install` in it), else the one
+/// `plugin build` keeps under `build_dir` for every project, installed from npm the first time.
+fn componentize_js(
+    dir: &Path,
+    build_dir: &Path,
+    say: &mut dyn FnMut(&str),
+) -> Result<PathBuf, AuthoringError> {
+    let own = dir.join("node_modules/.bin/componentize-js");
+    if own.is_file() {
+        return Ok(own);
+    }
+    let shared = build_dir.join(format!("componentize-js-{COMPONENTIZE_JS}"));
+    let bin = shared.join("node_modules/.bin/componentize-js");
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        return Err(AuthoringError::Missing {
+            what: "Node.js (node and npm)".into(),
+            how: "install Node.js 18 or later (Debian/Ubuntu: apt-get install nodejs npm)".into(),
+        });
+    }
+    say(&format!(
+        "installing {PACKAGE} {COMPONENTIZE_JS} from npm into {} (once for every project; about \
+         400 MB)",
+        shared.display()
+    ));
+    std::fs::create_dir_all(&shared).map_err(super::io(&shared))?;
+    let output = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&shared)
+        .arg(format!("{PACKAGE}@{COMPONENTIZE_JS}"))
+        .output()
+        .map_err(|e| AuthoringError::Missing {
+            what: format!("npm ({e})"),
+            how: "install Node.js 18 or later with npm (Debian/Ubuntu: apt-get install npm)".into(),
+        })?;
+    if !output.status.success() || !bin.is_file() {
+        return Err(AuthoringError::Build(format!(
+            "npm could not install {PACKAGE} {COMPONENTIZE_JS}:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(bin)
+}
+
+/// componentize-js over `app.js` against the project's world. WASI features the plugin cannot
+/// use are left out: all of them for a gate (which gets no WASI from the host), HTTP for a tool
+/// (outbound HTTP is a grant, and its own interface).
+pub(super) fn build(
+    dir: &Path,
+    build_dir: &Path,
+    kind: Kind,
+    component: &Path,
+    say: &mut dyn FnMut(&str),
+) -> Result<(), AuthoringError> {
+    let componentize_js = componentize_js(dir, build_dir, say)?;
+    let disabled: &[&str] = match kind {
+        Kind::Gate => &["stdio", "random", "clocks", "http", "fetch-event"],
+        Kind::Tool => &["http", "fetch-event"],
+    };
+    let output = Command::new(&componentize_js)
+        .current_dir(dir)
+        .args(["app.js", "--wit", "wit", "-n", WORLD, "-d"])
+        .args(disabled)
+        .arg("-o")
+        .arg(component)
+        .output()
+        .map_err(|e| AuthoringError::Missing {
+            what: format!("{} ({e})", componentize_js.display()),
+            how: format!("npm install {PACKAGE}@{COMPONENTIZE_JS}"),
+        })?;
+    if !output.status.success() {
+        return Err(AuthoringError::Build(format!(
+            "componentize-js failed:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! A gate: every action the model (or a person) proposes is shown to it before anything runs.
+
+use passepartout_sdk::{Action, ActionExt, Gate, GateInfo, SignalView, Verdict};
+
+struct Guard;
+
+impl Gate for Guard {
+    fn describe() -> GateInfo {
+        GateInfo {
+            description: "Rejects sudo; asks a person before git push.".into(),
+        }
+    }
+
+    fn check(action: Action, _signal: SignalView) -> Verdict {
+        // What the action would run, whichever tool runs it (see the SDK's `context`).
+        for run in &action.effects().programs {
+            let words: Vec<&str> = std::iter::once(run.program.as_str())
+                .chain(run.argv.iter().map(String::as_str))
+                .collect();
+            if words.contains(&"sudo") {
+                return Verdict::Reject("sudo is not allowed; run it without".into());
+            }
+            if words.windows(2).any(|w| w == ["git", "push"]) {
+                return Verdict::RequireApproval("git push publishes: approve it?".into());
+            }
+        }
+        Verdict::Pass
+    }
+}
+
+passepartout_sdk::export_gate!(Guard);
