@@ -3,6 +3,8 @@
 
 #[path = "../host/build/guests.rs"]
 mod guests;
+#[path = "build/js.rs"]
+mod js;
 #[path = "../host/build/python.rs"]
 #[allow(dead_code)] // `build` is for the host's own Python plugins
 mod python;
@@ -18,6 +20,7 @@ const TEST_PLUGINS: &[&str] = &[
     "old-gate",
     "readme-gate",
     "guarded-tool",
+    "email-twin",
 ];
 
 fn main() {
@@ -37,6 +40,15 @@ fn main() {
         ],
     );
     python_doc_gate(&workspace);
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let email = js::build_gate(&workspace, "email-gate-js", "email-gate", &out_dir);
+    println!("cargo:rustc-env=EMAIL_GATE_JS_WASM={}", email.display());
+    println!(
+        "cargo:rustc-env=EMAIL_GATE_JS_MANIFEST={}",
+        workspace
+            .join("tests/plugins/email-gate-js/plugin.toml")
+            .display()
+    );
     for (name, wasm) in guests::build(&workspace, TEST_PLUGINS) {
         let var = name.to_uppercase().replace('-', "_");
         println!("cargo:rustc-env={var}_WASM={}", wasm.display());

@@ -210,18 +210,20 @@ fn inputs_hash(sources: &[PathBuf], wit: &[PathBuf]) -> String {
     format!("{:032x}", h.0)
 }
 
-/// FNV-1a, 128-bit.
-struct Fnv(u128);
+/// FNV-1a, 128-bit: enough to notice that a build's inputs changed.
+pub struct Fnv(pub u128);
 
 impl Fnv {
     const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
 
-    fn new() -> Self {
+    /// A fresh hash.
+    pub fn new() -> Self {
         Self(Self::OFFSET)
     }
 
-    fn write(&mut self, bytes: &[u8]) {
+    /// Hash `bytes`, then a separator.
+    pub fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 = (self.0 ^ u128::from(*b)).wrapping_mul(Self::PRIME);
         }

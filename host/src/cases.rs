@@ -229,7 +229,7 @@ fn gate(plugin: &Plugin, catalog: &Catalog, case: &Case) -> (String, String, boo
         return (expected, "the gate was not asked".into(), false);
     };
     let reason = first.reason.clone().unwrap_or_default();
-    let got = if reason.is_empty() {
+    let mut got = if reason.is_empty() {
         first.verdict.name().to_owned()
     } else {
         format!("{} ({reason:?})", first.verdict.name())
@@ -239,6 +239,17 @@ fn gate(plugin: &Plugin, catalog: &Catalog, case: &Case) -> (String, String, boo
             .reason
             .as_ref()
             .is_none_or(|r| reason.contains(r.as_str()));
+    // A gate judges what the host derives from the tool's schema: with no such tool here it
+    // saw no effects, and a failing case would not say why.
+    if let Some(tool) = action.tool.as_deref().filter(|_| action.target == "tool")
+        && catalog.identity(tool).is_none()
+        && !ok
+    {
+        got.push_str(&format!(
+            "; no tool {tool:?} is loaded here, so the gate saw no effects of it: run \
+             `passepartout init` (which grants the standard tools) or install the tool"
+        ));
+    }
     (expected, got, ok)
 }
 

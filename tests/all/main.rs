@@ -8,6 +8,7 @@ mod deadlines;
 mod effects;
 mod first_party;
 mod gates;
+mod javascript;
 mod limits;
 mod loading;
 mod memory;

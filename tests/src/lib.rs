@@ -128,6 +128,14 @@ pub const PYTHON_DOC_GATE_MANIFEST: &str = env!("PYTHON_DOC_GATE_MANIFEST");
 pub const GUARDED_TOOL_WASM: &str = env!("GUARDED_TOOL_WASM");
 /// Its manifest.
 pub const GUARDED_TOOL_MANIFEST: &str = env!("GUARDED_TOOL_MANIFEST");
+/// The JavaScript e-mail gate (componentize-js), built from `tests/plugins/email-gate-js`.
+pub const EMAIL_GATE_JS_WASM: &str = env!("EMAIL_GATE_JS_WASM");
+/// Its manifest.
+pub const EMAIL_GATE_JS_MANIFEST: &str = env!("EMAIL_GATE_JS_MANIFEST");
+/// The JavaScript e-mail gate's Rust twin (same pattern, same questions).
+pub const EMAIL_TWIN_WASM: &str = env!("EMAIL_TWIN_WASM");
+/// Its manifest.
+pub const EMAIL_TWIN_MANIFEST: &str = env!("EMAIL_TWIN_MANIFEST");
 
 /// A plugin folder at `dir` as an author or operator has one: the component built at `wasm`
 /// (under its own file name) and the manifest at `manifest` as `plugin.toml`. Returns `dir`.
