@@ -259,3 +259,21 @@ fn manifest_of(dir: &Path) -> Result<crate::runtime::manifest::Manifest, Authori
     crate::runtime::manifest::Manifest::parse(&text)
         .map_err(|e| AuthoringError::NotAProject(format!("{}: {e}", manifest_path.display())))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_authoring_page_shows_the_gates_plugin_new_writes() {
+        let page = include_str!("../../../docs/plugins-authoring.md");
+        for (lang, template) in [
+            ("rust", include_str!("templates/gate.rs")),
+            ("python", include_str!("templates/gate.py")),
+            ("js", include_str!("templates/gate.js")),
+        ] {
+            assert!(
+                page.contains(template),
+                "docs/plugins-authoring.md does not show the {lang} gate as plugin new writes it"
+            );
+        }
+    }
+}
