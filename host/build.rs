@@ -108,7 +108,7 @@ fn sdk_files(workspace: &Path, out_dir: &Path) {
         .expect("the workspace's Cargo.toml parses");
     let deps = &manifest["workspace"]["dependencies"];
     let mut deps_text = String::new();
-    for dep in ["wit-bindgen", "serde", "serde_json"] {
+    for dep in ["wit-bindgen", "serde", "serde_json", "schemars"] {
         writeln!(deps_text, "{dep} = {}", deps[dep]).expect("writing to a String");
     }
     let mut code = String::from(
@@ -127,6 +127,12 @@ fn sdk_files(workspace: &Path, out_dir: &Path) {
     writeln!(
         code,
         "/// The SDK's dependencies, as the workspace pins them (TOML lines).\npub const SDK_DEPENDENCIES: &str = {deps_text:?};"
+    )
+    .expect("writing to a String");
+    writeln!(
+        code,
+        "/// The workspace's Cargo.lock: a new Rust project starts from the versions this release\n/// was built and tested with.\npub const WORKSPACE_LOCK: &str = include_str!({:?});",
+        workspace.join("Cargo.lock").display().to_string()
     )
     .expect("writing to a String");
     std::fs::write(out_dir.join("sdk_files.rs"), code).expect("writing sdk_files.rs into OUT_DIR");

@@ -32,6 +32,14 @@ pub trait GateCheck: Send + Sync {
     fn pure(&self) -> bool {
         true
     }
+    /// Whether this gate is asked about `action`: every gate is asked about every action, but
+    /// a tool's own gate (the `guarded-tool-plugin` world) only about actions naming one of its
+    /// plugin's tools. Decided again for each round, so an action a gate rewrites into one
+    /// naming another tool meets the gates that apply to that one.
+    fn applies_to(&self, action: &Action) -> bool {
+        let _ = action;
+        true
+    }
     /// The verdict on `action`, whose tool and effects are `context`.
     ///
     /// # Errors
@@ -54,6 +62,14 @@ impl GateCheck for Plugin {
     }
     fn priority(&self) -> i32 {
         self.priority
+    }
+    fn applies_to(&self, action: &Action) -> bool {
+        !self.is(crate::runtime::Kind::Tool)
+            || (action.target == "tool"
+                && action
+                    .tool
+                    .as_deref()
+                    .is_some_and(|t| self.tools.iter().any(|info| info.name == t)))
     }
     async fn check(
         &self,
@@ -259,6 +275,9 @@ async fn walk(
     let proposed = current.to_wit();
     let context = Arc::new(catalog.context(current));
     for gate in gates {
+        if !gate.applies_to(current) {
+            continue;
+        }
         let key = memo
             .filter(|_| gate.pure())
             .map(|(m, view)| (*m, Memo::key(*gate, current, view)));

@@ -1648,26 +1648,28 @@ fn the_authoring_loop_in_javascript() {
 }
 
 #[test]
-fn new_tools_in_every_language_build_and_pass_their_cases() {
+fn new_tools_and_skills_in_every_language_build_and_pass_their_cases() {
     let home = tempfile::tempdir().expect("temp dir");
-    for lang in ["rust", "python", "js"] {
-        let dir = home.path().join(format!("shout-{lang}"));
-        let dir = dir.to_str().expect("utf-8");
-        let name = format!("shout-{lang}");
-        let out = author(
-            home.path(),
-            &[
-                "plugin", "new", &name, "--kind", "tool", "--lang", lang, "--dir", dir,
-            ],
-        );
-        assert!(out.status.success(), "{lang}: {}", said(&out));
-        let out = author(home.path(), &["plugin", "build", dir]);
-        assert!(out.status.success(), "{lang}: {}", said(&out));
-        let out = author(home.path(), &["plugin", "test", dir]);
-        assert!(
-            said(&out).contains("2 of 2 cases passed"),
-            "{lang}: {}",
-            said(&out)
-        );
+    for (kind, cases) in [("tool", "2 of 2"), ("skill", "3 of 3")] {
+        for lang in ["rust", "python", "js"] {
+            let name = format!("{kind}-{lang}");
+            let dir = home.path().join(&name);
+            let dir = dir.to_str().expect("utf-8");
+            let out = author(
+                home.path(),
+                &[
+                    "plugin", "new", &name, "--kind", kind, "--lang", lang, "--dir", dir,
+                ],
+            );
+            assert!(out.status.success(), "{name}: {}", said(&out));
+            let out = author(home.path(), &["plugin", "build", dir]);
+            assert!(out.status.success(), "{name}: {}", said(&out));
+            let out = author(home.path(), &["plugin", "test", dir]);
+            assert!(
+                said(&out).contains(&format!("{cases} cases passed")),
+                "{name}: {}",
+                said(&out)
+            );
+        }
     }
 }

@@ -190,7 +190,7 @@ mod args;
 pub mod context;
 mod roles;
 
-pub use args::parse_args;
+pub use args::{parse_args, tool_info};
 pub use bindings::gate::passepartout::plugin::types::{
     Action, GateInfo, LogLevel, SignalView, SkillInfo, ToolError, ToolInfo, Verdict,
 };
@@ -204,12 +204,53 @@ pub fn log(level: LogLevel, message: &str) {
     bindings::gate::passepartout::plugin::host::log(level, message);
 }
 
+/// The JSON crate the SDK speaks (tools' arguments, the configuration): walk an action's args or
+/// build a schema without a dependency of your own.
+pub use serde_json;
+
+/// schemars, for `#[derive(JsonSchema)]` on a tool's arguments ([`tool_info`]), with
+/// `#[schemars(crate = "passepartout_sdk::schemars")]` when the plugin does not depend on it.
+pub use schemars;
+
+/// serde, for `#[derive(Deserialize)]` on a tool's arguments or a configuration type (with
+/// `#[serde(crate = "passepartout_sdk::serde")]` when the plugin does not depend on serde itself).
+pub use serde;
+
 /// This plugin's configuration: the `[config]` table of its `plugin.toml` with the operator's
-/// `[plugins.NAME.config]` keys laid over it, as a JSON object (`{}` when there is none).
+/// `[plugins.NAME.config]` keys laid over it, as a JSON object (`{}` when there is none). To read
+/// it into a type of your own, with an error when it does not fit, use [`config_as`].
 pub fn config() -> serde_json::Value {
     let text = bindings::gate::passepartout::plugin::host::config();
     serde_json::from_str(&text).unwrap_or_else(|_| serde_json::Value::Object(Default::default()))
 }
+
+/// This plugin's configuration ([`config`]) read into `T`.
+///
+/// # Errors
+/// A [`ConfigError`] naming what does not fit (a missing key, a wrong type), for the plugin to
+/// report rather than carry on with defaults the operator did not choose: a gate can reject with
+/// it, a tool can fail with it, and [`log`] can tell the operator.
+pub fn config_as<T: serde::de::DeserializeOwned>() -> Result<T, ConfigError> {
+    let text = bindings::gate::passepartout::plugin::host::config();
+    serde_json::from_str(&text).map_err(|e| ConfigError(e.to_string()))
+}
+
+/// Why the configuration does not fit the type a plugin reads it into ([`config_as`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the plugin's configuration ([config] in plugin.toml, [plugins.NAME.config] in \
+             policy.toml) does not fit: {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// Running programs through the host (tools only; the policy must grant each program by name).
 ///

@@ -60,6 +60,27 @@ macro_rules! export_tool {
     };
 }
 
+/// Export a type implementing both [`Tool`] and [`Gate`] as a tool that brings its own gate
+/// (the `guarded-tool-plugin` world). The host asks that gate about every action naming one of
+/// this plugin's tools, besides every other gate (and, when a gate rewrites an action into one
+/// naming another tool, decides again which gates apply); it never asks it about other tools.
+/// Its manifest says `kinds = ["tool", "gate"]`.
+#[macro_export]
+macro_rules! export_guarded_tool {
+    ($ty:ty) => {
+        #[doc(hidden)]
+        pub struct __PassepartoutGuardedTool;
+        $crate::__tool_guest!(__PassepartoutGuardedTool, $ty, $crate::bindings::tool);
+        $crate::__gate_guest!(__PassepartoutGuardedTool, $ty, $crate::bindings::gate);
+        // Both roles' exports: the component then exports `tool` and `gate` and imports what
+        // the code uses of both worlds, which is the `guarded-tool-plugin` world.
+        #[cfg(target_arch = "wasm32")]
+        $crate::bindings::tool::__export_tool_world!(__PassepartoutGuardedTool with_types_in $crate::bindings::tool);
+        #[cfg(target_arch = "wasm32")]
+        $crate::bindings::gate::__export_gate_world!(__PassepartoutGuardedTool with_types_in $crate::bindings::gate);
+    };
+}
+
 /// Export a type implementing [`Skill`] as this component's `skill` role.
 #[macro_export]
 macro_rules! export_skill {

@@ -231,3 +231,23 @@ fn a_tool_that_brings_its_own_gate_loads_and_its_gate_reads_the_context() {
         .expect("the tool runs");
     assert!(out.contains("context writes: 0"), "{out}");
 }
+
+#[test]
+fn a_tool_s_own_gate_is_asked_about_its_tools_only() {
+    let (p, _cache) = pipeline(
+        vec![source(GUARDED_TOOL_WASM, GUARDED_TOOL_MANIFEST, |m| m)],
+        "",
+    );
+    let asked = |a: serde_json::Value| {
+        wait(p.verify(&action(a), &request()))
+            .trace
+            .iter()
+            .any(|g| g.gate == "guarded-tool")
+    };
+    assert!(asked(json!({"tool": "stamp", "args": {"path": "/tmp/x"}})));
+    // Another tool's action, a reply: not its business (before, it judged every action).
+    assert!(!asked(
+        json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}})
+    ));
+    assert!(!asked(json!({"target": "cli", "text": "hello"})));
+}

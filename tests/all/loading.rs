@@ -191,3 +191,26 @@ fn a_plugin_directory_loads_what_it_can_and_reports_the_rest() {
         "{messages:#?}"
     );
 }
+
+#[test]
+fn a_plugin_reads_its_configuration_into_a_type_and_hears_what_does_not_fit() {
+    // The SDK's `config_as`: the operator's [plugins.NAME.config] read into the plugin's type;
+    // a value of the wrong type is an error naming it, never a silent default.
+    let (rt, _scratch) = crate::fresh_runtime();
+    let call = |policy: &str| {
+        crate::hostile_tool(&rt, policy)
+            .call_tool("typed-config", "{}")
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        call("[plugins.hostile-tool.config]\ncopies = 3\n"),
+        Ok("copies = 3".into())
+    );
+    let wrong = call("[plugins.hostile-tool.config]\ncopies = \"many\"\n").expect_err("refused");
+    assert!(
+        wrong.contains("does not fit") && wrong.contains("\"many\""),
+        "{wrong}"
+    );
+    let missing = call("").expect_err("refused");
+    assert!(missing.contains("missing field `copies`"), "{missing}");
+}

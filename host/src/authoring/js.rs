@@ -19,6 +19,7 @@ pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
     let source = match kind {
         Kind::Gate => include_str!("templates/gate.js"),
         Kind::Tool => include_str!("templates/tool.js"),
+        Kind::Skill => include_str!("templates/skill.js"),
     };
     files.push(("app.js".into(), source.to_owned()));
     files.push((
@@ -90,7 +91,7 @@ pub(super) fn build(
     let componentize_js = componentize_js(dir, build_dir, say)?;
     let disabled: &[&str] = match kind {
         Kind::Gate => &["stdio", "random", "clocks", "http", "fetch-event"],
-        Kind::Tool => &["http", "fetch-event"],
+        Kind::Tool | Kind::Skill => &["http", "fetch-event"],
     };
     let output = Command::new(&componentize_js)
         .current_dir(dir)

@@ -16,6 +16,8 @@ include!(concat!(env!("OUT_DIR"), "/sdk_files.rs"));
 const GATE_CASES: &str = include_str!("templates/gate-cases.json");
 /// The cases every new tool starts with.
 const TOOL_CASES: &str = include_str!("templates/tool-cases.json");
+/// The cases every new skill starts with.
+const SKILL_CASES: &str = include_str!("templates/skill-cases.json");
 
 /// What a new plugin is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -24,6 +26,8 @@ pub enum Kind {
     Gate,
     /// Does work the model asks for.
     Tool,
+    /// Takes up signals and gives the model a prompt for them.
+    Skill,
 }
 
 /// The language of a new plugin.
@@ -112,6 +116,7 @@ pub fn new_project(
         match kind {
             Kind::Gate => GATE_CASES,
             Kind::Tool => TOOL_CASES,
+            Kind::Skill => SKILL_CASES,
         }
         .to_owned(),
     ));
@@ -143,8 +148,10 @@ pub fn build(
     let manifest = manifest_of(dir)?;
     let kind = if manifest.kinds.contains(&crate::runtime::Kind::Gate) {
         Kind::Gate
-    } else {
+    } else if manifest.kinds.contains(&crate::runtime::Kind::Tool) {
         Kind::Tool
+    } else {
+        Kind::Skill
     };
     let component = dir.join(&manifest.component);
     if dir.join("Cargo.toml").is_file() {
@@ -208,6 +215,9 @@ fn world_wit(kind: Kind) -> String {
         Kind::Tool => {
             "    import host;\n    // To run granted programs or read the memory store, import them here (and\n    // ask for the grant in plugin.toml): `import process;`, `import memory;`.\n    export tool;\n"
         }
+        Kind::Skill => {
+            "    import host;\n    // To read the memory store, import it here (and ask for the grant in\n    // plugin.toml): `import memory;`.\n    export skill;\n"
+        }
     };
     format!(
         "package passepartout:plugin@0.1.1;\n\n/// This plugin's world: what it imports from the host and what it exports.\nworld {WORLD} {{\n{body}}}\n"
@@ -248,6 +258,9 @@ fn manifest(name: &str, kind: Kind, component: &str) -> String {
         ),
         Kind::Tool => format!(
             "name = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Returns a text in capital letters.\"\nkinds = [\"tool\"]\ncomponent = \"{component}\"\n"
+        ),
+        Kind::Skill => format!(
+            "name = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Turns '#standup notes' into a request for a stand-up summary.\"\nkinds = [\"skill\"]\npriority = 10\ncomponent = \"{component}\"\n"
         ),
     }
 }

@@ -16,6 +16,7 @@ pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
     let source = match kind {
         Kind::Gate => include_str!("templates/gate.py"),
         Kind::Tool => include_str!("templates/tool.py"),
+        Kind::Skill => include_str!("templates/skill.py"),
     };
     files.push(("app.py".into(), source.to_owned()));
     files

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{AuthoringError, Kind, SDK_DEPENDENCIES, SDK_FILES};
+use super::{AuthoringError, Kind, SDK_DEPENDENCIES, SDK_FILES, WORKSPACE_LOCK};
 
 /// The files of a new Rust project (all but `cases.json`).
 pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
@@ -20,21 +20,20 @@ pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
             env!("CARGO_PKG_VERSION")
         ),
     ));
-    // A tool reads its arguments into a type of its own.
-    let serde = match kind {
-        Kind::Tool => "serde = { version = \"1\", features = [\"derive\"] }\n",
-        Kind::Gate => "",
-    };
     files.push((
         "Cargo.toml".into(),
         format!(
-            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\npassepartout-sdk = {{ path = \"sdk/passepartout-sdk\" }}\n{serde}\n# Its own workspace: it builds wherever the folder sits.\n[workspace]\n"
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\npassepartout-sdk = {{ path = \"sdk/passepartout-sdk\" }}\n\n# Its own workspace: it builds wherever the folder sits.\n[workspace]\n"
         ),
     ));
+    // The versions this release was built and tested with (cargo drops what the project does
+    // not use on its first build).
+    files.push(("Cargo.lock".into(), WORKSPACE_LOCK.to_owned()));
     files.push((".gitignore".into(), "/target\n*.wasm\n".into()));
     let source = match kind {
         Kind::Gate => include_str!("templates/gate.rs"),
         Kind::Tool => include_str!("templates/tool.rs"),
+        Kind::Skill => include_str!("templates/skill.rs"),
     };
     files.push(("src/lib.rs".into(), source.to_owned()));
     files.push((

@@ -1,9 +1,14 @@
 //! A tool: the model calls it by name with JSON arguments; it runs in a fresh sandbox each time.
 
-use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args};
+use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args, schemars, serde, tool_info};
 
-#[derive(serde::Deserialize)]
+/// What `shout` takes. The model is shown this type's JSON Schema, so what it is told is what
+/// the tool parses; the doc comments are the descriptions it reads.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "passepartout_sdk::serde")]
+#[schemars(crate = "passepartout_sdk::schemars")]
 struct Shout {
+    /// The text to return in capital letters.
     text: String,
 }
 
@@ -11,12 +16,11 @@ struct Upper;
 
 impl Tool for Upper {
     fn describe() -> Vec<ToolInfo> {
-        vec![ToolInfo {
-            name: "shout".into(),
-            description: "Returns the text in capital letters.".into(),
-            parameters: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#.into(),
-            read_only: true,
-        }]
+        vec![tool_info::<Shout>(
+            "shout",
+            "Returns the text in capital letters.",
+            true,
+        )]
     }
 
     fn call(_name: String, args: String) -> Result<String, ToolError> {

@@ -1,19 +1,15 @@
-//! A tool that brings its own guard (`guarded-tool-plugin`): the tool `stamp` "writes" the
-//! path it is given (it only echoes it); the gate refuses any action whose effects write
-//! outside `/tmp`, asking the host through `action-context`, whichever tool it names.
+//! A tool that brings its own guard (`guarded-tool-plugin`, through the SDK's
+//! `export_guarded_tool!`): the tool `stamp` "writes" the path it is given (it only echoes it);
+//! the gate refuses any action of its tool whose effects write outside `/tmp`, asking the host
+//! through `action-context`. The host asks it only about actions naming `stamp`.
 
-wit_bindgen::generate!({
-    world: "guarded-tool-plugin",
-    path: "../../../wit",
-});
-
-use exports::passepartout::plugin::gate::{self, Action, GateInfo, SignalView, Verdict};
-use exports::passepartout::plugin::tool::{self, ToolError, ToolInfo};
-use passepartout::plugin::action_context;
+use passepartout_sdk::{
+    Action, ActionExt, Gate, GateInfo, SignalView, Tool, ToolError, ToolInfo, Verdict,
+};
 
 struct Guarded;
 
-impl tool::Guest for Guarded {
+impl Tool for Guarded {
     fn describe() -> Vec<ToolInfo> {
         vec![ToolInfo {
             name: "stamp".into(),
@@ -25,20 +21,21 @@ impl tool::Guest for Guarded {
 
     fn call(_name: String, args: String) -> Result<String, ToolError> {
         // A tool call has no action under check: the host answers "nothing".
-        let seen = action_context::effects().writes.len();
+        let seen = passepartout_sdk::context::effects().writes.len();
         Ok(format!("stamped {args} (context writes: {seen})"))
     }
 }
 
-impl gate::Guest for Guarded {
+impl Gate for Guarded {
     fn describe() -> GateInfo {
         GateInfo {
             description: "refuses writes outside /tmp".into(),
         }
     }
 
-    fn check(_proposed: Action, _signal: SignalView) -> Verdict {
-        let outside = action_context::effects()
+    fn check(action: Action, _signal: SignalView) -> Verdict {
+        let outside = action
+            .effects()
             .writes
             .into_iter()
             .find(|w| !w.guest.starts_with("/tmp/"));
@@ -52,5 +49,4 @@ impl gate::Guest for Guarded {
     }
 }
 
-#[cfg(target_arch = "wasm32")]
-export!(Guarded);
+passepartout_sdk::export_guarded_tool!(Guarded);

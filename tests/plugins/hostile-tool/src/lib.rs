@@ -9,9 +9,31 @@ use passepartout_sdk::{Tool, ToolError, ToolInfo};
 pub struct Hostile;
 
 const TOOLS: &[&str] = &[
-    "read", "write", "env", "args", "connect", "spin", "grow", "recurse", "panic", "huge", "echo",
-    "sleep", "fill", "symlink", "shout",
+    "read",
+    "write",
+    "env",
+    "args",
+    "connect",
+    "spin",
+    "grow",
+    "recurse",
+    "panic",
+    "huge",
+    "echo",
+    "sleep",
+    "fill",
+    "symlink",
+    "shout",
+    "typed-config",
 ];
+
+/// What `typed-config` reads its configuration into.
+#[derive(serde::Deserialize)]
+#[serde(crate = "passepartout_sdk::serde")]
+struct Typed {
+    /// A count.
+    copies: u64,
+}
 
 fn arg(args: &str, key: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(args).unwrap_or_default();
@@ -122,6 +144,10 @@ impl Tool for Hostile {
             "panic" => panic!("hostile plugin panics on purpose"),
             "huge" => Ok("x".repeat(50_000_000)),
             "echo" => Ok(arg(&args, "text")),
+            // The configuration read into a type: its value, or the SDK's error as the tool's.
+            "typed-config" => passepartout_sdk::config_as::<Typed>()
+                .map(|t| format!("copies = {}", t.copies))
+                .map_err(|e| ToolError::Failed(e.to_string())),
             // 128 KiB to stderr, twice its cap.
             "shout" => {
                 for _ in 0..128 {
