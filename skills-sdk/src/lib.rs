@@ -37,26 +37,30 @@
 //!
 //! ## A complete tool
 //!
-//! ```no_run
-//! use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args};
+//! Its arguments are a type of its own: [`parse_args`] reads a call into it, and [`tool_info`]
+//! shows the model that type's JSON Schema, so what the model is told is what the tool parses.
 //!
-//! #[derive(serde::Deserialize)]
-//! struct Shout { text: String }
+//! ```no_run
+//! use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args, schemars, serde, tool_info};
+//!
+//! /// What `shout` takes (the doc comments are the descriptions the model reads).
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(crate = "passepartout_sdk::serde")]
+//! #[schemars(crate = "passepartout_sdk::schemars")]
+//! struct Shout {
+//!     /// The text to return in capital letters.
+//!     text: String,
+//! }
 //!
 //! struct Upper;
 //!
 //! impl Tool for Upper {
 //!     fn describe() -> Vec<ToolInfo> {
-//!         vec![ToolInfo {
-//!             name: "shout".into(),
-//!             description: "Returns the text in capital letters.".into(),
-//!             // Arguments that name a program, its argv, a command line, a path read or
-//!             // written, a URL or a memory node carry "x-effect" (program, argv,
-//!             // command-line, path-read, path-write, url, memory-write), so that gates see
-//!             // what a call does; this tool touches nothing, so it marks nothing.
-//!             parameters: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#.into(),
-//!             read_only: true,
-//!         }]
+//!         // Arguments that name a program, its argv, a command line, a path read or written,
+//!         // a URL or a memory node carry "x-effect" (program, argv, command-line, path-read,
+//!         // path-write, url, memory-write: `#[schemars(extend("x-effect" = "path-read"))]`
+//!         // on the field), so that gates see what a call does; this tool touches nothing.
+//!         vec![tool_info::<Shout>("shout", "Returns the text in capital letters.", true)]
 //!     }
 //!
 //!     fn call(name: String, args: String) -> Result<String, ToolError> {
@@ -72,15 +76,17 @@
 //!
 //! ## Build and install
 //!
-//! The crate is a `cdylib`:
+//! The quickest way: `passepartout plugin new NAME` writes a project with this crate's sources
+//! beside it (it is not on a registry), `passepartout plugin build` builds it, `plugin test`
+//! runs its cases and `plugin install` installs it (`docs/plugins-authoring.md`). By hand, the
+//! crate is a `cdylib`:
 //!
 //! ```toml
 //! [lib]
 //! crate-type = ["cdylib"]
 //!
 //! [dependencies]
-//! passepartout-sdk = { path = "../passepartout/skills-sdk" }   # a checkout of this repository (not on crates.io yet)
-//! serde = { version = "1", features = ["derive"] }
+//! passepartout-sdk = { path = "../passepartout/skills-sdk" }   # a checkout of this repository (not on crates.io)
 //! ```
 //!
 //! Then, once per machine `rustup target add wasm32-wasip2`, and
