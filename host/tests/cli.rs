@@ -1531,7 +1531,8 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
 )]
 fn author(home: &Path, args: &[&str]) -> Output {
     let mut cmd = in_home(env!("CARGO_BIN_EXE_passepartout"), home);
-    cmd.args(args).env(
+    // In the home, where relative project paths are resolved.
+    cmd.current_dir(home).args(args).env(
         "XDG_CACHE_HOME",
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("authoring"),
     );
@@ -1595,7 +1596,8 @@ fn gate_authoring_loop(lang: &str) {
         "{}",
         said(&out)
     );
-    let out = run(&["plugin", "build", dir]);
+    // As the docs write it: a path relative to where the author stands.
+    let out = run(&["plugin", "build", &format!("work/{name}")]);
     assert!(out.status.success(), "{}", said(&out));
     // The build leaves the project as the author wrote it (componentize-py's bytecode cache
     // goes elsewhere).
@@ -1653,8 +1655,8 @@ fn new_tools_and_skills_in_every_language_build_and_pass_their_cases() {
     for (kind, cases) in [("tool", "2 of 2"), ("skill", "3 of 3")] {
         for lang in ["rust", "python", "js"] {
             let name = format!("{kind}-{lang}");
-            let dir = home.path().join(&name);
-            let dir = dir.to_str().expect("utf-8");
+            // Relative to the home, where `author` runs.
+            let dir = name.as_str();
             let out = author(
                 home.path(),
                 &[

@@ -122,3 +122,38 @@ fn epoch_deadlines_alone_do_not_cut_a_host_call() {
         start.elapsed()
     );
 }
+
+#[test]
+fn a_guest_computing_hard_gives_its_thread_back() {
+    // One thread runs both: a tool spinning in its own code until its deadline, and a timer
+    // due in 50 ms. A guest that never yields would keep the thread (and a daemon's worker)
+    // to itself until its deadline: the timer would fire a second late.
+    let (rt, _cache) = fresh_runtime();
+    let tool = hostile_tool(
+        &rt,
+        "[plugins.hostile-tool.limits]\ntool_timeout_ms = { spin = 1000 }\n",
+    );
+    let executor = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let start = Instant::now();
+    let (timer, spun) = executor.block_on(async {
+        let timer = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            start.elapsed()
+        };
+        let spin = async {
+            let result = tool.call_tool_async("spin", "{}").await;
+            (result, start.elapsed())
+        };
+        tokio::join!(timer, spin)
+    });
+    assert!(
+        timer < Duration::from_millis(300),
+        "the timer fired after {timer:?}: the spinning guest held the thread"
+    );
+    let (result, took) = spun;
+    assert!(result.is_err(), "a spin does not return: {result:?}");
+    ends_at(Duration::from_millis(1000), took, "the spinning tool");
+}

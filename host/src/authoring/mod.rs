@@ -145,6 +145,9 @@ pub fn build(
     build_dir: &Path,
     say: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, AuthoringError> {
+    // The toolchains run in other directories (the project, a staging copy): every path they
+    // are given is absolute.
+    let dir = &std::path::absolute(dir).map_err(io(dir))?;
     let manifest = manifest_of(dir)?;
     let kind = if manifest.kinds.contains(&crate::runtime::Kind::Gate) {
         Kind::Gate

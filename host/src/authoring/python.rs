@@ -78,20 +78,17 @@ pub(super) fn build(
     component: &Path,
 ) -> Result<(), AuthoringError> {
     let componentize_py = componentize_py()?;
-    let stage = build_dir.join("python").join(name);
-    let _ = std::fs::remove_dir_all(&stage);
+    // A staging copy of its own for each build: two projects of one name never clobber each
+    // other's, and the copy is gone with the build.
+    let stages = build_dir.join("python");
+    std::fs::create_dir_all(&stages).map_err(io(&stages))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir_in(&stages)
+        .map_err(io(&stages))?;
+    let stage = stage.path();
     let sources = stage.join("src");
-    std::fs::create_dir_all(&sources).map_err(io(&sources))?;
-    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
-        let path = entry.map_err(io(dir))?.path();
-        if path.extension().is_some_and(|e| e == "py") && path.is_file() {
-            let Some(file) = path.file_name() else {
-                continue;
-            };
-            let to = sources.join(file);
-            std::fs::copy(&path, &to).map_err(io(&path))?;
-        }
-    }
+    copy_sources(dir, &sources)?;
     // An empty virtual environment: componentize-py adds the active one's site-packages (or
     // the machine's) to the module's path; the component must not depend on this machine.
     let no_packages = stage.join("no-site-packages");
@@ -121,6 +118,41 @@ pub(super) fn build(
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         )));
+    }
+    Ok(())
+}
+
+/// Copy the project's Python sources and data (packages included) from `from` into `into`,
+/// leaving out what is not the plugin: bytecode caches, components, the WIT, version control
+/// and virtual environments.
+fn copy_sources(from: &Path, into: &Path) -> Result<(), AuthoringError> {
+    const SKIP: &[&str] = &[
+        "__pycache__",
+        "wit",
+        ".git",
+        ".venv",
+        "venv",
+        "node_modules",
+    ];
+    std::fs::create_dir_all(into).map_err(io(into))?;
+    for entry in std::fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let kind = entry.file_type().map_err(io(&path))?;
+        if SKIP.iter().any(|s| name == *s)
+            || path
+                .extension()
+                .is_some_and(|e| e == "wasm" || e == "partial")
+        {
+            continue;
+        }
+        let to = into.join(&name);
+        if kind.is_dir() {
+            copy_sources(&path, &to)?;
+        } else if kind.is_file() {
+            std::fs::copy(&path, &to).map_err(io(&path))?;
+        }
     }
     Ok(())
 }

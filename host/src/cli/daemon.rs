@@ -153,9 +153,11 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Requests are async from the socket to the tool; a journal commit (SQLite, fsync)
-        // runs in place while its worker's other tasks move to one of these threads
-        // (`passepartout::blocking::in_place`), as do reloads and memory saves.
-        .max_blocking_threads(64)
+        // or a granted program runs in place while its worker's other tasks move to one of
+        // these threads (`passepartout::blocking::in_place`); reloads and memory saves run on
+        // them too. Room for every tool call the instance pool allows at once (48), each
+        // running a program, with as many again for commits and the rest.
+        .max_blocking_threads(128)
         .build()?;
     let problems = Arc::new(std::sync::Mutex::new(Vec::new()));
     let reload = super::reload::DaemonReload {

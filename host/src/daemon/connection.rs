@@ -381,7 +381,17 @@ impl Server {
                     Op::Status | Op::Ping => swap.current(),
                     _ => swap.current_when_ready(BOOT_PATIENCE).await,
                 };
-                let answer = ops::handle(&pipeline, &swap, request, &meta, facts).await;
+                // A task of its own: a panic anywhere in the request is an answer (the request
+                // failed), not a client left waiting for ever.
+                let answer = tokio::spawn(async move {
+                    ops::handle(&pipeline, &swap, request, &meta, facts).await
+                })
+                .await
+                .unwrap_or_else(|e| {
+                    Err(ops::Refused::Failed(format!(
+                        "the request failed inside the daemon: {e}"
+                    )))
+                });
                 let reply = match answer {
                     Ok(result) => {
                         for trace in result.traces() {

@@ -153,7 +153,7 @@ impl Refused {
 /// What was refused and why, for the client.
 pub async fn handle(
     pipeline: &Agent,
-    swap: &Swap,
+    swap: &std::sync::Arc<Swap>,
     request: Request,
     meta: &Meta,
     facts: Facts,
@@ -173,8 +173,13 @@ pub async fn handle(
     };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
+        // A reload compiles and loads plugins, and waits for any reload under way: on a thread
+        // of its own (like `Server::reload`), never holding an async worker meanwhile.
         Request::Reload => {
-            crate::blocking::in_place(|| swap.reload_if_changed("requested by a client"))
+            let swap = swap.clone();
+            tokio::task::spawn_blocking(move || swap.reload_if_changed("requested by a client"))
+                .await
+                .unwrap_or_else(|e| Err(format!("the reload failed inside the daemon: {e}")))
                 .map(Reply::Reloaded)
                 .map_err(Refused::Failed)
         }

@@ -332,19 +332,26 @@ impl Server {
         let mut tasks = tokio::task::JoinSet::new();
         let heartbeat = {
             let me = self.clone();
+            let mut stopping = self.stopping.subscribe();
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(me.config.heartbeat);
                 tick.tick().await;
                 let mut beat: u64 = 0;
                 loop {
-                    tick.tick().await;
+                    // Stopping ends the loop between turns, never inside one (a turn may be
+                    // running a tool): the daemon waits for the turn under way.
+                    tokio::select! {
+                        _ = tick.tick() => {}
+                        _ = stopping.wait_for(|stop| *stop) => break,
+                    }
                     beat += 1;
                     let p = me.swap.current();
                     // Each heartbeat is a session of its own for the token budget (as one
                     // `send` is); the day's budget bounds them all together.
                     let mut signal = Signal::event("heartbeat", None, Some("daemon"));
                     signal.meta.client = Some(format!("{}:heartbeat:{beat}", me.router.boot()));
-                    let _ = p.run(signal).await;
+                    // A task of its own: a turn that panics does not end the heartbeats.
+                    let _ = tokio::spawn(async move { p.run(signal).await }).await;
                 }
             })
         };
@@ -379,7 +386,6 @@ impl Server {
                 },
             }
         }
-        heartbeat.abort();
         if let Some(w) = watcher {
             w.abort();
         }
@@ -392,6 +398,7 @@ impl Server {
         );
         let _ = tokio::time::timeout(Duration::from_secs(10), async {
             while tasks.join_next().await.is_some() {}
+            let _ = heartbeat.await;
         })
         .await;
         saver.abort();

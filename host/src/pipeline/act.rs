@@ -273,7 +273,7 @@ impl Agent {
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal).await;
         if let (Some(snap), Some(memory)) = (undo, &self.memory) {
-            cycle.undo = Some((snap, memory.root()));
+            cycle.undo = Some((snap, crate::blocking::in_place(|| memory.root())));
         }
         let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
         let formatted = format_result(&tool, &result);

@@ -95,7 +95,7 @@ impl Agent {
         let Some(memory) = &self.memory else { return };
         // Only this cycle's own change is undone: if anything wrote since (another cycle, an
         // auto-save), moving the root back would throw that away too.
-        if memory.root() != left {
+        if crate::blocking::in_place(|| memory.root()) != left {
             self.log(format!(
                 "memory not rolled back to snapshot #{}: it changed since this cycle's tool ran",
                 snap.seq

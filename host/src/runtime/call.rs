@@ -47,6 +47,10 @@ macro_rules! call_both {
     };
 }
 
+/// Fuel a guest burns between two yields to the async executor (about 1–10 ms of work): far
+/// more than a Rust gate's whole call (4–18 k), about ten of a Python gate's.
+const YIELD_FUEL: u64 = 1_000_000;
+
 /// Budget for one call.
 #[derive(Clone, Copy)]
 struct Budget {
@@ -206,6 +210,17 @@ impl Plugin {
             })?;
         store.set_epoch_deadline(ticks(budget.timeout));
         store.epoch_deadline_trap();
+        if self.hard.is_some() {
+            // A guest computing for long gives its async worker back every so often (a few
+            // milliseconds of work): other requests go on, and the call's own timeout can end
+            // it there. The epoch deadline still traps it wherever it is.
+            store
+                .fuel_async_yield_interval(Some(YIELD_FUEL))
+                .map_err(|e| PluginError::Setup {
+                    plugin: self.id.clone(),
+                    detail: e.to_string(),
+                })?;
+        }
         Ok(store)
     }
 

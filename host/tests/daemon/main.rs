@@ -968,7 +968,7 @@ fn programs_that_run_for_seconds_hold_no_worker_and_others_are_answered_meanwhil
             })
         })
         .collect();
-    // Let the four programs start.
+    // Let the eight programs start.
     std::thread::sleep(Duration::from_millis(400));
     let start = Instant::now();
     let reply = eval(&mut probe, 2, 3);

@@ -56,29 +56,29 @@ impl api::Host for ToolData {
             missing_id: q.missing_id,
             limit: Some(q.limit.unwrap_or(100).min(MAX_RESULTS) as usize),
         };
-        m.store
-            .query(&query)
+        // Every call here may read SQLite (the head, an index rebuilt after a change): off the
+        // async worker.
+        crate::blocking::in_place(|| m.store.query(&query))
             .map(|hits| hits.into_iter().map(node).collect())
             .map_err(|e| e.to_string())
     }
 
     fn get(&mut self, id: String) -> Result<Option<api::Node>, String> {
         let m = self.memory()?;
-        m.store
-            .get(&id)
+        crate::blocking::in_place(|| m.store.get(&id))
             .map(|h| h.map(node))
             .map_err(|e| e.to_string())
     }
 
     fn awareness(&mut self, max_bytes: u32) -> Result<String, String> {
         let m = self.memory()?;
-        m.store
-            .awareness(max_bytes.min(1 << 20) as usize)
+        crate::blocking::in_place(|| m.store.awareness(max_bytes.min(1 << 20) as usize))
             .map_err(|e| e.to_string())
     }
 
     fn root(&mut self) -> Result<String, String> {
-        Ok(self.memory()?.store.root())
+        let m = self.memory()?;
+        Ok(crate::blocking::in_place(|| m.store.root()))
     }
 
     fn set_property(&mut self, id: String, key: String, value: String) -> Result<String, String> {
@@ -89,7 +89,7 @@ impl api::Host for ToolData {
                 self.common.plugin
             ));
         }
-        // A write commits to SQLite: off the async worker (queries read the in-memory index).
+        // A write commits to SQLite: off the async worker.
         let root = crate::blocking::in_place(|| m.store.set_property(&id, &key, &value))
             .map_err(|e| e.to_string())?;
         tracing::info!(plugin = %self.common.plugin, %id, %key, %root, "memory property set");
