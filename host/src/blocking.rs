@@ -2,9 +2,10 @@
 //!
 //! - [`in_place`]: the request path is async from the socket to the tool, except where SQLite
 //!   demands blocking (the journal's fsync'd commits, approvals, the memory store, the spend
-//!   log) and for a reload (compiling and loading plugins). Such work runs in place on the
-//!   async worker, which first hands its other tasks to a thread of tokio's blocking pool
-//!   (bounded: the daemon sets its size), so one commit never stalls other requests.
+//!   log) and while a granted program runs. Such work runs in place on the async worker, which
+//!   first hands its other tasks to a thread of tokio's blocking pool (bounded: the daemon sets
+//!   its size), so one commit never stalls other requests. (A reload, which may wait for
+//!   another, gets a blocking-pool thread of its own instead.)
 //! - [`wait`]: a one-shot command (or a test) that has no async runtime of its own waits for a
 //!   future of the request path on the runtime wasmtime's WASI host already keeps.
 
