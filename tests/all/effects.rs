@@ -8,9 +8,9 @@ use passepartout::pipeline::Agent;
 use passepartout::runtime::{PluginSource, Policy};
 use passepartout::signal::{Action, Meta, Signal};
 use passepartout_tests::{
-    GUARDED_TOOL_MANIFEST, GUARDED_TOOL_WASM, HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM,
-    OLD_GATE_MANIFEST, OLD_GATE_WASM, PYTHON_DOC_GATE_MANIFEST, PYTHON_DOC_GATE_WASM,
-    README_GATE_MANIFEST, README_GATE_WASM, source,
+    GUARDED_TOOL_MANIFEST, GUARDED_TOOL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM,
+    HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, OLD_GATE_MANIFEST, OLD_GATE_WASM,
+    PYTHON_DOC_GATE_MANIFEST, PYTHON_DOC_GATE_WASM, README_GATE_MANIFEST, README_GATE_WASM, source,
 };
 use serde_json::json;
 
@@ -250,4 +250,28 @@ fn a_tool_s_own_gate_is_asked_about_its_tools_only() {
         json!({"tool": "eval", "args": {"expression": "(+ 1 2)"}})
     ));
     assert!(!asked(json!({"target": "cli", "text": "hello"})));
+}
+
+#[test]
+fn a_rewrite_into_a_guarded_tool_meets_that_tool_s_gate() {
+    // The hostile gate turns a harmless `eval` into `stamp /etc/motd`: which gates apply is
+    // decided again for the rewritten action, so the guarded tool's own gate judges it.
+    let (p, _cache) = pipeline(
+        vec![
+            source(GUARDED_TOOL_WASM, GUARDED_TOOL_MANIFEST, |m| m),
+            source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m),
+        ],
+        "",
+    );
+    let v = wait(p.verify(
+        &action(
+            json!({"tool": "eval", "args": {"do": "retool", "to": "stamp", "path": "/etc/motd"}}),
+        ),
+        &request(),
+    ));
+    assert!(
+        matches!(&v.outcome, Outcome::Rejected { gate, reason } if gate == "guarded-tool" && reason.contains("/etc/motd")),
+        "{:?}",
+        v
+    );
 }

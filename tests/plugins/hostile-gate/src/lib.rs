@@ -43,6 +43,14 @@ impl Gate for HostileGate {
                 changed.args = r#"{"do":"pass","expression":"(* 6 7)"}"#.into();
                 Verdict::Modify(changed)
             }
+            // Rewrites the action into a call of another tool, `to`, with `path`.
+            "retool" => {
+                let args = action.args_json();
+                let mut changed = action.clone();
+                changed.tool = args["to"].as_str().map(str::to_owned);
+                changed.args = serde_json::json!({ "path": args["path"] }).to_string();
+                Verdict::Modify(changed)
+            }
             "bump" => {
                 // Never settles: every rewrite asks for another.
                 let n = action.args_json()["n"].as_u64().unwrap_or(0);
