@@ -119,6 +119,22 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     let (ip, port) = listen_address(common, section)?;
     let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        // Requests are async from the socket to the tool; a journal commit (SQLite, fsync)
+        // or a granted program runs in place while its worker's other tasks move to one of
+        // these threads (`passepartout::blocking::in_place`); reloads and memory saves run on
+        // them too. Room for every tool call the instance pool allows at once (48), each
+        // running a program, with as many again for commits and the rest.
+        .max_blocking_threads(128)
+        .build()?;
+    // The stop signals are caught from before the rendezvous says where the daemon is: a
+    // SIGTERM sent as soon as it appears stops the daemon cleanly, never by the signal's
+    // default action (a killed process, its rendezvous left behind).
+    let stop = {
+        let _entered = runtime.enter();
+        StopSignals::register()
+    };
     if let Some(path) = &rendezvous {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -150,15 +166,6 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         }),
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        // Requests are async from the socket to the tool; a journal commit (SQLite, fsync)
-        // or a granted program runs in place while its worker's other tasks move to one of
-        // these threads (`passepartout::blocking::in_place`); reloads and memory saves run on
-        // them too. Room for every tool call the instance pool allows at once (48), each
-        // running a program, with as many again for commits and the rest.
-        .max_blocking_threads(128)
-        .build()?;
     let problems = Arc::new(std::sync::Mutex::new(Vec::new()));
     let reload = super::reload::DaemonReload {
         common: common.clone(),
@@ -173,7 +180,9 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         let listener = tokio::net::TcpListener::from_std(listener)?;
         tokio::spawn(boot(server.clone(), common.clone(), problems));
         tokio::spawn(reload_on_hangup(server.clone()));
-        server.serve(listener, shutdown_signal(interrupt)).await;
+        server
+            .serve(listener, shutdown_signal(stop, interrupt))
+            .await;
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(Duration::from_secs(5));
@@ -255,24 +264,48 @@ async fn reload_on_hangup(server: Arc<Server>) {
     let _ = server;
 }
 
-async fn shutdown_signal(interrupt: Arc<std::sync::atomic::AtomicBool>) {
+/// SIGTERM and SIGINT, registered before the daemon says where it listens.
+struct StopSignals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    /// Register both (inside the runtime's context).
+    fn register() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            StopSignals {
+                term: signal(SignalKind::terminate()).ok(),
+                int: signal(SignalKind::interrupt()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+}
+
+async fn shutdown_signal(stop: StopSignals, interrupt: Arc<std::sync::atomic::AtomicBool>) {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        let (mut term, mut int) = (stop.term, stop.int);
+        if term.is_none() && int.is_none() {
+            let _ = tokio::signal::ctrl_c().await;
+        } else {
+            tokio::select! {
+                Some(()) = async { term.as_mut()?.recv().await } => {}
+                Some(()) = async { int.as_mut()?.recv().await } => {}
+            }
         }
     }
     #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    {
+        let _ = stop;
+        let _ = tokio::signal::ctrl_c().await;
+    }
     errln!("passepartout: stopping");
     // Loops in flight stop before their next round; a cycle already running finishes.
     interrupt.store(true, std::sync::atomic::Ordering::Relaxed);

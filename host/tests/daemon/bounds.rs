@@ -250,3 +250,30 @@ fn a_burst_of_clients_connecting_at_once_is_not_evicted() {
         failures.first()
     );
 }
+
+#[test]
+fn a_stop_sent_the_moment_the_daemon_says_where_it_is_stops_it_cleanly() {
+    // The rendezvous appears only once SIGTERM is caught: a `passepartout stop` (or a service
+    // manager) that signals at once never kills the daemon by the signal's default action.
+    for _ in 0..5 {
+        let home = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
+        let rendezvous = home.path().join("run/passepartout/daemon.json");
+        let mut child = command(home.path(), &["daemon", "--port", "0"], &[])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let until = Instant::now() + Duration::from_secs(30);
+        while !rendezvous.exists() {
+            assert!(Instant::now() < until, "the daemon did not start");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let pid = libc::pid_t::try_from(child.id()).expect("pid");
+        // SAFETY: kill(2) with a pid this test spawned and still owns.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let status = child.wait().expect("wait");
+        assert!(status.success(), "{status:?}");
+        assert!(!rendezvous.exists(), "its rendezvous is removed");
+    }
+}
