@@ -75,6 +75,11 @@ fn main() {
     let out = out_dir.join("builtin.rs");
     std::fs::write(&out, code).expect("writing builtin.rs into OUT_DIR");
     sdk_files(&workspace, &out_dir);
+    // One pin for the built-in Python plugins and for `plugin build`'s Python projects.
+    println!(
+        "cargo:rustc-env=COMPONENTIZE_PY_VERSION={}",
+        python::COMPONENTIZE_PY_VERSION
+    );
 }
 
 /// The SDK's sources and the WIT, for `passepartout plugin new` to write into a project (the

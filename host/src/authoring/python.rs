@@ -6,9 +6,9 @@ use std::process::Command;
 
 use super::{AuthoringError, Kind, WORLD, io};
 
-/// The componentize-py release `plugin build` uses (the one Passepartout's own `pii` is built
-/// and tested with).
-pub const COMPONENTIZE_PY: &str = "0.25.1";
+/// The componentize-py release `plugin build` uses: the one Passepartout's own `pii` is built
+/// and tested with (`host/build/python.rs` pins it, the build script passes it on).
+pub const COMPONENTIZE_PY: &str = env!("COMPONENTIZE_PY_VERSION");
 
 /// The files of a new Python project (all but `cases.json`).
 pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
