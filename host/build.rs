@@ -7,6 +7,8 @@
 
 #[path = "build/guests.rs"]
 mod guests;
+#[path = "build/pins.rs"]
+mod pins;
 #[path = "build/python.rs"]
 mod python;
 
@@ -75,10 +77,15 @@ fn main() {
     let out = out_dir.join("builtin.rs");
     std::fs::write(&out, code).expect("writing builtin.rs into OUT_DIR");
     sdk_files(&workspace, &out_dir);
-    // One pin for the built-in Python plugins and for `plugin build`'s Python projects.
+    // One pin (.ci/toolchains) for the built-in Python plugins, the JavaScript test plugins
+    // and `plugin build`'s Python and JavaScript projects.
     println!(
         "cargo:rustc-env=COMPONENTIZE_PY_VERSION={}",
-        python::COMPONENTIZE_PY_VERSION
+        python::componentize_py_version()
+    );
+    println!(
+        "cargo:rustc-env=COMPONENTIZE_JS_VERSION={}",
+        pins::pin("componentize_js")
     );
 }
 

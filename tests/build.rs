@@ -5,6 +5,8 @@
 mod guests;
 #[path = "build/js.rs"]
 mod js;
+#[path = "../host/build/pins.rs"]
+mod pins;
 #[path = "../host/build/python.rs"]
 #[allow(dead_code)] // `build` is for the host's own Python plugins
 mod python;

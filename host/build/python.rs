@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The componentize-py release the Python plugins are built (and tested) with.
-pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
+pub fn componentize_py_version() -> String {
+    crate::pins::pin("componentize_py")
+}
 
 /// The WIT world every Python first-party plugin targets: they are all gates for now.
 const WORLD: &str = "gate-plugin";
@@ -139,7 +141,8 @@ fn find_componentize_py() -> PathBuf {
     if let Some(home) = std::env::var_os("HOME") {
         candidates.push(Path::new(&home).join(".local/bin/componentize-py"));
     }
-    let wanted = format!("componentize-py {COMPONENTIZE_PY_VERSION}");
+    let version = componentize_py_version();
+    let wanted = format!("componentize-py {version}");
     let mut found = Vec::new();
     for candidate in candidates {
         let Ok(out) = Command::new(&candidate).arg("--version").output() else {
@@ -157,8 +160,8 @@ fn find_componentize_py() -> PathBuf {
         format!("found another version: {}", found.join("; "))
     };
     panic!(
-        "\n\nPassepartout's Python plugins are built with componentize-py {COMPONENTIZE_PY_VERSION}, \
-         and {found}.\nRun:\n\n    python3 -m pip install --user componentize-py=={COMPONENTIZE_PY_VERSION}\n\n\
+        "\n\nPassepartout's Python plugins are built with componentize-py {version}, \
+         and {found}.\nRun:\n\n    python3 -m pip install --user componentize-py=={version}\n\n\
          (on Debian/Ubuntu's own Python add --break-system-packages; `.ci/run` does this), \
          or set COMPONENTIZE_PY to its path, then build again.\n\n"
     );
@@ -194,7 +197,7 @@ fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
 /// a security boundary, and stable across Rust releases (std's hasher is not).
 fn inputs_hash(sources: &[PathBuf], wit: &[PathBuf]) -> String {
     let mut h = Fnv::new();
-    h.write(COMPONENTIZE_PY_VERSION.as_bytes());
+    h.write(componentize_py_version().as_bytes());
     h.write(WORLD.as_bytes());
     for (kind, files) in [("py", sources), ("wit", wit)] {
         for f in files {

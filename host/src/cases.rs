@@ -17,7 +17,8 @@
 //!
 //! A gate case is an `action` (as `passepartout verify` reads one) and an optional `signal`;
 //! `expect` is `pass`, `modify`, `reject` or `require-approval`, and `reason` a text the gate's
-//! reason must contain. A gate is asked as the daemon asks it: with the effects the loaded
+//! reason must contain; `conceals` a text (a secret the gate found) no piece of which may be in
+//! the reason ([`shown_piece`]). A gate is asked as the daemon asks it: with the effects the loaded
 //! tools give the action. A tool case names the `tool` and its `args`, and expects its
 //! `output` to contain a text, or an `error` (the tool's own) containing one. A skill case
 //! gives a `signal` and whether it `triggers`, and a text its `prompt` must contain. `mounts`
@@ -66,6 +67,10 @@ pub struct Case {
     /// A gate case: a text its reason contains.
     #[serde(default)]
     pub reason: Option<String>,
+    /// A gate case: a text (a secret the gate found) no piece of which, six characters or
+    /// longer, may be in its reason: reasons are shown to people and fed back to the model.
+    #[serde(default)]
+    pub conceals: Option<String>,
     /// A tool case: the tool.
     #[serde(default)]
     pub tool: Option<String>,
@@ -234,7 +239,17 @@ fn gate(plugin: &Plugin, catalog: &Catalog, case: &Case) -> (String, String, boo
     } else {
         format!("{} ({reason:?})", first.verdict.name())
     };
+    let shown = case
+        .conceals
+        .as_deref()
+        .and_then(|c| shown_piece(c, &reason));
+    if let Some(piece) = &shown {
+        got.push_str(&format!(
+            "; the reason shows {piece:?} of what it must conceal"
+        ));
+    }
     let ok = verdict_matches(&expect, &first.verdict)
+        && shown.is_none()
         && case
             .reason
             .as_ref()
@@ -251,6 +266,15 @@ fn gate(plugin: &Plugin, catalog: &Catalog, case: &Case) -> (String, String, boo
         ));
     }
     (expected, got, ok)
+}
+
+/// The first piece of `secret` (six characters, or all of a shorter one) that `reason` shows.
+pub fn shown_piece(secret: &str, reason: &str) -> Option<String> {
+    let chars: Vec<char> = secret.chars().collect();
+    chars
+        .windows(6.min(chars.len()).max(1))
+        .map(|w| w.iter().collect::<String>())
+        .find(|piece| reason.contains(piece.as_str()))
 }
 
 fn tool(plugin: &Plugin, case: &Case) -> (String, String, bool) {

@@ -1400,8 +1400,17 @@ fn audit_fits_an_80_column_terminal_and_colours_only_there() {
 fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
     let home = tempfile::tempdir().expect("temp dir");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    // The standard gates' own tables, through the runtime, as CI runs them.
-    for gate in ["pii", "shell-guard"] {
+    // The standard gates' own tables, through the runtime, as CI runs them: after `init`, and
+    // with http-fetch granted the hosts the cases fetch from, so that the standard tools give
+    // secrets' actions the effects it names destinations from.
+    assert!(passepartout(home.path(), &["init"]).status.success());
+    let policy = home.path().join("config/passepartout/policy.toml");
+    let mut text = std::fs::read_to_string(&policy).expect("init's policy");
+    text.push_str(
+        "\n[plugins.http-fetch]\nnet = [\"api.example.org\", \"maps.googleapis.com\", \"db.internal\"]\n",
+    );
+    std::fs::write(&policy, text).expect("policy");
+    for gate in ["pii", "shell-guard", "secrets"] {
         let cases = root.join(format!("plugins/{gate}/cases.json"));
         let out = passepartout(
             home.path(),
@@ -1417,6 +1426,32 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
         assert_eq!(out.status.code(), Some(0), "{gate}: {text}");
         assert!(!text.contains("FAIL"), "{text}");
     }
+    // A reason that shows what the case says it must conceal fails the case, though the verdict
+    // and the reason's text are right.
+    let shows = home.path().join("shows.json");
+    std::fs::write(
+        &shows,
+        r#"{"cases": [{"name": "conceals the key", "expect": "reject",
+            "action": {"tool": "write-file", "args": {"path": "/workspace/a", "content": "\u0041KIAQ3EGRXZ5T7W2PLMN"}},
+            "reason": "an AWS access key id", "conceals": "this action would write"}]}"#,
+    )
+    .expect("cases");
+    let out = passepartout(
+        home.path(),
+        &[
+            "plugin",
+            "test",
+            "secrets",
+            "--cases",
+            shows.to_str().expect("utf-8"),
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("the reason shows \"this a\" of what it must conceal"),
+        "{text}"
+    );
     // A tool from a folder, with a fixture mounted where it asks: the tool works on a copy.
     let notes = plugin_folder(&home.path().join("src"), "files", "notes", |m| m);
     std::fs::create_dir_all(notes.join("fixtures/ws")).expect("mkdir");

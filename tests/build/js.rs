@@ -5,15 +5,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The componentize-js release the JavaScript plugins are built with (`plugin build` installs
-/// the same one for authors).
-const COMPONENTIZE_JS: &str = "0.23.0";
+/// the same one for authors): `.ci/toolchains`.
+fn componentize_js() -> String {
+    crate::pins::pin("componentize_js")
+}
 
 /// Where componentize-js is installed for the tests: `.ci/run` puts it there, and the first
 /// build does when it is missing (`npm install`, from the npm registry).
 fn toolchain(workspace: &Path) -> PathBuf {
+    let version = componentize_js();
     let prefix = workspace.join("target/componentize-js");
     let bin = prefix.join("node_modules/.bin/componentize-js");
-    if bin.is_file() {
+    let installed = prefix.join("node_modules/@bytecodealliance/componentize-js/package.json");
+    let pinned = std::fs::read_to_string(&installed)
+        .is_ok_and(|p| p.contains(&format!("\"version\": \"{version}\"")));
+    if bin.is_file() && pinned {
         return bin;
     }
     std::fs::create_dir_all(&prefix)
@@ -21,20 +27,18 @@ fn toolchain(workspace: &Path) -> PathBuf {
     let installed = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
         .arg(&prefix)
-        .arg(format!(
-            "@bytecodealliance/componentize-js@{COMPONENTIZE_JS}"
-        ))
+        .arg(format!("@bytecodealliance/componentize-js@{version}"))
         .output();
     match installed {
         Ok(out) if out.status.success() && bin.is_file() => bin,
         Ok(out) => panic!(
-            "\n\nthe JavaScript test plugins are built with componentize-js {COMPONENTIZE_JS}, and \
+            "\n\nthe JavaScript test plugins are built with componentize-js {version}, and \
              npm could not install it into {}:\n{}\n",
             prefix.display(),
             String::from_utf8_lossy(&out.stderr)
         ),
         Err(e) => panic!(
-            "\n\nthe JavaScript test plugins are built with componentize-js {COMPONENTIZE_JS} \
+            "\n\nthe JavaScript test plugins are built with componentize-js {version} \
              from npm, and npm does not run ({e}): install Node.js 18 or later with npm \
              (Debian/Ubuntu: apt-get install nodejs npm; `.ci/run` does this)\n"
         ),
@@ -54,7 +58,7 @@ pub fn build_gate(workspace: &Path, dir: &str, name: &str, out_dir: &Path) -> Pa
             std::fs::read(file).unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
         hash.write(&bytes);
     }
-    hash.write(COMPONENTIZE_JS.as_bytes());
+    hash.write(componentize_js().as_bytes());
     let digest = format!("{:032x}", hash.0);
     if wasm.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest) {
         return wasm;

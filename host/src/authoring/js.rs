@@ -8,7 +8,7 @@ use super::{AuthoringError, Kind, WORLD};
 
 /// The componentize-js release `plugin build` installs and a new project's `package.json` asks
 /// for.
-pub const COMPONENTIZE_JS: &str = "0.23.0";
+pub const COMPONENTIZE_JS: &str = env!("COMPONENTIZE_JS_VERSION");
 
 /// The npm package.
 const PACKAGE: &str = "@bytecodealliance/componentize-js";

@@ -279,17 +279,36 @@ fn manifest_of(dir: &Path) -> Result<crate::runtime::manifest::Manifest, Authori
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_authoring_page_shows_the_gates_plugin_new_writes() {
-        let page = include_str!("../../../docs/plugins-authoring.md");
-        for (lang, template) in [
-            ("rust", include_str!("templates/gate.rs")),
-            ("python", include_str!("templates/gate.py")),
-            ("js", include_str!("templates/gate.js")),
+    fn each_language_page_shows_the_gate_plugin_new_writes() {
+        for (page, name, template) in [
+            (
+                include_str!("../../../docs/authoring/rust.md"),
+                "rust.md",
+                include_str!("templates/gate.rs"),
+            ),
+            (
+                include_str!("../../../docs/authoring/python.md"),
+                "python.md",
+                include_str!("templates/gate.py"),
+            ),
+            (
+                include_str!("../../../docs/authoring/javascript.md"),
+                "javascript.md",
+                include_str!("templates/gate.js"),
+            ),
         ] {
             assert!(
                 page.contains(template),
-                "docs/plugins-authoring.md does not show the {lang} gate as plugin new writes it"
+                "docs/authoring/{name} does not show the gate as plugin new writes it"
             );
         }
+        // The toolchain releases the pages ask for are the pinned ones (.ci/toolchains).
+        let python = include_str!("../../../docs/authoring/python.md");
+        let js = include_str!("../../../docs/authoring/javascript.md");
+        assert!(python.contains(&format!(
+            "componentize-py=={}",
+            super::python::COMPONENTIZE_PY
+        )));
+        assert!(js.contains(&format!("componentize-js {}", super::js::COMPONENTIZE_JS)));
     }
 }
