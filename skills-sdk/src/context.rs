@@ -26,6 +26,16 @@ pub use crate::bindings::gate::passepartout::plugin::action_context::{
 
 use crate::Action;
 
+impl ProgramRun {
+    /// The program followed by its arguments, as the words of a command line: `["git", "push",
+    /// "origin"]`, to match sequences such as `["git", "push"]` with `windows`.
+    pub fn words(&self) -> Vec<&str> {
+        std::iter::once(self.program.as_str())
+            .chain(self.argv.iter().map(String::as_str))
+            .collect()
+    }
+}
+
 impl Effects {
     /// No effects: a reply, a read-only call that declares none, or an unknown tool.
     pub fn none() -> Effects {

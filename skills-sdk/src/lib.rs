@@ -15,7 +15,7 @@
 //!
 //! impl Gate for NoSudo {
 //!     fn describe() -> GateInfo {
-//!         GateInfo { description: "Rejects programs run through sudo.".into() }
+//!         GateInfo::new("Rejects programs run through sudo.")
 //!     }
 //!
 //!     fn check(action: Action, _signal: SignalView) -> Verdict {

@@ -2,6 +2,15 @@
 
 use crate::{Action, GateInfo, SignalView, SkillInfo, ToolError, ToolInfo, Verdict};
 
+impl GateInfo {
+    /// A gate's description: what it rejects, asks about or changes (shown to operators).
+    pub fn new(description: impl Into<String>) -> GateInfo {
+        GateInfo {
+            description: description.into(),
+        }
+    }
+}
+
 /// A gate: verifies every proposed action before any actuator runs it.
 ///
 /// A gate runs with no filesystem, network, environment, clock or randomness, under a fuel

@@ -6,17 +6,13 @@ struct Guard;
 
 impl Gate for Guard {
     fn describe() -> GateInfo {
-        GateInfo {
-            description: "Rejects sudo; asks a person before git push.".into(),
-        }
+        GateInfo::new("Rejects sudo; asks a person before git push.")
     }
 
     fn check(action: Action, _signal: SignalView) -> Verdict {
         // What the action would run, whichever tool runs it (see the SDK's `context`).
         for run in &action.effects().programs {
-            let words: Vec<&str> = std::iter::once(run.program.as_str())
-                .chain(run.argv.iter().map(String::as_str))
-                .collect();
+            let words = run.words();
             if words.contains(&"sudo") {
                 return Verdict::Reject("sudo is not allowed; run it without".into());
             }
