@@ -56,12 +56,13 @@ pub enum AgentError {
     #[error(transparent)]
     Policy(#[from] crate::runtime::LoadError),
     /// The pins file cannot be read.
-    #[error("cannot read the pins {path}: {message}")]
+    #[error("cannot read the pins {path}: {source}")]
     Pins {
         /// The file.
         path: PathBuf,
         /// Why.
-        message: String,
+        #[source]
+        source: crate::runtime::pins::PinsError,
     },
     /// The WebAssembly engine cannot be set up.
     #[error("cannot set up the plugin runtime")]
@@ -232,9 +233,9 @@ impl Places {
         // --policy.
         let pins_file = crate::dirs::pins_file();
         let pins = match &pins_file {
-            Some(p) => Pins::load(p).map_err(|message| AgentError::Pins {
+            Some(p) => Pins::load(p).map_err(|source| AgentError::Pins {
                 path: p.clone(),
-                message,
+                source,
             })?,
             None => Pins::default(),
         };

@@ -333,7 +333,10 @@ async fn walk(
             Ok(wit::Verdict::Reject(reason)) => (TraceVerdict::Reject, reason),
             Err(e) => (
                 TraceVerdict::Error,
-                format!("the gate failed, so the action is refused: {e}"),
+                format!(
+                    "the gate failed, so the action is refused: {}",
+                    crate::runtime::chain(&e)
+                ),
             ),
         };
         trace.push(record(verdict, Some(reason.clone())));

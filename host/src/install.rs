@@ -12,12 +12,13 @@ use crate::runtime::plugin::{Origin, PluginSource};
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
     /// The plugin to install could not be read.
-    #[error("{path}: {message}")]
+    #[error("{path}: {source}")]
     Read {
         /// What was read.
         path: PathBuf,
         /// Why it failed.
-        message: String,
+        #[source]
+        source: ReadError,
     },
     /// Installing would replace a plugin (use update) or the plugin is not installed.
     #[error("{0}")]
@@ -32,6 +33,20 @@ pub enum InstallError {
     },
 }
 
+/// Why a plugin's files or the pins could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file cannot be read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The manifest is not one.
+    #[error(transparent)]
+    Manifest(#[from] crate::runtime::manifest::ManifestError),
+    /// The pins file cannot be used.
+    #[error(transparent)]
+    Pins(#[from] crate::runtime::pins::PinsError),
+}
+
 /// Read a plugin from `path`: a folder holding `plugin.toml` and its component, or the
 /// `plugin.toml` itself.
 ///
@@ -43,17 +58,16 @@ pub fn read_source(path: &Path) -> Result<(PluginSource, Manifest), InstallError
     } else {
         path.to_owned()
     };
-    let read_err = |p: &Path, message: String| InstallError::Read {
+    let read_err = |p: &Path, source: ReadError| InstallError::Read {
         path: p.to_owned(),
-        message,
+        source,
     };
-    let text = std::fs::read_to_string(&manifest_path)
-        .map_err(|e| read_err(&manifest_path, e.to_string()))?;
-    let manifest = Manifest::parse(&text).map_err(|e| read_err(&manifest_path, e))?;
+    let text =
+        std::fs::read_to_string(&manifest_path).map_err(|e| read_err(&manifest_path, e.into()))?;
+    let manifest = Manifest::parse(&text).map_err(|e| read_err(&manifest_path, e.into()))?;
     let folder = manifest_path.parent().unwrap_or(Path::new(".")).to_owned();
     let component_path = folder.join(&manifest.component);
-    let bytes =
-        std::fs::read(&component_path).map_err(|e| read_err(&component_path, e.to_string()))?;
+    let bytes = std::fs::read(&component_path).map_err(|e| read_err(&component_path, e.into()))?;
     let source = PluginSource {
         origin: Origin::Candidate(folder),
         manifest_path,
@@ -118,9 +132,9 @@ pub fn install(
         .map_err(write_err(&staging))?;
     std::fs::write(staging.join(&manifest.component), &source.component)
         .map_err(write_err(&staging))?;
-    let mut pins = Pins::load(pins_file).map_err(|message| InstallError::Read {
+    let mut pins = Pins::load(pins_file).map_err(|e| InstallError::Read {
         path: pins_file.to_owned(),
-        message,
+        source: e.into(),
     })?;
     pins.plugins.insert(
         manifest.name.clone(),
@@ -159,9 +173,9 @@ pub fn remove(name: &str, plugin_dir: &Path, pins_file: &Path) -> Result<(), Ins
         path: target.clone(),
         source,
     })?;
-    let mut pins = Pins::load(pins_file).map_err(|message| InstallError::Read {
+    let mut pins = Pins::load(pins_file).map_err(|e| InstallError::Read {
         path: pins_file.to_owned(),
-        message,
+        source: e.into(),
     })?;
     pins.plugins.remove(name);
     pins.save(pins_file).map_err(|source| InstallError::Write {

@@ -151,7 +151,7 @@ fn capped(body: &serde_json::Value, cap: usize) -> String {
 struct Queue {
     next_ticket: u64,
     waiting: Vec<(u64, Vec<(String, String)>)>,
-    done: HashMap<u64, Result<Vec<i64>, String>>,
+    done: HashMap<u64, rusqlite::Result<Vec<i64>>>,
 }
 
 fn hash(prev: &str, seq: i64, at: &str, kind: &str, body: &str) -> String {
@@ -264,7 +264,7 @@ impl Journal {
         // Whoever holds the connection commits everything waiting, ours included.
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(done) = self.queue().done.remove(&ticket) {
-            return done.map_err(failure);
+            return done;
         }
         let batch = std::mem::take(&mut self.queue().waiting);
         let write_group = |tx: &rusqlite::Transaction<'_>, group: &[(String, String)]| {
@@ -279,17 +279,15 @@ impl Journal {
                 .map(|(_, group)| write_group(tx, group))
                 .collect::<rusqlite::Result<Vec<Vec<i64>>>>()
         });
-        let outcomes: Vec<Result<Vec<i64>, String>> = match committed {
+        let outcomes: Vec<rusqlite::Result<Vec<i64>>> = match committed {
             Ok(seqs) => seqs.into_iter().map(Ok).collect(),
             // A batch of one has its own error already (and a locked database is not waited
             // for twice).
-            Err(e) if batch.len() == 1 => vec![Err(e.to_string())],
+            Err(e) if batch.len() == 1 => vec![Err(e)],
             // Each group alone, so that each caller gets its own group's error.
             Err(_) => batch
                 .iter()
-                .map(|(_, group)| {
-                    write(&mut conn, |tx| write_group(tx, group)).map_err(|e| e.to_string())
-                })
+                .map(|(_, group)| write(&mut conn, |tx| write_group(tx, group)))
                 .collect(),
         };
         // Published before the connection is let go: a caller whose group was in this batch
@@ -301,8 +299,7 @@ impl Journal {
         drop(conn);
         q.done
             .remove(&ticket)
-            .unwrap_or_else(|| Err("the journal lost track of a record".into()))
-            .map_err(failure)
+            .unwrap_or_else(|| Err(failure("the journal lost track of a record".into())))
     }
 
     /// Run `f` in one immediate transaction: what it writes (journal records with

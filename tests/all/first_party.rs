@@ -143,6 +143,42 @@ fn files_without_a_grant_reaches_nothing() {
     );
 }
 
+/// A mount whose directory vanished after load: the call does not start, and the error keeps
+/// its causes (which mount, and the system's own error) as a typed chain.
+#[test]
+fn a_mount_removed_after_load_is_a_setup_error_with_its_cause() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let mount = ws.path().join("gone");
+    std::fs::create_dir(&mount).expect("mkdir");
+    let policy = format!(
+        "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\n",
+        mount.display()
+    );
+    let (plugins, _rt, _c) = load(&policy);
+    let files = find(&plugins, "files");
+    std::fs::remove_dir(&mount).expect("rmdir");
+    let err = files
+        .call_tool("list-directory", &json!({"path": "/workspace"}).to_string())
+        .expect_err("no mount to open");
+    let PluginError::Setup {
+        source: passepartout::runtime::SetupError::Mount(ref why),
+        ..
+    } = err
+    else {
+        panic!("a setup error: {err:?}");
+    };
+    assert_eq!(why.guest, "/workspace");
+    let text = passepartout::runtime::chain(&err);
+    assert!(
+        text.contains("could not start the call") && text.contains("cannot open mount /workspace"),
+        "{text}"
+    );
+    assert!(
+        std::error::Error::source(why).is_some(),
+        "the system's error is kept: {why:?}"
+    );
+}
+
 #[test]
 fn eval_computes_and_holds_no_capability_even_when_policy_offers_one() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -141,7 +141,12 @@ fn a_mount_of_a_missing_directory_is_refused() {
 #[test]
 fn an_unknown_policy_key_is_an_error_not_a_silent_grant() {
     let err = Policy::parse("[plugins.files]\nfilesystem = []\n").expect_err("unknown key");
-    assert!(err.contains("filesystem"), "{err}");
+    assert!(err.to_string().contains("filesystem"), "{err}");
+    // The TOML error itself is kept, with its place in the file.
+    let passepartout::runtime::policy::PolicyError::Toml(toml) = err else {
+        panic!("a TOML error: {err}");
+    };
+    assert!(toml.span().is_some(), "{toml}");
 }
 
 #[test]

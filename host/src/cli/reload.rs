@@ -53,7 +53,7 @@ pub struct DaemonReload {
 }
 
 impl Reload for DaemonReload {
-    fn load(&self) -> Result<Agent, String> {
+    fn load(&self) -> anyhow::Result<Agent> {
         // `plugin install`/`update` stage beside the target and swap by renaming: between the
         // two renames the plugin's folder is missing, and a set loaded then would lack it
         // without counting it as missing. Wait for the swap to finish.
@@ -71,15 +71,14 @@ impl Reload for DaemonReload {
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .find(|n| n.starts_with(".staging-") || n.starts_with(".old-"));
             if let Some(name) = busy {
-                return Err(format!(
+                anyhow::bail!(
                     "an install or update is in progress in {} ({name}); the set is loaded \
                      when it finishes (remove {name} if no install is running)",
                     dir.display()
-                ));
+                );
             }
         }
-        let (pipeline, problems) =
-            build(&self.common, &self.router, &self.carried).map_err(|e| format!("{e:#}"))?;
+        let (pipeline, problems) = build(&self.common, &self.router, &self.carried)?;
         for p in &problems {
             tracing::warn!("after loading the plugins: {p}");
         }

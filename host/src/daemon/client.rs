@@ -16,12 +16,13 @@ use super::request::Request;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// No daemon answers.
-    #[error("no daemon answers at {addr}: {why}. Start one with `passepartout daemon`")]
+    #[error("no daemon answers at {addr}: {source}. Start one with `passepartout daemon`")]
     Unreachable {
         /// Where we tried.
         addr: String,
         /// Why.
-        why: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The connection broke.
     #[error("the connection to the daemon broke: {0}")]
@@ -29,6 +30,15 @@ pub enum ClientError {
     /// The daemon sent something that is not the protocol, or refused ours.
     #[error("protocol: {0}")]
     Protocol(String),
+    /// A frame could not be made or read (its length, its seal, its JSON).
+    #[error("protocol: {0}")]
+    Frame(#[from] protocol::ProtocolError),
+    /// A message could not be written as JSON.
+    #[error("protocol: {0}")]
+    Json(#[from] serde_json::Error),
+    /// No randomness for the handshake's nonce.
+    #[error("no randomness for the handshake: {0}")]
+    Random(getrandom::Error),
 }
 
 /// A connection to the daemon.
@@ -51,9 +61,9 @@ impl Client {
     /// [`ClientError::Unreachable`] when nothing listens; a protocol error when the handshake
     /// fails (a wrong key shows here, as the daemon's refusal).
     pub fn connect(addr: &str, keys: Option<&Keys>) -> Result<Client, ClientError> {
-        let stream = TcpStream::connect(addr).map_err(|e| ClientError::Unreachable {
+        let stream = TcpStream::connect(addr).map_err(|source| ClientError::Unreachable {
             addr: addr.into(),
-            why: e.to_string(),
+            source,
         })?;
         stream.set_nodelay(true)?;
         let mut c = Client {
@@ -64,14 +74,13 @@ impl Client {
             next_id: 1,
             hello: Value::Null,
         };
-        let ours = Nonce::random().map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let ours = Nonce::random().map_err(ClientError::Random)?;
         c.send(&json!({ "type": "hello", "version": protocol::VERSION, "client": "passepartout-cli", "nonce": ours.hex(), "capabilities": ["events"] }))?;
         let challenge = c.read_limited(HANDSHAKE_FRAME, false)?;
         if challenge["type"] != "challenge" {
             return Err(refusal(&challenge, "the daemon did not send its challenge"));
         }
-        let theirs = Nonce::parse(challenge["nonce"].as_str().unwrap_or_default())
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let theirs = Nonce::parse(challenge["nonce"].as_str().unwrap_or_default())?;
         let mut auth = json!({ "type": "auth" });
         let mut upgrade = None;
         if keys.is_some() && challenge["auth"] != "hmac" {
@@ -118,10 +127,8 @@ impl Client {
     /// # Errors
     /// The connection broke.
     pub fn send(&mut self, message: &Value) -> Result<(), ClientError> {
-        let bytes =
-            serde_json::to_vec(message).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let frame = protocol::encode(&bytes, self.sealer.as_mut())
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let bytes = serde_json::to_vec(message)?;
+        let frame = protocol::encode(&bytes, self.sealer.as_mut())?;
         self.stream.write_all(&frame)?;
         Ok(())
     }
@@ -153,7 +160,7 @@ impl Client {
                     return Ok(v);
                 }
                 Ok(None) => {}
-                Err(e) => return Err(ClientError::Protocol(e.to_string())),
+                Err(e) => return Err(e.into()),
             }
             let mut chunk = [0u8; 8192];
             let n = self.stream.read(&mut chunk)?;

@@ -22,9 +22,9 @@ pub trait Reload: Send + Sync {
     /// Load the plugin set anew and build the pipeline around it.
     ///
     /// # Errors
-    /// Why the set cannot be loaded (the policy does not parse, the directory is unreadable);
-    /// the running set stays.
-    fn load(&self) -> Result<Agent, String>;
+    /// Why the set cannot be loaded (the policy does not parse, the directory is unreadable),
+    /// with its causes; the running set stays.
+    fn load(&self) -> anyhow::Result<Agent>;
 
     /// A cheap fingerprint of the files the set comes from (names, sizes, modification times):
     /// when it changes, the daemon reloads.
@@ -187,6 +187,8 @@ impl Swap {
         let mut fresh = match loaded {
             Ok(p) => p,
             Err(e) => {
+                // The whole chain: what failed, and why.
+                let e = format!("{e:#}");
                 tracing::error!("reload ({why}) failed; the running plugin set stays: {e}");
                 let message = failed(&e);
                 status.last_error = Some(e);

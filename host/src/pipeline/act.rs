@@ -125,8 +125,7 @@ impl Agent {
                 reasons.clone(),
                 self.config.approval_expiry,
             )
-        })
-        .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        })?;
         self.tell_source(
             signal,
             &format!(
@@ -428,8 +427,7 @@ impl Agent {
         token: &str,
         shown: Option<&str>,
     ) -> Result<super::Report, PipelineError> {
-        let approvals = crate::blocking::in_place(|| Approvals::new(&self.journal))
-            .map_err(|e| PipelineError::pipeline(e.to_string()))?;
+        let approvals = crate::blocking::in_place(|| Approvals::new(&self.journal))?;
         let pending = crate::blocking::in_place(|| approvals.decide(token, true, shown))
             .map_err(decision_error)?;
         // No memo: time has passed since the gates saw it; they are all asked again.
@@ -480,8 +478,7 @@ impl Agent {
     /// An unknown, already decided or expired token.
     pub async fn deny(&self, token: &str, shown: Option<&str>) -> Result<Action, PipelineError> {
         let pending = crate::blocking::in_place(|| {
-            Approvals::new(&self.journal)
-                .map_err(|e| PipelineError::pipeline(e.to_string()))?
+            Approvals::new(&self.journal)?
                 .decide(token, false, shown)
                 .map_err(decision_error)
         })?;
@@ -500,6 +497,6 @@ fn decision_error(e: crate::approvals::ApprovalError) -> PipelineError {
             message: e.to_string(),
             raw_message: None,
         },
-        other => PipelineError::pipeline(other.to_string()),
+        other => PipelineError::Approvals(other),
     }
 }

@@ -166,7 +166,7 @@ pub fn format_result(tool: &str, result: &Result<String, ActError>) -> String {
             };
             format!("ERROR [{tool}]: {msg}")
         }
-        Err(e) => format!("ERROR [{tool}]: {e}"),
+        Err(e) => format!("ERROR [{tool}]: {}", crate::runtime::chain(e)),
     }
 }
 

@@ -46,6 +46,9 @@ pub enum PipelineError {
         /// The limit.
         limit_usd: f64,
     },
+    /// The approvals could not be stored or read (the database).
+    #[error("pipeline error: {0}")]
+    Approvals(#[from] crate::approvals::ApprovalError),
     /// A malformed message or frame.
     #[error("protocol error: {message}")]
     Protocol {
@@ -54,6 +57,19 @@ pub enum PipelineError {
         /// The raw message, if any.
         raw_message: Option<String>,
     },
+}
+
+/// The journal refused a Turn's records: what depends on them (running the action, giving out
+/// its result) is refused too.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the journal cannot be written ({source}; check the database's disk and that no other \
+     process holds it)"
+)]
+pub struct JournalWriteError {
+    /// The database's error.
+    #[source]
+    pub source: rusqlite::Error,
 }
 
 impl PipelineError {

@@ -36,7 +36,7 @@ use crate::runtime::{Kind, Plugin};
 use crate::signal::{Action, GateTrace};
 
 pub use actuators::Actuator;
-pub use error::{PipelineError, Recovery};
+pub use error::{JournalWriteError, PipelineError, Recovery};
 pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema, ToolTurn};
 pub use turn::{Answer, Origin, Turn};
 
@@ -424,7 +424,7 @@ impl Agent {
     ///
     /// # Errors
     /// Why the journal refused the write, for the caller's message.
-    pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) -> Result<(), String> {
+    pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) -> Result<(), JournalWriteError> {
         let pending = std::mem::take(&mut cycle.pending);
         if pending.is_empty() {
             return Ok(());
@@ -433,12 +433,12 @@ impl Agent {
             pending.iter().map(|(kind, body)| (*kind, body)).collect();
         crate::blocking::in_place(|| self.journal.append_all(&records))
             .map(|_| ())
-            .map_err(|e| {
-                tracing::error!("cannot write the journal ({} records): {e}", records.len());
-                format!(
-                    "the journal cannot be written ({e}; check the database's disk and that no \
-                 other process holds it)"
-                )
+            .map_err(|source| {
+                tracing::error!(
+                    "cannot write the journal ({} records): {source}",
+                    records.len()
+                );
+                JournalWriteError { source }
             })
     }
 

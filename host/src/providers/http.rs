@@ -96,7 +96,7 @@ pub async fn post_json(
         if e.is_timeout() {
             CallError::Timeout(timeout)
         } else {
-            CallError::Truncated(chain(&e.without_url()))
+            CallError::Truncated(crate::runtime::chain(&e.without_url()))
         }
     })?;
     if !status.is_success() {
@@ -160,18 +160,7 @@ fn describe(e: reqwest::Error, timeout: Duration) -> CallError {
     if e.is_timeout() {
         return CallError::Timeout(timeout);
     }
-    CallError::Connect(chain(&e.without_url()))
-}
-
-/// An error and its sources, in one line.
-fn chain(e: &reqwest::Error) -> String {
-    let mut msg = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        msg = format!("{msg}: {s}");
-        source = s.source();
-    }
-    msg
+    CallError::Connect(crate::runtime::chain(&e.without_url()))
 }
 
 /// `text` with every header value we sent (and the key inside `Bearer KEY`) replaced by `***`:

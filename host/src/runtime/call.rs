@@ -14,7 +14,7 @@ use super::bindings::{gate, hard, types};
 use super::capabilities::{env, fs, memory, net, process};
 use super::effects::ActionContext;
 use super::engine::ticks;
-use super::error::{PluginError, ToolFailure};
+use super::error::{PluginError, SetupError, ToolFailure};
 use super::limits::DEFAULT_GATE_TIMEOUT;
 use super::plugin::Plugin;
 use super::share::Role;
@@ -47,9 +47,38 @@ macro_rules! call_both {
     };
 }
 
+/// One call in a fresh instance, as every call is made: the role's room in the instance pool
+/// (waited for as a future), a fresh Store from `$store` (a closure of the [`Budget`]) under
+/// `$budget`, then the export through [`call_both!`]. `$pres` gives the role's two views
+/// ([`Plugin::gate_pres`] and its siblings). Evaluates to the call's result and the spent
+/// Store (whose fuel says what the call used); the room is given back when the call ends.
+macro_rules! call_fresh {
+    ($plugin:expr, $role:expr, $budget:expr, $store:expr, $pres:expr,
+     $iface:ident().$method:ident(store $(, $arg:expr)*)) => {{
+        let plugin: &Plugin = $plugin;
+        let budget: Budget = $budget;
+        let (pre, hard) = $pres?;
+        let _room = plugin.room_async($role, budget).await?;
+        let mut store = ($store)(budget)?;
+        let result = call_both!(
+            plugin,
+            &mut store,
+            budget,
+            pre,
+            hard,
+            $iface().$method(store $(, $arg)*)
+        );
+        (result, store)
+    }};
+}
+
 /// Fuel a guest burns between two yields to the async executor (about 1–10 ms of work): far
 /// more than a Rust gate's whole call (4–18 k), about ten of a Python gate's.
 const YIELD_FUEL: u64 = 1_000_000;
+
+/// A role's two views: the synchronous `Pre`, and the async one (an error when calls have no
+/// hard deadlines, read only then).
+type Pres<'a, S, H> = Result<(&'a S, wasmtime::Result<&'a H>), PluginError>;
 
 /// Budget for one call.
 #[derive(Clone, Copy)]
@@ -63,6 +92,13 @@ impl Plugin {
         PluginError::NotOffered {
             plugin: self.id.clone(),
             what: what.into(),
+        }
+    }
+
+    fn setup(&self, source: SetupError) -> PluginError {
+        PluginError::Setup {
+            plugin: self.id.clone(),
+            source,
         }
     }
 
@@ -157,10 +193,7 @@ impl Plugin {
         b.allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
-        fs::preopen(&mut b, &self.grants.fs).map_err(|detail| PluginError::Setup {
-            plugin: self.id.clone(),
-            detail,
-        })?;
+        fs::preopen(&mut b, &self.grants.fs).map_err(|e| self.setup(e.into()))?;
         env::apply(&mut b, &self.grants.env);
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         b.stderr(stderr.clone());
@@ -204,9 +237,11 @@ impl Plugin {
         store.limiter(|d| &mut d.common().limiter);
         store
             .set_fuel(budget.fuel.unwrap_or(u64::MAX))
-            .map_err(|e| PluginError::Setup {
-                plugin: self.id.clone(),
-                detail: e.to_string(),
+            .map_err(|source| {
+                self.setup(SetupError::Budget {
+                    what: "fuel",
+                    source,
+                })
             })?;
         store.set_epoch_deadline(ticks(budget.timeout));
         store.epoch_deadline_trap();
@@ -216,9 +251,11 @@ impl Plugin {
             // it there. The epoch deadline still traps it wherever it is.
             store
                 .fuel_async_yield_interval(Some(YIELD_FUEL))
-                .map_err(|e| PluginError::Setup {
-                    plugin: self.id.clone(),
-                    detail: e.to_string(),
+                .map_err(|source| {
+                    self.setup(SetupError::Budget {
+                        what: "yield interval",
+                        source,
+                    })
                 })?;
         }
         Ok(store)
@@ -288,24 +325,16 @@ impl Plugin {
         signal: &types::SignalView,
         context: &Arc<ActionContext>,
     ) -> Result<(types::Verdict, u64), PluginError> {
-        let pre = self
-            .gate
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a gate"))?;
-        let budget = self.gate_budget();
-        let _room = self.room_async(Role::Gate, budget).await?;
-        let mut store = self.gate_store(context)?;
-        let hard = self.hard_roles(|h| h.gate.as_ref());
-        let verdict = call_both!(
+        let (verdict, store) = call_fresh!(
             self,
-            &mut store,
-            budget,
-            pre,
-            hard,
+            Role::Gate,
+            self.gate_budget(),
+            |budget| self.gate_store_with(context, budget),
+            self.gate_pres(),
             passepartout_plugin_gate().call_check(store, action, signal)
-        )?;
+        );
         let used = self.limits.gate_fuel - store.get_fuel().unwrap_or(0);
-        Ok((self.check_verdict_size(verdict)?, used))
+        Ok((self.check_verdict_size(verdict?)?, used))
     }
 
     /// The async-export view of one role, when calls have hard deadlines. Only read by the
@@ -428,10 +457,6 @@ impl Plugin {
     }
 
     async fn call_tool_uncounted(&self, name: &str, args: &str) -> Result<String, PluginError> {
-        let pre = self
-            .tool
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a tool"))?;
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(self.not_offered(&format!("has no tool {name:?}")));
         }
@@ -442,15 +467,12 @@ impl Plugin {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.tool_timeout(own),
         };
-        let _room = self.room_async(Role::Tool, budget).await?;
-        let mut store = self.tool_store(budget)?;
-        let hard = self.hard_roles(|h| h.tool.as_ref());
-        let result = call_both!(
+        let (result, _) = call_fresh!(
             self,
-            &mut store,
+            Role::Tool,
             budget,
-            pre,
-            hard,
+            |budget| self.tool_store(budget),
+            self.tool_pres(),
             passepartout_plugin_tool().call_call(store, own, args)
         );
         match result? {
@@ -488,36 +510,52 @@ impl Plugin {
         signal: &types::SignalView,
     ) -> Result<bool, PluginError> {
         self.counted(async {
-            let (pre, hard) = self.skill_pres()?;
-            let budget = self.skill_budget();
-            let _room = self.room_async(Role::Tool, budget).await?;
-            let mut store = self.tool_store(budget)?;
-            call_both!(
+            call_fresh!(
                 self,
-                &mut store,
-                budget,
-                pre,
-                hard,
+                Role::Tool,
+                self.skill_budget(),
+                |budget| self.tool_store(budget),
+                self.skill_pres(),
                 passepartout_plugin_skill().call_triggers(store, signal)
             )
+            .0
         })
         .await
     }
 
+    /// A role's views: the synchronous one (`sync`), and the async one (`hard`) when calls
+    /// have hard deadlines; [`PluginError::NotOffered`] when the plugin does not offer the role.
+    fn pres<'a, S, H>(
+        &'a self,
+        sync: Option<&'a S>,
+        hard: impl FnOnce(&super::plugin::HardRoles) -> Option<&H>,
+        role: &str,
+    ) -> Pres<'a, S, H> {
+        let pre = sync.ok_or_else(|| self.not_offered(&format!("is not a {role}")))?;
+        Ok((pre, self.hard_roles(hard)))
+    }
+
+    fn gate_pres(
+        &self,
+    ) -> Pres<'_, gate::GatePluginPre<GateData>, hard::gate::GatePluginPre<GateData>> {
+        self.pres(self.gate.as_ref(), |h| h.gate.as_ref(), "gate")
+    }
+
+    fn tool_pres(
+        &self,
+    ) -> Pres<'_, super::bindings::tool::ToolPluginPre<ToolData>, hard::tool::ToolPluginPre<ToolData>>
+    {
+        self.pres(self.tool.as_ref(), |h| h.tool.as_ref(), "tool")
+    }
+
     fn skill_pres(
         &self,
-    ) -> Result<
-        (
-            &super::bindings::skill::SkillPluginPre<ToolData>,
-            wasmtime::Result<&super::bindings::hard::skill::SkillPluginPre<ToolData>>,
-        ),
-        PluginError,
+    ) -> Pres<
+        '_,
+        super::bindings::skill::SkillPluginPre<ToolData>,
+        hard::skill::SkillPluginPre<ToolData>,
     > {
-        let pre = self
-            .skill
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a skill"))?;
-        Ok((pre, self.hard_roles(|h| h.skill.as_ref())))
+        self.pres(self.skill.as_ref(), |h| h.skill.as_ref(), "skill")
     }
 
     /// The skill's prompt for `signal`, if it has one.
@@ -537,18 +575,15 @@ impl Plugin {
         signal: &types::SignalView,
     ) -> Result<Option<String>, PluginError> {
         self.counted(async {
-            let (pre, hard) = self.skill_pres()?;
-            let budget = self.skill_budget();
-            let _room = self.room_async(Role::Tool, budget).await?;
-            let mut store = self.tool_store(budget)?;
-            let prompt = call_both!(
+            let prompt = call_fresh!(
                 self,
-                &mut store,
-                budget,
-                pre,
-                hard,
+                Role::Tool,
+                self.skill_budget(),
+                |budget| self.tool_store(budget),
+                self.skill_pres(),
                 passepartout_plugin_skill().call_prompt(store, signal)
-            )?;
+            )
+            .0?;
             self.check_output_size(prompt.as_ref().map_or(0, String::len))?;
             Ok(prompt)
         })
@@ -567,60 +602,43 @@ impl Plugin {
 
     pub(crate) fn describe_gate(&self) -> Result<types::GateInfo, PluginError> {
         self.wait(async {
-            let pre = self
-                .gate
-                .as_ref()
-                .ok_or_else(|| self.not_offered("is not a gate"))?;
-            let budget = Self::describe_budget();
-            let _room = self.room_async(Role::Gate, budget).await?;
-            let mut store = self.gate_store_with(&Arc::default(), budget)?;
-            let hard = self.hard_roles(|h| h.gate.as_ref());
-            call_both!(
+            call_fresh!(
                 self,
-                &mut store,
-                budget,
-                pre,
-                hard,
+                Role::Gate,
+                Self::describe_budget(),
+                |budget| self.gate_store_with(&Arc::default(), budget),
+                self.gate_pres(),
                 passepartout_plugin_gate().call_describe(store)
             )
+            .0
         })
     }
 
     pub(crate) fn describe_tools(&self) -> Result<Vec<types::ToolInfo>, PluginError> {
         self.wait(async {
-            let pre = self
-                .tool
-                .as_ref()
-                .ok_or_else(|| self.not_offered("is not a tool"))?;
-            let budget = Self::describe_budget();
-            let _room = self.room_async(Role::Gate, budget).await?;
-            let mut store = self.tool_store(budget)?;
-            let hard = self.hard_roles(|h| h.tool.as_ref());
-            call_both!(
+            call_fresh!(
                 self,
-                &mut store,
-                budget,
-                pre,
-                hard,
+                Role::Gate,
+                Self::describe_budget(),
+                |budget| self.tool_store(budget),
+                self.tool_pres(),
                 passepartout_plugin_tool().call_describe(store)
             )
+            .0
         })
     }
 
     pub(crate) fn describe_skill(&self) -> Result<types::SkillInfo, PluginError> {
         self.wait(async {
-            let (pre, hard) = self.skill_pres()?;
-            let budget = Self::describe_budget();
-            let _room = self.room_async(Role::Gate, budget).await?;
-            let mut store = self.tool_store(budget)?;
-            call_both!(
+            call_fresh!(
                 self,
-                &mut store,
-                budget,
-                pre,
-                hard,
+                Role::Gate,
+                Self::describe_budget(),
+                |budget| self.tool_store(budget),
+                self.skill_pres(),
                 passepartout_plugin_skill().call_describe(store)
             )
+            .0
         })
     }
 
@@ -632,13 +650,9 @@ impl Plugin {
     /// # Errors
     /// As for [`Plugin::check`].
     pub fn live_gate(&self) -> Result<LiveGate<'_>, PluginError> {
-        let pre = self
-            .gate
-            .as_ref()
-            .ok_or_else(|| self.not_offered("is not a gate"))?;
+        let (pre, hard) = self.gate_pres()?;
         let room = self.room(Role::Gate, self.gate_budget())?;
         let mut store = self.gate_store(&Arc::default())?;
-        let hard = self.hard_roles(|h| h.gate.as_ref());
         let instance = self.invoke(
             &mut store,
             self.gate_budget(),
@@ -716,9 +730,11 @@ impl LiveGate<'_> {
         store.data_mut().context = context.clone();
         store
             .set_fuel(self.plugin.limits.gate_fuel)
-            .map_err(|e| PluginError::Setup {
-                plugin: self.plugin.id.clone(),
-                detail: e.to_string(),
+            .map_err(|source| {
+                self.plugin.setup(SetupError::Budget {
+                    what: "fuel",
+                    source,
+                })
             })?;
         store.set_epoch_deadline(ticks(budget.timeout));
         let instance = &self.instance;

@@ -38,6 +38,22 @@ pub enum Limit {
     Disk,
 }
 
+/// An error and its sources in one line, `what failed: why: the cause`, for where an error
+/// becomes text for a person or the model (a gate's reason, a tool's result). A source whose
+/// text the message already ends with is not repeated.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !msg.ends_with(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = s.source();
+    }
+    msg
+}
+
 /// What a denial of `import` most often means, when that is not the obvious.
 fn denied_hint(import: &str) -> &'static str {
     if import.starts_with("wasi:cli/environment") {
@@ -47,6 +63,23 @@ fn denied_hint(import: &str) -> &'static str {
     } else {
         ""
     }
+}
+
+/// Why a manifest or policy file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The manifest is not one (TOML, or a field's value).
+    #[error(transparent)]
+    Manifest(#[from] super::manifest::ManifestError),
+    /// The policy is not one (TOML, or a setting).
+    #[error(transparent)]
+    Policy(#[from] super::policy::PolicyError),
+    /// The file cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(#[from] std::io::Error),
+    /// What the loader found wrong with the plugin's files before reading them.
+    #[error("{0}")]
+    Problem(String),
 }
 
 /// Why a call into a loaded plugin failed. The host keeps serving after any of these, and the
@@ -171,12 +204,30 @@ pub enum PluginError {
         why: String,
     },
     /// The host could not set up the call (a mount that vanished, ...).
-    #[error("{plugin}: could not start the call: {detail}")]
+    #[error("{plugin}: could not start the call: {source}")]
     Setup {
         /// The plugin.
         plugin: PluginId,
         /// What went wrong.
-        detail: String,
+        #[source]
+        source: SetupError,
+    },
+}
+
+/// Why the host could not set up a call.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// A granted directory could not be opened.
+    #[error(transparent)]
+    Mount(#[from] super::capabilities::fs::MountError),
+    /// The Store refused the call's fuel or yield budget.
+    #[error("the call's {what} could not be set: {source}")]
+    Budget {
+        /// Which budget.
+        what: &'static str,
+        /// Wasmtime's error.
+        #[source]
+        source: wasmtime::Error,
     },
 }
 
@@ -237,12 +288,14 @@ pub enum ToolFailure {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// A manifest or policy file could not be read or parsed.
-    #[error("{path}: {message}")]
+    #[error("{path}: {source}")]
     Config {
         /// The file.
         path: PathBuf,
-        /// What is wrong, and where.
-        message: String,
+        /// What is wrong, and where (boxed: TOML errors are large, and a `LoadError` is
+        /// returned often).
+        #[source]
+        source: Box<ConfigError>,
     },
     /// The component could not be read, compiled or linked.
     #[error("{plugin}: {message}")]

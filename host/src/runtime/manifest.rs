@@ -159,14 +159,26 @@ pub struct FsRequest {
     pub why: Option<String>,
 }
 
+/// Why a `plugin.toml` is not a manifest.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// Not TOML, or a field of the wrong type or unknown (with line and column).
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// A field whose value is not allowed: which, and what is expected.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 impl Manifest {
     /// Parse and validate a manifest.
     ///
     /// # Errors
-    /// A message naming the bad field and what is expected (TOML errors carry line and column).
-    pub fn parse(text: &str) -> Result<Manifest, String> {
-        let m: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
-        m.validate()?;
+    /// A [`ManifestError`] naming the bad field and what is expected (TOML errors carry line
+    /// and column).
+    pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        let m: Manifest = toml::from_str(text)?;
+        m.validate().map_err(ManifestError::Invalid)?;
         Ok(m)
     }
 

@@ -29,7 +29,9 @@ use wasmtime::component::{HasSelf, Linker};
 pub use bindings::types;
 pub use call::LiveGate;
 pub use capabilities::Grants;
-pub use error::{Limit, LoadError, PluginError, PluginId, ToolFailure};
+pub use error::{
+    ConfigError, Limit, LoadError, PluginError, PluginId, SetupError, ToolFailure, chain,
+};
 pub use limits::Limits;
 pub use loader::LoadReport;
 pub use manifest::{Kind, Manifest};

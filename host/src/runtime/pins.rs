@@ -16,17 +16,28 @@ pub struct Pins {
     pub plugins: BTreeMap<String, String>,
 }
 
+/// Why the pins file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PinsError {
+    /// It exists and cannot be read.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    /// It is not a pins file (with line and column).
+    #[error(transparent)]
+    Parse(#[from] toml::de::Error),
+}
+
 impl Pins {
     /// Read `path`; a missing file has no pins.
     ///
     /// # Errors
-    /// The file exists but cannot be read or parsed.
-    pub fn load(path: &Path) -> Result<Pins, String> {
+    /// A [`PinsError`]: the file exists but cannot be read or parsed.
+    pub fn load(path: &Path) -> Result<Pins, PinsError> {
         // ambient authority: the operator's own pins file.
         match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
+            Ok(text) => Ok(toml::from_str(&text)?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Pins::default()),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(e) => Err(e.into()),
         }
     }
 

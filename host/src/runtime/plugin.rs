@@ -13,7 +13,7 @@ use wasmtime::component::Linker;
 use super::Runtime;
 use super::bindings::{gate, hard, skill, tool, types};
 use super::capabilities::Grants;
-use super::error::{LoadError, PluginId};
+use super::error::{ConfigError, LoadError, PluginId};
 use super::limits::Limits;
 use super::manifest::{Kind, Manifest};
 use super::policy::Policy;
@@ -212,12 +212,12 @@ impl Runtime {
         if let Some(problem) = &source.problem {
             return Err(LoadError::Config {
                 path: source.manifest_path.clone(),
-                message: problem.clone(),
+                source: Box::new(ConfigError::Problem(problem.clone())),
             });
         }
-        let manifest = Manifest::parse(&source.manifest).map_err(|message| LoadError::Config {
+        let manifest = Manifest::parse(&source.manifest).map_err(|e| LoadError::Config {
             path: source.manifest_path.clone(),
-            message,
+            source: Box::new(e.into()),
         })?;
         let id = PluginId {
             name: manifest.name.clone(),

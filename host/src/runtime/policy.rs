@@ -88,6 +88,17 @@ pub struct FsGrant {
     pub access: Access,
 }
 
+/// Why a `policy.toml` is not a policy.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// Not TOML, or a field of the wrong type or unknown (with line and column).
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// A setting that is not allowed: which, and what to write instead.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 impl Policy {
     /// Read a policy file. A missing file is an empty policy (nothing granted).
     ///
@@ -96,14 +107,14 @@ impl Policy {
     pub fn load(path: &Path) -> Result<Policy, LoadError> {
         // ambient authority: the operator's own policy file.
         match std::fs::read_to_string(path) {
-            Ok(text) => Policy::parse(&text).map_err(|message| LoadError::Config {
+            Ok(text) => Policy::parse(&text).map_err(|e| LoadError::Config {
                 path: path.to_owned(),
-                message,
+                source: Box::new(e.into()),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Policy::default()),
             Err(e) => Err(LoadError::Config {
                 path: path.to_owned(),
-                message: format!("cannot read the policy: {e}"),
+                source: Box::new(e.into()),
             }),
         }
     }
@@ -111,13 +122,15 @@ impl Policy {
     /// Parse a policy from TOML text.
     ///
     /// # Errors
-    /// The TOML or schema error, with line and column.
-    pub fn parse(text: &str) -> Result<Policy, String> {
-        let policy: Policy = toml::from_str(text).map_err(|e| e.to_string())?;
+    /// A [`PolicyError`]: the TOML or schema error, with line and column.
+    pub fn parse(text: &str) -> Result<Policy, PolicyError> {
+        let policy: Policy = toml::from_str(text)?;
         if policy.default.enabled.is_some() {
-            return Err("[default] enabled: turn plugins off one at a time, under \
-                        [plugins.NAME] enabled = false"
-                .into());
+            return Err(PolicyError::Invalid(
+                "[default] enabled: turn plugins off one at a time, under [plugins.NAME] \
+                 enabled = false"
+                    .into(),
+            ));
         }
         Ok(policy)
     }

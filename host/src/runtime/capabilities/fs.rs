@@ -112,11 +112,24 @@ fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
+/// A granted directory that could not be opened for a call.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open mount {guest} ({}): {source}", host.display())]
+pub struct MountError {
+    /// What the plugin sees.
+    pub guest: String,
+    /// The directory on this machine.
+    pub host: PathBuf,
+    /// Why it could not be opened.
+    #[source]
+    pub source: wasmtime::Error,
+}
+
 /// Preopen the mounts in a call's WASI context.
 ///
 /// # Errors
 /// A mount's directory could not be opened (removed since load, permissions changed).
-pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), String> {
+pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), MountError> {
     for m in mounts {
         let perms = match m.access {
             Access::ReadOnly => FsPerms::ReadOnly,
@@ -125,7 +138,11 @@ pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), Str
         // ambient authority: opening the granted directory; cap-std confines the plugin to it.
         builder
             .preopened_dir(&m.host, &m.guest, perms)
-            .map_err(|e| format!("cannot open mount {} ({}): {e}", m.guest, m.host.display()))?;
+            .map_err(|source| MountError {
+                guest: m.guest.clone(),
+                host: m.host.clone(),
+                source,
+            })?;
     }
     Ok(())
 }
