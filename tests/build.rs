@@ -41,6 +41,8 @@ fn main() {
             "Cargo.toml",
         ],
     );
+    // The reference Org parser's release, for the differential test's hint.
+    println!("cargo:rustc-env=ORGPARSE_VERSION={}", pins::pin("orgparse"));
     python_doc_gate(&workspace);
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let email = js::build_gate(&workspace, "email-gate-js", "email-gate", &out_dir);

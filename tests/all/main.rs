@@ -12,6 +12,7 @@ mod javascript;
 mod limits;
 mod loading;
 mod memory;
+mod org_corpus;
 mod pipeline;
 mod programs;
 mod providers;

@@ -765,3 +765,140 @@ fn a_files_own_done_keywords_end_a_project() {
     assert_eq!(done.len(), 1);
     assert!(done[0].done && done[0].todo.as_deref() == Some("FINISHED"));
 }
+
+/// The headline titled `title` at the head: its line, or None when it is not in the store.
+fn line_of(m: &Memory, title: &str) -> Option<u32> {
+    m.query(&Query {
+        text: Some(title.into()),
+        ..Query::default()
+    })
+    .expect("query")
+    .into_iter()
+    .find(|h| h.title == title)
+    .map(|h| h.line)
+}
+
+/// Ingest a directory, delete a file, ingest again: the file leaves the store; a rollback
+/// brings it back, at its lines. Lines follow the head: a rollback to a version of a file
+/// whose headlines were elsewhere shows them where they were.
+#[test]
+fn a_deleted_file_leaves_on_reingest_and_rollback_brings_it_back_at_its_lines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).expect("mkdir");
+    let keep = notes.join("keep.org");
+    let gone = notes.join("gone.org");
+    std::fs::write(&keep, "* Kept\n").expect("write");
+    std::fs::write(
+        &gone,
+        "#+title: Gone\n\n\n* Doomed headline\nbody\n** Its child\n",
+    )
+    .expect("write");
+    let m = store();
+    ingest(&m, dir.path());
+    assert_eq!(line_of(&m, "Doomed headline"), Some(4));
+    assert_eq!(line_of(&m, "Its child"), Some(6));
+    let before = m.root();
+    let stored_as = gone.canonicalize().expect("path").display().to_string();
+
+    std::fs::remove_file(&gone).expect("rm");
+    let report = ingest(&m, dir.path());
+    assert_eq!(report.removed_files, [stored_as], "{report:?}");
+    assert_eq!(line_of(&m, "Doomed headline"), None);
+    assert_eq!(line_of(&m, "Kept"), Some(1));
+    // Ingesting one file of the directory removes nothing else.
+    std::fs::write(&gone, "* Back\n").expect("write");
+    let one = ingest(&m, &keep);
+    assert!(one.removed_files.is_empty(), "{one:?}");
+
+    // The ingest that removed it left a snapshot of the root before it.
+    let snap = m
+        .snapshots()
+        .expect("snapshots")
+        .into_iter()
+        .find(|s| s.root == before)
+        .expect("a snapshot of the root with the file");
+    m.rollback(&snap.seq.to_string()).expect("rollback");
+    assert_eq!(m.root(), before);
+    assert_eq!(
+        line_of(&m, "Doomed headline"),
+        Some(4),
+        "its line comes back with it"
+    );
+    assert_eq!(line_of(&m, "Its child"), Some(6));
+
+    // The same headlines at other lines in a newer version; a rollback shows the old lines.
+    std::fs::write(&gone, "* Doomed headline\nbody\n** Its child\nmore\n").expect("write");
+    ingest(&m, dir.path());
+    assert_eq!(line_of(&m, "Doomed headline"), Some(1));
+    assert_eq!(line_of(&m, "Its child"), Some(3));
+    m.rollback(&snap.seq.to_string()).expect("rollback");
+    assert_eq!(line_of(&m, "Its child"), Some(6));
+    // A property set in the store keeps the lines of its file.
+    let id = title_id(&m, "Its child");
+    m.set_property(&id, "EFFORT", "1h").expect("set");
+    assert_eq!(line_of(&m, "Its child"), Some(6));
+    m.set_property(&id, "ID", "child-1").expect("set the ID");
+    assert_eq!(m.get("child-1").expect("get").map(|h| h.line), Some(6));
+    assert_eq!(m.collect_garbage().map(|_| ()).ok(), Some(()));
+    assert_eq!(line_of(&m, "Doomed headline"), Some(4));
+}
+
+/// A database made when lines were kept by headline ID alone keeps them, moved to the head's
+/// file versions.
+#[test]
+fn lines_of_an_older_database_are_kept() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let file = dir.path().join("a.org");
+    std::fs::write(&file, "\n\n* Third line\n").expect("write");
+    {
+        let m = Memory::open(&db, MemoryConfig::default()).expect("open");
+        ingest(&m, &file);
+    }
+    {
+        let conn = rusqlite::Connection::open(&db).expect("sqlite");
+        let id: String = conn
+            .query_row("SELECT id FROM memory_file_lines", [], |r| r.get(0))
+            .expect("one line");
+        conn.execute_batch(
+            "CREATE TABLE memory_lines (id TEXT PRIMARY KEY, file TEXT NOT NULL, line INTEGER NOT NULL) WITHOUT ROWID; DELETE FROM memory_file_lines;",
+        )
+        .expect("old schema");
+        conn.execute(
+            "INSERT INTO memory_lines (id, file, line) VALUES (?1, ?2, 3)",
+            rusqlite::params![id, file.canonicalize().expect("path").display().to_string()],
+        )
+        .expect("old row");
+    }
+    let m = Memory::open(&db, MemoryConfig::default()).expect("reopen");
+    assert_eq!(line_of(&m, "Third line"), Some(3));
+}
+
+/// Renaming a parent changes the derived IDs below it: the ingest says so, and how to keep IDs
+/// that no edit changes; a change that keeps every derived ID says nothing.
+#[test]
+fn an_ingest_that_changes_derived_ids_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("plans.org");
+    std::fs::write(&file, "* Garden\n** Buy seeds\n** Dig\n").expect("write");
+    let m = store();
+    assert!(ingest(&m, dir.path()).warnings.is_empty());
+    std::fs::write(&file, "* Garden\n** Buy seeds\n** Dig\nmore body\n").expect("write");
+    assert!(
+        ingest(&m, dir.path()).warnings.is_empty(),
+        "same titles, same IDs"
+    );
+    std::fs::write(
+        &file,
+        "* Vegetable garden\n** Buy seeds\n** Dig\nmore body\n",
+    )
+    .expect("write");
+    let report = ingest(&m, dir.path());
+    let said: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        said.iter()
+            .any(|w| w.contains("3 derived ID(s) changed") && w.contains("--write-ids")),
+        "{said:?}"
+    );
+}

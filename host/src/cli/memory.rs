@@ -138,6 +138,12 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                 for w in &report.warnings {
                     errln!("warning: {w}");
                 }
+                for f in &report.removed_files {
+                    outln!(
+                        "removed {f}: gone from disk (`passepartout memory rollback` brings it \
+                         back)"
+                    );
+                }
                 outln!(
                     "{} files, {} headlines, {} new nodes{}{}\nroot {}{}",
                     report.files,

@@ -69,6 +69,12 @@ impl Memory {
             for (hash, node) in &written {
                 store::insert(&tx, hash, node)?;
             }
+            // The new version of the file is at the lines of the old one.
+            if let (Some(old_file), [.., (new_file, _), _root]) = (path.get(1), written.as_slice())
+            {
+                let renamed = key.eq_ignore_ascii_case("ID").then_some((id, value));
+                super::lines::carry(&tx, old_file, new_file, renamed)?;
+            }
             // Kept, so that the next ingest of the unchanged file does not undo it.
             tx.execute(
                 "INSERT OR REPLACE INTO memory_overrides (id, key, value) VALUES (?1, ?2, ?3)",
@@ -79,12 +85,6 @@ impl Memory {
                 params![new],
             )?;
             tx.commit()?;
-        }
-        if key.eq_ignore_ascii_case("ID") {
-            let mut lines = self.db.lines.write().unwrap_or_else(|p| p.into_inner());
-            if let Some(line) = lines.get(id).copied() {
-                lines.insert(value.to_owned(), line);
-            }
         }
         self.db.cache_nodes(written);
         self.db.set_head_cached(new.clone());

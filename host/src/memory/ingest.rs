@@ -55,6 +55,9 @@ pub struct IngestReport {
     pub ids_written: usize,
     /// Headlines embedded.
     pub embedded: usize,
+    /// Files the store held under the ingested directory that are gone from disk: removed from
+    /// the store (the snapshot taken before the ingest still has them).
+    pub removed_files: Vec<String>,
     /// What was odd, by file and line.
     pub warnings: Vec<Warning>,
 }
@@ -88,6 +91,11 @@ impl Memory {
             ..IngestReport::default()
         };
         let files = collect_files(path, &mut report.warnings)?;
+        // A directory's files that are gone leave the store with this ingest.
+        let under = std::fs::canonicalize(path)
+            .ok()
+            .filter(|p| p.is_dir())
+            .map(|p| format!("{}/", p.display()));
         let overrides = self.overrides()?;
         // Files are read, parsed and hashed on every core (rayon keeps their order); only the
         // commit below is one writer.
@@ -108,11 +116,18 @@ impl Memory {
         }
         report.files = built.len();
         report.headlines = built.iter().map(|b| b.headlines).sum();
+        self.warn_lost_derived_ids(&built, &mut report.warnings);
         let nodes: Vec<BuiltNodes<'_>> = built.iter().map(|b| b.nodes.as_slice()).collect();
         let vectors = self.embed_new(&nodes, &mut report);
         let pending: Vec<(PathBuf, String, usize)> =
             built.iter_mut().filter_map(|b| b.pending.take()).collect();
-        report.root_after = self.commit(built, vectors, &mut report.new_nodes)?;
+        report.root_after = self.commit(
+            built,
+            vectors,
+            under.as_deref(),
+            &mut report.new_nodes,
+            &mut report.removed_files,
+        )?;
         // The files change only once the store holds what they will say.
         for (file, text, n) in pending {
             match write_atomically(&file, text.as_bytes()) {
@@ -125,6 +140,52 @@ impl Memory {
             }
         }
         Ok(report)
+    }
+
+    /// Warn, file by file, when derived IDs the store had are gone from a changed file (a title
+    /// above them changed, or the file moved): whatever referred to them now points at nothing.
+    fn warn_lost_derived_ids(&self, built: &[Built], warnings: &mut Vec<Warning>) {
+        let Ok(root) = self.db.node(&self.root()) else {
+            return;
+        };
+        let mut before: BTreeMap<String, String> = BTreeMap::new();
+        for hash in &root.children {
+            if let Ok(file) = self.db.node(hash) {
+                before.insert(file.id.clone(), hash.clone());
+            }
+        }
+        for b in built {
+            let Some(old) = before.get(&b.path).filter(|old| **old != b.file_hash) else {
+                continue;
+            };
+            let now: HashSet<&str> = b
+                .nodes
+                .iter()
+                .filter(|(_, n)| n.derived_id)
+                .map(|(_, n)| n.id.as_str())
+                .collect();
+            let mut lost = 0;
+            let mut stack = vec![old.clone()];
+            while let Some(h) = stack.pop() {
+                let Ok(n) = self.db.node(&h) else { continue };
+                if n.derived_id && !now.contains(n.id.as_str()) {
+                    lost += 1;
+                }
+                stack.extend(n.children.iter().cloned());
+            }
+            if lost > 0 {
+                warnings.push(Warning {
+                    file: b.path.clone(),
+                    line: 0,
+                    message: format!(
+                        "{lost} derived ID(s) changed (a title above those headlines changed): \
+                         what refers to the old ones (the journal, notes, tool calls) now \
+                         points at nothing. `passepartout memory ingest --write-ids` gives \
+                         headlines IDs of their own, which no edit changes"
+                    ),
+                });
+            }
+        }
     }
 
     fn build_file(
@@ -185,7 +246,8 @@ impl Memory {
         }
         let lossy = std::str::from_utf8(&bytes).is_err();
         let text = decode(&name, &bytes, warnings);
-        let mut parsed = org::parse(&name, &text, warnings);
+        let keywords = self.config.keywords();
+        let mut parsed = org::parse(&name, &text, &keywords, warnings);
         let mut pending = None;
         if opts.write_ids {
             let mut ids = BTreeMap::new();
@@ -201,7 +263,7 @@ impl Memory {
             } else if !ids.is_empty() {
                 let updated = org::write_ids(&text, &ids);
                 let mut again = Vec::new();
-                parsed = org::parse(&name, &updated, &mut again);
+                parsed = org::parse(&name, &updated, &keywords, &mut again);
                 // Written only after the store committed (see `ingest`), to the real file
                 // behind any symlink.
                 let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
@@ -224,7 +286,9 @@ impl Memory {
         &self,
         built: Vec<Built>,
         vectors: Vec<(String, String, Vec<u8>)>,
+        under: Option<&str>,
         new_nodes: &mut usize,
+        removed: &mut Vec<String>,
     ) -> Result<String, MemoryError> {
         let _writer = self.db.write_lock();
         let mut written = Vec::new();
@@ -245,6 +309,19 @@ impl Memory {
                 };
                 files.insert(id, h.clone());
             }
+            // Only files no longer on disk: one skipped (too big, unreadable) or beyond a walk
+            // that stopped early stays as it was.
+            if let Some(dir) = under {
+                files.retain(|path, _| {
+                    let gone = path.starts_with(dir)
+                        && std::fs::symlink_metadata(path)
+                            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+                    if gone {
+                        removed.push(path.clone());
+                    }
+                    !gone
+                });
+            }
             for b in &built {
                 files.insert(b.path.clone(), b.file_hash.clone());
             }
@@ -258,13 +335,7 @@ impl Memory {
                         *new_nodes += 1;
                     }
                 }
-                tx.execute("DELETE FROM memory_lines WHERE file = ?1", params![b.path])?;
-                let mut ins = tx.prepare(
-                    "INSERT OR REPLACE INTO memory_lines (id, file, line) VALUES (?1, ?2, ?3)",
-                )?;
-                for (id, line) in &b.lines {
-                    ins.execute(params![id, b.path, line])?;
-                }
+                super::lines::record(&tx, &b.file_hash, &b.lines)?;
             }
             for (key, model, blob) in &vectors {
                 tx.execute(
@@ -289,11 +360,8 @@ impl Memory {
             }
             tx.commit()?;
         }
-        {
-            let mut lines = self.db.lines.write().unwrap_or_else(|p| p.into_inner());
-            for b in &built {
-                lines.extend(b.lines.iter().cloned());
-            }
+        for b in &built {
+            self.db.cache_lines(&b.file_hash, &b.lines);
         }
         for b in built {
             written.extend(b.nodes);

@@ -13,6 +13,7 @@ pub mod edit;
 pub mod embed;
 mod index;
 pub mod ingest;
+mod lines;
 pub mod node;
 pub mod org;
 pub mod query;
@@ -48,6 +49,20 @@ pub struct MemoryConfig {
     /// `[memory.embeddings]`: an OpenAI-compatible embeddings endpoint. Off when absent.
     #[serde(default)]
     pub embeddings: Option<EmbeddingsConfig>,
+    /// The TODO keywords of files without a `#+TODO:` line, written as in one:
+    /// `"TODO NEXT | DONE CANCELLED"`. Org's default (`TODO | DONE`) when unset; a file's own
+    /// `#+TODO:` lines replace it for that file.
+    #[serde(default)]
+    pub todo_keywords: Option<String>,
+}
+
+impl MemoryConfig {
+    /// The TODO keywords of a file that declares none ([`MemoryConfig::todo_keywords`]).
+    pub fn keywords(&self) -> org::TodoKeywords {
+        self.todo_keywords
+            .as_deref()
+            .map_or_else(org::TodoKeywords::default, org::TodoKeywords::parse)
+    }
 }
 
 fn default_keep() -> usize {
@@ -65,6 +80,7 @@ impl Default for MemoryConfig {
             max_file_mib: default_max_file_mib(),
             paths: vec![],
             embeddings: None,
+            todo_keywords: None,
         }
     }
 }

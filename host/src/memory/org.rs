@@ -67,20 +67,101 @@ pub struct ParsedFile {
     pub headlines: Vec<ParsedHeadline>,
 }
 
-/// TODO keywords known besides those a file declares with `#+TODO:`.
-pub const DEFAULT_TODO: (&[&str], &[&str]) = (
-    &["TODO", "NEXT", "STARTED", "WAITING", "HOLD"],
-    &["DONE", "CANCELLED", "CANCELED"],
-);
+/// The TODO keywords of a file: those not done, and the done ones.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TodoKeywords {
+    /// Keywords of things to do (`TODO`).
+    pub todo: Vec<String>,
+    /// Keywords of things done (`DONE`).
+    pub done: Vec<String>,
+}
 
-/// Parse `text` (the contents of `file`) into headlines, appending warnings.
-pub fn parse(file: &str, text: &str, warnings: &mut Vec<Warning>) -> ParsedFile {
+impl Default for TodoKeywords {
+    /// Org's default: `TODO | DONE`.
+    fn default() -> Self {
+        TodoKeywords::parse("TODO | DONE")
+    }
+}
+
+impl TodoKeywords {
+    /// Keywords written as in a `#+TODO:` line: `TODO NEXT | DONE CANCELLED`. Fast-access keys
+    /// (`WAIT(w@/!)`) are dropped; without `|`, the last keyword is the done one (as in Org).
+    pub fn parse(line: &str) -> TodoKeywords {
+        let mut k = TodoKeywords {
+            todo: Vec::new(),
+            done: Vec::new(),
+        };
+        k.add_line(line);
+        k
+    }
+
+    fn add_line(&mut self, line: &str) {
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .map(|w| w.split('(').next().unwrap_or(w))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let (todo, done): (&[&str], &[&str]) = match words.iter().position(|w| *w == "|") {
+            Some(bar) => (&words[..bar], &words[bar + 1..]),
+            None => match words.split_last() {
+                Some((last, rest)) => (rest, std::slice::from_ref(last)),
+                None => (&[], &[]),
+            },
+        };
+        for (list, words) in [(&mut self.todo, todo), (&mut self.done, done)] {
+            for w in words.iter().filter(|w| **w != "|") {
+                if !list.iter().any(|k| k == w) {
+                    list.push((*w).to_owned());
+                }
+            }
+        }
+    }
+
+    /// The keywords `text` declares with `#+TODO:`, `#+SEQ_TODO:` or `#+TYP_TODO:` lines, all
+    /// of them together; `default` when it has none (a file's lines replace the default, as in
+    /// Org).
+    pub fn of_file(text: &str, default: &TodoKeywords) -> TodoKeywords {
+        let mut k = TodoKeywords {
+            todo: Vec::new(),
+            done: Vec::new(),
+        };
+        let mut any = false;
+        for line in text.lines() {
+            let t = line.trim_start();
+            if !t.starts_with("#+") {
+                continue;
+            }
+            let Some((name, rest)) = t[2..].split_once(':') else {
+                continue;
+            };
+            if ["TODO", "SEQ_TODO", "TYP_TODO"]
+                .iter()
+                .any(|n| name.eq_ignore_ascii_case(n))
+            {
+                any = true;
+                k.add_line(rest);
+            }
+        }
+        if any { k } else { default.clone() }
+    }
+}
+
+/// Parse `text` (the contents of `file`) into headlines, appending warnings. `keywords` are
+/// the TODO keywords of a file without `#+TODO:` lines (`[memory] todo_keywords`).
+pub fn parse(
+    file: &str,
+    text: &str,
+    keywords: &TodoKeywords,
+    warnings: &mut Vec<Warning>,
+) -> ParsedFile {
+    let keywords = TodoKeywords::of_file(text, keywords);
     let config = ParseConfig {
-        todo_keywords: todo_keywords(text),
+        todo_keywords: (keywords.todo, keywords.done),
         ..ParseConfig::default()
     };
     let org = config.parse(text);
     let lines = LineIndex::new(text);
+    let text_lines: Vec<&str> = text.lines().collect();
     let document = org.document();
     let title = org
         .title()
@@ -89,7 +170,7 @@ pub fn parse(file: &str, text: &str, warnings: &mut Vec<Warning>) -> ParsedFile 
     let mut seen = std::collections::HashMap::new();
     let headlines = document
         .headlines()
-        .map(|h| headline(file, &h, &lines, &[], &mut seen, warnings))
+        .map(|h| headline(file, &h, (&lines, &text_lines), &[], &mut seen, warnings))
         .collect();
     check_drawers(file, text, warnings);
     ParsedFile {
@@ -102,21 +183,27 @@ pub fn parse(file: &str, text: &str, warnings: &mut Vec<Warning>) -> ParsedFile 
 fn headline(
     file: &str,
     h: &Headline,
-    lines: &LineIndex,
+    (lines, text): (&LineIndex, &[&str]),
     path: &[String],
     seen: &mut std::collections::HashMap<String, u32>,
     warnings: &mut Vec<Warning>,
 ) -> ParsedHeadline {
     let line = lines.line(u32::from(h.start()));
-    let title = clean_title(&h.title_raw());
-    let properties: Vec<(String, String)> = h
-        .properties()
-        .map(|d| {
-            d.iter()
-                .map(|(k, v)| (k.as_ref().to_owned(), v.as_ref().trim().to_owned()))
-                .collect()
-        })
-        .unwrap_or_default();
+    // As written: only the space after the keyword and before the tags goes.
+    let mut title = h.title_raw().trim().to_owned();
+    let mut tags: Vec<String> = h.tags().map(|t| t.as_ref().to_owned()).collect();
+    if tags.is_empty() {
+        // The parser misses tags after a title that has colons of its own.
+        (title, tags) = split_tags(&title);
+    }
+    // Read here rather than by the parser, which drops a whole drawer over one empty value
+    // and the `+` of `header-args+`.
+    let drawer = property_drawer(text, line);
+    let mut body = h.section().map(|s| s.raw()).unwrap_or_default();
+    if drawer.is_some() {
+        body = without_drawer(&body);
+    }
+    let properties = drawer.unwrap_or_default();
     let mut own_path = path.to_vec();
     own_path.push(title.clone());
     let explicit = properties
@@ -142,7 +229,7 @@ fn headline(
     }
     let children = h
         .headlines()
-        .map(|c| headline(file, &c, lines, &own_path, seen, warnings))
+        .map(|c| headline(file, &c, (lines, text), &own_path, seen, warnings))
         .collect();
     ParsedHeadline {
         id,
@@ -152,10 +239,10 @@ fn headline(
         title,
         todo: h.todo_keyword().map(|t| t.as_ref().to_owned()),
         done: h.is_done(),
-        tags: h.tags().map(|t| t.as_ref().to_owned()).collect(),
+        tags,
         properties,
         closed: h.closed().map(|t| t.raw().trim().to_owned()),
-        body: h.section().map(|s| s.raw()).unwrap_or_default(),
+        body,
         children,
     }
 }
@@ -167,36 +254,97 @@ pub fn derive_id(key: &str, occurrence: u32) -> String {
     format!("pp-{}", &hex::encode(digest)[..20])
 }
 
-fn clean_title(raw: &str) -> String {
-    raw.split_whitespace().collect::<Vec<_>>().join(" ")
+/// `title` without the tags it ends with (Org's `:tag1:tag2:` after a space: letters, digits,
+/// `_`, `@`, `#`, `%`), and those tags.
+fn split_tags(title: &str) -> (String, Vec<String>) {
+    let Some((before, last)) = title.rsplit_once([' ', '\t']) else {
+        return (title.to_owned(), Vec::new());
+    };
+    let tag_char = |c: char| c.is_alphanumeric() || "_@#%:".contains(c);
+    if last.len() < 3
+        || !last.starts_with(':')
+        || !last.ends_with(':')
+        || !last.chars().all(tag_char)
+    {
+        return (title.to_owned(), Vec::new());
+    }
+    let tags = last
+        .split(':')
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (before.trim_end().to_owned(), tags)
 }
 
-/// The keywords of `#+TODO:` / `#+SEQ_TODO:` / `#+TYP_TODO:` lines, plus the defaults.
-fn todo_keywords(text: &str) -> (Vec<String>, Vec<String>) {
-    let mut todo: Vec<String> = DEFAULT_TODO.0.iter().map(|s| (*s).to_owned()).collect();
-    let mut done: Vec<String> = DEFAULT_TODO.1.iter().map(|s| (*s).to_owned()).collect();
-    for line in text.lines().take(200) {
-        let upper = line.trim_start().to_ascii_uppercase();
-        let Some(rest) = ["#+TODO:", "#+SEQ_TODO:", "#+TYP_TODO:"]
-            .iter()
-            .find_map(|p| upper.strip_prefix(p).map(|_| &line.trim_start()[p.len()..]))
-        else {
-            continue;
-        };
-        let mut after_bar = false;
-        for word in rest.split_whitespace() {
-            if word == "|" {
-                after_bar = true;
-                continue;
-            }
-            let word = word.split('(').next().unwrap_or(word).to_owned();
-            let list = if after_bar { &mut done } else { &mut todo };
-            if !word.is_empty() && !list.contains(&word) {
-                list.push(word);
-            }
+/// The property drawer right after the headline on `line` (1-based) and its planning lines:
+/// each `:KEY: value` as written (a key keeps its `+`; an empty value is a value), in order.
+/// `None` when there is none, or when it never closes (Org then reads it as text).
+fn property_drawer(text: &[&str], line: u32) -> Option<Vec<(String, String)>> {
+    let mut rest = text.iter().skip(usize::try_from(line).ok()?);
+    let mut next = rest.next()?;
+    while is_planning(next) {
+        next = rest.next()?;
+    }
+    if !next.trim().eq_ignore_ascii_case(":PROPERTIES:") {
+        return None;
+    }
+    let mut properties = Vec::new();
+    for l in rest {
+        let t = l.trim();
+        if t.eq_ignore_ascii_case(":END:") {
+            return Some(properties);
+        }
+        if l.starts_with('*') && l.trim_start_matches('*').starts_with([' ', '\t']) {
+            return None;
+        }
+        if let Some(p) = node_property(t) {
+            properties.push(p);
         }
     }
-    (todo, done)
+    None
+}
+
+/// `:NAME: VALUE` or `:NAME:`: the name ends at the first `:` followed by a space or the end
+/// of the line (so it may hold a `:`), and has no space in it.
+fn node_property(line: &str) -> Option<(String, String)> {
+    let after = line.strip_prefix(':')?;
+    let end = after
+        .char_indices()
+        .find(|(i, c)| {
+            *c == ':'
+                && after[i + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map(|(i, _)| i)?;
+    let name = &after[..end];
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((name.to_owned(), after[end + 1..].trim().to_owned()))
+}
+
+/// A section's text without the property drawer it starts with (the parser leaves a drawer it
+/// could not read in the section).
+fn without_drawer(body: &str) -> String {
+    let mut lines = body.split_inclusive('\n');
+    let mut skipped = 0;
+    for l in lines.by_ref() {
+        skipped += l.len();
+        if l.trim().eq_ignore_ascii_case(":END:") {
+            break;
+        }
+    }
+    if body
+        .trim_start()
+        .to_ascii_uppercase()
+        .starts_with(":PROPERTIES:")
+    {
+        body[skipped.min(body.len())..].to_owned()
+    } else {
+        body.to_owned()
+    }
 }
 
 /// Warn about property drawers that never end (the parser then reads them as text).
@@ -295,12 +443,12 @@ fn is_planning(line: &str) -> bool {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = "#+TITLE: Plans\nintro\n* TODO Build the shed :project:home:\n:PROPERTIES:\n:ID: shed\n:EFFORT: 3d\n:END:\nSome body.\n** DONE Buy wood\nCLOSED: [2026-11-01 Sun 10:00]\n** NEXT Cut planks\n* Notes\n";
+    const SAMPLE: &str = "#+TITLE: Plans\n#+TODO: TODO NEXT | DONE\nintro\n* TODO Build the shed :project:home:\n:PROPERTIES:\n:ID: shed\n:EFFORT: 3d\n:END:\nSome body.\n** DONE Buy wood\nCLOSED: [2026-11-01 Sun 10:00]\n** NEXT Cut planks\n* Notes\n";
 
     #[test]
     fn headlines_properties_and_tree() {
         let mut w = vec![];
-        let f = parse("plans.org", SAMPLE, &mut w);
+        let f = parse("plans.org", SAMPLE, &TodoKeywords::default(), &mut w);
         assert_eq!(f.title, "Plans");
         assert!(w.is_empty(), "{w:?}");
         let shed = &f.headlines[0];
@@ -309,7 +457,7 @@ mod tests {
         assert_eq!(shed.todo.as_deref(), Some("TODO"));
         assert_eq!(shed.title, "Build the shed");
         assert_eq!(shed.tags, ["project", "home"]);
-        assert_eq!(shed.line, 3);
+        assert_eq!(shed.line, 4);
         assert_eq!(shed.properties[1], ("EFFORT".into(), "3d".into()));
         assert!(shed.body.contains("Some body."));
         assert_eq!(shed.children.len(), 2);
@@ -322,8 +470,8 @@ mod tests {
     #[test]
     fn derived_ids_are_stable_and_distinct() {
         let mut w = vec![];
-        let a = parse("x.org", "* A\n* A\n", &mut w);
-        let b = parse("x.org", "* A\n* A\n", &mut w);
+        let a = parse("x.org", "* A\n* A\n", &TodoKeywords::default(), &mut w);
+        let b = parse("x.org", "* A\n* A\n", &TodoKeywords::default(), &mut w);
         assert_eq!(a, b);
         assert_ne!(a.headlines[0].id, a.headlines[1].id);
     }
@@ -331,7 +479,12 @@ mod tests {
     #[test]
     fn unclosed_drawer_is_warned_with_its_line() {
         let mut w = vec![];
-        parse("bad.org", "* A\n:PROPERTIES:\n:X: 1\n* B\n", &mut w);
+        parse(
+            "bad.org",
+            "* A\n:PROPERTIES:\n:X: 1\n* B\n",
+            &TodoKeywords::default(),
+            &mut w,
+        );
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].line, 2);
     }
@@ -342,10 +495,94 @@ mod tests {
         let ids = [(1, "a1".to_owned()), (3, "b1".to_owned())].into();
         let out = write_ids(text, &ids);
         let mut w = vec![];
-        let f = parse("x.org", &out, &mut w);
+        let f = parse("x.org", &out, &TodoKeywords::default(), &mut w);
         assert_eq!(f.headlines[0].id, "a1");
         assert_eq!(f.headlines[1].id, "b1");
         assert_eq!(f.headlines[1].properties.len(), 2);
         assert!(w.is_empty());
+    }
+
+    /// org-roam's `roam-exclude.org` shape: a property with no value beside the `:ID:`.
+    #[test]
+    fn an_empty_property_value_keeps_the_drawer_and_its_id() {
+        let text = "* Excluded\n:PROPERTIES:\n:ID:       a0b1c2d3-0000-4000-8000-000000000001\n:ROAM_EXCLUDE:\n:END:\nBody.\n";
+        let mut w = vec![];
+        let f = parse("roam.org", text, &TodoKeywords::default(), &mut w);
+        let h = &f.headlines[0];
+        assert_eq!(h.id, "a0b1c2d3-0000-4000-8000-000000000001");
+        assert!(!h.derived_id);
+        assert_eq!(
+            h.properties,
+            [
+                ("ID".into(), "a0b1c2d3-0000-4000-8000-000000000001".into()),
+                ("ROAM_EXCLUDE".into(), String::new())
+            ]
+        );
+        assert_eq!(h.body, "Body.\n", "the drawer is not body text");
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    /// Literate configurations: `:header-args+:` appends, and says so only with its `+`; a
+    /// key may hold a `:`; a drawer inside a block is text, not the headline's.
+    #[test]
+    fn keys_are_kept_as_written_and_drawers_in_blocks_stay_text() {
+        let text = "* Config\nSCHEDULED: <2026-01-01 Thu>\n:PROPERTIES:\n:header-args:    :tangle yes\n:header-args+:   :comments both\n:a:b: c\n:END:\n* Example\n#+begin_src org\n:PROPERTIES:\n:ID: not-mine\n:END:\n#+end_src\n";
+        let mut w = vec![];
+        let f = parse("init.org", text, &TodoKeywords::default(), &mut w);
+        assert_eq!(
+            f.headlines[0].properties,
+            [
+                ("header-args".into(), ":tangle yes".into()),
+                ("header-args+".into(), ":comments both".into()),
+                ("a:b".into(), "c".into())
+            ]
+        );
+        let example = &f.headlines[1];
+        assert!(example.properties.is_empty());
+        assert!(example.derived_id, "{}", example.id);
+    }
+
+    /// org-roam's `title-transformations.org` shape: a file's `#+todo:` replaces the default.
+    #[test]
+    fn a_files_keyword_lines_replace_the_default_ones() {
+        let text =
+            "#+todo: IDEA | DONE\n* TODO not a keyword here\n* IDEA A thought\n* DONE Finished\n";
+        let mut w = vec![];
+        let f = parse("t.org", text, &TodoKeywords::default(), &mut w);
+        let h = &f.headlines;
+        assert_eq!(
+            (h[0].todo.as_deref(), h[0].title.as_str()),
+            (None, "TODO not a keyword here")
+        );
+        assert_eq!(h[1].todo.as_deref(), Some("IDEA"));
+        assert!(h[2].done);
+        // Org's default is TODO | DONE: NEXT is a word of the title unless configured.
+        let text = "* NEXT Call Bob\n* TODO Write\n";
+        let f = parse("n.org", text, &TodoKeywords::default(), &mut w);
+        assert_eq!(f.headlines[0].todo, None);
+        assert_eq!(f.headlines[0].title, "NEXT Call Bob");
+        let gtd = TodoKeywords::parse("TODO NEXT | DONE CANCELLED");
+        let f = parse("n.org", text, &gtd, &mut w);
+        assert_eq!(f.headlines[0].todo.as_deref(), Some("NEXT"));
+        // Several lines add up; fast-access keys go; without `|`, the last one is done.
+        let k = TodoKeywords::of_file(
+            "#+SEQ_TODO: REPORT(r) BUG(b) | FIXED(f)\n#+TYP_TODO: Fred Sara Lucy\n",
+            &TodoKeywords::default(),
+        );
+        assert_eq!(k.todo, ["REPORT", "BUG", "Fred", "Sara"]);
+        assert_eq!(k.done, ["FIXED", "Lucy"]);
+    }
+
+    /// Tables of links padded with spaces: the title is kept as written.
+    #[test]
+    fn titles_keep_their_inner_spaces() {
+        let text = "* TODO [[https://orgmode.org][Org]]    |   the manual    :docs:\n";
+        let mut w = vec![];
+        let f = parse("links.org", text, &TodoKeywords::default(), &mut w);
+        assert_eq!(
+            f.headlines[0].title,
+            "[[https://orgmode.org][Org]]    |   the manual"
+        );
+        assert_eq!(f.headlines[0].tags, ["docs"]);
     }
 }

@@ -301,14 +301,7 @@ impl Memory {
     }
 
     pub(crate) fn hit(&self, node: &Node, hash: &str, parent: Option<&str>) -> Hit {
-        let line = self
-            .db
-            .lines
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&node.id)
-            .copied()
-            .unwrap_or(0);
+        let line = self.db.line(&node.file, &node.id);
         Hit {
             id: node.id.clone(),
             kind: node.kind,

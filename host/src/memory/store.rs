@@ -34,8 +34,8 @@ pub(crate) struct Db {
     /// SQLite's `data_version` when `head` was last read: it changes when another process
     /// (the CLI beside a running daemon) writes the database.
     version: std::sync::atomic::AtomicI64,
-    /// Headline ID → line in its file, from the latest ingest of that file.
-    pub(crate) lines: RwLock<HashMap<String, u32>>,
+    /// Lines of headlines by file version ([`super::lines`]).
+    pub(crate) lines: Mutex<super::lines::LineCache>,
     /// Held across every read-modify-write of the head (ingest, set-property, rollback), so
     /// that two writers never both build on the same root and one loses the other's change.
     pub(crate) writer: Mutex<()>,
@@ -47,8 +47,6 @@ CREATE TABLE IF NOT EXISTS memory_head (one INTEGER PRIMARY KEY CHECK (one = 1),
 CREATE TABLE IF NOT EXISTS memory_snapshots (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, root TEXT NOT NULL, at INTEGER NOT NULL,
     reason TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS memory_lines (id TEXT PRIMARY KEY, file TEXT NOT NULL,
-    line INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS memory_overrides (id TEXT NOT NULL, key TEXT NOT NULL,
     value TEXT NOT NULL, PRIMARY KEY (id, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS memory_vectors (key TEXT PRIMARY KEY, model TEXT NOT NULL,
@@ -99,6 +97,7 @@ impl Db {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(super::lines::SCHEMA)?;
         // Databases made before snapshots had a kind: theirs all count as kept.
         let has_auto = conn
             .prepare("SELECT 1 FROM pragma_table_info('memory_snapshots') WHERE name = 'auto'")?
@@ -117,22 +116,14 @@ impl Db {
             params![hash],
         )?;
         let head = read_head(&conn)?;
+        super::lines::migrate(&conn)?;
         let version = data_version(&conn)?;
-        let mut lines = HashMap::new();
-        {
-            let mut stmt = conn.prepare("SELECT id, line FROM memory_lines")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?;
-            for row in rows {
-                let (id, line) = row?;
-                lines.insert(id, line);
-            }
-        }
         Ok(Db {
             conn: Mutex::new(conn),
             cache: RwLock::new(HashMap::new()),
             head: RwLock::new(head),
             version: std::sync::atomic::AtomicI64::new(version),
-            lines: RwLock::new(lines),
+            lines: Mutex::default(),
             writer: Mutex::new(()),
         })
     }
@@ -270,7 +261,9 @@ impl Db {
                 removed += 1;
             }
         }
+        super::lines::collect(&tx)?;
         tx.commit()?;
+        self.retain_lines(&live);
         self.cache
             .write()
             .unwrap_or_else(|p| p.into_inner())

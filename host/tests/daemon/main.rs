@@ -685,7 +685,7 @@ fn memory_auto_saves_on_its_interval_and_once_more_at_sigterm() {
     wait_for(home.path(), &["First"]);
     std::fs::write(
         org.join("a.org"),
-        "* TODO First :project:\n* NEXT Second :project:\n",
+        "* TODO First :project:\n* TODO Second :project:\n",
     )
     .expect("write");
     wait_for(home.path(), &["First", "Second"]);
