@@ -78,35 +78,44 @@ fn main() {
         .configure_from_args()
         .sample_size(10)
         .measurement_time(Duration::from_secs(20));
-    // Each ingest into a fresh database on disk, as users run it.
-    let fresh = std::sync::atomic::AtomicUsize::new(0);
+    // Each ingest into a fresh database on disk, as users run it; the store and its directory
+    // are returned, so that closing and deleting them is not timed.
     let fresh_store = || {
-        let n = fresh.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Memory::open(
-            &tmp.path().join(format!("ingest-{n}.db")),
-            MemoryConfig::default(),
-        )
-        .expect("store")
+        let dir = tempfile::tempdir_in(tmp.path()).expect("temp dir");
+        let m =
+            Memory::open(&dir.path().join("memory.db"), MemoryConfig::default()).expect("store");
+        (dir, m)
     };
     c.bench_function("memory/ingest-100k-headlines", |b| {
         b.iter_batched(
             fresh_store,
-            |m| {
-                m.ingest(&big_dir, &IngestOptions::default())
-                    .expect("ingest")
+            |(dir, m)| {
+                let r = m
+                    .ingest(&big_dir, &IngestOptions::default())
+                    .expect("ingest");
+                (dir, m, r)
             },
             BatchSize::PerIteration,
         )
     });
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/org-corpus");
     let first = fresh_store()
+        .1
         .ingest(&real, &IngestOptions::default())
         .expect("ingest");
-    let real_size = (first.headlines, first.files);
+    let real_size = (
+        first.headlines,
+        first.files,
+        org_bytes(&real),
+        org_bytes(&big_dir),
+    );
     c.bench_function("memory/ingest-real-corpus", |b| {
         b.iter_batched(
             fresh_store,
-            |m| m.ingest(&real, &IngestOptions::default()).expect("ingest"),
+            |(dir, m)| {
+                let r = m.ingest(&real, &IngestOptions::default()).expect("ingest");
+                (dir, m, r)
+            },
             BatchSize::PerIteration,
         )
     });
@@ -208,13 +217,29 @@ fn main() {
     print_ratios(real_size);
 }
 
-fn print_ratios((real_headlines, real_files): (usize, usize)) {
+/// The bytes of the `*.org` files under `dir`.
+fn org_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            total += org_bytes(&p);
+        } else if p.extension().is_some_and(|x| x == "org") {
+            total += e.metadata().map_or(0, |m| m.len());
+        }
+    }
+    total
+}
+
+fn print_ratios((real_headlines, real_files, real_bytes, big_bytes): (usize, usize, u64, u64)) {
     let median = estimates::median_ns;
     let synthetic = median("memory_ingest-100k-headlines", "").map(|ns| {
         let rate = 100_000.0 / (ns / 1e9);
         println!(
-            "\ningest (on disk): {:.0} ms for 100k generated headlines = {rate:.0} headlines/s",
-            ns / 1e6
+            "\ningest (on disk): {:.0} ms for 100k generated headlines = {rate:.0} headlines/s, \
+             {:.1} MB/s",
+            ns / 1e6,
+            big_bytes as f64 / 1e6 / (ns / 1e9)
         );
         rate
     });
@@ -222,8 +247,9 @@ fn print_ratios((real_headlines, real_files): (usize, usize)) {
         let rate = real_headlines as f64 / (ns / 1e9);
         println!(
             "ingest (on disk): {:.1} ms for the real corpus ({real_headlines} headlines in \
-             {real_files} files) = {rate:.0} headlines/s{}",
+             {real_files} files) = {rate:.0} headlines/s, {:.1} MB/s{}",
             ns / 1e6,
+            real_bytes as f64 / 1e6 / (ns / 1e9),
             synthetic.map_or(String::new(), |s| format!(
                 " ({:.2}x the generated rate)",
                 rate / s

@@ -806,10 +806,14 @@ fn a_deleted_file_leaves_on_reingest_and_rollback_brings_it_back_at_its_lines() 
     assert_eq!(report.removed_files, [stored_as], "{report:?}");
     assert_eq!(line_of(&m, "Doomed headline"), None);
     assert_eq!(line_of(&m, "Kept"), Some(1));
-    // Ingesting one file of the directory removes nothing else.
-    std::fs::write(&gone, "* Back\n").expect("write");
+    // Ingesting one file of the directory removes nothing else, even a file gone from disk.
+    let other = notes.join("other.org");
+    std::fs::write(&other, "* Other\n").expect("write");
+    ingest(&m, dir.path());
+    std::fs::remove_file(&other).expect("rm");
     let one = ingest(&m, &keep);
     assert!(one.removed_files.is_empty(), "{one:?}");
+    assert_eq!(line_of(&m, "Other"), Some(1), "still in the store");
 
     // The ingest that removed it left a snapshot of the root before it.
     let snap = m
@@ -898,7 +902,14 @@ fn an_ingest_that_changes_derived_ids_says_so() {
     let said: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
     assert!(
         said.iter()
-            .any(|w| w.contains("3 derived ID(s) changed") && w.contains("--write-ids")),
+            .any(|w| w.contains("3 derived ID(s) are no longer in the file")
+                && w.contains("--write-ids")),
         "{said:?}"
     );
+    // Writing the derived IDs into the file keeps every one: nothing to say.
+    let written = m
+        .ingest(dir.path(), &IngestOptions { write_ids: true })
+        .expect("ingest");
+    assert_eq!(written.ids_written, 3);
+    assert!(written.warnings.is_empty(), "{:?}", written.warnings);
 }

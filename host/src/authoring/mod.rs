@@ -305,10 +305,17 @@ mod tests {
         // The toolchain releases the pages ask for are the pinned ones (.ci/toolchains).
         let python = include_str!("../../../docs/authoring/python.md");
         let js = include_str!("../../../docs/authoring/javascript.md");
-        assert!(python.contains(&format!(
-            "componentize-py=={}",
-            super::python::COMPONENTIZE_PY
-        )));
+        let pin = format!("componentize-py=={}", super::python::COMPONENTIZE_PY);
+        for page in [
+            python,
+            include_str!("../../../README.md"),
+            include_str!("../../../docs/python-plugins.md"),
+        ] {
+            assert!(
+                page.contains(&pin),
+                "a page asks for another componentize-py than {pin}"
+            );
+        }
         assert!(js.contains(&format!("componentize-js {}", super::js::COMPONENTIZE_JS)));
     }
 }

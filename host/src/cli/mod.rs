@@ -471,7 +471,7 @@ pub fn main() -> ExitCode {
     match main_inner() {
         Ok(code) => code,
         Err(e) => {
-            errln!("passepartout: {e:#}");
+            errln!("passepartout: {}", passepartout::runtime::chain(e.as_ref()));
             ExitCode::from(2)
         }
     }

@@ -188,7 +188,7 @@ impl Swap {
             Ok(p) => p,
             Err(e) => {
                 // The whole chain: what failed, and why.
-                let e = format!("{e:#}");
+                let e = crate::runtime::chain(e.as_ref());
                 tracing::error!("reload ({why}) failed; the running plugin set stays: {e}");
                 let message = failed(&e);
                 status.last_error = Some(e);

@@ -53,6 +53,12 @@ pub fn save_memory(pipeline: &Agent) {
                 for w in &r.warnings {
                     tracing::warn!("memory auto-save: {w}");
                 }
+                for f in &r.removed_files {
+                    tracing::warn!(
+                        "memory auto-save: {f} is gone from disk, so it left the store \
+                         (`passepartout memory rollback` brings it back)"
+                    );
+                }
                 if r.root_after != r.root_before
                     && let Err(e) = memory.collect_garbage()
                 {

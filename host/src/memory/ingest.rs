@@ -92,10 +92,7 @@ impl Memory {
         };
         let files = collect_files(path, &mut report.warnings)?;
         // A directory's files that are gone leave the store with this ingest.
-        let under = std::fs::canonicalize(path)
-            .ok()
-            .filter(|p| p.is_dir())
-            .map(|p| format!("{}/", p.display()));
+        let under = std::fs::canonicalize(path).ok().filter(|p| p.is_dir());
         let overrides = self.overrides()?;
         // Files are read, parsed and hashed on every core (rayon keeps their order); only the
         // commit below is one writer.
@@ -143,7 +140,8 @@ impl Memory {
     }
 
     /// Warn, file by file, when derived IDs the store had are gone from a changed file (a title
-    /// above them changed, or the file moved): whatever referred to them now points at nothing.
+    /// above them changed, or the headlines were deleted): whatever referred to them now points
+    /// at nothing.
     fn warn_lost_derived_ids(&self, built: &[Built], warnings: &mut Vec<Warning>) {
         let Ok(root) = self.db.node(&self.root()) else {
             return;
@@ -158,12 +156,9 @@ impl Memory {
             let Some(old) = before.get(&b.path).filter(|old| **old != b.file_hash) else {
                 continue;
             };
-            let now: HashSet<&str> = b
-                .nodes
-                .iter()
-                .filter(|(_, n)| n.derived_id)
-                .map(|(_, n)| n.id.as_str())
-                .collect();
+            // Every ID the file has now: a derived ID written into the file (`--write-ids`)
+            // is the same ID.
+            let now: HashSet<&str> = b.nodes.iter().map(|(_, n)| n.id.as_str()).collect();
             let mut lost = 0;
             let mut stack = vec![old.clone()];
             while let Some(h) = stack.pop() {
@@ -178,10 +173,11 @@ impl Memory {
                     file: b.path.clone(),
                     line: 0,
                     message: format!(
-                        "{lost} derived ID(s) changed (a title above those headlines changed): \
-                         what refers to the old ones (the journal, notes, tool calls) now \
-                         points at nothing. `passepartout memory ingest --write-ids` gives \
-                         headlines IDs of their own, which no edit changes"
+                        "{lost} derived ID(s) are no longer in the file (a title above those \
+                         headlines changed, or they were deleted): what refers to the old ones \
+                         (the journal, notes, tool calls) now points at nothing. `passepartout \
+                         memory ingest --write-ids` gives headlines IDs of their own, which no \
+                         edit of a title changes"
                     ),
                 });
             }
@@ -286,7 +282,7 @@ impl Memory {
         &self,
         built: Vec<Built>,
         vectors: Vec<(String, String, Vec<u8>)>,
-        under: Option<&str>,
+        under: Option<&Path>,
         new_nodes: &mut usize,
         removed: &mut Vec<String>,
     ) -> Result<String, MemoryError> {
@@ -311,9 +307,12 @@ impl Memory {
             }
             // Only files no longer on disk: one skipped (too big, unreadable) or beyond a walk
             // that stopped early stays as it was.
+            // A path stored lossily (a name that is not UTF-8) cannot be looked up again: kept.
             if let Some(dir) = under {
                 files.retain(|path, _| {
-                    let gone = path.starts_with(dir)
+                    let gone = Path::new(path).starts_with(dir)
+                        && !path.contains(char::REPLACEMENT_CHARACTER)
+                        && !built.iter().any(|b| b.path == *path)
                         && std::fs::symlink_metadata(path)
                             .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
                     if gone {

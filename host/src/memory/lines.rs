@@ -28,23 +28,30 @@ pub(crate) struct LineCache {
 
 /// Move the lines of a database made before lines were kept by file version (`memory_lines`,
 /// headline ID → line) to the versions of the head's files, then drop the old table.
-pub(crate) fn migrate(conn: &Connection) -> Result<(), MemoryError> {
-    let old = conn
-        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_lines'")?
-        .exists([])?;
-    if !old {
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
+    let exists = |c: &Connection| -> rusqlite::Result<bool> {
+        c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_lines'")?
+            .exists([])
+    };
+    if !exists(conn)? {
         return Ok(());
     }
-    let root = load_node(conn, &read_head(conn)?)?;
+    // Two processes may open an old database at once: one migrates, the other finds it done.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if !exists(&tx)? {
+        return Ok(());
+    }
+    let root = load_node(&tx, &read_head(&tx)?)?;
     for file_hash in &root.children {
-        let file = load_node(conn, file_hash)?;
-        conn.execute(
+        let file = load_node(&tx, file_hash)?;
+        tx.execute(
             "INSERT OR IGNORE INTO memory_file_lines (file_hash, id, line)
              SELECT ?1, id, line FROM memory_lines WHERE file = ?2",
             params![file_hash, file.id],
         )?;
     }
-    conn.execute_batch("DROP TABLE memory_lines")?;
+    tx.execute_batch("DROP TABLE IF EXISTS memory_lines")?;
+    tx.commit()?;
     Ok(())
 }
 
@@ -54,8 +61,14 @@ pub(crate) fn record(
     file_hash: &str,
     lines: &[(String, u32)],
 ) -> Result<(), MemoryError> {
+    // A version's lines are replaced whole (a blank line added above keeps the version); of
+    // two headlines with one ID, the first one's line, as a lookup by ID finds the first.
+    tx.execute(
+        "DELETE FROM memory_file_lines WHERE file_hash = ?1",
+        params![file_hash],
+    )?;
     let mut ins = tx.prepare(
-        "INSERT OR REPLACE INTO memory_file_lines (file_hash, id, line) VALUES (?1, ?2, ?3)",
+        "INSERT OR IGNORE INTO memory_file_lines (file_hash, id, line) VALUES (?1, ?2, ?3)",
     )?;
     for (id, line) in lines {
         ins.execute(params![file_hash, id, line])?;
@@ -101,10 +114,13 @@ impl Db {
 
     /// The lines just recorded for file version `file_hash` (after their transaction).
     pub(crate) fn cache_lines(&self, file_hash: &str, lines: &[(String, u32)]) {
-        self.line_cache().by_file.insert(
-            file_hash.to_owned(),
-            Arc::new(lines.iter().cloned().collect()),
-        );
+        let mut first = HashMap::new();
+        for (id, line) in lines {
+            first.entry(id.clone()).or_insert(*line);
+        }
+        self.line_cache()
+            .by_file
+            .insert(file_hash.to_owned(), Arc::new(first));
     }
 
     /// Forget cached lines of versions the collection removed.
@@ -119,7 +135,8 @@ impl Db {
     /// The version of `file` at the head (the paths are re-read when the head moves: one node
     /// per file, from the cache).
     fn file_version(&self, file: &str) -> Option<String> {
-        let head = self.head();
+        // The head as last read: the query asking already re-read it once.
+        let head = self.cached_head();
         if let Some((at, files)) = &self.line_cache().files
             && *at == head
         {
@@ -151,9 +168,12 @@ impl Db {
             rows.collect::<Result<_, _>>()?
         };
         let lines = Arc::new(lines);
-        self.line_cache()
-            .by_file
-            .insert(version.to_owned(), Arc::clone(&lines));
+        // None yet (another process is still writing them): asked again next time.
+        if !lines.is_empty() {
+            self.line_cache()
+                .by_file
+                .insert(version.to_owned(), Arc::clone(&lines));
+        }
         Ok(lines)
     }
 }

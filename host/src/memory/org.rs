@@ -278,7 +278,8 @@ fn split_tags(title: &str) -> (String, Vec<String>) {
 
 /// The property drawer right after the headline on `line` (1-based) and its planning lines:
 /// each `:KEY: value` as written (a key keeps its `+`; an empty value is a value), in order.
-/// `None` when there is none, or when it never closes (Org then reads it as text).
+/// `None` when there is none, when it never closes, or when a line in it is not a property
+/// (Org then reads it as text).
 fn property_drawer(text: &[&str], line: u32) -> Option<Vec<(String, String)>> {
     let mut rest = text.iter().skip(usize::try_from(line).ok()?);
     let mut next = rest.next()?;
@@ -297,9 +298,9 @@ fn property_drawer(text: &[&str], line: u32) -> Option<Vec<(String, String)>> {
         if l.starts_with('*') && l.trim_start_matches('*').starts_with([' ', '\t']) {
             return None;
         }
-        if let Some(p) = node_property(t) {
-            properties.push(p);
-        }
+        // Only property lines up to `:END:` make a property drawer (as Org reads one);
+        // anything else makes the whole drawer text.
+        properties.push(node_property(t)?);
     }
     None
 }
@@ -571,6 +572,23 @@ mod tests {
         );
         assert_eq!(k.todo, ["REPORT", "BUG", "Fred", "Sara"]);
         assert_eq!(k.done, ["FIXED", "Lucy"]);
+    }
+
+    /// A drawer with a line that is not a property is text, as Org reads it: no ID or property
+    /// from it, and none of the text after it is lost.
+    #[test]
+    fn a_drawer_with_text_in_it_is_text() {
+        let text = "* A\n:PROPERTIES:\n:ID: a\nSome text.\n:LOGBOOK:\n- note\n:END:\nAfter.\n";
+        let mut w = vec![];
+        let f = parse("t.org", text, &TodoKeywords::default(), &mut w);
+        let h = &f.headlines[0];
+        assert!(h.properties.is_empty(), "{:?}", h.properties);
+        assert!(h.derived_id);
+        assert!(
+            h.body.contains("Some text.") && h.body.contains("After."),
+            "{:?}",
+            h.body
+        );
     }
 
     /// Tables of links padded with spaces: the title is kept as written.

@@ -116,7 +116,8 @@ impl Db {
             params![hash],
         )?;
         let head = read_head(&conn)?;
-        super::lines::migrate(&conn)?;
+        let mut conn = conn;
+        super::lines::migrate(&mut conn)?;
         let version = data_version(&conn)?;
         Ok(Db {
             conn: Mutex::new(conn),
@@ -150,6 +151,11 @@ impl Db {
                 *self.head.write().unwrap_or_else(|p| p.into_inner()) = h;
             }
         }
+        self.head.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The head as last read, without asking the database whether another process moved it.
+    pub(crate) fn cached_head(&self) -> String {
         self.head.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
