@@ -308,11 +308,12 @@ impl Memory {
             // Only files no longer on disk: one skipped (too big, unreadable) or beyond a walk
             // that stopped early stays as it was.
             // A path stored lossily (a name that is not UTF-8) cannot be looked up again: kept.
+            let built_paths: HashSet<&str> = built.iter().map(|b| b.path.as_str()).collect();
             if let Some(dir) = under {
                 files.retain(|path, _| {
                     let gone = Path::new(path).starts_with(dir)
                         && !path.contains(char::REPLACEMENT_CHARACTER)
-                        && !built.iter().any(|b| b.path == *path)
+                        && !built_paths.contains(path.as_str())
                         && std::fs::symlink_metadata(path)
                             .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
                     if gone {

@@ -123,6 +123,11 @@ impl Db {
             .insert(file_hash.to_owned(), Arc::new(first));
     }
 
+    /// Forget every cached line (another process wrote the database).
+    pub(crate) fn forget_lines(&self) {
+        *self.line_cache() = LineCache::default();
+    }
+
     /// Forget cached lines of versions the collection removed.
     pub(crate) fn retain_lines(&self, live: &std::collections::HashSet<String>) {
         self.line_cache().by_file.retain(|h, _| live.contains(h));

@@ -117,8 +117,8 @@ impl TodoKeywords {
         }
     }
 
-    /// The keywords `text` declares with `#+TODO:`, `#+SEQ_TODO:` or `#+TYP_TODO:` lines, all
-    /// of them together; `default` when it has none (a file's lines replace the default, as in
+    /// The keywords `text` declares with `#+TODO:`, `#+SEQ_TODO:` or `#+TYP_TODO:` lines (not
+    /// inside blocks), all of them together; `default` when it has none (a file's lines replace the default, as in
     /// Org).
     pub fn of_file(text: &str, default: &TodoKeywords) -> TodoKeywords {
         let mut k = TodoKeywords {
@@ -126,9 +126,12 @@ impl TodoKeywords {
             done: Vec::new(),
         };
         let mut any = false;
-        for line in text.lines() {
+        let lines: Vec<&str> = text.lines().collect();
+        let verbatim = verbatim_lines(&lines);
+        for (n, line) in lines.iter().enumerate() {
             let t = line.trim_start();
-            if !t.starts_with("#+") {
+            // A `#+TODO:` shown in a source or example block is its text.
+            if !t.starts_with("#+") || verbatim.contains(&n) {
                 continue;
             }
             let Some((name, rest)) = t[2..].split_once(':') else {
@@ -144,6 +147,34 @@ impl TodoKeywords {
         }
         if any { k } else { default.clone() }
     }
+}
+
+/// The lines inside verbatim blocks (`src`, `example`, `export`, `comment`, `verse`), each from
+/// its `#+begin_NAME` to the `#+end_NAME` that closes it; a block that never closes is none
+/// (Org reads its first line as a paragraph).
+fn verbatim_lines(lines: &[&str]) -> std::collections::HashSet<usize> {
+    let mut inside = std::collections::HashSet::new();
+    let mut open: Option<(usize, String)> = None;
+    for (n, line) in lines.iter().enumerate() {
+        let lower = line.trim().to_ascii_lowercase();
+        match &open {
+            Some((start, name)) if lower == format!("#+end_{name}") => {
+                inside.extend(*start..=n);
+                open = None;
+            }
+            Some(_) => {}
+            None => {
+                let name = lower
+                    .strip_prefix("#+begin_")
+                    .and_then(|r| r.split_whitespace().next())
+                    .filter(|name| ["src", "example", "export", "comment", "verse"].contains(name));
+                if let Some(name) = name {
+                    open = Some((n, name.to_owned()));
+                }
+            }
+        }
+    }
+    inside
 }
 
 /// Parse `text` (the contents of `file`) into headlines, appending warnings. `keywords` are
@@ -198,12 +229,25 @@ fn headline(
     }
     // Read here rather than by the parser, which drops a whole drawer over one empty value
     // and the `+` of `header-args+`.
-    let drawer = property_drawer(text, line);
     let mut body = h.section().map(|s| s.raw()).unwrap_or_default();
-    if drawer.is_some() {
-        body = without_drawer(&body);
-    }
-    let properties = drawer.unwrap_or_default();
+    let properties = match property_drawer(text, line) {
+        Drawer::Read(properties) => {
+            body = without_drawer(&body);
+            properties
+        }
+        Drawer::Text { at } => {
+            warnings.push(Warning {
+                file: file.into(),
+                line: at,
+                message: "this line of a property drawer is not a `:KEY: value` property, so Org \
+                          reads the whole drawer as text: its properties (an :ID: too) are not \
+                          used. Remove the line or make it a property"
+                    .into(),
+            });
+            Vec::new()
+        }
+        Drawer::Absent => Vec::new(),
+    };
     let mut own_path = path.to_vec();
     own_path.push(title.clone());
     let explicit = properties
@@ -276,33 +320,57 @@ fn split_tags(title: &str) -> (String, Vec<String>) {
     (before.trim_end().to_owned(), tags)
 }
 
+/// What follows a headline and its planning lines.
+enum Drawer {
+    /// No property drawer (or one that never closes: [`check_drawers`] warns of it).
+    Absent,
+    /// A property drawer: each `:KEY: value` as written, in order.
+    Read(Vec<(String, String)>),
+    /// A drawer with a line (`at`, 1-based) that is not a property: Org reads it as text.
+    Text {
+        /// The first such line.
+        at: u32,
+    },
+}
+
 /// The property drawer right after the headline on `line` (1-based) and its planning lines:
-/// each `:KEY: value` as written (a key keeps its `+`; an empty value is a value), in order.
-/// `None` when there is none, when it never closes, or when a line in it is not a property
-/// (Org then reads it as text).
-fn property_drawer(text: &[&str], line: u32) -> Option<Vec<(String, String)>> {
-    let mut rest = text.iter().skip(usize::try_from(line).ok()?);
-    let mut next = rest.next()?;
-    while is_planning(next) {
-        next = rest.next()?;
+/// each `:KEY: value` as written (a key keeps its `+`; an empty value is a value).
+fn property_drawer(text: &[&str], line: u32) -> Drawer {
+    let Ok(start) = usize::try_from(line) else {
+        return Drawer::Absent;
+    };
+    let mut rest = text.iter().enumerate().skip(start);
+    let mut next = rest.next();
+    while let Some((_, l)) = next
+        && is_planning(l)
+    {
+        next = rest.next();
     }
-    if !next.trim().eq_ignore_ascii_case(":PROPERTIES:") {
-        return None;
+    if !next.is_some_and(|(_, l)| l.trim().eq_ignore_ascii_case(":PROPERTIES:")) {
+        return Drawer::Absent;
     }
     let mut properties = Vec::new();
-    for l in rest {
+    let mut bad = None;
+    for (n, l) in rest {
         let t = l.trim();
         if t.eq_ignore_ascii_case(":END:") {
-            return Some(properties);
+            return match bad {
+                None => Drawer::Read(properties),
+                Some(at) => Drawer::Text { at },
+            };
         }
         if l.starts_with('*') && l.trim_start_matches('*').starts_with([' ', '\t']) {
-            return None;
+            return Drawer::Absent;
         }
-        // Only property lines up to `:END:` make a property drawer (as Org reads one);
-        // anything else makes the whole drawer text.
-        properties.push(node_property(t)?);
+        // Only property lines up to `:END:` make a property drawer (as Org reads one).
+        match node_property(t) {
+            Some(p) => properties.push(p),
+            None => {
+                bad.get_or_insert(u32::try_from(n + 1).unwrap_or(u32::MAX));
+            }
+        }
     }
-    None
+    Drawer::Absent
 }
 
 /// `:NAME: VALUE` or `:NAME:`: the name ends at the first `:` followed by a space or the end
@@ -572,6 +640,18 @@ mod tests {
         );
         assert_eq!(k.todo, ["REPORT", "BUG", "Fred", "Sara"]);
         assert_eq!(k.done, ["FIXED", "Lucy"]);
+        // A line shown in a source or example block is text, up to the end that closes it; in
+        // a quote block, or after a block that never closes, it is a keyword line.
+        let shown = "#+begin_example\n#+begin_src org\n#+end_src\n#+TODO: IDEA | DONE\n#+end_example\n* TODO Real\n";
+        let f = parse("b.org", shown, &TodoKeywords::default(), &mut w);
+        assert_eq!(f.headlines[0].todo.as_deref(), Some("TODO"));
+        for counted in [
+            "#+begin_quote\n#+TODO: IDEA | DONE\n#+end_quote\n* TODO Real\n",
+            "#+begin_src org\nnever closed\n#+TODO: IDEA | DONE\n* TODO Real\n",
+        ] {
+            let f = parse("b.org", counted, &TodoKeywords::default(), &mut w);
+            assert_eq!(f.headlines[0].todo, None, "{counted}");
+        }
     }
 
     /// A drawer with a line that is not a property is text, as Org reads it: no ID or property
@@ -588,6 +668,11 @@ mod tests {
             h.body.contains("Some text.") && h.body.contains("After."),
             "{:?}",
             h.body
+        );
+        assert!(
+            w.iter()
+                .any(|w| w.line == 4 && w.message.contains("not a `:KEY: value`")),
+            "{w:?}"
         );
     }
 

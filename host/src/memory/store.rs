@@ -149,6 +149,8 @@ impl Db {
             {
                 self.version.store(v, Ordering::Release);
                 *self.head.write().unwrap_or_else(|p| p.into_inner()) = h;
+                // Another process wrote: lines it recorded may replace what is cached.
+                self.forget_lines();
             }
         }
         self.head.read().unwrap_or_else(|p| p.into_inner()).clone()

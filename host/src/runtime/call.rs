@@ -457,6 +457,8 @@ impl Plugin {
     }
 
     async fn call_tool_uncounted(&self, name: &str, args: &str) -> Result<String, PluginError> {
+        // A plugin that is no tool says so first (the call below would too, later).
+        let (_, _) = self.tool_pres()?;
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(self.not_offered(&format!("has no tool {name:?}")));
         }

@@ -39,14 +39,15 @@ pub enum Limit {
 }
 
 /// An error and its sources in one line, `what failed: why: the cause`, for where an error
-/// becomes text for a person or the model (a gate's reason, a tool's result). A source whose
-/// text the message already holds (many of our errors name their cause) is not repeated.
+/// becomes text for a person or the model (a gate's reason, a tool's result). A cause the
+/// message already names (as `...: cause`, the way our errors name theirs) is not repeated.
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
         let text = s.to_string();
-        if !msg.contains(&text) {
+        let named = text.is_empty() || msg.ends_with(&text) || msg.contains(&format!(": {text}"));
+        if !named {
             msg = format!("{msg}: {text}");
         }
         source = s.source();
