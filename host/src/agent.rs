@@ -70,6 +70,20 @@ pub enum AgentError {
     /// Skill dependencies name a missing skill or form a cycle.
     #[error(transparent)]
     Pipeline(#[from] PipelineError),
+    /// A policy file or plugin directory named explicitly (an option or its variable) is not
+    /// there: a typo would otherwise mean "nothing granted" or "no plugins", silently.
+    #[error(
+        "the {what} {path} does not exist (given with --{option} or its environment variable); \
+         leave it out to use the default place"
+    )]
+    Missing {
+        /// `policy file` or `plugin directory`.
+        what: &'static str,
+        /// The option.
+        option: &'static str,
+        /// The path given.
+        path: PathBuf,
+    },
 }
 
 /// Where an agent's parts come from. Each `None` is the default place ([`crate::dirs`]).
@@ -224,6 +238,19 @@ impl Places {
             ),
         };
         runtime.set_memory(memory.clone());
+        // Only the default places may be missing (a fresh machine has neither).
+        for (given, what, option) in [
+            (&self.policy, "policy file", "policy"),
+            (&self.plugins, "plugin directory", "plugins"),
+        ] {
+            if let Some(path) = given.as_ref().filter(|p| !p.exists()) {
+                return Err(AgentError::Missing {
+                    what,
+                    option,
+                    path: path.clone(),
+                });
+            }
+        }
         let policy_file = self.policy_file();
         let policy = match &policy_file {
             Some(p) => Policy::load(p)?,

@@ -1710,3 +1710,26 @@ fn new_tools_and_skills_in_every_language_build_and_pass_their_cases() {
         }
     }
 }
+
+/// A policy file or plugin directory given by name that is not there is an error that names
+/// it (exit 2), not an empty policy or no plugins: an audit of a typo must not pass.
+#[test]
+fn a_missing_policy_or_plugin_directory_named_explicitly_is_an_error() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let missing = home.path().join("no-such-policy.toml");
+    let m = missing.to_str().expect("utf-8");
+    for args in [
+        vec!["audit", "--policy", m, "--fail-on", "low"],
+        vec!["plugins", "--plugins", m],
+    ] {
+        let out = passepartout(home.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("does not exist") && stderr.contains("no-such-policy.toml"),
+            "{stderr}"
+        );
+    }
+    // The default places may be missing: a fresh machine has neither.
+    assert!(passepartout(home.path(), &["plugins"]).status.success());
+}
