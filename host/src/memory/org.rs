@@ -118,8 +118,8 @@ impl TodoKeywords {
     }
 
     /// The keywords `text` declares with `#+TODO:`, `#+SEQ_TODO:` or `#+TYP_TODO:` lines (not
-    /// inside blocks), all of them together; `default` when it has none (a file's lines replace the default, as in
-    /// Org).
+    /// inside verbatim blocks), all of them together; `default` when it has none (a file's
+    /// lines replace the default, as in Org).
     pub fn of_file(text: &str, default: &TodoKeywords) -> TodoKeywords {
         let mut k = TodoKeywords {
             todo: Vec::new(),
