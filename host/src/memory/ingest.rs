@@ -94,13 +94,14 @@ impl Memory {
         // A directory's files that are gone leave the store with this ingest.
         let under = std::fs::canonicalize(path).ok().filter(|p| p.is_dir());
         let overrides = self.overrides()?;
+        let keywords = self.config.keywords();
         // Files are read, parsed and hashed on every core (rayon keeps their order); only the
         // commit below is one writer.
         let results: Vec<_> = files
             .par_iter()
             .map(|file| {
                 let mut warnings = Vec::new();
-                let built = self.build_file(file, opts, &overrides, &mut warnings);
+                let built = self.build_file(file, opts, (&overrides, &keywords), &mut warnings);
                 (built, warnings)
             })
             .collect();
@@ -143,15 +144,9 @@ impl Memory {
     /// above them changed, or the headlines were deleted): whatever referred to them now points
     /// at nothing.
     fn warn_lost_derived_ids(&self, built: &[Built], warnings: &mut Vec<Warning>) {
-        let Ok(root) = self.db.node(&self.root()) else {
+        let Some(before) = self.db.file_versions(&self.root()) else {
             return;
         };
-        let mut before: BTreeMap<String, String> = BTreeMap::new();
-        for hash in &root.children {
-            if let Ok(file) = self.db.node(hash) {
-                before.insert(file.id.clone(), hash.clone());
-            }
-        }
         for b in built {
             let Some(old) = before.get(&b.path).filter(|old| **old != b.file_hash) else {
                 continue;
@@ -188,7 +183,7 @@ impl Memory {
         &self,
         file: &Path,
         opts: &IngestOptions,
-        overrides: &super::edit::Overrides,
+        (overrides, keywords): (&super::edit::Overrides, &org::TodoKeywords),
         warnings: &mut Vec<Warning>,
     ) -> Result<Option<Built>, MemoryError> {
         let name = file.display().to_string();
@@ -242,8 +237,7 @@ impl Memory {
         }
         let lossy = std::str::from_utf8(&bytes).is_err();
         let text = decode(&name, &bytes, warnings);
-        let keywords = self.config.keywords();
-        let mut parsed = org::parse(&name, &text, &keywords, warnings);
+        let mut parsed = org::parse(&name, &text, keywords, warnings);
         let mut pending = None;
         if opts.write_ids {
             let mut ids = BTreeMap::new();
@@ -259,7 +253,7 @@ impl Memory {
             } else if !ids.is_empty() {
                 let updated = org::write_ids(&text, &ids);
                 let mut again = Vec::new();
-                parsed = org::parse(&name, &updated, &keywords, &mut again);
+                parsed = org::parse(&name, &updated, keywords, &mut again);
                 // Written only after the store committed (see `ingest`), to the real file
                 // behind any symlink.
                 let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());

@@ -137,6 +137,19 @@ impl Db {
         self.lines.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Each file's path → its version (node hash) under `root`; a file node that cannot be read
+    /// is left out. `None` when the root itself cannot be read.
+    pub(crate) fn file_versions(&self, root: &str) -> Option<HashMap<String, String>> {
+        let root = self.node(root).ok()?;
+        let mut files = HashMap::new();
+        for hash in &root.children {
+            if let Ok(node) = self.node(hash) {
+                files.insert(node.id.clone(), hash.clone());
+            }
+        }
+        Some(files)
+    }
+
     /// The version of `file` at the head (the paths are re-read when the head moves: one node
     /// per file, from the cache).
     fn file_version(&self, file: &str) -> Option<String> {
@@ -147,13 +160,7 @@ impl Db {
         {
             return files.get(file).cloned();
         }
-        let root = self.node(&head).ok()?;
-        let mut files = HashMap::new();
-        for hash in &root.children {
-            if let Ok(node) = self.node(hash) {
-                files.insert(node.id.clone(), hash.clone());
-            }
-        }
+        let files = self.file_versions(&head)?;
         let found = files.get(file).cloned();
         self.line_cache().files = Some((head, files));
         found

@@ -87,12 +87,16 @@ impl TodoKeywords {
     /// Keywords written as in a `#+TODO:` line: `TODO NEXT | DONE CANCELLED`. Fast-access keys
     /// (`WAIT(w@/!)`) are dropped; without `|`, the last keyword is the done one (as in Org).
     pub fn parse(line: &str) -> TodoKeywords {
-        let mut k = TodoKeywords {
-            todo: Vec::new(),
-            done: Vec::new(),
-        };
+        let mut k = TodoKeywords::none();
         k.add_line(line);
         k
+    }
+
+    fn none() -> TodoKeywords {
+        TodoKeywords {
+            todo: Vec::new(),
+            done: Vec::new(),
+        }
     }
 
     fn add_line(&mut self, line: &str) {
@@ -121,10 +125,7 @@ impl TodoKeywords {
     /// inside verbatim blocks), all of them together; `default` when it has none (a file's
     /// lines replace the default, as in Org).
     pub fn of_file(text: &str, default: &TodoKeywords) -> TodoKeywords {
-        let mut k = TodoKeywords {
-            todo: Vec::new(),
-            done: Vec::new(),
-        };
+        let mut k = TodoKeywords::none();
         let mut any = false;
         let lines: Vec<&str> = text.lines().collect();
         let verbatim = verbatim_lines(&lines);
