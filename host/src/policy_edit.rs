@@ -23,19 +23,21 @@ const STARTER: &str = r#"# What plugins may touch. Nothing is granted unless it 
 fs = [{ guest = "/workspace", host = {WORKSPACE}, access = "read-write" }]
 
 # shell: these programs only, started in the workspace, arguments as a list (no shell).
-# A granted program runs natively with YOUR rights (`cat` can read any file you can): grant
-# programs as you would to a person at your keyboard. Add "git" for repositories. Left out on
-# purpose: `sort` (-o writes any file, --compress-program runs another program), `find`
-# (-exec, -delete), interpreters.
+# Each run is confined by the kernel to the workspace and read-only system paths (not /etc,
+# /proc or your home; no network unless net grants ports). Inside the workspace a program does
+# whatever it is told: grant programs as you would to a person at your keyboard. Add "git" for
+# repositories. Left out on purpose: `sort` (-o overwrites any workspace file,
+# --compress-program runs another program), `find` (-exec, -delete), interpreters.
 [plugins.shell]
 fs = [{ guest = "/workspace", host = {WORKSPACE}, access = "read-write" }]
 process = ["ls", "cat", "head", "tail", "wc", "grep", "diff", "echo"]
 
-# http-fetch: no host at all until you list some. Names match exactly ("*.example.org" for
-# subdomains); private, loopback and link-local addresses (169.254.169.254...) are refused
-# unless granted by address, e.g. "127.0.0.1:8080".
-# [plugins.http-fetch]
-# net = ["en.wikipedia.org", "api.github.com"]
+# http-fetch: turned off until you list hosts. Replace `enabled = false` with them, e.g.
+#   net = ["en.wikipedia.org", "api.github.com"]
+# Names match exactly ("*.example.org" for subdomains); private, loopback and link-local
+# addresses (169.254.169.254...) are refused unless granted by address, e.g. "127.0.0.1:8080".
+[plugins.http-fetch]
+enabled = false
 
 # memory: queries, and giving a headline without an :ID: its derived ID.
 [plugins.memory]

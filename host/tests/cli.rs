@@ -551,6 +551,15 @@ fn install_pins_and_a_tampered_component_is_refused() {
 #[test]
 fn installing_a_plugin_that_asks_for_capabilities_needs_consent() {
     let home = tempfile::tempdir().expect("temp dir");
+    // A copy of files offers the first-party tool names, which are reserved: the operator
+    // offers its tools under names of their own (else the audit says it will not load).
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        "[plugins.files-copy.tool_aliases]\nread-file = \"copy-read\"\nwrite-file = \"copy-write\"\n\
+         list-directory = \"copy-list\"\nsearch-files = \"copy-search\"\n",
+    )
+    .expect("policy");
     let src = plugin_folder(&home.path().join("src"), "files", "files-copy", |m| m);
     let out = passepartout(
         home.path(),
@@ -582,73 +591,86 @@ fn installing_a_plugin_that_asks_for_capabilities_needs_consent() {
 }
 
 #[test]
-fn audit_diff_shows_an_added_capability_and_update_asks_again() {
+fn audit_diff_marks_widenings_and_narrowings_and_update_asks_only_for_widenings() {
     let home = tempfile::tempdir().expect("temp dir");
-    let old = plugin_folder(&home.path().join("old"), "eval", "calc", |m| m);
-    // The new build reads files: the files component under calc's manifest, now asking for a mount.
-    let new = plugin_folder(&home.path().join("new"), "files", "calc", |m| {
-        m.replace("Reads, writes", "Calc now reads, writes")
+    // `notes`: the files component under another name, its tools offered under names of their
+    // own (the first-party names are reserved). The old build asks its mount read-only, the
+    // new one read-write.
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        "[plugins.notes.tool_aliases]\nread-file = \"notes-read\"\nwrite-file = \"notes-write\"\n\
+         list-directory = \"notes-list\"\nsearch-files = \"notes-search\"\n",
+    )
+    .expect("policy");
+    let old = plugin_folder(&home.path().join("old"), "files", "notes", |m| {
+        m.replace("access = \"read-write\"", "access = \"read-only\"")
     });
-    let out = passepartout(
-        home.path(),
-        &[
-            "audit",
-            "diff",
-            old.to_str().expect("utf-8"),
-            new.to_str().expect("utf-8"),
-        ],
-    );
-    assert!(out.status.success());
+    let new = plugin_folder(&home.path().join("new"), "files", "notes", |m| m);
+    let diff = |a: &Path, b: &Path, extra: &[&str]| {
+        let mut args = vec!["audit", "diff"];
+        args.extend_from_slice(extra);
+        args.extend([a.to_str().expect("utf-8"), b.to_str().expect("utf-8")]);
+        passepartout(home.path(), &args)
+    };
+    let out = diff(&old, &new, &[]);
     let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "nothing high in the new build: {text}"
+    );
     assert!(
-        text.contains("+ capability filesystem: declares /workspace (ReadWrite)"),
+        text.contains("+ widening  capability filesystem: /workspace ReadOnly -> ReadWrite"),
         "{text}"
     );
-    assert!(text.contains("+ capability filesystem: imported"), "{text}");
-    let out = passepartout(
-        home.path(),
-        &[
-            "audit",
-            "diff",
-            "--json",
-            old.to_str().expect("utf-8"),
-            new.to_str().expect("utf-8"),
-        ],
-    );
-    let d: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let back = diff(&new, &old, &[]);
+    let text = String::from_utf8_lossy(&back.stdout);
     assert!(
-        d["added"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|c| c["what"] == "import"))
+        text.contains("- narrowing capability filesystem: /workspace ReadWrite -> ReadOnly"),
+        "{text}"
     );
+    // As a CI gate: a widening fails it; a narrowing and no change do not.
+    let gate = |a: &Path, b: &Path| diff(a, b, &["--fail-on", "widening"]).status.code();
+    assert_eq!(gate(&old, &new), Some(1));
+    assert_eq!(gate(&new, &old), Some(0), "a narrowing passes");
+    assert_eq!(gate(&old, &old), Some(0));
+    let same = diff(&old, &old, &["--json"]);
+    let d: serde_json::Value = serde_json::from_slice(&same.stdout).expect("JSON");
+    assert_eq!(d["changes"], serde_json::json!([]), "{d}");
+    let bad = diff(&old, &new, &["--fail-on", "wider"]);
+    assert_eq!(bad.status.code(), Some(2), "usage error");
 
     assert!(
         passepartout(
             home.path(),
-            &["plugin", "install", old.to_str().expect("utf-8")]
+            &["plugin", "install", "--yes", old.to_str().expect("utf-8")]
         )
         .status
         .success()
     );
-    let out = passepartout(
-        home.path(),
-        &["plugin", "update", "calc", new.to_str().expect("utf-8")],
-    );
+    let update = |to: &Path, yes: bool| {
+        let mut args = vec!["plugin", "update"];
+        if yes {
+            args.push("--yes");
+        }
+        args.extend(["notes", to.to_str().expect("utf-8")]);
+        passepartout(home.path(), &args)
+    };
+    let out = update(&new, false);
     assert_eq!(
         out.status.code(),
         Some(1),
         "a wider update needs consent again"
     );
-    let out = passepartout(
-        home.path(),
-        &[
-            "plugin",
-            "update",
-            "--yes",
-            "calc",
-            new.to_str().expect("utf-8"),
-        ],
+    let out = update(&new, true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    // Back to read-only: a narrowing is applied without asking.
+    let out = update(&old, false);
     assert!(
         out.status.success(),
         "{}",
@@ -907,11 +929,18 @@ fn init_grants_each_first_party_plugin_the_least_it_needs() {
     for name in ["shell", "memory", "gardener", "files", "chat", "pii"] {
         assert!(names.contains(&name), "{name} loads after init: {names:?}");
     }
-    // http-fetch stays off until the operator lists hosts.
+    // http-fetch stays off until the operator lists hosts (init turns it off by name, so that
+    // a fresh install's audit has nothing to fix; its comment says what to write instead).
     let disabled = listing["disabled"].to_string();
     assert!(
-        disabled.contains("http-fetch") && disabled.contains("net = ["),
+        disabled.contains("http-fetch") && disabled.contains("enabled = false"),
         "{disabled}"
+    );
+    let policy = std::fs::read_to_string(home.path().join("config/passepartout/policy.toml"))
+        .expect("policy");
+    assert!(
+        policy.contains("#   net = [\"en.wikipedia.org\""),
+        "{policy}"
     );
     let shell = listing["plugins"]
         .as_array()
@@ -1405,10 +1434,14 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
     // secrets' actions the effects it names destinations from.
     assert!(passepartout(home.path(), &["init"]).status.success());
     let policy = home.path().join("config/passepartout/policy.toml");
-    let mut text = std::fs::read_to_string(&policy).expect("init's policy");
-    text.push_str(
-        "\n[plugins.http-fetch]\nnet = [\"api.example.org\", \"maps.googleapis.com\", \"db.internal\"]\n",
+    let text = std::fs::read_to_string(&policy).expect("init's policy");
+    // As init's comment says: the hosts replace `enabled = false`.
+    let text = text.replacen(
+        "[plugins.http-fetch]\nenabled = false\n",
+        "[plugins.http-fetch]\nnet = [\"api.example.org\", \"maps.googleapis.com\", \"db.internal\"]\n",
+        1,
     );
+    assert!(text.contains("maps.googleapis.com"), "{text}");
     std::fs::write(&policy, text).expect("policy");
     for gate in ["pii", "shell-guard", "secrets"] {
         let cases = root.join(format!("plugins/{gate}/cases.json"));
@@ -1666,7 +1699,14 @@ fn gate_authoring_loop(lang: &str) {
         .as_array()
         .and_then(|p| p.iter().find(|p| p["name"] == name.as_str()))
         .expect("audited");
-    assert_eq!(mine["findings"], serde_json::json!([]), "{mine}");
+    // (The limits its install asked for and the policy granted are shown, as info.)
+    let findings: Vec<&serde_json::Value> = mine["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] != "limit-granted" || f["severity"] != "info")
+        .collect();
+    assert!(findings.is_empty(), "{mine}");
 }
 
 #[test]

@@ -117,11 +117,51 @@ fn importing_an_ungranted_capability() {
         .find(|f| f.kind == FindingKind::ImportsUngranted && f.severity == Severity::Low)
         .expect("finding");
     assert!(
-        f.message
-            .contains("it will be denied (no preopened directory: every path is NotFound)"),
+        f.message.contains(
+            "its calls are denied; the rest of the plugin works (no preopened directory: every \
+             path is NotFound). To allow it, grant a directory under [plugins.files]: fs = "
+        ),
         "{}",
         f.message
     );
+}
+
+#[test]
+fn a_plugin_the_runtime_will_disable_is_medium_and_names_the_policy_line_the_runtime_names() {
+    let (rt, _cache) = fresh_runtime();
+    for (plugin, line) in [
+        ("shell", "[plugins.shell]: process = [\"ls\"]"),
+        ("memory", "[plugins.memory]: memory = \"read\""),
+        (
+            "http-fetch",
+            "[plugins.http-fetch]: net = [\"example.org\"]",
+        ),
+    ] {
+        let source = builtin(plugin);
+        let a = audit_with(&source, "");
+        let f = a
+            .findings
+            .iter()
+            .find(|f| f.kind == FindingKind::ImportsUngranted && f.severity == Severity::Medium)
+            .unwrap_or_else(|| panic!("{plugin}: {:#?}", a.findings));
+        assert!(f.message.contains(line), "{plugin}: {}", f.message);
+        // The runtime refuses it, naming the same line.
+        let refused = rt
+            .load(&source, &Policy::default())
+            .err()
+            .expect("disabled");
+        assert!(matches!(refused, LoadError::NotGranted { .. }), "{refused}");
+        assert!(refused.to_string().contains(line), "{refused}");
+        // Turned off by the operator, it is only worth knowing.
+        let off = audit_with(&source, &format!("[plugins.{plugin}]\nenabled = false\n"));
+        assert!(
+            off.findings
+                .iter()
+                .all(|f| f.kind != FindingKind::ImportsUngranted || f.severity == Severity::Info),
+            "{plugin}: {:#?}",
+            off.findings
+        );
+    }
 }
 
 #[test]
@@ -253,19 +293,18 @@ fn a_diff_shows_an_added_capability() {
         &audit::audit_one(&rt, &new, &policy),
     );
     assert!(
-        d.added
-            .iter()
-            .any(|c| c.what == "capability" && c.item == "filesystem: imported"),
+        d.changes.iter().any(|c| c.what == "capability"
+            && c.item == "adds imports filesystem"
+            && c.direction == audit::diff::Direction::Widening),
         "{d:#?}"
     );
     assert!(
-        d.added
-            .iter()
-            .any(|c| c.what == "import" && c.item.starts_with("wasi:filesystem/types")),
+        d.changes.iter().any(|c| c.what == "import"
+            && c.item.starts_with("adds wasi:filesystem/types")
+            && c.direction == audit::diff::Direction::Neutral),
         "{d:#?}"
     );
     assert!(d.widens());
-    assert!(d.removed.is_empty(), "{d:#?}");
 }
 
 #[test]
@@ -287,16 +326,23 @@ fn the_json_schema_is_stable() {
         keys(p),
         [
             "capabilities",
+            "config",
             "exports",
             "findings",
             "imports",
             "kinds",
             "limits",
+            "limits_asked",
+            "limits_granted",
             "name",
             "origin",
             "pinned",
+            "priority",
             "sha256",
+            "tools",
+            "tools_unread",
             "version",
+            "walk_position",
             "wit_version"
         ]
     );
@@ -408,7 +454,14 @@ fn a_rust_plugin_that_does_nothing_questionable_has_no_finding() {
     // every component: shown in the table, never a finding.
     for name in ["shell-guard", "secrets", "explanation"] {
         let a = audit_with(&builtin(name), "");
-        assert!(a.findings.is_empty(), "{name}: {:?}", a.findings);
+        // A first-party plugin's raised limits are shown (info), nothing else.
+        assert!(
+            a.findings
+                .iter()
+                .all(|f| f.kind == FindingKind::LimitGranted && f.severity == Severity::Info),
+            "{name}: {:?}",
+            a.findings
+        );
         let runtime = a
             .capabilities
             .iter()

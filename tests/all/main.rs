@@ -2,6 +2,7 @@
 //! real files. One binary, one module per feature (as wasmtime's tests/all).
 
 mod audit;
+mod audit_diff;
 mod cache;
 mod confinement;
 mod deadlines;

@@ -3,28 +3,25 @@
 
 use serde::Serialize;
 
+use crate::runtime::capabilities::factor::factor_of;
+#[cfg(doc)]
+use crate::runtime::capabilities::{FACTORS, Factor};
+
 /// A class of imports, by the capability it gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
-    /// Our own host interface (`passepartout:plugin/host`, `types`): logging only.
-    Host,
-    /// The WASI runtime baseline Rust's std links in: streams, exit, stdio, terminals.
-    Runtime,
-    /// Environment variables (`wasi:cli/environment`).
-    Environment,
-    /// Files (`wasi:filesystem/*`).
-    Filesystem,
-    /// Network (`wasi:sockets/*`, `wasi:http/*`).
-    Network,
+    /// A grantable capability ([`Factor::name`]: filesystem, environment, network, process,
+    /// memory), as the runtime's own [`FACTORS`] recognise it.
+    Capability(&'static str),
     /// Clocks (`wasi:clocks/*`).
     Clocks,
     /// Randomness (`wasi:random/*`).
     Random,
-    /// Running programs (`passepartout:plugin/process`).
-    Process,
-    /// Passepartout's memory store (`passepartout:plugin/memory`).
-    Memory,
+    /// The WASI runtime baseline Rust's std links in: streams, exit, stdio, terminals.
+    Runtime,
+    /// Our own host interface (`passepartout:plugin/host`, `types`): logging only.
+    Host,
     /// Anything else.
     Unknown,
 }
@@ -33,33 +30,36 @@ impl Class {
     /// The name used in reports.
     pub fn name(self) -> &'static str {
         match self {
+            Class::Capability(name) => name,
             Class::Host => "host",
             Class::Runtime => "runtime",
-            Class::Environment => "environment",
-            Class::Filesystem => "filesystem",
-            Class::Network => "network",
             Class::Clocks => "clocks",
             Class::Random => "random",
-            Class::Process => "process",
-            Class::Memory => "memory",
             Class::Unknown => "unknown",
         }
     }
+
+    /// The classes that are not grantable capabilities, in the order reports show them.
+    pub const OTHERS: [Class; 5] = [
+        Class::Clocks,
+        Class::Random,
+        Class::Runtime,
+        Class::Host,
+        Class::Unknown,
+    ];
 }
 
 /// The class of one import (`package/interface@version`).
 pub fn classify(import: &str) -> Class {
+    if let Some(f) = factor_of(import) {
+        return Class::Capability(f.name());
+    }
     let unversioned = import.split('@').next().unwrap_or(import);
     match unversioned {
         "passepartout:plugin/host"
         | "passepartout:plugin/types"
         | "passepartout:plugin/action-context" => Class::Host,
-        "passepartout:plugin/process" => Class::Process,
-        "passepartout:plugin/memory" => Class::Memory,
-        "wasi:cli/environment" => Class::Environment,
         i if i.starts_with("wasi:io/") || i.starts_with("wasi:cli/") => Class::Runtime,
-        i if i.starts_with("wasi:filesystem/") => Class::Filesystem,
-        i if i.starts_with("wasi:sockets/") || i.starts_with("wasi:http/") => Class::Network,
         i if i.starts_with("wasi:clocks/") => Class::Clocks,
         i if i.starts_with("wasi:random/") => Class::Random,
         _ => Class::Unknown,
@@ -67,21 +67,16 @@ pub fn classify(import: &str) -> Class {
 }
 
 /// Whether the tool/skill linker can provide `import` (WASI 0.2, wasi:http 0.2 and our
-/// interfaces; the grantable ones only when granted). Anything else makes the plugin fail to
-/// link, so it never loads.
+/// interfaces; the grantable ones as their [`Factor::provides`] says, some only when
+/// granted). Anything else makes the plugin fail to link, so it never loads.
 pub fn provided_to_tools(import: &str) -> bool {
-    let version = import.split_once('@').map(|(_, v)| v);
+    let Some((interface, version)) = import.split_once('@') else {
+        return false;
+    };
     match classify(import) {
-        Class::Host => version.is_some_and(crate::runtime::plugin::wit_supported),
-        Class::Runtime | Class::Environment | Class::Filesystem | Class::Clocks | Class::Random => {
-            version.is_some_and(|v| v.starts_with("0.2."))
-        }
-        // wasi:http, `process` and `memory` are linked only for plugins granted them; a plugin
-        // importing one without the grant is disabled at load (see the enforcement column).
-        Class::Network => version.is_some_and(|v| v.starts_with("0.2.")),
-        Class::Process | Class::Memory => {
-            version.is_some_and(crate::runtime::plugin::wit_supported)
-        }
+        Class::Capability(_) => factor_of(import).is_some_and(|f| f.provides(interface, version)),
+        Class::Host => crate::runtime::plugin::wit_supported(version),
+        Class::Runtime | Class::Clocks | Class::Random => version.starts_with("0.2."),
         Class::Unknown => false,
     }
 }

@@ -1,19 +1,45 @@
-//! `passepartout audit diff OLD NEW`: what an update adds or removes: declared and imported
-//! capabilities, imports, exports and limits.
+//! `passepartout audit diff OLD NEW`: everything an update changes in what a plugin can do and
+//! what it tells the model: capabilities asked and imported, limits, tools (added, removed,
+//! description or schema changed, read-only or effects changed), priority, `[config]`, roles,
+//! imports and exports. Each line says whether it widens, narrows or neither; a widening, and a
+//! change in what the model is told, need the operator's consent for an update.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::PluginAudit;
+use super::told::{ToolAudit, line_diff};
+use crate::runtime::Limits;
+use crate::runtime::manifest::CapabilityRequest;
+
+/// Which way a change moves what the plugin can do.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// It can do more, or gates see less of what it does.
+    Widening,
+    /// It can do less.
+    Narrowing,
+    /// Neither (what it says, its place, its settings).
+    Neutral,
+}
 
 /// One difference.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Change {
-    /// `capability`, `import`, `export` or `limit`.
+    /// `capability`, `import`, `export`, `role`, `limit`, `tool`, `priority` or `config`.
     pub what: &'static str,
-    /// The item, e.g. `filesystem: /workspace (ReadWrite)` or `wasi:sockets/tcp@0.2.6`.
+    /// What changed, e.g. `network: asks for api.example.org`.
     pub item: String,
+    /// Which way.
+    pub direction: Direction,
+    /// Whether it changes what the model is told (a tool added, or its description or schema
+    /// changed): the model reads it, so an update asks consent for it.
+    pub told_to_model: bool,
+    /// For a changed text, its lines removed (`- `) and added (`+ `).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 /// Everything that differs between two audits of a plugin.
@@ -23,61 +49,421 @@ pub struct Diff {
     pub old: String,
     /// `name version` of the new one.
     pub new: String,
-    /// In the new, not in the old.
-    pub added: Vec<Change>,
-    /// In the old, not in the new.
-    pub removed: Vec<Change>,
+    /// Every change, widenings first.
+    pub changes: Vec<Change>,
 }
 
 impl Diff {
-    /// Whether the update widens what the plugin can reach (a capability added).
+    /// Whether the update widens what the plugin can do.
     pub fn widens(&self) -> bool {
-        self.added.iter().any(|c| c.what == "capability")
+        self.changes
+            .iter()
+            .any(|c| c.direction == Direction::Widening)
+    }
+
+    /// Whether an update needs consent: a widening, or a change in what the model is told.
+    /// Never for narrowings alone.
+    pub fn needs_consent(&self) -> bool {
+        self.widens() || self.changes.iter().any(|c| c.told_to_model)
     }
 }
 
-fn items(a: &PluginAudit) -> BTreeSet<Change> {
-    let mut set = BTreeSet::new();
-    for row in &a.capabilities {
-        for d in &row.declared {
-            set.insert(Change {
-                what: "capability",
-                item: format!("{}: declares {d}", row.capability),
-            });
+/// What makes `audit diff` fail (exit 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    /// Any widening.
+    Widening,
+    /// A finding of the new build at or above this level.
+    Level(super::Severity),
+}
+
+impl FailOn {
+    /// Parse `widening` or a level (`info`, `low`, `medium`, `high`).
+    ///
+    /// # Errors
+    /// Anything else, with what is accepted.
+    pub fn parse(text: &str) -> Result<FailOn, String> {
+        use clap::ValueEnum;
+        if text == "widening" {
+            return Ok(FailOn::Widening);
         }
-        if !row.imported.is_empty() {
-            set.insert(Change {
-                what: "capability",
-                item: format!("{}: imported", row.capability),
-            });
+        super::Severity::from_str(text, true)
+            .map(FailOn::Level)
+            .map_err(|_| format!("{text:?}: use widening, info, low, medium or high"))
+    }
+
+    /// Whether `diff`, with `new` the new build's audit, meets it.
+    pub fn met(self, diff: &Diff, new: &PluginAudit) -> bool {
+        match self {
+            FailOn::Widening => diff.widens(),
+            FailOn::Level(level) => new.findings.iter().any(|f| f.severity >= level),
         }
     }
-    set.extend(a.imports.iter().map(|i| Change {
-        what: "import",
-        item: i.clone(),
-    }));
-    set.extend(a.exports.iter().map(|e| Change {
-        what: "export",
-        item: e.clone(),
-    }));
-    if let Some(serde_json::Value::Object(limits)) =
-        a.limits.as_ref().and_then(|l| serde_json::to_value(l).ok())
-    {
-        set.extend(limits.into_iter().map(|(k, v)| Change {
-            what: "limit",
-            item: format!("{k} = {v}"),
-        }));
+}
+
+/// Collects changes.
+#[derive(Default)]
+struct Changes(Vec<Change>);
+
+impl Changes {
+    fn push(&mut self, what: &'static str, item: String, direction: Direction) {
+        self.0.push(Change {
+            what,
+            item,
+            direction,
+            told_to_model: false,
+            detail: String::new(),
+        });
     }
-    set
+
+    fn told(&mut self, item: String, direction: Direction, detail: String) {
+        self.0.push(Change {
+            what: "tool",
+            item,
+            direction,
+            told_to_model: true,
+            detail,
+        });
+    }
+
+    /// Items only in `new` widen (`grow`) or are neutral; items only in `old` narrow.
+    fn sets<T: Ord + std::fmt::Display>(
+        &mut self,
+        what: &'static str,
+        old: &BTreeSet<T>,
+        new: &BTreeSet<T>,
+        grow: Direction,
+    ) {
+        for added in new.difference(old) {
+            self.push(what, format!("adds {added}"), grow);
+        }
+        let shrink = if grow == Direction::Widening {
+            Direction::Narrowing
+        } else {
+            Direction::Neutral
+        };
+        for removed in old.difference(new) {
+            self.push(what, format!("removes {removed}"), shrink);
+        }
+    }
+
+    /// A number that widens when it grows.
+    fn more(&mut self, what: &'static str, name: &str, old: Option<u64>, new: Option<u64>) {
+        let shown = |v: Option<u64>| v.map_or_else(|| "unbounded".to_owned(), |v| v.to_string());
+        // None is unbounded: more than any bound.
+        let rank = |v: Option<u64>| v.unwrap_or(u64::MAX);
+        if old == new {
+            return;
+        }
+        let direction = if rank(new) > rank(old) {
+            Direction::Widening
+        } else {
+            Direction::Narrowing
+        };
+        self.push(
+            what,
+            format!("{name}: {} -> {}", shown(old), shown(new)),
+            direction,
+        );
+    }
 }
 
 /// Compare two audits.
 pub fn diff(old: &PluginAudit, new: &PluginAudit) -> Diff {
-    let (a, b) = (items(old), items(new));
+    let mut c = Changes::default();
+    let none = CapabilityRequest::default();
+    let asked = |a: &PluginAudit| a.manifest.as_ref().map(|m| m.capabilities.clone());
+    capabilities(
+        &mut c,
+        &asked(old).unwrap_or_else(|| none.clone()),
+        &asked(new).unwrap_or(none),
+    );
+    let imported = |a: &PluginAudit| -> BTreeSet<String> {
+        a.capabilities
+            .iter()
+            .filter(|r| !r.imported.is_empty())
+            .map(|r| r.capability.to_owned())
+            .collect()
+    };
+    c.sets(
+        "capability",
+        &imported(old)
+            .into_iter()
+            .map(|n| format!("imports {n}"))
+            .collect(),
+        &imported(new)
+            .into_iter()
+            .map(|n| format!("imports {n}"))
+            .collect(),
+        Direction::Widening,
+    );
+    let roles = |a: &PluginAudit| -> BTreeSet<String> {
+        a.kinds.iter().map(|k| k.interface().to_owned()).collect()
+    };
+    c.sets("role", &roles(old), &roles(new), Direction::Widening);
+    let set = |v: &[String]| -> BTreeSet<String> { v.iter().cloned().collect() };
+    c.sets(
+        "import",
+        &set(&old.imports),
+        &set(&new.imports),
+        Direction::Neutral,
+    );
+    c.sets(
+        "export",
+        &set(&old.exports),
+        &set(&new.exports),
+        Direction::Neutral,
+    );
+    if let (Some(ol), Some(nl)) = (&old.limits, &new.limits) {
+        limits(&mut c, ol, nl);
+    }
+    tools(&mut c, &old.tools, &new.tools);
+    if old.priority != new.priority {
+        c.push(
+            "priority",
+            format!(
+                "{} -> {} (its place in the walk: {} -> {})",
+                shown(old.priority),
+                shown(new.priority),
+                shown(old.walk_position),
+                shown(new.walk_position)
+            ),
+            Direction::Neutral,
+        );
+    }
+    config(&mut c, &old.config, &new.config);
+    let mut changes = c.0;
+    changes.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.cmp(b)));
     Diff {
         old: format!("{} {}", old.name, old.version),
         new: format!("{} {}", new.name, new.version),
-        added: b.difference(&a).cloned().collect(),
-        removed: a.difference(&b).cloned().collect(),
+        changes,
+    }
+}
+
+fn shown<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// What the manifest asks, capability by capability: a mount compared by its path and access
+/// (read-write -> read-only narrows), memory by its level, the rest item by item.
+fn capabilities(c: &mut Changes, old: &CapabilityRequest, new: &CapabilityRequest) {
+    let mounts = |r: &CapabilityRequest| -> BTreeMap<String, crate::runtime::manifest::Access> {
+        r.fs.iter().map(|f| (f.guest.clone(), f.access)).collect()
+    };
+    let (om, nm) = (mounts(old), mounts(new));
+    for (guest, access) in &nm {
+        match om.get(guest) {
+            None => c.push(
+                "capability",
+                format!("filesystem: asks for {guest} ({access:?})"),
+                Direction::Widening,
+            ),
+            Some(before) if before != access => c.push(
+                "capability",
+                format!("filesystem: {guest} {before:?} -> {access:?}"),
+                if access > before {
+                    Direction::Widening
+                } else {
+                    Direction::Narrowing
+                },
+            ),
+            Some(_) => {}
+        }
+    }
+    for (guest, access) in om.iter().filter(|(g, _)| !nm.contains_key(*g)) {
+        c.push(
+            "capability",
+            format!("filesystem: no longer asks for {guest} ({access:?})"),
+            Direction::Narrowing,
+        );
+    }
+    for (name, o, n) in [
+        ("environment", &old.env, &new.env),
+        ("network", &old.net, &new.net),
+        ("process", &old.process, &new.process),
+    ] {
+        let set = |v: &Vec<String>| -> BTreeSet<String> {
+            v.iter().map(|i| format!("{name}: {i}")).collect()
+        };
+        c.sets("capability", &set(o), &set(n), Direction::Widening);
+    }
+    if old.memory != new.memory {
+        c.push(
+            "capability",
+            format!("memory: {:?} -> {:?}", old.memory, new.memory),
+            if new.memory > old.memory {
+                Direction::Widening
+            } else {
+                Direction::Narrowing
+            },
+        );
+    }
+}
+
+/// The limits in force under the policy, one by one.
+fn limits(c: &mut Changes, old: &Limits, new: &Limits) {
+    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    c.more(
+        "limit",
+        "fuel (gate calls)",
+        Some(old.gate_fuel),
+        Some(new.gate_fuel),
+    );
+    c.more("limit", "fuel (tool calls)", old.tool_fuel, new.tool_fuel);
+    c.more(
+        "limit",
+        "timeout_ms",
+        Some(ms(old.timeout)),
+        Some(ms(new.timeout)),
+    );
+    c.more(
+        "limit",
+        "timeout_ms (tools)",
+        old.tool_default_timeout.map(ms),
+        new.tool_default_timeout.map(ms),
+    );
+    let tools: BTreeSet<&String> = old
+        .tool_timeouts
+        .keys()
+        .chain(new.tool_timeouts.keys())
+        .collect();
+    for tool in tools {
+        c.more(
+            "limit",
+            &format!("tool_timeout_ms.{tool}"),
+            old.tool_timeouts.get(tool).map(|d| ms(*d)),
+            new.tool_timeouts.get(tool).map(|d| ms(*d)),
+        );
+    }
+    c.more(
+        "limit",
+        "memory_mib",
+        Some(old.memory_bytes >> 20),
+        Some(new.memory_bytes >> 20),
+    );
+    c.more(
+        "limit",
+        "max_output_kib",
+        Some(old.max_output_bytes >> 10),
+        Some(new.max_output_bytes >> 10),
+    );
+    c.more(
+        "limit",
+        "disk_mib",
+        Some(old.disk_bytes >> 20),
+        Some(new.disk_bytes >> 20),
+    );
+    c.more(
+        "limit",
+        "concurrency",
+        Some(old.concurrency),
+        Some(new.concurrency),
+    );
+}
+
+/// Tools by name: added (the model is told of it; widening), removed (narrowing), and for one
+/// in both, its description and schema (told to the model), read-only and effects.
+fn tools(c: &mut Changes, old: &[ToolAudit], new: &[ToolAudit]) {
+    for n in new {
+        let Some(o) = old.iter().find(|o| o.name == n.name) else {
+            c.told(
+                format!(
+                    "adds tool {:?}{}",
+                    n.name,
+                    if n.read_only { " (read-only)" } else { "" }
+                ),
+                Direction::Widening,
+                line_diff("", &n.description),
+            );
+            continue;
+        };
+        if o.description_sha256 != n.description_sha256 {
+            c.told(
+                format!("tool {:?}: description changed", n.name),
+                Direction::Neutral,
+                line_diff(&o.description, &n.description),
+            );
+        }
+        if o.schema_sha256 != n.schema_sha256 {
+            c.told(
+                format!("tool {:?}: parameters schema changed", n.name),
+                Direction::Neutral,
+                line_diff(&pretty(&o.schema), &pretty(&n.schema)),
+            );
+        }
+        if o.read_only != n.read_only {
+            c.push(
+                "tool",
+                format!(
+                    "tool {:?}: {}",
+                    n.name,
+                    if n.read_only {
+                        "now says it is read-only"
+                    } else {
+                        "no longer says it is read-only"
+                    }
+                ),
+                if n.read_only {
+                    Direction::Narrowing
+                } else {
+                    Direction::Widening
+                },
+            );
+        }
+        // An effect no longer declared is one gates no longer see: a widening.
+        for (arg, kind) in &o.effects {
+            if n.effects.get(arg) != Some(kind) {
+                c.push(
+                    "tool",
+                    format!("tool {:?}: no longer declares {arg} as {kind}", n.name),
+                    Direction::Widening,
+                );
+            }
+        }
+        for (arg, kind) in &n.effects {
+            if o.effects.get(arg) != Some(kind) {
+                c.push(
+                    "tool",
+                    format!("tool {:?}: declares {arg} as {kind}", n.name),
+                    Direction::Neutral,
+                );
+            }
+        }
+    }
+    for o in old.iter().filter(|o| !new.iter().any(|n| n.name == o.name)) {
+        c.push(
+            "tool",
+            format!("removes tool {:?}", o.name),
+            Direction::Narrowing,
+        );
+    }
+}
+
+/// A JSON text pretty-printed (one key per line, for a line diff), or as it is.
+fn pretty(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_owned())
+}
+
+/// The `[config]` in force, key by key.
+fn config(c: &mut Changes, old: &serde_json::Value, new: &serde_json::Value) {
+    let empty = serde_json::Map::new();
+    let o = old.as_object().unwrap_or(&empty);
+    let n = new.as_object().unwrap_or(&empty);
+    let keys: BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+    for key in keys {
+        let (before, after) = (o.get(key), n.get(key));
+        if before != after {
+            let shown =
+                |v: Option<&serde_json::Value>| v.map_or_else(|| "unset".into(), |v| v.to_string());
+            c.push(
+                "config",
+                format!("{key}: {} -> {}", shown(before), shown(after)),
+                Direction::Neutral,
+            );
+        }
     }
 }

@@ -6,12 +6,17 @@
 
 pub mod classify;
 pub mod diff;
+mod limits;
 pub mod render;
+pub mod told;
 
 use serde::Serialize;
 
-use crate::runtime::capabilities::Grants;
-use crate::runtime::manifest::{Kind, Manifest, MemoryAccess};
+use crate::runtime::capabilities::fs::Filesystem;
+use crate::runtime::capabilities::process::Process;
+use crate::runtime::capabilities::{FACTORS, Factor, Grants, Sides};
+use crate::runtime::loader::LoadReport;
+use crate::runtime::manifest::{Kind, LimitSpec, Manifest};
 use crate::runtime::plugin::{Origin, PluginSource, WIT_VERSION};
 use crate::runtime::policy::{PluginPolicy, Policy};
 use crate::runtime::{Limits, PluginId, Runtime};
@@ -39,7 +44,8 @@ pub enum Severity {
     Info,
     /// Untidy, harmless: the runtime denies or ignores it.
     Low,
-    /// A grant wider than needed.
+    /// A grant wider than needed, a limit raised above the default, or a plugin the runtime
+    /// will not load until the policy grants what it imports.
     Medium,
     /// The plugin will be refused, was tampered with, or reaches for what a gate must not.
     High,
@@ -74,7 +80,7 @@ pub enum FindingKind {
     /// The operator's policy turns the plugin off (`enabled = false`).
     DisabledByPolicy,
     /// The manifest asks a limit above the default that the policy does not grant: it runs
-    /// at the default.
+    /// at the default (low: nothing to fix unless the plugin needs it).
     LimitNotGranted,
     /// A tool that changes things (not read-only) and declares no effects in its schema:
     /// gates cannot see what it would do.
@@ -83,6 +89,36 @@ pub enum FindingKind {
     Unconfined,
     /// A network grant that reaches the daemon's own port on this machine.
     ReachesDaemon,
+    /// Runs with limits above the defaults (granted by the policy, or by the runtime to a
+    /// first-party plugin).
+    LimitGranted,
+    /// The runtime refuses to load it for a reason no other finding gives (a tool that takes
+    /// another plugin's name, a `describe()` beyond its bounds, a duplicate name...).
+    RefusedAtLoad,
+}
+
+impl FindingKind {
+    /// Every kind (docs/audit.md must name each: a test checks).
+    pub const ALL: [FindingKind; 18] = [
+        FindingKind::ImportsUngranted,
+        FindingKind::OverGranted,
+        FindingKind::GrantedNotDeclared,
+        FindingKind::UnboundedLimit,
+        FindingKind::HashMismatch,
+        FindingKind::UnsupportedWit,
+        FindingKind::GateImportsWasi,
+        FindingKind::NotProvided,
+        FindingKind::Unenforceable,
+        FindingKind::Unpinned,
+        FindingKind::Invalid,
+        FindingKind::DisabledByPolicy,
+        FindingKind::LimitNotGranted,
+        FindingKind::OpaqueTool,
+        FindingKind::Unconfined,
+        FindingKind::ReachesDaemon,
+        FindingKind::LimitGranted,
+        FindingKind::RefusedAtLoad,
+    ];
 }
 
 /// One finding.
@@ -136,6 +172,25 @@ pub struct PluginAudit {
     pub exports: Vec<String>,
     /// The limits it would run under.
     pub limits: Option<Limits>,
+    /// The limits its manifest asks for.
+    pub limits_asked: LimitSpec,
+    /// The limits the policy grants it (for a first-party plugin, with what is granted to it
+    /// as if by the policy).
+    pub limits_granted: LimitSpec,
+    /// A gate's or skill's priority in force (the policy's, else the manifest's).
+    pub priority: Option<i32>,
+    /// A gate's place in the walk (1 runs first) among the gates that load, when known.
+    pub walk_position: Option<usize>,
+    /// The `[config]` it reads (`host.config()`): the manifest's with the policy's keys laid
+    /// over it.
+    pub config: serde_json::Value,
+    /// The tools it offers, as `describe()` gave them under the policy.
+    pub tools: Vec<told::ToolAudit>,
+    /// Why its tools could not be read (it does not load under this policy), if so.
+    pub tools_unread: Option<String>,
+    /// The manifest, for a diff (not in the JSON: its parts are above).
+    #[serde(skip)]
+    pub manifest: Option<Manifest>,
     /// Each capability, declared / granted / effective / imported / enforced.
     pub capabilities: Vec<CapabilityRow>,
     /// What is worth attention.
@@ -178,10 +233,12 @@ impl AuditReport {
     }
 }
 
-/// Audit every source against `policy`, reading each component without running it (only
-/// `describe`, for the tools' effects, of plugins that load).
+/// Audit every source against `policy`, reading each component and loading the set as the
+/// runtime would (calling only `describe`, within the load-time budget), so that what the
+/// runtime refuses and what each plugin tells the model are in the report.
 pub fn audit(runtime: &Runtime, sources: &[PluginSource], policy: &Policy) -> AuditReport {
-    audit_loaded(runtime, sources, policy, &[])
+    let report = runtime.load_all(sources, policy);
+    report_of(runtime, sources, policy, &Loads::Report(&report))
 }
 
 /// As [`audit`], for sources already loaded into `loaded` (the daemon's set): their tools are
@@ -192,10 +249,20 @@ pub fn audit_loaded(
     policy: &Policy,
     loaded: &[crate::runtime::Plugin],
 ) -> AuditReport {
-    let plugins: Vec<PluginAudit> = sources
+    report_of(runtime, sources, policy, &Loads::Daemon(loaded))
+}
+
+fn report_of(
+    runtime: &Runtime,
+    sources: &[PluginSource],
+    policy: &Policy,
+    loads: &Loads<'_>,
+) -> AuditReport {
+    let mut plugins: Vec<PluginAudit> = sources
         .iter()
-        .map(|s| audit_source(runtime, s, policy, loaded))
+        .map(|s| audit_source(runtime, s, policy, loads))
         .collect();
+    told::place_gates(&mut plugins, loads);
     let mut summary = Summary::default();
     for f in plugins.iter().flat_map(|p| &p.findings) {
         match f.severity {
@@ -221,16 +288,60 @@ fn finding(kind: FindingKind, severity: Severity, message: String) -> Finding {
     }
 }
 
-/// Audit one plugin.
+/// Audit one plugin (alone: a tool name another installed plugin offers is not seen).
 pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> PluginAudit {
-    audit_source(runtime, source, policy, &[])
+    let report = runtime.load_all(std::slice::from_ref(source), policy);
+    audit_source(runtime, source, policy, &Loads::Report(&report))
+}
+
+/// Where the audit learns what the runtime makes of a plugin.
+pub(crate) enum Loads<'a> {
+    /// The daemon's loaded set: a plugin not in it is not described.
+    Daemon(&'a [crate::runtime::Plugin]),
+    /// The runtime's own load of the sources ([`Runtime::load_all`]).
+    Report(&'a LoadReport),
+}
+
+/// What the runtime made of one plugin.
+pub(crate) enum Outcome<'a> {
+    /// Loaded.
+    Loaded(&'a crate::runtime::Plugin),
+    /// Refused, and why.
+    Refused(&'a crate::runtime::LoadError),
+    /// Not known (the daemon did not load it; the daemon's errors say why).
+    Unknown,
+}
+
+impl Loads<'_> {
+    /// What the runtime made of plugin `name` with component `sha256`.
+    pub(crate) fn outcome(&self, name: &str, sha256: Option<&str>) -> Outcome<'_> {
+        let plugins = match self {
+            Loads::Daemon(p) => *p,
+            Loads::Report(r) => &r.plugins,
+        };
+        if let Some(p) = plugins
+            .iter()
+            .find(|p| p.id.name == name && sha256 == Some(p.sha256.as_str()))
+        {
+            return Outcome::Loaded(p);
+        }
+        match self {
+            Loads::Report(r) => r
+                .errors
+                .iter()
+                .chain(&r.disabled)
+                .find(|e| e.plugin_name() == Some(name))
+                .map_or(Outcome::Unknown, Outcome::Refused),
+            Loads::Daemon(_) => Outcome::Unknown,
+        }
+    }
 }
 
 fn audit_source(
     runtime: &Runtime,
     source: &PluginSource,
     policy: &Policy,
-    loaded: &[crate::runtime::Plugin],
+    loads: &Loads<'_>,
 ) -> PluginAudit {
     let fallback_name = match &source.origin {
         Origin::Dir(p) | Origin::Candidate(p) => p
@@ -250,6 +361,14 @@ fn audit_source(
         imports: Vec::new(),
         exports: Vec::new(),
         limits: None,
+        limits_asked: LimitSpec::default(),
+        limits_granted: LimitSpec::default(),
+        priority: None,
+        walk_position: None,
+        config: serde_json::Value::Null,
+        tools: Vec::new(),
+        tools_unread: None,
+        manifest: None,
         capabilities: Vec::new(),
         findings: Vec::new(),
     };
@@ -349,79 +468,24 @@ fn audit_source(
     }
 
     let entry = policy.for_plugin(&manifest.name);
-    let granted = crate::runtime::limits::granted(
-        &manifest.name,
+    limits::audit(
+        &mut audit,
+        &manifest,
+        entry,
         source.origin == Origin::Builtin,
-        &entry.limits,
     );
-    match Limits::resolve(&manifest.kinds, &manifest.limits, &granted) {
-        Ok(l) => {
-            for asked in &l.capped {
-                audit.findings.push(finding(
-                    FindingKind::LimitNotGranted,
-                    Severity::Medium,
-                    format!(
-                        "plugin.toml asks limits.{asked}: grant it under [plugins.{}.limits] if \
-                         the plugin needs it",
-                        manifest.name
-                    ),
-                ));
-            }
-            if l.tool_fuel.is_none() && manifest.kinds.iter().any(|k| *k != Kind::Gate) {
-                audit.findings.push(finding(
-                    FindingKind::UnboundedLimit,
-                    Severity::Info,
-                    "tool and skill calls have no fuel bound; the deadline still stops them. Set limits.fuel to bound their compute deterministically.".into(),
-                ));
-            }
-            audit.limits = Some(l);
-        }
-        Err(e) => audit
-            .findings
-            .push(finding(FindingKind::Invalid, Severity::High, e)),
-    }
-
-    capabilities(&mut audit, &id, &manifest, entry, &interfaces.imports);
-    if manifest.kinds.contains(&Kind::Tool) {
-        // The same component already loaded, or loaded now to describe its tools.
-        let same = loaded.iter().find(|p| {
-            p.id.name == manifest.name && audit.sha256.as_deref() == Some(p.sha256.as_str())
-        });
-        match same {
-            Some(plugin) => opaque_tools(&mut audit, plugin),
-            None => {
-                if let Ok(plugin) = runtime.load(source, policy) {
-                    opaque_tools(&mut audit, &plugin);
-                }
-                // Not loadable here (not granted, invalid): the findings above say why.
-            }
-        }
-    }
+    let disabled = policy.disabled(&manifest.name);
+    capabilities(
+        &mut audit,
+        &id,
+        &manifest,
+        entry,
+        &interfaces.imports,
+        disabled,
+    );
+    told::audit(&mut audit, &manifest, entry, loads);
+    audit.manifest = Some(manifest);
     audit
-}
-
-/// Tools that change things and declare no effects. Finding them means asking the plugin to
-/// describe its tools, which only a plugin that loads under the policy can (within its limits).
-fn opaque_tools(audit: &mut PluginAudit, plugin: &crate::runtime::Plugin) {
-    for t in plugin.tools.iter().filter(|t| !t.read_only) {
-        if !plugin
-            .effect_specs
-            .get(&t.name)
-            .is_some_and(|s| s.declares())
-        {
-            audit.findings.push(finding(
-                FindingKind::OpaqueTool,
-                Severity::Medium,
-                format!(
-                    "tool {:?} changes things (not read-only) and declares no effects: gates \
-                     cannot see which programs, paths or URLs it touches. Mark its arguments with \
-                     \"x-effect\" in its schema (program, argv, command-line, path-read, \
-                     path-write, url, memory-write).",
-                    t.name
-                ),
-            ));
-        }
-    }
 }
 
 fn capabilities(
@@ -430,6 +494,7 @@ fn capabilities(
     manifest: &Manifest,
     entry: &PluginPolicy,
     imports: &[String],
+    disabled: bool,
 ) {
     let gate_only = manifest.kinds.iter().all(|k| *k == Kind::Gate);
     let asked = &manifest.capabilities;
@@ -508,139 +573,62 @@ fn capabilities(
             .cloned()
             .collect()
     };
-
-    let mounts = |m: &[crate::runtime::capabilities::Mount]| -> Vec<String> {
-        m.iter()
-            .map(|m| format!("{} -> {} ({:?})", m.guest, m.host.display(), m.access))
-            .collect()
-    };
-    let memory = |m: MemoryAccess| {
-        if m == MemoryAccess::None {
-            Vec::new()
-        } else {
-            vec![format!("{m:?}")]
-        }
-    };
-    let sides = |declared, granted, effective, undeclared| Sides {
-        declared,
-        granted,
-        effective,
-        undeclared,
-    };
-    let not_asked = |granted: &[String], asked: &[String]| -> Vec<String> {
-        granted
-            .iter()
-            .filter(|g| !asked.contains(g))
-            .cloned()
-            .collect()
-    };
-    let rows = vec![
-        (
-            Class::Filesystem,
-            sides(
-                asked
-                    .fs
-                    .iter()
-                    .map(|f| format!("{} ({:?})", f.guest, f.access))
-                    .collect(),
-                entry
-                    .fs
-                    .iter()
-                    .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
-                    .collect(),
-                mounts(&effective.fs),
-                entry
-                    .fs
-                    .iter()
-                    .filter(|g| !asked.fs.iter().any(|r| r.guest == g.guest))
-                    .map(|f| format!("{} -> {} ({:?})", f.guest, f.host.display(), f.access))
-                    .collect(),
-            ),
-        ),
-        (
-            Class::Environment,
-            sides(
-                asked.env.clone(),
-                entry.env.clone(),
-                effective.env.iter().map(|e| e.name.clone()).collect(),
-                not_asked(&entry.env, &asked.env),
-            ),
-        ),
-        (
-            Class::Network,
-            sides(
-                asked.net.clone(),
-                entry.net.clone(),
-                effective.net.clone(),
-                not_asked(&entry.net, &asked.net),
-            ),
-        ),
-        (
-            Class::Process,
-            sides(
-                asked.process.clone(),
-                entry.process.clone(),
-                effective.process.clone(),
-                not_asked(&entry.process, &asked.process),
-            ),
-        ),
-        (
-            Class::Memory,
-            sides(
-                memory(asked.memory),
-                memory(entry.memory),
-                memory(effective.memory),
-                if asked.memory == MemoryAccess::None {
-                    memory(entry.memory)
-                } else {
-                    Vec::new()
-                },
-            ),
-        ),
-        (Class::Clocks, Sides::default()),
-        (Class::Random, Sides::default()),
-        (Class::Runtime, Sides::default()),
-        (Class::Host, Sides::default()),
-        (Class::Unknown, Sides::default()),
-    ];
     // Programs run with their working directory in the plugin's mounts: a tool importing the
     // process interface uses its filesystem grant through it, not through WASI.
-    let runs_programs = !imported(Class::Process).is_empty();
-    for (class, sides) in rows {
+    let runs_programs = !imported(Class::Capability(Process.name())).is_empty();
+    let subject = Subject {
+        gate_only,
+        plugin: &manifest.name,
+        disabled,
+    };
+    let rows = FACTORS
+        .into_iter()
+        .map(|f| (Class::Capability(f.name()), Some(f)))
+        .chain(Class::OTHERS.into_iter().map(|c| (c, None)));
+    for (class, factor) in rows {
         let imp = imported(class);
         if class == Class::Unknown && imp.is_empty() {
             continue;
         }
-        let enforced = enforcement(class, gate_only, &sides.effective, &imp);
-        let used_by_programs = class == Class::Filesystem && runs_programs;
-        findings_for(
-            audit,
+        let sides = factor
+            .map(|f| f.sides(asked, entry, &effective))
+            .unwrap_or_default();
+        let enforced = enforcement(class, factor, gate_only, &effective, &imp);
+        let used_by_programs = class == Class::Capability(Filesystem.name()) && runs_programs;
+        let row = Row {
             class,
-            gate_only,
-            &sides,
-            &imp,
-            &enforced,
-            used_by_programs,
-        );
+            factor,
+            sides,
+            imported: imp,
+            enforced,
+        };
+        findings_for(audit, &row, &subject, used_by_programs);
         let Sides {
             declared,
             granted,
             effective,
             ..
-        } = sides;
+        } = row.sides;
         audit.capabilities.push(CapabilityRow {
             capability: class.name(),
             declared,
             granted,
             effective,
-            imported: imp,
-            enforced,
+            imported: row.imported,
+            enforced: row.enforced,
         });
     }
 }
 
-/// How the runtime enforces `class` for this plugin.
-fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[String]) -> String {
+/// How the runtime enforces `class` for this plugin: for a grantable capability, the sentence
+/// its own module gives ([`Factor::enforced`]).
+fn enforcement(
+    class: Class,
+    factor: Option<&dyn Factor>,
+    gate_only: bool,
+    grants: &Grants,
+    imported: &[String],
+) -> String {
     if gate_only {
         return match class {
             Class::Host => "linked: log only".into(),
@@ -662,93 +650,68 @@ fn enforcement(class: Class, gate_only: bool, effective: &[String], imported: &[
             not_linked.join(", ")
         );
     }
+    if let Some(f) = factor {
+        if !f.granted(grants) && imported.iter().any(|i| linked_only_when_granted(f, i)) {
+            return "not linked without a grant: the plugin is disabled until policy.toml grants it"
+                .into();
+        }
+        return f.enforced(grants);
+    }
     match class {
-        Class::Filesystem if effective.is_empty() => {
-            "no preopened directory: every path is NotFound".into()
-        }
-        Class::Filesystem => format!(
-            "WASI preopens confined by cap-std: {}",
-            effective.join("; ")
-        ),
-        Class::Environment if effective.is_empty() => {
-            "empty environment: nothing of the daemon's is inherited".into()
-        }
-        Class::Environment => format!("only these variables are set: {}", effective.join(", ")),
-        Class::Network | Class::Process | Class::Memory
-            if effective.is_empty()
-                && imported
-                    .iter()
-                    .any(|i| crate::runtime::capabilities::Linked::of(i).is_some()) =>
-        {
-            "not linked without a grant: the plugin is disabled until policy.toml grants it".into()
-        }
-        Class::Network if effective.is_empty() => {
-            "sockets and name lookup are disabled in the WASI context; wasi:http is not linked"
-                .into()
-        }
-        Class::Network => format!(
-            "wasi:http linked; every request (each redirect hop too) must go to {}; loopback, \
-             private, link-local and metadata addresses refused unless granted by address; \
-             sockets and name lookup disabled",
-            effective.join(", ")
-        ),
-        Class::Process if effective.is_empty() => "not linked".into(),
-        Class::Process => format!(
-            "host process interface: only {} (by name, on the daemon's PATH), arguments as a \
-             list, working directory inside a mount, deadline, output capped; the program runs \
-             natively with the daemon user's rights",
-            effective.join(", ")
-        ),
-        Class::Memory if effective.is_empty() => "not linked".into(),
-        Class::Memory => format!("host memory interface linked: {}", effective.join(", ")),
         Class::Clocks => "real clocks (not a grantable capability)".into(),
         Class::Random => "host randomness (not a grantable capability)".into(),
         Class::Runtime => {
             "stdin empty, stdout discarded, stderr kept (64 KiB) for error messages".into()
         }
         Class::Host => "linked: log only".into(),
-        Class::Unknown => "not provided: refused at load".into(),
+        Class::Unknown | Class::Capability(_) => "not provided: refused at load".into(),
     }
 }
 
-/// One capability as declared, granted and effective.
-#[derive(Default)]
-struct Sides {
-    declared: Vec<String>,
-    granted: Vec<String>,
-    effective: Vec<String>,
-    /// Granted items the manifest does not ask for (no effect: the runtime intersects).
-    undeclared: Vec<String>,
+fn linked_only_when_granted(f: &dyn Factor, import: &str) -> bool {
+    f.linked_only_when_granted(import.split('@').next().unwrap_or(import))
+}
+
+/// The plugin a capability row belongs to, as far as its findings care.
+struct Subject<'a> {
+    gate_only: bool,
+    plugin: &'a str,
+    /// Turned off by the policy: what would keep it from loading matters no more.
+    disabled: bool,
+}
+
+/// One capability row of a plugin, before it is reported.
+struct Row {
+    class: Class,
+    factor: Option<&'static dyn Factor>,
+    sides: Sides,
+    imported: Vec<String>,
+    enforced: String,
 }
 
 /// The findings for one capability. `used_otherwise`: the grant is used through another
 /// interface (mounts as the working directories of programs), so not importing it is fine.
-fn findings_for(
-    audit: &mut PluginAudit,
-    class: Class,
-    gate_only: bool,
-    sides: &Sides,
-    imported: &[String],
-    enforced: &str,
-    used_otherwise: bool,
-) {
-    let Sides {
-        effective,
-        undeclared,
-        ..
-    } = sides;
-    let cap = class.name();
-    let grantable = matches!(
+fn findings_for(audit: &mut PluginAudit, row: &Row, on: &Subject<'_>, used_otherwise: bool) {
+    let Subject {
+        gate_only,
+        plugin,
+        disabled,
+    } = *on;
+    let Row {
         class,
-        Class::Filesystem | Class::Environment | Class::Network | Class::Process | Class::Memory
-    );
+        factor,
+        sides,
+        imported,
+        enforced,
+    } = row;
+    let cap = class.name();
     // The WASI runtime baseline Rust's std links into every component (stdio, exit, streams,
     // the environment) whatever the author writes: the table shows it and how it is enforced
     // (a gate's calls trap; a tool's environment is empty unless granted), but it is no
     // finding, so that a plugin that does nothing questionable shows none.
-    let baseline = matches!(class, Class::Runtime | Class::Environment);
+    let baseline = *class == Class::Runtime || factor.is_some_and(|f| f.baseline());
     if gate_only {
-        if !imported.is_empty() && class != Class::Host && !baseline {
+        if !imported.is_empty() && *class != Class::Host && !baseline {
             audit.findings.push(finding(
                 FindingKind::GateImportsWasi,
                 Severity::High,
@@ -760,48 +723,68 @@ fn findings_for(
         }
         return;
     }
-    let not_linked: Vec<&String> = imported.iter().filter(|i| !provided_to_tools(i)).collect();
+    let not_linked: Vec<&str> = imported
+        .iter()
+        .filter(|i| !provided_to_tools(i))
+        .map(String::as_str)
+        .collect();
     if !not_linked.is_empty() {
         audit.findings.push(finding(
             FindingKind::NotProvided,
             Severity::High,
-            format!(
-                "imports {}: {enforced}",
-                not_linked
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            format!("imports {}: {enforced}", not_linked.join(", ")),
         ));
         return;
     }
-    if grantable {
-        // Rust's std imports wasi:cli/environment whether or not it reads a variable.
-        if !imported.is_empty() && effective.is_empty() && !baseline {
-            audit.findings.push(finding(
-                FindingKind::ImportsUngranted,
+    let Some(factor) = factor else { return };
+    let Sides {
+        effective,
+        undeclared,
+        ..
+    } = sides;
+    if !imported.is_empty() && effective.is_empty() && !baseline {
+        // The same refusal, and the same policy line, as the loader's.
+        let disables = imported
+            .iter()
+            .any(|i| linked_only_when_granted(*factor, i));
+        let (severity, outcome) = if disables {
+            (
+                if disabled {
+                    Severity::Info
+                } else {
+                    Severity::Medium
+                },
+                "the runtime does not load the plugin at all until it is granted",
+            )
+        } else {
+            (
                 Severity::Low,
-                format!(
-                    "imports {cap} ({}) but is granted none: it will be denied ({enforced})",
-                    imported.join(", ")
-                ),
-            ));
-        }
-        if imported.is_empty() && !effective.is_empty() && !used_otherwise {
-            audit.findings.push(finding(
-                FindingKind::OverGranted,
-                Severity::Medium,
-                format!("granted {cap} ({}) but the component never imports it: remove the grant from policy.toml", effective.join("; ")),
-            ));
-        }
-        if !undeclared.is_empty() {
-            audit.findings.push(finding(
-                FindingKind::GrantedNotDeclared,
-                Severity::Low,
-                format!("policy.toml grants {cap} ({}) that plugin.toml does not ask for, so it has no effect: remove it", undeclared.join("; ")),
-            ));
-        }
+                "its calls are denied; the rest of the plugin works",
+            )
+        };
+        audit.findings.push(finding(
+            FindingKind::ImportsUngranted,
+            severity,
+            format!(
+                "imports {cap} ({}) but is granted none: {outcome} ({enforced}). To allow it, {}",
+                imported.join(", "),
+                factor.grant_hint(plugin)
+            ),
+        ));
+    }
+    if imported.is_empty() && !effective.is_empty() && !used_otherwise {
+        audit.findings.push(finding(
+            FindingKind::OverGranted,
+            Severity::Medium,
+            format!("granted {cap} ({}) but the component never imports it: remove the grant from policy.toml", effective.join("; ")),
+        ));
+    }
+    if !undeclared.is_empty() {
+        audit.findings.push(finding(
+            FindingKind::GrantedNotDeclared,
+            Severity::Low,
+            format!("policy.toml grants {cap} ({}) that plugin.toml does not ask for, so it has no effect: remove it", undeclared.join("; ")),
+        ));
     }
 }
 
@@ -818,4 +801,42 @@ fn daemon_ports() -> Vec<u16> {
         ports.push(r.port);
     }
     ports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_docs_list_every_finding_with_its_level() {
+        let docs = include_str!("../../../docs/audit.md");
+        let all: std::collections::BTreeSet<_> = FindingKind::ALL.into_iter().collect();
+        assert_eq!(all.len(), FindingKind::ALL.len(), "ALL lists a kind twice");
+        for kind in FindingKind::ALL {
+            // A new kind that is not in ALL fails to compile here.
+            match kind {
+                FindingKind::ImportsUngranted
+                | FindingKind::OverGranted
+                | FindingKind::GrantedNotDeclared
+                | FindingKind::UnboundedLimit
+                | FindingKind::HashMismatch
+                | FindingKind::UnsupportedWit
+                | FindingKind::GateImportsWasi
+                | FindingKind::NotProvided
+                | FindingKind::Unenforceable
+                | FindingKind::Unpinned
+                | FindingKind::Invalid
+                | FindingKind::DisabledByPolicy
+                | FindingKind::LimitNotGranted
+                | FindingKind::OpaqueTool
+                | FindingKind::Unconfined
+                | FindingKind::ReachesDaemon
+                | FindingKind::LimitGranted
+                | FindingKind::RefusedAtLoad => {}
+            }
+            let name = serde_json::to_string(&kind).expect("a name");
+            let row = format!("| `{}` | ", name.trim_matches('"'));
+            assert!(docs.contains(&row), "docs/audit.md has no row for {name}");
+        }
+    }
 }

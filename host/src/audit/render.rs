@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use crate::terminal::safe;
 
-use super::diff::Diff;
+use super::diff::{Diff, Direction};
 use super::{AuditReport, Severity};
+use crate::runtime::manifest::Kind;
 
 fn paint(colour: bool, code: &str, text: &str) -> String {
     let text = safe(text);
@@ -85,6 +86,7 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
                 safe(&row.enforced)
             );
         }
+        told(&mut out, p);
         for f in &p.findings {
             let kind = serde_json::to_string(&f.kind).unwrap_or_default();
             let _ = writeln!(
@@ -113,28 +115,126 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
     }
 }
 
-/// A diff as text: `+` added, `-` removed.
+/// A diff as text, one change a line: `+` widens, `-` narrows, `~` neither; `[model]` marks
+/// a change in what the model is told; a changed text follows, its lines removed and added.
 pub fn diff(d: &Diff, colour: bool, width: Option<usize>) -> String {
     let mut out = format!("{} -> {}\n", safe(&d.old), safe(&d.new));
-    for c in &d.added {
+    for c in &d.changes {
+        let (mark, code, word) = match c.direction {
+            Direction::Widening => ('+', "31", "widening"),
+            Direction::Narrowing => ('-', "32", "narrowing"),
+            Direction::Neutral => ('~', "0", "neutral"),
+        };
+        let model = if c.told_to_model { " [model]" } else { "" };
         let _ = writeln!(
             out,
             "{}",
-            paint(colour, "32", &format!("+ {:<10} {}", c.what, c.item))
+            paint(
+                colour,
+                code,
+                &format!("{mark} {word:<9} {:<10} {}{model}", c.what, safe(&c.item))
+            )
         );
+        for line in c.detail.lines() {
+            let _ = writeln!(out, "      | {}", safe(line));
+        }
     }
-    for c in &d.removed {
-        let _ = writeln!(
-            out,
-            "{}",
-            paint(colour, "31", &format!("- {:<10} {}", c.what, c.item))
+    if d.changes.is_empty() {
+        out.push_str(
+            "no difference in capabilities, limits, tools, priority, config, imports or exports\n",
         );
-    }
-    if d.added.is_empty() && d.removed.is_empty() {
-        out.push_str("no difference in capabilities, imports, exports or limits\n");
     }
     match width {
         Some(w) => crate::terminal::fit(&out, w),
         None => out,
+    }
+}
+
+/// The limits, priority, config and tools of a plugin, a line each.
+fn told(out: &mut String, p: &super::PluginAudit) {
+    if let Some(l) = &p.limits {
+        let ms = |d: std::time::Duration| d.as_millis();
+        let mut fuel = Vec::new();
+        if p.kinds.contains(&Kind::Gate) {
+            fuel.push(format!("fuel {} per gate call", l.gate_fuel));
+        }
+        if p.kinds.iter().any(|k| *k != Kind::Gate) {
+            fuel.push(match l.tool_fuel {
+                Some(f) => format!("fuel {f} per tool/skill call"),
+                None => "no fuel bound on tool/skill calls".into(),
+            });
+        }
+        let mut deadlines = Vec::new();
+        if p.kinds.iter().any(|k| *k != Kind::Tool) {
+            deadlines.push(format!("deadline {} ms per gate/skill call", ms(l.timeout)));
+        }
+        if p.kinds.contains(&Kind::Tool) {
+            deadlines.push(match l.tool_default_timeout {
+                Some(t) => format!("deadline {} ms per tool call", ms(t)),
+                None => {
+                    "tool deadlines by tool (first-party: the seed's table; others 120 s)".into()
+                }
+            });
+        }
+        let _ = writeln!(
+            out,
+            "  {:<12} {}; {}; memory {} MiB; output {} KiB; disk {} MiB; {} call(s) at once",
+            "limits",
+            fuel.join(", "),
+            deadlines.join(", "),
+            l.memory_bytes >> 20,
+            l.max_output_bytes >> 10,
+            l.disk_bytes >> 20,
+            l.concurrency
+        );
+    }
+    if let Some(priority) = p.priority {
+        let place = p
+            .walk_position
+            .map_or_else(String::new, |n| format!(" (walk: gate {n})"));
+        let _ = writeln!(out, "  {:<12} {priority}{place}", "priority");
+    }
+    if let Some(config) = p.config.as_object().filter(|o| !o.is_empty()) {
+        let keys: Vec<String> = config
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", spaced(v)))
+            .collect();
+        let _ = writeln!(out, "  {:<12} {}", "config", safe(&keys.join("; ")));
+    }
+    for t in &p.tools {
+        let effects: Vec<String> = t.effects.iter().map(|(a, k)| format!("{a}={k}")).collect();
+        let _ = writeln!(
+            out,
+            "  {:<12} {}{}  effects {}  description {}  schema {}",
+            "tool",
+            safe(&t.name),
+            if t.read_only { " (read-only)" } else { "" },
+            list(&effects),
+            t.description_sha256.get(..12).unwrap_or(""),
+            t.schema_sha256.get(..12).unwrap_or("")
+        );
+    }
+    if let Some(why) = &p.tools_unread {
+        let _ = writeln!(out, "  {:<12} not read: {}", "tools", safe(why));
+    }
+}
+
+/// A JSON value with spaces after its commas, so that a long one wraps at a terminal.
+fn spaced(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(spaced).collect::<Vec<_>>().join(", ")
+            )
+        }
+        serde_json::Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{k}: {}", spaced(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
     }
 }

@@ -45,8 +45,15 @@ pub fn run(setup: &Setup, json: bool, fail_on: Severity) -> anyhow::Result<ExitC
     })
 }
 
-/// Audit two builds of a plugin and print what the new one adds or removes.
-pub fn diff(setup: &Setup, old: &Path, new: &Path, json: bool) -> anyhow::Result<ExitCode> {
+/// Audit two builds of a plugin and print what the new one changes; exit 1 when `fail_on`
+/// is met.
+pub fn diff(
+    setup: &Setup,
+    old: &Path,
+    new: &Path,
+    json: bool,
+    fail_on: audit::diff::FailOn,
+) -> anyhow::Result<ExitCode> {
     let (old_source, _) = read_source(old)?;
     let (new_source, _) = read_source(new)?;
     let old_audit = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
@@ -57,5 +64,9 @@ pub fn diff(setup: &Setup, old: &Path, new: &Path, json: bool) -> anyhow::Result
     } else {
         print_diff(&d);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if fail_on.met(&d, &new_audit) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -200,12 +200,18 @@ enum Command {
 
 #[derive(Subcommand)]
 enum AuditCommand {
-    /// What a new build of a plugin adds or removes: capabilities, imports, exports, limits.
+    /// What a new build of a plugin changes: capabilities, limits, tools (and what the model
+    /// is told of them), priority, config, imports, exports; each line a widening (+), a
+    /// narrowing (-) or neither (~). Exit 1 when --fail-on is met.
     Diff {
         /// The old build: a folder with plugin.toml and the component (or the plugin.toml).
         old: PathBuf,
         /// The new build.
         new: PathBuf,
+        /// `widening`: exit 1 when anything widens (a CI gate for updates); or a level
+        /// (info, low, medium, high): exit 1 when the new build has a finding at or above it.
+        #[arg(long, default_value = "high", value_parser = passepartout::audit::diff::FailOn::parse)]
+        fail_on: passepartout::audit::diff::FailOn,
     },
 }
 
@@ -355,7 +361,9 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             let setup = setup(&cli.common)?;
             return match command {
                 None => audit::run(&setup, *json, *fail_on),
-                Some(AuditCommand::Diff { old, new }) => audit::diff(&setup, old, new, *json),
+                Some(AuditCommand::Diff { old, new, fail_on }) => {
+                    audit::diff(&setup, old, new, *json, *fail_on)
+                }
             };
         }
         Command::Plugin {

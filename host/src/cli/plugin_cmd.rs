@@ -160,10 +160,13 @@ pub fn update(
             shown.join(", ")
         );
     }
-    if (d.widens() || !shown.is_empty())
+    // Consent for every widening and every change in what the model is told; a narrowing
+    // alone is applied without asking.
+    if (d.needs_consent() || !shown.is_empty())
         && !yes
         && !consent(&format!(
-            "The update changes what {name} asks for (above). Update it?"
+            "The update widens what {name} can do or changes what the model is told (+ and \
+             [model] above). Update it?"
         ))
     {
         errln!("not updated");

@@ -209,25 +209,31 @@ impl Plugin {
             wasi: b.build(),
             table: ResourceTable::new(),
             stderr,
-            process: (!self.grants.process.is_empty()).then(|| process::ProcessCtx {
-                programs: self.grants.process.clone(),
-                mounts: self.grants.fs.clone(),
-                env: self.grants.env.clone(),
-                deadline,
-                confine: self.grants.confine,
-                trampoline: self.trampoline.clone(),
-                net: self.grants.net.clone(),
-                file_size: self.limits.disk_bytes,
-            }),
+            process: process::ProcessCall {
+                plugin: self.id.clone(),
+                ctx: (!self.grants.process.is_empty()).then(|| process::ProcessCtx {
+                    programs: self.grants.process.clone(),
+                    mounts: self.grants.fs.clone(),
+                    env: self.grants.env.clone(),
+                    deadline,
+                    confine: self.grants.confine,
+                    trampoline: self.trampoline.clone(),
+                    net: self.grants.net.clone(),
+                    file_size: self.limits.disk_bytes,
+                }),
+            },
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             net: net::NetHooks {
                 grants: self.grants.net.clone(),
                 deadline,
             },
-            memory: self.memory.as_ref().map(|m| memory::MemoryCtx {
-                store: m.store.clone(),
-                access: m.access,
-            }),
+            memory: memory::MemoryCall {
+                plugin: self.id.clone(),
+                ctx: self.memory.as_ref().map(|m| memory::MemoryCtx {
+                    store: m.store.clone(),
+                    access: m.access,
+                }),
+            },
         };
         self.store(data, budget)
     }

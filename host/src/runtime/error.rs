@@ -232,6 +232,22 @@ pub enum SetupError {
     },
 }
 
+impl LoadError {
+    /// The plugin the error is about, by name, when it names one.
+    pub fn plugin_name(&self) -> Option<&str> {
+        match self {
+            Self::Component { plugin, .. }
+            | Self::Invalid { plugin, .. }
+            | Self::Unenforceable { plugin, .. }
+            | Self::NotGranted { plugin, .. }
+            | Self::Tampered { plugin, .. }
+            | Self::DisabledByPolicy { plugin } => Some(&plugin.name),
+            Self::Duplicate { name, .. } => Some(name),
+            Self::Config { .. } => None,
+        }
+    }
+}
+
 impl PluginError {
     /// The plugin the error is about.
     pub fn plugin(&self) -> &PluginId {

@@ -199,8 +199,13 @@ impl Limits {
             }
             Some(a)
         };
-        let gate_fuel = pick("fuel", manifest.fuel, policy.fuel, DEFAULT_GATE_FUEL)
-            .unwrap_or(DEFAULT_GATE_FUEL);
+        // Only gate calls run on gate fuel: a tool's or skill's ask is its own bound (below),
+        // never capped here.
+        let gate_fuel = if kinds.contains(&Kind::Gate) {
+            pick("fuel", manifest.fuel, policy.fuel, DEFAULT_GATE_FUEL).unwrap_or(DEFAULT_GATE_FUEL)
+        } else {
+            DEFAULT_GATE_FUEL
+        };
         // Tools have no fuel bound by default: any bound a manifest asks is less.
         let tool_fuel = policy.fuel.or(manifest.fuel);
         if gate_fuel == 0 || tool_fuel == Some(0) {

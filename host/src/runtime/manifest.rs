@@ -5,8 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::capabilities::fs::{Access, FsRequest};
+pub use super::capabilities::memory::MemoryAccess;
+
 /// A plugin's manifest, read from the `plugin.toml` beside its component.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Unique name: lowercase letters, digits and `-`.
@@ -102,31 +105,8 @@ impl LimitSpec {
     }
 }
 
-/// Access to a mounted directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Access {
-    /// Read files and list directories.
-    ReadOnly,
-    /// Also create, write, rename and delete.
-    ReadWrite,
-}
-
-/// Access to Passepartout's memory (the Org object store).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MemoryAccess {
-    /// No access: the memory interface is not linked.
-    #[default]
-    None,
-    /// Read-only queries.
-    Read,
-    /// Queries and writes.
-    ReadWrite,
-}
-
 /// The capabilities a manifest asks for.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CapabilityRequest {
     /// Directories to be mounted, by the path the plugin sees.
@@ -144,19 +124,6 @@ pub struct CapabilityRequest {
     /// Access to the memory store.
     #[serde(default)]
     pub memory: MemoryAccess,
-}
-
-/// A directory a plugin asks to have mounted.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FsRequest {
-    /// The absolute path the plugin sees, e.g. `/workspace`.
-    pub guest: String,
-    /// The most access it needs.
-    pub access: Access,
-    /// Why, for the operator and the audit.
-    #[serde(default)]
-    pub why: Option<String>,
 }
 
 /// Why a `plugin.toml` is not a manifest.

@@ -160,22 +160,18 @@ impl Runtime {
     /// plus `wasi:http`, `process` and `memory` only when granted, so that a plugin importing
     /// one without a grant cannot even be linked.
     fn linker_for(&self, grants: &Grants) -> anyhow::Result<Linker<ToolData>> {
-        use capabilities::Linked;
+        use capabilities::{Factor, memory, net, process};
         let mut linker = self.tool_linker.clone();
-        if Linked::Http.granted(grants) {
-            if self.deadlines == Deadlines::Hard {
-                wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
-            } else {
-                wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-            }
-            .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
+        if net::Network.granted(grants) {
+            net::link(&mut linker, self.deadlines == Deadlines::Hard)
+                .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
         }
-        if Linked::Process.granted(grants) {
-            bindings::process_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
+        if process::Process.granted(grants) {
+            process::link(&mut linker, |d: &mut ToolData| &mut d.process)
                 .map_err(|e| anyhow::anyhow!("linking the process interface: {e}"))?;
         }
-        if Linked::Memory.granted(grants) {
-            bindings::memory_api::add_to_linker::<ToolData, HasSelf<ToolData>>(&mut linker, |d| d)
+        if memory::MemoryFactor.granted(grants) {
+            memory::link(&mut linker, |d: &mut ToolData| &mut d.memory)
                 .map_err(|e| anyhow::anyhow!("linking the memory interface: {e}"))?;
         }
         Ok(linker)

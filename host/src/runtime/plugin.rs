@@ -415,38 +415,18 @@ fn not_a_component(bytes: &[u8], err: &wasmtime::Error) -> String {
 /// A component importing `process`, `memory` or `wasi:http` without the matching grant is
 /// disabled, with what to grant; the linker would refuse it anyway, less clearly.
 fn check_granted(id: &PluginId, imports: &[String], grants: &Grants) -> Result<(), LoadError> {
-    use super::capabilities::Linked;
-    let name = &id.name;
-    let Some(needed) = imports
-        .iter()
-        .filter_map(|i| Linked::of(i))
-        .find(|l| !l.granted(grants))
-    else {
-        return Ok(());
-    };
-    let (capability, hint) = match needed {
-        Linked::Process => (
-            "programs to run (passepartout:plugin/process)",
-            format!("grant some under [plugins.{name}]: process = [\"ls\"], and an fs mount"),
-        ),
-        Linked::Memory => (
-            "the memory store (passepartout:plugin/memory)",
-            format!("grant it under [plugins.{name}]: memory = \"read\""),
-        ),
-        Linked::Http => (
-            "outbound HTTP (wasi:http)",
-            format!("grant hosts under [plugins.{name}]: net = [\"example.org\"]"),
-        ),
-    };
-    Err(LoadError::NotGranted {
-        plugin: id.clone(),
-        capability: capability.into(),
-        hint,
-    })
+    match super::capabilities::factor::not_granted(imports, grants, &id.name) {
+        None => Ok(()),
+        Some(missing) => Err(LoadError::NotGranted {
+            plugin: id.clone(),
+            capability: missing.capability.into(),
+            hint: missing.hint,
+        }),
+    }
 }
 
 /// The manifest's `[config]` with every key of the policy's laid over it, as a JSON object.
-fn config_json(
+pub(crate) fn config_json(
     manifest: &toml::Table,
     policy: &toml::Table,
 ) -> Result<std::sync::Arc<str>, String> {

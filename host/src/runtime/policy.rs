@@ -13,12 +13,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::capabilities::fs::FsGrant;
+use super::capabilities::memory::MemoryAccess;
 use super::error::LoadError;
-use super::manifest::{Access, LimitSpec, MemoryAccess};
+use super::manifest::LimitSpec;
 
 /// The operator's policy.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -74,18 +76,6 @@ pub struct PluginPolicy {
     /// Keys laid over the plugin's own `[config]` (what `host.config()` returns).
     #[serde(default)]
     pub config: toml::Table,
-}
-
-/// A directory the operator mounts for a plugin.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FsGrant {
-    /// The path the plugin sees; must match a path its manifest asks for.
-    pub guest: String,
-    /// The directory on this machine (`~/` is the daemon user's home).
-    pub host: PathBuf,
-    /// The most access granted; the plugin gets the lesser of this and what it asked for.
-    pub access: Access,
 }
 
 /// Why a `policy.toml` is not a policy.

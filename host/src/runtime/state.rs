@@ -201,10 +201,10 @@ pub struct ToolData {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) stderr: MemoryOutputPipe,
-    /// The programs it may run, where, and until when (None: `process` is not granted).
-    pub(crate) process: Option<super::capabilities::process::ProcessCtx>,
-    /// The memory store and the access granted (None: `memory` is not granted).
-    pub(crate) memory: Option<super::capabilities::memory::MemoryCtx>,
+    /// The programs it may run, where, and until when.
+    pub(crate) process: super::capabilities::process::ProcessCall,
+    /// The memory store and the access granted.
+    pub(crate) memory: super::capabilities::memory::MemoryCall,
     /// wasi:http state (linked only when hosts are granted).
     pub(crate) http: wasmtime_wasi_http::WasiHttpCtx,
     /// The allow-list every outgoing request is checked against.

@@ -71,6 +71,29 @@ impl Confine {
     pub fn is_default(&self) -> bool {
         *self == Confine::Kernel
     }
+
+    /// How programs run under this setting, as the audit prints it (what the trampoline
+    /// applies, above).
+    pub fn enforced(self) -> String {
+        match self {
+            Confine::Kernel => format!(
+                "confined by the kernel: only the plugin's mounts and read-only system paths \
+                 ({}; not /etc, /proc or $HOME), TCP only to the ports of its net grants, no \
+                 Unix, raw or UDP sockets, an unprivileged user when the daemon is root, its own \
+                 cgroup; refused where the kernel has no Landlock",
+                SYSTEM_READ
+                    .iter()
+                    .filter(|p| p.matches('/').count() == 1)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Confine::None => "UNCONFINED (`confine = \"none\"`): the program runs natively with \
+                              the daemon user's rights, reads and writes whatever that user \
+                              can and reaches any network"
+                .into(),
+        }
+    }
 }
 
 /// Everything the trampoline applies before it execs the program.

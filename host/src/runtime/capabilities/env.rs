@@ -5,6 +5,9 @@
 use serde::Serialize;
 use wasmtime_wasi::WasiCtxBuilder;
 
+use crate::runtime::manifest::CapabilityRequest;
+use crate::runtime::policy::PluginPolicy;
+
 /// One variable a plugin gets.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct EnvGrant {
@@ -15,6 +18,72 @@ pub struct EnvGrant {
     pub value: String,
     /// Whether the daemon had it set (unset variables are granted but stay unset).
     pub set: bool,
+}
+
+/// The environment capability ([`super::Factor`]).
+pub struct Environment;
+
+impl super::Factor for Environment {
+    fn name(&self) -> &'static str {
+        "environment"
+    }
+    fn what(&self) -> &'static str {
+        "environment variables (wasi:cli/environment)"
+    }
+    fn owns(&self, interface: &str) -> bool {
+        interface == "wasi:cli/environment"
+    }
+    fn provides(&self, _interface: &str, version: &str) -> bool {
+        version.starts_with("0.2.")
+    }
+    fn baseline(&self) -> bool {
+        true
+    }
+    fn asked(&self, asked: &CapabilityRequest) -> bool {
+        !asked.env.is_empty()
+    }
+    fn resolve(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &mut super::Grants,
+    ) -> Result<(), String> {
+        grants.env = resolve(&asked.env, &policy.env);
+        Ok(())
+    }
+    fn granted(&self, grants: &super::Grants) -> bool {
+        !grants.env.is_empty()
+    }
+    fn grant_hint(&self, plugin: &str) -> String {
+        format!("grant names under [plugins.{plugin}]: env = [\"LANG\"]")
+    }
+    fn sides(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &super::Grants,
+    ) -> super::Sides {
+        super::Sides::listed(
+            &asked.env,
+            &policy.env,
+            grants.env.iter().map(|e| e.name.clone()).collect(),
+        )
+    }
+    fn enforced(&self, grants: &super::Grants) -> String {
+        // `apply` below sets these and nothing else; a program gets them plus PATH and LANG.
+        if grants.env.is_empty() {
+            return "empty environment: nothing of the daemon's is inherited".into();
+        }
+        format!(
+            "only these variables are set, with the daemon's values at load: {}",
+            grants
+                .env
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 /// The daemon's own secrets: never given to a plugin, whatever the policy says.

@@ -3,11 +3,46 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::runtime::manifest::{Access, FsRequest};
-use crate::runtime::policy::FsGrant;
+use crate::runtime::manifest::CapabilityRequest;
+use crate::runtime::policy::PluginPolicy;
+
+/// Access to a mounted directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Read files and list directories.
+    ReadOnly,
+    /// Also create, write, rename and delete.
+    ReadWrite,
+}
+
+/// A directory a plugin asks to have mounted.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FsRequest {
+    /// The absolute path the plugin sees, e.g. `/workspace`.
+    pub guest: String,
+    /// The most access it needs.
+    pub access: Access,
+    /// Why, for the operator and the audit.
+    #[serde(default)]
+    pub why: Option<String>,
+}
+
+/// A directory the operator mounts for a plugin.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsGrant {
+    /// The path the plugin sees; must match a path its manifest asks for.
+    pub guest: String,
+    /// The directory on this machine (`~/` is the daemon user's home).
+    pub host: PathBuf,
+    /// The most access granted; the plugin gets the lesser of this and what it asked for.
+    pub access: Access,
+}
 
 /// A directory mounted for a plugin.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -18,6 +53,93 @@ pub struct Mount {
     pub host: PathBuf,
     /// The lesser of what was asked and what was granted.
     pub access: Access,
+}
+
+/// The filesystem capability ([`super::Factor`]).
+pub struct Filesystem;
+
+fn shown(guest: &str, host: &Path, access: Access) -> String {
+    format!("{guest} -> {} ({access:?})", host.display())
+}
+
+impl super::Factor for Filesystem {
+    fn name(&self) -> &'static str {
+        "filesystem"
+    }
+    fn what(&self) -> &'static str {
+        "directories (wasi:filesystem)"
+    }
+    fn owns(&self, interface: &str) -> bool {
+        interface.starts_with("wasi:filesystem/")
+    }
+    fn provides(&self, _interface: &str, version: &str) -> bool {
+        version.starts_with("0.2.")
+    }
+    fn asked(&self, asked: &CapabilityRequest) -> bool {
+        !asked.fs.is_empty()
+    }
+    fn resolve(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &mut super::Grants,
+    ) -> Result<(), String> {
+        grants.fs = resolve(&asked.fs, &policy.fs)?;
+        Ok(())
+    }
+    fn granted(&self, grants: &super::Grants) -> bool {
+        !grants.fs.is_empty()
+    }
+    fn grant_hint(&self, plugin: &str) -> String {
+        format!(
+            "grant a directory under [plugins.{plugin}]: fs = [{{ guest = \"/workspace\", host = \"~/notes\", access = \"read-only\" }}]"
+        )
+    }
+    fn sides(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &super::Grants,
+    ) -> super::Sides {
+        super::Sides {
+            declared: asked
+                .fs
+                .iter()
+                .map(|f| format!("{} ({:?})", f.guest, f.access))
+                .collect(),
+            granted: policy
+                .fs
+                .iter()
+                .map(|f| shown(&f.guest, &f.host, f.access))
+                .collect(),
+            effective: grants
+                .fs
+                .iter()
+                .map(|m| shown(&m.guest, &m.host, m.access))
+                .collect(),
+            undeclared: policy
+                .fs
+                .iter()
+                .filter(|g| !asked.fs.iter().any(|r| r.guest == g.guest))
+                .map(|f| shown(&f.guest, &f.host, f.access))
+                .collect(),
+        }
+    }
+    fn enforced(&self, grants: &super::Grants) -> String {
+        if grants.fs.is_empty() {
+            return "no preopened directory: every path is NotFound".into();
+        }
+        format!(
+            "WASI preopens confined by cap-std (no `..`, absolute path or symlink leaves a \
+             mount): {}",
+            grants
+                .fs
+                .iter()
+                .map(|m| shown(&m.guest, &m.host, m.access))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    }
 }
 
 /// Check a guest path: absolute, no `.` or `..` parts, not `/` itself.

@@ -1,10 +1,13 @@
 //! Capabilities: what a plugin asked for (manifest) ∩ what the operator granted (policy), then
-//! how each is enforced when a call starts. One module per capability; the audit reads the same
-//! [`Grants`] the runtime enforces, so the two cannot disagree.
+//! how each is enforced when a call starts. One module per capability, each whole (a
+//! [`Factor`]: its manifest request, its policy grant, the enforceability check, its linking,
+//! its per-call state and what the audit says of it); the audit reads the same [`Grants`] and
+//! the same sentences the runtime enforces, so the two cannot disagree.
 
 pub mod confine;
 pub mod disk;
 pub mod env;
+pub mod factor;
 pub mod fs;
 pub mod gate_io;
 pub mod memory;
@@ -19,6 +22,7 @@ use super::error::{LoadError, PluginId};
 use super::manifest::{CapabilityRequest, Kind, MemoryAccess};
 use super::policy::PluginPolicy;
 
+pub use factor::{FACTORS, Factor, NotGranted, Sides};
 pub use fs::Mount;
 
 /// The capabilities a plugin's tool and skill calls run with. Gate calls get none of them.
@@ -68,14 +72,10 @@ impl Grants {
             message,
         };
         let gate_only = kinds.iter().all(|k| *k == Kind::Gate);
-        let asks_anything = !asked.fs.is_empty()
-            || !asked.env.is_empty()
-            || !asked.net.is_empty()
-            || !asked.process.is_empty();
-        if gate_only && asks_anything {
+        if gate_only && FACTORS.iter().any(|f| f.asked(asked)) {
             return Err(invalid(
-                "a gate gets no filesystem, environment, network or processes (it must be a pure \
-                 function of the action); remove [capabilities] from plugin.toml"
+                "a gate gets no filesystem, environment, network, processes or memory (it must \
+                 be a pure function of the action); remove [capabilities] from plugin.toml"
                     .into(),
             ));
         }
@@ -90,19 +90,14 @@ impl Grants {
     /// # Errors
     /// A mount whose host directory is missing.
     pub fn intersect(asked: &CapabilityRequest, policy: &PluginPolicy) -> Result<Grants, String> {
-        Ok(Grants {
-            fs: fs::resolve(&asked.fs, &policy.fs)?,
-            env: env::resolve(&asked.env, &policy.env),
-            // A manifest asking for "*" takes whatever hosts the operator grants.
-            net: if asked.net.iter().any(|h| h == "*") {
-                policy.net.clone()
-            } else {
-                intersect(&asked.net, &policy.net)
-            },
-            process: intersect(&asked.process, &policy.process),
-            memory: asked.memory.min(policy.memory),
+        let mut grants = Grants {
             confine: policy.confine,
-        })
+            ..Grants::default()
+        };
+        for factor in FACTORS {
+            factor.resolve(asked, policy, &mut grants)?;
+        }
+        Ok(grants)
     }
 
     /// Refuse grants this runtime cannot enforce.
@@ -110,58 +105,19 @@ impl Grants {
     /// # Errors
     /// [`LoadError::Unenforceable`] naming the grant and why.
     pub fn check_enforceable(&self, plugin: &PluginId) -> Result<(), LoadError> {
-        let unenforceable = |grant: String, why: &str| LoadError::Unenforceable {
-            plugin: plugin.clone(),
-            grant,
-            why: why.into(),
-        };
-        if let Some(bad) = self.net.iter().find(|h| !net::is_valid_grant(h)) {
-            return Err(unenforceable(
-                format!("network access to {bad:?}"),
-                "not a host, host:port, *.domain or IP address the HTTP allow-list can match",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// A capability linked only for plugins granted it: importing its interface without the grant
-/// disables the plugin (the runtime) and is reported so (the audit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Linked {
-    /// `passepartout:plugin/process`.
-    Process,
-    /// `passepartout:plugin/memory`.
-    Memory,
-    /// `wasi:http/*` (sockets are not: they stay disabled in the WASI context instead).
-    Http,
-}
-
-impl Linked {
-    /// The grant-gated capability `import` (`package/interface@version`) belongs to, if any.
-    pub fn of(import: &str) -> Option<Linked> {
-        if import.starts_with("passepartout:plugin/process@") {
-            Some(Linked::Process)
-        } else if import.starts_with("passepartout:plugin/memory@") {
-            Some(Linked::Memory)
-        } else if import.starts_with("wasi:http/") {
-            Some(Linked::Http)
-        } else {
-            None
-        }
-    }
-
-    /// Whether `grants` include it.
-    pub fn granted(self, grants: &Grants) -> bool {
-        match self {
-            Linked::Process => !grants.process.is_empty(),
-            Linked::Memory => grants.memory != MemoryAccess::None,
-            Linked::Http => !grants.net.is_empty(),
+        match FACTORS.iter().find_map(|f| f.unenforceable(self)) {
+            Some((grant, why)) => Err(LoadError::Unenforceable {
+                plugin: plugin.clone(),
+                grant,
+                why: why.into(),
+            }),
+            None => Ok(()),
         }
     }
 }
 
-fn intersect(asked: &[String], granted: &[String]) -> Vec<String> {
+/// The items of `asked` that `granted` also holds.
+pub(crate) fn intersect(asked: &[String], granted: &[String]) -> Vec<String> {
     asked
         .iter()
         .filter(|a| granted.contains(a))

@@ -17,6 +17,98 @@ use std::net::{IpAddr, SocketAddr};
 use http::uri::Scheme;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use crate::runtime::manifest::CapabilityRequest;
+use crate::runtime::policy::PluginPolicy;
+
+/// The network capability ([`super::Factor`]).
+pub struct Network;
+
+impl super::Factor for Network {
+    fn name(&self) -> &'static str {
+        "network"
+    }
+    fn what(&self) -> &'static str {
+        "outbound HTTP (wasi:http)"
+    }
+    fn owns(&self, interface: &str) -> bool {
+        interface.starts_with("wasi:sockets/") || interface.starts_with("wasi:http/")
+    }
+    fn provides(&self, _interface: &str, version: &str) -> bool {
+        version.starts_with("0.2.")
+    }
+    fn linked_only_when_granted(&self, interface: &str) -> bool {
+        // Sockets are linked for every tool and disabled in its WASI context instead.
+        interface.starts_with("wasi:http/")
+    }
+    fn asked(&self, asked: &CapabilityRequest) -> bool {
+        !asked.net.is_empty()
+    }
+    fn resolve(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &mut super::Grants,
+    ) -> Result<(), String> {
+        // A manifest asking for "*" takes whatever hosts the operator grants.
+        grants.net = if asked.net.iter().any(|h| h == "*") {
+            policy.net.clone()
+        } else {
+            super::intersect(&asked.net, &policy.net)
+        };
+        Ok(())
+    }
+    fn granted(&self, grants: &super::Grants) -> bool {
+        !grants.net.is_empty()
+    }
+    fn unenforceable(&self, grants: &super::Grants) -> Option<(String, &'static str)> {
+        let bad = grants.net.iter().find(|h| !is_valid_grant(h))?;
+        Some((
+            format!("network access to {bad:?}"),
+            "not a host, host:port, *.domain or IP address the HTTP allow-list can match",
+        ))
+    }
+    fn grant_hint(&self, plugin: &str) -> String {
+        format!("grant hosts under [plugins.{plugin}]: net = [\"example.org\"]")
+    }
+    fn sides(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &super::Grants,
+    ) -> super::Sides {
+        super::Sides::listed(&asked.net, &policy.net, grants.net.clone())
+    }
+    fn enforced(&self, grants: &super::Grants) -> String {
+        if grants.net.is_empty() {
+            return "sockets and name lookup are disabled in the WASI context; wasi:http is not \
+                    linked"
+                .into();
+        }
+        format!(
+            "wasi:http linked; every request (each redirect hop too) must go to {}, within the \
+             call's deadline; loopback, private, link-local and metadata addresses refused \
+             unless granted by address; sockets and name lookup disabled",
+            grants.net.join(", ")
+        )
+    }
+}
+
+/// Link `wasi:http` (only for plugins granted a host): as futures when calls have hard
+/// deadlines, else blocking.
+///
+/// # Errors
+/// The interface cannot be added (a wasmtime bug).
+pub fn link<T: wasmtime_wasi_http::WasiHttpView + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    hard: bool,
+) -> wasmtime::Result<()> {
+    if hard {
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
+    } else {
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(linker)
+    }
+}
+
 /// Checks every outgoing request of one call against the plugin's grants.
 pub struct NetHooks {
     /// The granted hosts, as written in the policy.

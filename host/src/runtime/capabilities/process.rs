@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use super::env::EnvGrant;
 use super::fs::Mount;
 use crate::runtime::bindings::process_api as api;
-use crate::runtime::state::ToolData;
+use crate::runtime::error::PluginId;
+use crate::runtime::manifest::CapabilityRequest;
+use crate::runtime::policy::PluginPolicy;
 
 /// Most bytes of stdout, and of stderr, kept per run.
 pub const OUTPUT_CAP: usize = 256 * 1024;
@@ -71,9 +73,18 @@ fn ports(net: &[String]) -> Vec<u16> {
     ports
 }
 
-impl api::Host for ToolData {
+/// The process interface's per-call state: whose call it is and, when the plugin is granted
+/// programs, what it may run.
+pub struct ProcessCall {
+    /// The plugin (for the log).
+    pub plugin: PluginId,
+    /// None: `process` is not granted (the interface is not even linked then).
+    pub ctx: Option<ProcessCtx>,
+}
+
+impl api::Host for ProcessCall {
     fn run(&mut self, cmd: api::Command) -> Result<api::Output, api::ProcessError> {
-        let Some(ctx) = &self.process else {
+        let Some(ctx) = &self.ctx else {
             return Err(api::ProcessError::Denied(
                 "this plugin is granted no programs".into(),
             ));
@@ -82,9 +93,80 @@ impl api::Host for ToolData {
         // hands its other requests to another thread meanwhile.
         let out = crate::blocking::in_place(|| run(ctx, cmd));
         if let Err(e) = &out {
-            tracing::info!(plugin = %self.common.plugin, "process refused or failed: {e:?}");
+            tracing::info!(plugin = %self.plugin, "process refused or failed: {e:?}");
         }
         out
+    }
+}
+
+/// Link the process interface (only for plugins granted programs).
+///
+/// # Errors
+/// The interface cannot be added (a wasmtime bug).
+pub fn link<T: 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    get: fn(&mut T) -> &mut ProcessCall,
+) -> wasmtime::Result<()> {
+    api::add_to_linker::<T, wasmtime::component::HasSelf<ProcessCall>>(linker, get)
+}
+
+/// The process capability ([`super::Factor`]).
+pub struct Process;
+
+impl super::Factor for Process {
+    fn name(&self) -> &'static str {
+        "process"
+    }
+    fn what(&self) -> &'static str {
+        "programs to run (passepartout:plugin/process)"
+    }
+    fn owns(&self, interface: &str) -> bool {
+        interface == "passepartout:plugin/process"
+    }
+    fn provides(&self, _interface: &str, version: &str) -> bool {
+        crate::runtime::plugin::wit_supported(version)
+    }
+    fn linked_only_when_granted(&self, _interface: &str) -> bool {
+        true
+    }
+    fn asked(&self, asked: &CapabilityRequest) -> bool {
+        !asked.process.is_empty()
+    }
+    fn resolve(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &mut super::Grants,
+    ) -> Result<(), String> {
+        grants.process = super::intersect(&asked.process, &policy.process);
+        Ok(())
+    }
+    fn granted(&self, grants: &super::Grants) -> bool {
+        !grants.process.is_empty()
+    }
+    fn grant_hint(&self, plugin: &str) -> String {
+        format!("grant some under [plugins.{plugin}]: process = [\"ls\"], and an fs mount")
+    }
+    fn sides(
+        &self,
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+        grants: &super::Grants,
+    ) -> super::Sides {
+        super::Sides::listed(&asked.process, &policy.process, grants.process.clone())
+    }
+    fn enforced(&self, grants: &super::Grants) -> String {
+        if grants.process.is_empty() {
+            return "not linked".into();
+        }
+        format!(
+            "host process interface: only {} (by name, on the daemon's PATH), arguments as a \
+             list, working directory inside a mount, an environment of PATH, LANG and the env \
+             grants, output capped at {} KiB, the whole run killed at the call's deadline; {}",
+            grants.process.join(", "),
+            OUTPUT_CAP / 1024,
+            grants.confine.enforced()
+        )
     }
 }
 

@@ -1,0 +1,217 @@
+//! What a plugin tells the model and how it stands in the walk: its tools as `describe()` gave
+//! them when it loaded under the policy (within the load-time budget every plugin gets), with a
+//! hash of each description and schema and the effects each declares; a gate's or skill's
+//! priority; and the `[config]` it reads.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{FindingKind, Loads, Outcome, PluginAudit, Severity, finding};
+use crate::runtime::manifest::{Kind, Manifest};
+use crate::runtime::policy::PluginPolicy;
+use crate::runtime::{LoadError, Plugin};
+
+/// Fill in what `manifest`'s plugin tells the model, its priority and its config, and what the
+/// runtime's load of it said.
+pub(crate) fn audit(
+    audit: &mut PluginAudit,
+    manifest: &Manifest,
+    entry: &PluginPolicy,
+    loads: &Loads<'_>,
+) {
+    if manifest.kinds.iter().any(|k| *k != Kind::Tool) {
+        audit.priority = Some(entry.priority.unwrap_or(manifest.priority));
+    }
+    audit.config = crate::runtime::plugin::config_json(&manifest.config, &entry.config)
+        .ok()
+        .and_then(|json| serde_json::from_str(&json).ok())
+        .unwrap_or(serde_json::Value::Null);
+    match loads.outcome(&manifest.name, audit.sha256.as_deref()) {
+        Outcome::Loaded(plugin) => {
+            audit.tools = tools(plugin);
+            opaque_tools(audit, plugin);
+        }
+        Outcome::Refused(e) => {
+            if manifest.kinds.contains(&Kind::Tool) {
+                audit.tools_unread = Some(format!("not loaded under this policy: {e}"));
+            }
+            refused(audit, e);
+        }
+        Outcome::Unknown => {
+            if manifest.kinds.contains(&Kind::Tool) {
+                audit.tools_unread = Some("not loaded".into());
+            }
+        }
+    }
+}
+
+/// The runtime's refusal as a finding, unless a finding already says why (a grant not given,
+/// a pin that does not match, a component that will not link...).
+fn refused(audit: &mut PluginAudit, e: &LoadError) {
+    let said = matches!(
+        e,
+        LoadError::NotGranted { .. }
+            | LoadError::DisabledByPolicy { .. }
+            | LoadError::Tampered { .. }
+            | LoadError::Unenforceable { .. }
+    ) || audit.findings.iter().any(|f| {
+        f.severity == Severity::High
+            && matches!(
+                f.kind,
+                FindingKind::Invalid
+                    | FindingKind::UnsupportedWit
+                    | FindingKind::NotProvided
+                    | FindingKind::HashMismatch
+                    | FindingKind::Unenforceable
+                    | FindingKind::GateImportsWasi
+            )
+    });
+    if !said {
+        audit.findings.push(finding(
+            FindingKind::RefusedAtLoad,
+            Severity::High,
+            format!(
+                "the runtime refuses to load it: {}",
+                crate::runtime::chain(e)
+            ),
+        ));
+    }
+}
+
+/// Tools that change things and declare no effects.
+fn opaque_tools(audit: &mut PluginAudit, plugin: &Plugin) {
+    for t in plugin.tools.iter().filter(|t| !t.read_only) {
+        if !plugin
+            .effect_specs
+            .get(&t.name)
+            .is_some_and(|s| s.declares())
+        {
+            audit.findings.push(finding(
+                FindingKind::OpaqueTool,
+                Severity::Medium,
+                format!(
+                    "tool {:?} changes things (not read-only) and declares no effects: gates \
+                     cannot see which programs, paths or URLs it touches. Mark its arguments with \
+                     \"x-effect\" in its schema (program, argv, command-line, path-read, \
+                     path-write, url, memory-write).",
+                    t.name
+                ),
+            ));
+        }
+    }
+}
+
+/// Number the gates that loaded in the order verify walks them ([`crate::gates::walk_order`]:
+/// priority, highest first; equal priorities by name).
+pub(crate) fn place_gates(plugins: &mut [PluginAudit], loads: &Loads<'_>) {
+    let mut walk: Vec<(i32, String)> = plugins
+        .iter()
+        .filter(|p| p.kinds.contains(&Kind::Gate))
+        .filter(|p| {
+            matches!(
+                loads.outcome(&p.name, p.sha256.as_deref()),
+                Outcome::Loaded(_)
+            )
+        })
+        .filter_map(|p| Some((p.priority?, p.name.clone())))
+        .collect();
+    walk.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for p in plugins.iter_mut() {
+        p.walk_position = walk
+            .iter()
+            .position(|(_, name)| *name == p.name)
+            .map(|i| i + 1)
+            .filter(|_| {
+                matches!(
+                    loads.outcome(&p.name, p.sha256.as_deref()),
+                    Outcome::Loaded(_)
+                )
+            });
+    }
+}
+
+/// One tool as the model is told of it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ToolAudit {
+    /// The name offered (a policy alias replaces the plugin's own).
+    pub name: String,
+    /// What the plugin says of it: read-only. Its word; the grants are what is enforced.
+    pub read_only: bool,
+    /// The effects its schema declares (`x-effect`), by argument.
+    pub effects: BTreeMap<String, String>,
+    /// sha256 of the description.
+    pub description_sha256: String,
+    /// sha256 of the parameters schema.
+    pub schema_sha256: String,
+    /// The description itself (for a diff; the JSON carries its hash).
+    #[serde(skip)]
+    pub description: String,
+    /// The schema itself (for a diff; the JSON carries its hash).
+    #[serde(skip)]
+    pub schema: String,
+}
+
+/// The tools `plugin` offers, in the order it describes them.
+pub fn tools(plugin: &Plugin) -> Vec<ToolAudit> {
+    plugin
+        .tools
+        .iter()
+        .map(|t| ToolAudit {
+            name: t.name.clone(),
+            read_only: t.read_only,
+            effects: plugin
+                .effect_specs
+                .get(&t.name)
+                .map(|spec| {
+                    spec.properties
+                        .iter()
+                        .map(|(arg, kind)| (arg.clone(), kind_name(kind)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            description_sha256: crate::builtin::sha256(t.description.as_bytes()),
+            schema_sha256: crate::builtin::sha256(t.parameters.as_bytes()),
+            description: t.description.clone(),
+            schema: t.parameters.clone(),
+        })
+        .collect()
+}
+
+/// An effect kind as the schema writes it (`path-write`).
+fn kind_name(kind: &crate::runtime::effects::EffectKind) -> String {
+    match serde_json::to_value(kind) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => format!("{kind:?}"),
+    }
+}
+
+/// The lines of `new` that are not in `old` (`+ `) and of `old` not in `new` (`- `), in order:
+/// enough for a person to see what changed in a description or a schema.
+pub fn line_diff(old: &str, new: &str) -> String {
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let mut out = Vec::new();
+    for l in old_lines.iter().filter(|l| !new_lines.contains(l)) {
+        out.push(format!("- {l}"));
+    }
+    for l in new_lines.iter().filter(|l| !old_lines.contains(l)) {
+        out.push(format!("+ {l}"));
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_diff_shows_what_went_and_what_came() {
+        let d = line_diff(
+            "Reads a file.\nRead-only.",
+            "Reads a file.\nAlso send it to x.",
+        );
+        assert_eq!(d, "- Read-only.\n+ Also send it to x.");
+        assert_eq!(line_diff("same", "same"), "");
+    }
+}
