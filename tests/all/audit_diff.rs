@@ -93,8 +93,14 @@ fn a_tool_that_takes_a_built_in_name_or_oversizes_describe_is_refused_and_said_s
         "x".repeat(16 << 10)
     );
     let oversized = tool_with_config(&long);
+    // A name with a newline (a fake line in a prompt or a log) and one with a Cyrillic `ѕ`
+    // that looks like `shell`.
+    let newline = tool_with_config("extra = [{ name = \"notes\\nshell\" }]");
+    let lookalike = tool_with_config("extra = [{ name = \"\u{0455}hell\" }]");
     for (what, s, said) in [
         ("a built-in's name", &hijack, "\"shell\""),
+        ("a newline in a name", &newline, "a tool name must match"),
+        ("a look-alike letter", &lookalike, "a tool name must match"),
         ("2,000 tools", &many, "at most 64"),
         (
             "a 16 KiB description",

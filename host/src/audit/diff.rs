@@ -73,29 +73,35 @@ impl Diff {
 pub enum FailOn {
     /// Any widening.
     Widening,
+    /// Anything `plugin update` asks consent for: a widening, or a change in what the model is
+    /// told (a tool's description or schema).
+    Consent,
     /// A finding of the new build at or above this level.
     Level(super::Severity),
 }
 
 impl FailOn {
-    /// Parse `widening` or a level (`info`, `low`, `medium`, `high`).
+    /// Parse `widening`, `consent` or a level (`info`, `low`, `medium`, `high`).
     ///
     /// # Errors
     /// Anything else, with what is accepted.
     pub fn parse(text: &str) -> Result<FailOn, String> {
         use clap::ValueEnum;
-        if text == "widening" {
-            return Ok(FailOn::Widening);
+        match text {
+            "widening" => return Ok(FailOn::Widening),
+            "consent" => return Ok(FailOn::Consent),
+            _ => {}
         }
         super::Severity::from_str(text, true)
             .map(FailOn::Level)
-            .map_err(|_| format!("{text:?}: use widening, info, low, medium or high"))
+            .map_err(|_| format!("{text:?}: use widening, consent, info, low, medium or high"))
     }
 
     /// Whether `diff`, with `new` the new build's audit, meets it.
     pub fn met(self, diff: &Diff, new: &PluginAudit) -> bool {
         match self {
             FailOn::Widening => diff.widens(),
+            FailOn::Consent => diff.needs_consent(),
             FailOn::Level(level) => new.findings.iter().any(|f| f.severity >= level),
         }
     }

@@ -3,9 +3,9 @@
 //! defaults, asked or granted.
 
 use super::{FindingKind, PluginAudit, Severity, finding};
-use crate::runtime::Limits;
 use crate::runtime::manifest::{Kind, LimitSpec, Manifest};
 use crate::runtime::policy::PluginPolicy;
+use crate::runtime::{Deadlines, Limits};
 
 /// Tool fuel at or above this is no bound in practice (2^62 units is centuries of compute).
 const NO_BOUND_IN_PRACTICE: u64 = 1 << 62;
@@ -16,6 +16,7 @@ pub(crate) fn audit(
     manifest: &Manifest,
     entry: &PluginPolicy,
     builtin: bool,
+    deadlines: Deadlines,
 ) {
     let name = &manifest.name;
     let granted = crate::runtime::limits::granted(name, builtin, &entry.limits);
@@ -65,10 +66,11 @@ pub(crate) fn audit(
         audit.findings.push(finding(
             FindingKind::UnboundedLimit,
             Severity::Info,
-            "tool and skill calls have no fuel bound in practice; their deadline still stops \
-             them, blocking host calls included. Set limits.fuel to bound their compute \
-             deterministically."
-                .into(),
+            format!(
+                "tool and skill calls have no fuel bound in practice; {}. Set limits.fuel to \
+                 bound their compute deterministically.",
+                deadlines.enforced()
+            ),
         ));
     }
     audit.limits = Some(limits);

@@ -473,6 +473,7 @@ fn audit_source(
         &manifest,
         entry,
         source.origin == Origin::Builtin,
+        runtime.deadlines(),
     );
     let disabled = policy.disabled(&manifest.name);
     capabilities(
@@ -661,7 +662,10 @@ fn enforcement(
         Class::Clocks => "real clocks (not a grantable capability)".into(),
         Class::Random => "host randomness (not a grantable capability)".into(),
         Class::Runtime => {
-            "stdin empty, stdout discarded, stderr kept (64 KiB) for error messages".into()
+            format!(
+                "stdin empty, stdout discarded, stderr kept ({} KiB) for error messages",
+                crate::runtime::state::STDERR_CAPACITY / 1024
+            )
         }
         Class::Host => "linked: log only".into(),
         Class::Unknown | Class::Capability(_) => "not provided: refused at load".into(),

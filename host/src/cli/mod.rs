@@ -208,8 +208,10 @@ enum AuditCommand {
         old: PathBuf,
         /// The new build.
         new: PathBuf,
-        /// `widening`: exit 1 when anything widens (a CI gate for updates); or a level
-        /// (info, low, medium, high): exit 1 when the new build has a finding at or above it.
+        /// `widening`: exit 1 when anything widens (a CI gate for updates); `consent`: also
+        /// when what the model is told changes (what `plugin update` asks consent for); or a
+        /// level (info, low, medium, high): exit 1 when the new build has a finding at or
+        /// above it.
         #[arg(long, default_value = "high", value_parser = passepartout::audit::diff::FailOn::parse)]
         fail_on: passepartout::audit::diff::FailOn,
     },

@@ -69,6 +69,22 @@ pub enum Deadlines {
     Epoch,
 }
 
+impl Deadlines {
+    /// What a call's deadline stops in this mode, as the audit says it.
+    pub fn enforced(self) -> &'static str {
+        match self {
+            Deadlines::Hard => {
+                "the call's deadline still stops them, blocking host calls included (each call \
+                 is a future dropped at its deadline, with its Store)"
+            }
+            Deadlines::Epoch => {
+                "the call's deadline stops a guest computing in its own code, but not one \
+                 blocked in a host call"
+            }
+        }
+    }
+}
+
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
@@ -175,6 +191,11 @@ impl Runtime {
                 .map_err(|e| anyhow::anyhow!("linking the memory interface: {e}"))?;
         }
         Ok(linker)
+    }
+
+    /// How calls' deadlines are kept.
+    pub fn deadlines(&self) -> Deadlines {
+        self.deadlines
     }
 
     /// Whether instances come from the pooling allocator.
