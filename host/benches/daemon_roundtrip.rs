@@ -34,6 +34,13 @@ fn temp() -> &'static std::path::Path {
         .path()
 }
 
+/// An empty plugin directory.
+fn empty_plugins() -> std::path::PathBuf {
+    let dir = temp().join("no-plugins");
+    std::fs::create_dir_all(&dir).expect("plugin directory");
+    dir
+}
+
 /// Which gates the agent runs.
 #[derive(Clone, Copy, PartialEq)]
 enum Gates {
@@ -59,7 +66,9 @@ fn agent(router: &Arc<Router>, gates: Gates) -> Agent {
     }
     std::fs::write(&policy, text).expect("policy");
     let places = Places {
-        plugins: Some(temp().join("no-plugins")),
+        // An empty plugin directory: the built-in plugins only (a directory named explicitly
+        // must exist).
+        plugins: Some(empty_plugins()),
         policy: Some(policy),
         cache: Some(std::env::temp_dir().join("passepartout-bench-cache")),
         no_cache: false,

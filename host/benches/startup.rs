@@ -33,6 +33,8 @@ fn main() {
     let cache = std::env::temp_dir().join("passepartout-bench-cache");
     let workspace = dir.path().join("workspace");
     std::fs::create_dir_all(&workspace).expect("workspace");
+    // The plugin directory named below must exist (an explicit one that does not is an error).
+    std::fs::create_dir_all(dir.path().join("plugins")).expect("plugin directory");
     std::fs::write(
         dir.path().join("policy.toml"),
         passepartout::policy_edit::starter(&workspace),

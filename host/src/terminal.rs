@@ -26,6 +26,15 @@ pub fn safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// As [`safe`], on one line: a line break is shown as `\n`, so that text from a plugin (a
+/// grant, a tool name, a version) cannot start a line of its own in a table or a diff.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    match safe(text) {
+        Cow::Borrowed(t) if !t.contains('\n') => Cow::Borrowed(t),
+        shown => Cow::Owned(shown.replace('\n', "\\n")),
+    }
+}
+
 /// Unicode's explicit direction controls, which reorder what follows them on screen (the
 /// "Trojan Source" trick).
 fn is_bidi_override(c: char) -> bool {
@@ -113,6 +122,15 @@ mod tests {
         assert_eq!(safe("\u{9b}31m"), "\\u009b31m");
         assert_eq!(safe("a\u{202e}gnp.exe"), "a\\u202egnp.exe");
         assert_eq!(safe("café ☕"), "café ☕");
+    }
+
+    #[test]
+    fn one_line_text_cannot_start_a_line() {
+        assert_eq!(
+            one_line("a.com\n- narrowing capability x\x1b[1A"),
+            "a.com\\n- narrowing capability x\\x1b[1A"
+        );
+        assert_eq!(one_line("plain"), "plain");
     }
 
     #[test]

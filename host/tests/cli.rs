@@ -657,6 +657,25 @@ fn audit_diff_marks_widenings_and_narrowings_and_update_asks_only_for_widenings(
         args.extend(["notes", to.to_str().expect("utf-8")]);
         passepartout(home.path(), &args)
     };
+    // An installed build changed by hand (here to what the new one asks, so that the diff is
+    // empty) is no base for a diff: the update is asked for as an install.
+    let installed = home
+        .path()
+        .join("data/passepartout/plugins/notes/plugin.toml");
+    let pinned = std::fs::read_to_string(&installed).expect("installed manifest");
+    std::fs::write(
+        &installed,
+        pinned.replace("access = \"read-only\"", "access = \"read-write\""),
+    )
+    .expect("tamper");
+    let out = update(&new, false);
+    assert_eq!(out.status.code(), Some(1), "consent is asked");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("changed after install"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(&installed, pinned).expect("restore");
     let out = update(&new, false);
     assert_eq!(
         out.status.code(),

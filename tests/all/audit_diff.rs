@@ -66,11 +66,11 @@ fn a_manifest_that_raises_its_own_limits_is_found_and_runs_at_the_defaults() {
     assert!(with_kind(&granted, FindingKind::LimitNotGranted).is_empty());
     let raised_now = with_kind(&granted, FindingKind::LimitGranted);
     assert!(
-        raised_now
-            .iter()
-            .any(|(_, m)| m.contains("memory_mib = 1024")
-                && m.contains("timeout_ms = 3600000")
-                && m.contains("by policy.toml")),
+        raised_now.iter().any(
+            |(_, m)| m.contains("memory_mib = 1024 (without the grant: 64)")
+                && m.contains("= 3600000 (without the grant: 300000)")
+                && m.contains("by policy.toml")
+        ),
         "{raised_now:?}"
     );
     assert_eq!(granted.limits_granted.memory_mib, Some(1024));
@@ -242,4 +242,67 @@ fn gates_are_numbered_in_the_order_verify_walks_them() {
         ["shell-guard", "secrets", "explanation", "pii", "approval"]
     );
     assert!(walk.windows(2).all(|w| w[0].1 >= w[1].1), "{walk:?}");
+}
+
+#[test]
+fn an_update_cannot_widen_by_a_deadline_an_ask_a_dropped_gate_or_unread_tools() {
+    let plain = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| m);
+    let widened = |d: &passepartout::audit::diff::Diff, what: &str| {
+        d.changes
+            .iter()
+            .any(|c| c.direction == Direction::Widening && c.item.contains(what))
+    };
+    // A per-tool deadline where there was none: 120 s -> 300 s, without any grant.
+    let longer = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
+        m.replace(
+            "[limits]\n",
+            "[limits]\ntool_timeout_ms = { sleep = 300000 }\n",
+        )
+    });
+    let d = diff(&audit_with(&plain, ""), &audit_with(&longer, ""));
+    assert!(
+        widened(&d, "deadline of tool \"sleep\" (ms): 120000 -> 300000"),
+        "{d:#?}"
+    );
+    assert!(d.needs_consent());
+    // A limit asked above the default that the update would grant.
+    let asks = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
+        m.replace(
+            "[limits]\nmemory_mib = 96\n",
+            "[limits]\nmemory_mib = 512\n",
+        )
+    });
+    let d = diff(&audit_with(&plain, ""), &audit_with(&asks, ""));
+    assert!(widened(&d, "asks memory_mib = 512"), "{d:#?}");
+    assert!(FailOn::Consent.met(&d, &audit_with(&asks, "")));
+    // Turned off (or waiting for a grant), its tools cannot be read: not "no difference".
+    let off = "[plugins.hostile-tool]\nenabled = false\n";
+    let d = diff(&audit_with(&plain, off), &audit_with(&plain, off));
+    assert!(
+        d.changes
+            .iter()
+            .any(|c| c.told_to_model && c.item.contains("could not be read")),
+        "{d:#?}"
+    );
+    assert!(d.needs_consent());
+    // A gate that stops being one.
+    let gate = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m);
+    let tool = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
+        m.replace("name = \"hostile-tool\"", "name = \"hostile-gate\"")
+    });
+    let d = diff(&audit_with(&gate, ""), &audit_with(&tool, ""));
+    assert!(widened(&d, "no longer a gate"), "{d:#?}");
+}
+
+#[test]
+fn a_manifest_asking_any_host_uses_every_host_granted() {
+    let any = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
+        m.replace("[capabilities]\n", "[capabilities]\nnet = [\"*\"]\n")
+    });
+    let a = audit_with(&any, "[plugins.hostile-tool]\nnet = [\"example.org\"]\n");
+    assert!(
+        with_kind(&a, FindingKind::GrantedNotDeclared).is_empty(),
+        "{:#?}",
+        a.findings
+    );
 }

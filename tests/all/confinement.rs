@@ -228,3 +228,28 @@ fn a_guest_cannot_plant_a_symlink_out_of_its_mount() {
     );
     still_serves(&tool);
 }
+
+#[test]
+fn describe_runs_with_no_capability_whatever_the_plugin_is_granted() {
+    // A build being audited or updated is described before anyone consented to it: its
+    // describe() must not act with the grants of the plugin it would replace.
+    let (rt, _cache) = fresh_runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    let policy = format!(
+        r#"[plugins.hostile-tool]
+fs = [{{ guest = "/data", host = "{}", access = "read-write" }}]
+[plugins.hostile-tool.config]
+write_in_describe = "/data/from-describe.txt"
+"#,
+        data.path().display()
+    );
+    let tool = hostile_tool(&rt, &policy);
+    assert!(
+        !data.path().join("from-describe.txt").exists(),
+        "describe() wrote into the mount"
+    );
+    // The same grant serves a tool call: the mount is writable, so the check above can fail.
+    tool.call_tool("write", r#"{"path":"/data/from-call.txt","content":"x"}"#)
+        .expect("a tool call writes");
+    assert!(data.path().join("from-call.txt").exists());
+}

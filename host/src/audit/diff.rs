@@ -9,9 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::PluginAudit;
-use super::told::{ToolAudit, line_diff};
-use crate::runtime::Limits;
-use crate::runtime::manifest::CapabilityRequest;
+use super::told::line_diff;
+use crate::runtime::manifest::{CapabilityRequest, Kind};
 
 /// Which way a change moves what the plugin can do.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -207,6 +206,14 @@ pub fn diff(old: &PluginAudit, new: &PluginAudit) -> Diff {
         a.kinds.iter().map(|k| k.interface().to_owned()).collect()
     };
     c.sets("role", &roles(old), &roles(new), Direction::Widening);
+    // A gate that stops being one is a check that no longer runs: what it stopped now passes.
+    if old.kinds.contains(&Kind::Gate) && !new.kinds.contains(&Kind::Gate) {
+        c.push(
+            "role",
+            "no longer a gate: the actions it rejected or held for approval pass".into(),
+            Direction::Widening,
+        );
+    }
     let set = |v: &[String]| -> BTreeSet<String> { v.iter().cloned().collect() };
     c.sets(
         "import",
@@ -220,20 +227,21 @@ pub fn diff(old: &PluginAudit, new: &PluginAudit) -> Diff {
         &set(&new.exports),
         Direction::Neutral,
     );
-    if let (Some(ol), Some(nl)) = (&old.limits, &new.limits) {
-        limits(&mut c, ol, nl);
-    }
-    tools(&mut c, &old.tools, &new.tools);
+    limits(&mut c, old, new);
+    tools(&mut c, old, new);
     if old.priority != new.priority {
         c.push(
             "priority",
-            format!(
-                "{} -> {} (its place in the walk: {} -> {})",
-                shown(old.priority),
-                shown(new.priority),
-                shown(old.walk_position),
-                shown(new.walk_position)
-            ),
+            match (old.walk_position, new.walk_position) {
+                (None, None) => format!("{} -> {}", shown(old.priority), shown(new.priority)),
+                (o, n) => format!(
+                    "{} -> {} (its place in the walk: {} -> {})",
+                    shown(old.priority),
+                    shown(new.priority),
+                    shown(o),
+                    shown(n)
+                ),
+            },
             Direction::Neutral,
         );
     }
@@ -307,70 +315,130 @@ fn capabilities(c: &mut Changes, old: &CapabilityRequest, new: &CapabilityReques
     }
 }
 
-/// The limits in force under the policy, one by one.
-fn limits(c: &mut Changes, old: &Limits, new: &Limits) {
+/// The limits in force under the policy, one by one; deadlines as each tool and skill call
+/// gets them (a tool without its own has the plugin's, else the seed's or 120 s).
+fn limits(c: &mut Changes, old: &PluginAudit, new: &PluginAudit) {
+    let (Some(ol), Some(nl)) = (&old.limits, &new.limits) else {
+        return;
+    };
     let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    c.more(
-        "limit",
-        "fuel (gate calls)",
-        Some(old.gate_fuel),
-        Some(new.gate_fuel),
-    );
-    c.more("limit", "fuel (tool calls)", old.tool_fuel, new.tool_fuel);
-    c.more(
-        "limit",
-        "timeout_ms",
-        Some(ms(old.timeout)),
-        Some(ms(new.timeout)),
-    );
-    c.more(
-        "limit",
-        "timeout_ms (tools)",
-        old.tool_default_timeout.map(ms),
-        new.tool_default_timeout.map(ms),
-    );
-    let tools: BTreeSet<&String> = old
-        .tool_timeouts
-        .keys()
-        .chain(new.tool_timeouts.keys())
-        .collect();
-    for tool in tools {
+    // The calls either build makes.
+    let kinds: Vec<Kind> = old.kinds.iter().chain(&new.kinds).copied().collect();
+    let (gates, checks, tools) = super::limits::roles(&kinds);
+    if gates {
         c.more(
             "limit",
-            &format!("tool_timeout_ms.{tool}"),
-            old.tool_timeouts.get(tool).map(|d| ms(*d)),
-            new.tool_timeouts.get(tool).map(|d| ms(*d)),
+            "fuel (gate calls)",
+            Some(ol.gate_fuel),
+            Some(nl.gate_fuel),
+        );
+    }
+    if tools || checks && !gates {
+        c.more(
+            "limit",
+            "fuel (tool and skill calls)",
+            ol.tool_fuel,
+            nl.tool_fuel,
+        );
+    }
+    if checks {
+        c.more(
+            "limit",
+            "timeout_ms (gate and skill calls)",
+            Some(ms(ol.timeout)),
+            Some(ms(nl.timeout)),
+        );
+    }
+    if tools {
+        let names: BTreeSet<&str> = ol
+            .tool_timeouts
+            .keys()
+            .chain(nl.tool_timeouts.keys())
+            .map(String::as_str)
+            .chain(old.tools.iter().chain(&new.tools).map(|t| t.name.as_str()))
+            .collect();
+        for tool in names {
+            c.more(
+                "limit",
+                &format!("deadline of tool {tool:?} (ms)"),
+                Some(ms(ol.tool_timeout(tool))),
+                Some(ms(nl.tool_timeout(tool))),
+            );
+        }
+        c.more(
+            "limit",
+            "deadline of other tools (ms)",
+            Some(ms(ol.tool_timeout(""))),
+            Some(ms(nl.tool_timeout(""))),
         );
     }
     c.more(
         "limit",
         "memory_mib",
-        Some(old.memory_bytes >> 20),
-        Some(new.memory_bytes >> 20),
+        Some(ol.memory_bytes >> 20),
+        Some(nl.memory_bytes >> 20),
     );
     c.more(
         "limit",
         "max_output_kib",
-        Some(old.max_output_bytes >> 10),
-        Some(new.max_output_bytes >> 10),
+        Some(ol.max_output_bytes >> 10),
+        Some(nl.max_output_bytes >> 10),
     );
     c.more(
         "limit",
         "disk_mib",
-        Some(old.disk_bytes >> 20),
-        Some(new.disk_bytes >> 20),
+        Some(ol.disk_bytes >> 20),
+        Some(nl.disk_bytes >> 20),
     );
     c.more(
         "limit",
         "concurrency",
-        Some(old.concurrency),
-        Some(new.concurrency),
+        Some(ol.concurrency),
+        Some(nl.concurrency),
     );
+    // What the new build asks above the defaults and the policy does not grant: `plugin
+    // update` asks to grant it, so it needs consent like a widening.
+    let asks = |a: &PluginAudit| -> BTreeSet<String> {
+        a.manifest
+            .as_ref()
+            .map(|m| {
+                crate::runtime::limits::describe(&crate::runtime::limits::ungranted_asks(
+                    &m.kinds,
+                    &m.limits,
+                    &a.limits_granted,
+                ))
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    };
+    for ask in asks(new).difference(&asks(old)) {
+        c.push(
+            "limit",
+            format!("asks {ask}, above the default (an update grants it)"),
+            Direction::Widening,
+        );
+    }
 }
 
 /// Tools by name: added (the model is told of it; widening), removed (narrowing), and for one
 /// in both, its description and schema (told to the model), read-only and effects.
-fn tools(c: &mut Changes, old: &[ToolAudit], new: &[ToolAudit]) {
+fn tools(c: &mut Changes, old_audit: &PluginAudit, new_audit: &PluginAudit) {
+    // A build whose tools could not be read (it does not load under this policy: turned off,
+    // or waiting for a grant) cannot be compared: what it would tell the model is unknown,
+    // and asks consent.
+    for (which, a) in [("old", old_audit), ("new", new_audit)] {
+        if let Some(why) = &a.tools_unread {
+            c.told(
+                format!(
+                    "the {which} build's tools could not be read, so they were not compared ({why})"
+                ),
+                Direction::Widening,
+                String::new(),
+            );
+        }
+    }
+    let (old, new) = (&old_audit.tools, &new_audit.tools);
     for n in new {
         let Some(o) = old.iter().find(|o| o.name == n.name) else {
             c.told(

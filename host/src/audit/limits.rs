@@ -23,7 +23,11 @@ pub(crate) fn audit(
     audit.limits_asked = manifest.limits.clone();
     audit.limits_granted = granted.clone();
     let limits = match Limits::resolve(&manifest.kinds, &manifest.limits, &granted) {
-        Ok(l) => l,
+        // The seed's per-tool deadlines apply to the first-party plugins, as the loader says.
+        Ok(l) => Limits {
+            seed_timeouts: builtin,
+            ..l
+        },
         Err(e) => {
             audit
                 .findings
@@ -43,8 +47,13 @@ pub(crate) fn audit(
     }
     // What the policy grants beyond what the manifest alone gets (its asks capped at the
     // defaults): the operator's decision, shown so that a reviewer sees every raised limit.
-    if let Ok(alone) = Limits::resolve(&manifest.kinds, &manifest.limits, &LimitSpec::default()) {
-        let raised = above(&limits, &alone);
+    if let Ok(alone) = Limits::resolve(&manifest.kinds, &manifest.limits, &LimitSpec::default())
+        .map(|l| Limits {
+            seed_timeouts: builtin,
+            ..l
+        })
+    {
+        let raised = above(&limits, &alone, &manifest.kinds);
         if !raised.is_empty() {
             audit.findings.push(finding(
                 FindingKind::LimitGranted,
@@ -78,14 +87,14 @@ pub(crate) fn audit(
 
 /// Each limit of `now` above the same limit in `alone`, as `name = now (without the grant:
 /// a)`.
-pub(crate) fn above(now: &Limits, alone: &Limits) -> Vec<String> {
+pub(crate) fn above(now: &Limits, alone: &Limits, kinds: &[Kind]) -> Vec<String> {
+    let (gates, checks, tools) = roles(kinds);
     let mut out = Vec::new();
+    // None is unbounded (tool fuel): more than any bound.
     let mut check = |name: &str, now: Option<u64>, alone: Option<u64>| {
-        // None is unbounded, or unset (then the seed's per-tool deadlines apply).
-        if now.unwrap_or(u64::MAX) > alone.unwrap_or(u64::MAX)
-            || (now.is_some() && alone.is_none() && name.starts_with("timeout"))
-        {
-            let shown = |v: Option<u64>| v.map_or_else(|| "unset".to_owned(), |v| v.to_string());
+        if now.unwrap_or(u64::MAX) > alone.unwrap_or(u64::MAX) {
+            let shown =
+                |v: Option<u64>| v.map_or_else(|| "unbounded".to_owned(), |v| v.to_string());
             out.push(format!(
                 "{name} = {} (without the grant: {})",
                 shown(now),
@@ -93,18 +102,48 @@ pub(crate) fn above(now: &Limits, alone: &Limits) -> Vec<String> {
             ));
         }
     };
-    check(
-        "fuel (gate calls)",
-        Some(now.gate_fuel),
-        Some(alone.gate_fuel),
-    );
-    check("fuel (tool calls)", now.tool_fuel, alone.tool_fuel);
-    check("timeout_ms", Some(ms(now.timeout)), Some(ms(alone.timeout)));
-    check(
-        "timeout_ms (tools)",
-        now.tool_default_timeout.map(ms),
-        alone.tool_default_timeout.map(ms),
-    );
+    if gates {
+        check(
+            "fuel (gate calls)",
+            Some(now.gate_fuel),
+            Some(alone.gate_fuel),
+        );
+    }
+    if tools || checks && !gates {
+        check(
+            "fuel (tool and skill calls)",
+            now.tool_fuel,
+            alone.tool_fuel,
+        );
+    }
+    if checks {
+        check(
+            "timeout_ms (gate and skill calls)",
+            Some(ms(now.timeout)),
+            Some(ms(alone.timeout)),
+        );
+    }
+    // Deadlines as each tool call gets them: its own, else the plugin's, else the default.
+    let named: std::collections::BTreeSet<&str> = now
+        .tool_timeouts
+        .keys()
+        .chain(alone.tool_timeouts.keys())
+        .map(String::as_str)
+        .collect();
+    if tools {
+        for tool in named {
+            check(
+                &format!("tool_timeout_ms.{tool}"),
+                Some(ms(now.tool_timeout(tool))),
+                Some(ms(alone.tool_timeout(tool))),
+            );
+        }
+        check(
+            "timeout_ms (tools without their own)",
+            Some(ms(now.tool_timeout(""))),
+            Some(ms(alone.tool_timeout(""))),
+        );
+    }
     check(
         "memory_mib",
         Some(now.memory_bytes >> 20),
@@ -125,14 +164,17 @@ pub(crate) fn above(now: &Limits, alone: &Limits) -> Vec<String> {
         Some(now.concurrency),
         Some(alone.concurrency),
     );
-    for (tool, t) in &now.tool_timeouts {
-        check(
-            &format!("tool_timeout_ms.{tool}"),
-            Some(ms(*t)),
-            alone.tool_timeouts.get(tool).map(|d| ms(*d)),
-        );
-    }
     out
+}
+
+/// Which calls a plugin with `kinds` makes: gate calls, gate or skill calls (their deadline),
+/// tool calls.
+pub(crate) fn roles(kinds: &[Kind]) -> (bool, bool, bool) {
+    (
+        kinds.contains(&Kind::Gate),
+        kinds.iter().any(|k| *k != Kind::Tool),
+        kinds.contains(&Kind::Tool),
+    )
 }
 
 fn ms(d: std::time::Duration) -> u64 {

@@ -313,27 +313,37 @@ pub(crate) enum Outcome<'a> {
 }
 
 impl Loads<'_> {
-    /// What the runtime made of plugin `name` with component `sha256`.
-    pub(crate) fn outcome(&self, name: &str, sha256: Option<&str>) -> Outcome<'_> {
+    /// What the runtime made of plugin `name` with component `sha256` from `origin`: a
+    /// plugin loaded from another place (a copy of a built-in, a second folder of the same
+    /// name) is not this one.
+    pub(crate) fn outcome(&self, name: &str, sha256: Option<&str>, origin: &Origin) -> Outcome<'_> {
         let plugins = match self {
             Loads::Daemon(p) => *p,
             Loads::Report(r) => &r.plugins,
         };
         if let Some(p) = plugins
             .iter()
-            .find(|p| p.id.name == name && sha256 == Some(p.sha256.as_str()))
+            .find(|p| p.id.name == name && sha256 == Some(p.sha256.as_str()) && p.origin == *origin)
         {
             return Outcome::Loaded(p);
         }
-        match self {
-            Loads::Report(r) => r
-                .errors
-                .iter()
-                .chain(&r.disabled)
-                .find(|e| e.plugin_name() == Some(name))
-                .map_or(Outcome::Unknown, Outcome::Refused),
-            Loads::Daemon(_) => Outcome::Unknown,
-        }
+        let Loads::Report(r) = self else {
+            return Outcome::Unknown;
+        };
+        let errors = || r.errors.iter().chain(&r.disabled);
+        // A duplicate names the place it came from; prefer it, then any error of the name.
+        errors()
+            .find(|e| {
+                matches!(e, crate::runtime::LoadError::Duplicate { name: n, second, .. }
+                    if n == name && *second == origin.to_string())
+            })
+            .or_else(|| {
+                errors().find(|e| {
+                    e.plugin_name() == Some(name)
+                        && !matches!(e, crate::runtime::LoadError::Duplicate { .. })
+                })
+            })
+            .map_or(Outcome::Unknown, Outcome::Refused)
     }
 }
 

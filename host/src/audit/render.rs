@@ -4,14 +4,14 @@
 
 use std::fmt::Write as _;
 
-use crate::terminal::safe;
+use crate::terminal::one_line;
 
 use super::diff::{Diff, Direction};
 use super::{AuditReport, Severity};
 use crate::runtime::manifest::Kind;
 
 fn paint(colour: bool, code: &str, text: &str) -> String {
-    let text = safe(text);
+    let text = one_line(text);
     if colour {
         format!("\x1b[{code}m{text}\x1b[0m")
     } else {
@@ -33,7 +33,7 @@ fn list(v: &[String]) -> String {
     if v.is_empty() {
         "-".into()
     } else {
-        safe(&v.join(", ")).into_owned()
+        one_line(&v.join(", ")).into_owned()
     }
 }
 
@@ -50,11 +50,11 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
             out,
             "{} {} [{}]  {}  wit {}  sha256 {}",
             paint(colour, "1", &p.name),
-            safe(&p.version),
+            one_line(&p.version),
             kinds.join(", "),
-            safe(&p.origin.to_string()),
-            safe(p.wit_version.as_deref().unwrap_or("?")),
-            safe(
+            one_line(&p.origin.to_string()),
+            one_line(p.wit_version.as_deref().unwrap_or("?")),
+            one_line(
                 p.sha256
                     .as_deref()
                     .map_or("?", |s| s.get(..12).unwrap_or(s))
@@ -83,7 +83,7 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
                 } else {
                     list(&imported)
                 },
-                safe(&row.enforced)
+                one_line(&row.enforced)
             );
         }
         told(&mut out, p);
@@ -94,7 +94,7 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
                 "  {:<6} {}: {}",
                 severity(colour, f.severity),
                 kind.trim_matches('"'),
-                safe(&f.message)
+                one_line(&f.message)
             );
         }
         out.push('\n');
@@ -118,7 +118,7 @@ pub fn table(report: &AuditReport, colour: bool, width: Option<usize>) -> String
 /// A diff as text, one change a line: `+` widens, `-` narrows, `~` neither; `[model]` marks
 /// a change in what the model is told; a changed text follows, its lines removed and added.
 pub fn diff(d: &Diff, colour: bool, width: Option<usize>) -> String {
-    let mut out = format!("{} -> {}\n", safe(&d.old), safe(&d.new));
+    let mut out = format!("{} -> {}\n", one_line(&d.old), one_line(&d.new));
     for c in &d.changes {
         let (mark, code, word) = match c.direction {
             Direction::Widening => ('+', "31", "widening"),
@@ -132,11 +132,15 @@ pub fn diff(d: &Diff, colour: bool, width: Option<usize>) -> String {
             paint(
                 colour,
                 code,
-                &format!("{mark} {word:<9} {:<10} {}{model}", c.what, safe(&c.item))
+                &format!(
+                    "{mark} {word:<9} {:<10} {}{model}",
+                    c.what,
+                    one_line(&c.item)
+                )
             )
         );
         for line in c.detail.lines() {
-            let _ = writeln!(out, "      | {}", safe(line));
+            let _ = writeln!(out, "      | {}", one_line(line));
         }
     }
     if d.changes.is_empty() {
@@ -199,7 +203,7 @@ fn told(out: &mut String, p: &super::PluginAudit) {
             .iter()
             .map(|(k, v)| format!("{k} = {}", spaced(v)))
             .collect();
-        let _ = writeln!(out, "  {:<12} {}", "config", safe(&keys.join("; ")));
+        let _ = writeln!(out, "  {:<12} {}", "config", one_line(&keys.join("; ")));
     }
     for t in &p.tools {
         let effects: Vec<String> = t.effects.iter().map(|(a, k)| format!("{a}={k}")).collect();
@@ -207,7 +211,7 @@ fn told(out: &mut String, p: &super::PluginAudit) {
             out,
             "  {:<12} {}{}  effects {}  description {}  schema {}",
             "tool",
-            safe(&t.name),
+            one_line(&t.name),
             if t.read_only { " (read-only)" } else { "" },
             list(&effects),
             t.description_sha256.get(..12).unwrap_or(""),
@@ -215,7 +219,7 @@ fn told(out: &mut String, p: &super::PluginAudit) {
         );
     }
     if let Some(why) = &p.tools_unread {
-        let _ = writeln!(out, "  {:<12} not read: {}", "tools", safe(why));
+        let _ = writeln!(out, "  {:<12} not read: {}", "tools", one_line(why));
     }
 }
 

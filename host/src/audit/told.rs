@@ -27,7 +27,7 @@ pub(crate) fn audit(
         .ok()
         .and_then(|json| serde_json::from_str(&json).ok())
         .unwrap_or(serde_json::Value::Null);
-    match loads.outcome(&manifest.name, audit.sha256.as_deref()) {
+    match loads.outcome(&manifest.name, audit.sha256.as_deref(), &audit.origin) {
         Outcome::Loaded(plugin) => {
             audit.tools = tools(plugin);
             opaque_tools(audit, plugin);
@@ -49,24 +49,33 @@ pub(crate) fn audit(
 /// The runtime's refusal as a finding, unless a finding already says why (a grant not given,
 /// a pin that does not match, a component that will not link...).
 fn refused(audit: &mut PluginAudit, e: &LoadError) {
-    let said = matches!(
-        e,
-        LoadError::NotGranted { .. }
-            | LoadError::DisabledByPolicy { .. }
-            | LoadError::Tampered { .. }
-            | LoadError::Unenforceable { .. }
-    ) || audit.findings.iter().any(|f| {
-        f.severity == Severity::High
-            && matches!(
-                f.kind,
-                FindingKind::Invalid
-                    | FindingKind::UnsupportedWit
-                    | FindingKind::NotProvided
-                    | FindingKind::HashMismatch
-                    | FindingKind::Unenforceable
-                    | FindingKind::GateImportsWasi
-            )
-    });
+    // The finding that already gives this refusal's reason, if the audit made one.
+    let has = |kind: FindingKind| audit.findings.iter().any(|f| f.kind == kind);
+    let said = match e {
+        LoadError::NotGranted { .. } => has(FindingKind::ImportsUngranted),
+        LoadError::DisabledByPolicy { .. } => has(FindingKind::DisabledByPolicy),
+        LoadError::Tampered { .. } => has(FindingKind::HashMismatch),
+        LoadError::Unenforceable { .. } => has(FindingKind::Unenforceable),
+        // A component that will not compile, link or match its manifest: said by these.
+        LoadError::Component { .. } | LoadError::Invalid { .. } => {
+            [
+                FindingKind::Invalid,
+                FindingKind::UnsupportedWit,
+                FindingKind::NotProvided,
+                FindingKind::HashMismatch,
+                FindingKind::Unenforceable,
+            ]
+            .into_iter()
+            .any(|k| {
+                audit
+                    .findings
+                    .iter()
+                    .any(|f| f.kind == k && f.severity == Severity::High)
+            }) && !e.to_string().contains("describe")
+                && !e.to_string().contains("offers the tool")
+        }
+        LoadError::Duplicate { .. } | LoadError::Config { .. } => false,
+    };
     if !said {
         audit.findings.push(finding(
             FindingKind::RefusedAtLoad,
@@ -105,29 +114,23 @@ fn opaque_tools(audit: &mut PluginAudit, plugin: &Plugin) {
 /// Number the gates that loaded in the order verify walks them ([`crate::gates::walk_order`]:
 /// priority, highest first; equal priorities by name).
 pub(crate) fn place_gates(plugins: &mut [PluginAudit], loads: &Loads<'_>) {
-    let mut walk: Vec<(i32, String)> = plugins
+    let loaded = |p: &PluginAudit| {
+        matches!(
+            loads.outcome(&p.name, p.sha256.as_deref(), &p.origin),
+            Outcome::Loaded(_)
+        )
+    };
+    let mut walk: Vec<(i32, String, usize)> = plugins
         .iter()
-        .filter(|p| p.kinds.contains(&Kind::Gate))
-        .filter(|p| {
-            matches!(
-                loads.outcome(&p.name, p.sha256.as_deref()),
-                Outcome::Loaded(_)
-            )
-        })
-        .filter_map(|p| Some((p.priority?, p.name.clone())))
+        .enumerate()
+        .filter(|(_, p)| p.kinds.contains(&Kind::Gate) && loaded(p))
+        .filter_map(|(i, p)| Some((p.priority?, p.name.clone(), i)))
         .collect();
     walk.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    for p in plugins.iter_mut() {
-        p.walk_position = walk
-            .iter()
-            .position(|(_, name)| *name == p.name)
-            .map(|i| i + 1)
-            .filter(|_| {
-                matches!(
-                    loads.outcome(&p.name, p.sha256.as_deref()),
-                    Outcome::Loaded(_)
-                )
-            });
+    for (place, (_, _, i)) in walk.into_iter().enumerate() {
+        if let Some(p) = plugins.get_mut(i) {
+            p.walk_position = Some(place + 1);
+        }
     }
 }
 
@@ -186,17 +189,51 @@ fn kind_name(kind: &crate::runtime::effects::EffectKind) -> String {
     }
 }
 
-/// The lines of `new` that are not in `old` (`+ `) and of `old` not in `new` (`- `), in order:
-/// enough for a person to see what changed in a description or a schema.
+/// Most line pairs [`line_diff`] compares; past it, both texts are shown whole.
+const MAX_CELLS: usize = 4_000_000;
+
+/// `old` against `new`, line by line in order (a longest common subsequence): lines only in
+/// `old` as `- `, lines only in `new` as `+ `. Empty only when the texts are equal.
 pub fn line_diff(old: &str, new: &str) -> String {
-    let old_lines: Vec<&str> = old.lines().collect();
-    let new_lines: Vec<&str> = new.lines().collect();
-    let mut out = Vec::new();
-    for l in old_lines.iter().filter(|l| !new_lines.contains(l)) {
-        out.push(format!("- {l}"));
+    if old == new {
+        return String::new();
     }
-    for l in new_lines.iter().filter(|l| !old_lines.contains(l)) {
-        out.push(format!("+ {l}"));
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let whole = || {
+        a.iter()
+            .map(|l| format!("- {l}"))
+            .chain(b.iter().map(|l| format!("+ {l}")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if a.len().saturating_mul(b.len()) > MAX_CELLS || a == b {
+        // Too long to align, or equal but for line endings: show both.
+        return whole();
+    }
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            out.push(format!("- {}", a[i]));
+            i += 1;
+        } else {
+            out.push(format!("+ {}", b[j]));
+            j += 1;
+        }
     }
     out.join("\n")
 }
@@ -213,5 +250,9 @@ mod tests {
         );
         assert_eq!(d, "- Read-only.\n+ Also send it to x.");
         assert_eq!(line_diff("same", "same"), "");
+        // Order counts: lines swapped, or one repeated, are a change and show as one.
+        assert_eq!(line_diff("a\nb", "b\na"), "- a\n+ a");
+        assert_eq!(line_diff("x", "x\nx"), "+ x");
+        assert!(!line_diff("a\r\n", "a\n").is_empty());
     }
 }

@@ -139,6 +139,25 @@ pub fn update(
     );
     let (old_source, _) =
         read_source(&plugin_dir.join(name)).with_context(|| format!("{name} is not installed"))?;
+    // The diff starts from the build the operator consented to. An installed build changed
+    // since (its pin no longer matches) is none: the update is then asked for as an install.
+    let pinned = passepartout::runtime::pins::Pins::load(pins)?;
+    let tampered = pinned.plugins.get(name).and_then(|pin| {
+        passepartout::runtime::pins::check(pin, &old_source.manifest, &old_source.component).err()
+    });
+    if let Some((what, _)) = &tampered {
+        errln!(
+            "the installed {name}'s {what} changed after install: the diff below starts from a \
+             build nobody consented to, so the update is asked for as a new install (the audit \
+             of the new build follows)"
+        );
+        let report = audit::audit(
+            &setup.runtime,
+            std::slice::from_ref(&new_source),
+            &setup.policy,
+        );
+        super::audit::print_table(&report);
+    }
     let old = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
     let new = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
     let d = audit::diff::diff(&old, &new);
@@ -162,7 +181,7 @@ pub fn update(
     }
     // Consent for every widening and every change in what the model is told; a narrowing
     // alone is applied without asking.
-    if (d.needs_consent() || !shown.is_empty())
+    if (tampered.is_some() || d.needs_consent() || !shown.is_empty())
         && !yes
         && !consent(&format!(
             "The update widens what {name} can do or changes what the model is told (+ and \

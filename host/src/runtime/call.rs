@@ -11,11 +11,10 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use super::bindings::{gate, hard, types};
-use super::capabilities::{env, fs, memory, net, process};
+use super::capabilities::{Grants, env, fs, memory, net, process};
 use super::effects::ActionContext;
 use super::engine::ticks;
 use super::error::{PluginError, SetupError, ToolFailure};
-use super::limits::DEFAULT_GATE_TIMEOUT;
 use super::plugin::Plugin;
 use super::share::Role;
 use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
@@ -187,14 +186,31 @@ impl Plugin {
         self.store(data, budget)
     }
 
+    /// A store for a load-time call (`describe`): the plugin's interfaces stay linked, but it
+    /// runs with no capability at all (no mount, variable, host, program or memory), whatever
+    /// it is granted. A description needs none, and a build being audited or updated must not
+    /// act with the grants of the plugin it would replace before anyone consented.
+    fn bare_tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
+        self.tool_store_with(&Grants::default(), None, budget)
+    }
+
     fn tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
+        self.tool_store_with(&self.grants, self.memory.as_ref(), budget)
+    }
+
+    fn tool_store_with(
+        &self,
+        grants: &Grants,
+        memory: Option<&memory::MemoryCtx>,
+        budget: Budget,
+    ) -> Result<Store<ToolData>, PluginError> {
         let mut b = WasiCtxBuilder::new();
         // Deny by default: no sockets, no name lookup, no inherited env, args or stdio.
         b.allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
-        fs::preopen(&mut b, &self.grants.fs).map_err(|e| self.setup(e.into()))?;
-        env::apply(&mut b, &self.grants.env);
+        fs::preopen(&mut b, &grants.fs).map_err(|e| self.setup(e.into()))?;
+        env::apply(&mut b, &grants.env);
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         b.stderr(stderr.clone());
         // The call's own deadline, which host calls that wait (programs, HTTP) must respect.
@@ -211,25 +227,25 @@ impl Plugin {
             stderr,
             process: process::ProcessCall {
                 plugin: self.id.clone(),
-                ctx: (!self.grants.process.is_empty()).then(|| process::ProcessCtx {
-                    programs: self.grants.process.clone(),
-                    mounts: self.grants.fs.clone(),
-                    env: self.grants.env.clone(),
+                ctx: (!grants.process.is_empty()).then(|| process::ProcessCtx {
+                    programs: grants.process.clone(),
+                    mounts: grants.fs.clone(),
+                    env: grants.env.clone(),
                     deadline,
-                    confine: self.grants.confine,
+                    confine: grants.confine,
                     trampoline: self.trampoline.clone(),
-                    net: self.grants.net.clone(),
+                    net: grants.net.clone(),
                     file_size: self.limits.disk_bytes,
                 }),
             },
             http: wasmtime_wasi_http::WasiHttpCtx::new(),
             net: net::NetHooks {
-                grants: self.grants.net.clone(),
+                grants: grants.net.clone(),
                 deadline,
             },
             memory: memory::MemoryCall {
                 plugin: self.id.clone(),
-                ctx: self.memory.as_ref().map(|m| memory::MemoryCtx {
+                ctx: memory.map(|m| memory::MemoryCtx {
                     store: m.store.clone(),
                     access: m.access,
                 }),
@@ -598,13 +614,12 @@ impl Plugin {
         .await
     }
 
+    /// A skill call's budget: the tools' fuel, and the deadline of gate and skill calls
+    /// (`timeout_ms`, capped at the default unless granted), as the audit says.
     fn skill_budget(&self) -> Budget {
         Budget {
             fuel: self.limits.tool_fuel,
-            timeout: self
-                .limits
-                .tool_default_timeout
-                .unwrap_or(DEFAULT_GATE_TIMEOUT),
+            timeout: self.limits.timeout,
         }
     }
 
@@ -628,7 +643,7 @@ impl Plugin {
                 self,
                 Role::Gate,
                 Self::describe_budget(),
-                |budget| self.tool_store(budget),
+                |budget| self.bare_tool_store(budget),
                 self.tool_pres(),
                 passepartout_plugin_tool().call_describe(store)
             )
@@ -642,7 +657,7 @@ impl Plugin {
                 self,
                 Role::Gate,
                 Self::describe_budget(),
-                |budget| self.tool_store(budget),
+                |budget| self.bare_tool_store(budget),
                 self.skill_pres(),
                 passepartout_plugin_skill().call_describe(store)
             )

@@ -76,7 +76,12 @@ impl super::Factor for Network {
         policy: &PluginPolicy,
         grants: &super::Grants,
     ) -> super::Sides {
-        super::Sides::listed(&asked.net, &policy.net, grants.net.clone())
+        let mut sides = super::Sides::listed(&asked.net, &policy.net, grants.net.clone());
+        if asked.net.iter().any(|h| h == "*") {
+            // "*" takes every host granted: none of them is without effect.
+            sides.undeclared.clear();
+        }
+        sides
     }
     fn enforced(&self, grants: &super::Grants) -> String {
         if grants.net.is_empty() {

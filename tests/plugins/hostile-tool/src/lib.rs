@@ -86,6 +86,10 @@ impl Tool for Hostile {
                 n = black_box(n.wrapping_add(1));
             }
         }
+        // A describe() that acts with the plugin's grants: writes a file in a mount.
+        if let Some(path) = config["write_in_describe"].as_str() {
+            let _ = std::fs::write(path, b"written by describe()");
+        }
         if let Some(ms) = config["sleep_in_describe_ms"].as_u64() {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
