@@ -676,6 +676,20 @@ fn audit_diff_marks_widenings_and_narrowings_and_update_asks_only_for_widenings(
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::write(&installed, pinned).expect("restore");
+    // One whose component is gone cannot be read at all: the same, not "not installed".
+    let component = home
+        .path()
+        .join("data/passepartout/plugins/notes/files.wasm");
+    let bytes = std::fs::read(&component).expect("installed component");
+    std::fs::remove_file(&component).expect("remove");
+    let out = update(&new, false);
+    assert_eq!(out.status.code(), Some(1), "consent is asked");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("can no longer be read"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(&component, bytes).expect("restore");
     let out = update(&new, false);
     assert_eq!(
         out.status.code(),

@@ -306,3 +306,25 @@ fn a_manifest_asking_any_host_uses_every_host_granted() {
         a.findings
     );
 }
+
+#[test]
+fn a_gate_and_skill_dropping_its_fuel_bound_is_a_widening() {
+    let with_fuel = |fuel: &str| {
+        source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| {
+            m.replace("kinds = [\"gate\"]", "kinds = [\"gate\", \"skill\"]")
+                .replace("fuel = 5_000_000\n", fuel)
+        })
+    };
+    let bounded = audit_with(&with_fuel("fuel = 100_000_000\n"), "");
+    let unbounded = audit_with(&with_fuel(""), "");
+    assert_eq!(
+        bounded.limits.as_ref().and_then(|l| l.tool_fuel),
+        Some(100_000_000)
+    );
+    let d = diff(&bounded, &unbounded);
+    assert!(
+        d.changes.iter().any(|c| c.direction == Direction::Widening
+            && c.item == "fuel (tool and skill calls): 100000000 -> unbounded"),
+        "{d:#?}"
+    );
+}

@@ -205,7 +205,13 @@ pub fn diff(old: &PluginAudit, new: &PluginAudit) -> Diff {
     let roles = |a: &PluginAudit| -> BTreeSet<String> {
         a.kinds.iter().map(|k| k.interface().to_owned()).collect()
     };
-    c.sets("role", &roles(old), &roles(new), Direction::Widening);
+    let gate = Kind::Gate.interface();
+    let mut old_roles = roles(old);
+    if !new.kinds.contains(&Kind::Gate) {
+        // Said below, as the widening it is.
+        old_roles.remove(gate);
+    }
+    c.sets("role", &old_roles, &roles(new), Direction::Widening);
     // A gate that stops being one is a check that no longer runs: what it stopped now passes.
     if old.kinds.contains(&Kind::Gate) && !new.kinds.contains(&Kind::Gate) {
         c.push(
@@ -262,8 +268,14 @@ fn shown<T: std::fmt::Display>(v: Option<T>) -> String {
 /// What the manifest asks, capability by capability: a mount compared by its path and access
 /// (read-write -> read-only narrows), memory by its level, the rest item by item.
 fn capabilities(c: &mut Changes, old: &CapabilityRequest, new: &CapabilityRequest) {
+    // The most access asked per guest path (a path asked twice gets both).
     let mounts = |r: &CapabilityRequest| -> BTreeMap<String, crate::runtime::manifest::Access> {
-        r.fs.iter().map(|f| (f.guest.clone(), f.access)).collect()
+        let mut most = BTreeMap::new();
+        for f in &r.fs {
+            let access = most.entry(f.guest.clone()).or_insert(f.access);
+            *access = (*access).max(f.access);
+        }
+        most
     };
     let (om, nm) = (mounts(old), mounts(new));
     for (guest, access) in &nm {
@@ -325,6 +337,8 @@ fn limits(c: &mut Changes, old: &PluginAudit, new: &PluginAudit) {
     // The calls either build makes.
     let kinds: Vec<Kind> = old.kinds.iter().chain(&new.kinds).copied().collect();
     let (gates, checks, tools) = super::limits::roles(&kinds);
+    // Skill calls run on the tools' fuel.
+    let skills = kinds.contains(&Kind::Skill);
     if gates {
         c.more(
             "limit",
@@ -333,7 +347,7 @@ fn limits(c: &mut Changes, old: &PluginAudit, new: &PluginAudit) {
             Some(nl.gate_fuel),
         );
     }
-    if tools || checks && !gates {
+    if tools || skills {
         c.more(
             "limit",
             "fuel (tool and skill calls)",
@@ -412,6 +426,8 @@ fn limits(c: &mut Changes, old: &PluginAudit, new: &PluginAudit) {
             .into_iter()
             .collect()
     };
+    // An ask the old build did not make (one it made and was never granted is no change,
+    // though `plugin update` asks to grant it again).
     for ask in asks(new).difference(&asks(old)) {
         c.push(
             "limit",

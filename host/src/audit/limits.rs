@@ -89,6 +89,7 @@ pub(crate) fn audit(
 /// a)`.
 pub(crate) fn above(now: &Limits, alone: &Limits, kinds: &[Kind]) -> Vec<String> {
     let (gates, checks, tools) = roles(kinds);
+    let skills = kinds.contains(&Kind::Skill);
     let mut out = Vec::new();
     // None is unbounded (tool fuel): more than any bound.
     let mut check = |name: &str, now: Option<u64>, alone: Option<u64>| {
@@ -109,7 +110,7 @@ pub(crate) fn above(now: &Limits, alone: &Limits, kinds: &[Kind]) -> Vec<String>
             Some(alone.gate_fuel),
         );
     }
-    if tools || checks && !gates {
+    if tools || skills {
         check(
             "fuel (tool and skill calls)",
             now.tool_fuel,

@@ -9,6 +9,7 @@ use passepartout::audit;
 use passepartout::install::{self, read_source};
 use passepartout::runtime::limits;
 use passepartout::runtime::manifest::{LimitSpec, Manifest};
+use passepartout::terminal::one_line;
 
 use super::{Common, Setup};
 
@@ -86,7 +87,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
         outln!(
             "{} asks for limits above the defaults: {} (without a grant it runs at the defaults)",
             manifest.name,
-            shown.join(", ")
+            one_line(&shown.join(", "))
         );
     }
     let question = match (capabilities, shown.is_empty()) {
@@ -137,31 +138,45 @@ pub fn update(
         path.display(),
         manifest.name
     );
-    let (old_source, _) =
-        read_source(&plugin_dir.join(name)).with_context(|| format!("{name} is not installed"))?;
     // The diff starts from the build the operator consented to. An installed build changed
-    // since (its pin no longer matches) is none: the update is then asked for as an install.
+    // since (its pin no longer matches) or that can no longer be read is none: the update is
+    // then asked for as an install.
     let pinned = passepartout::runtime::pins::Pins::load(pins)?;
-    let tampered = pinned.plugins.get(name).and_then(|pin| {
-        passepartout::runtime::pins::check(pin, &old_source.manifest, &old_source.component).err()
-    });
-    if let Some((what, _)) = &tampered {
-        errln!(
-            "the installed {name}'s {what} changed after install: the diff below starts from a \
-             build nobody consented to, so the update is asked for as a new install (the audit \
-             of the new build follows)"
-        );
-        let report = audit::audit(
-            &setup.runtime,
-            std::slice::from_ref(&new_source),
-            &setup.policy,
-        );
-        super::audit::print_table(&report);
-    }
-    let old = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
+    let base = match read_source(&plugin_dir.join(name)) {
+        Ok((old_source, _)) => match pinned.plugins.get(name).map(|pin| {
+            passepartout::runtime::pins::check(pin, &old_source.manifest, &old_source.component)
+        }) {
+            Some(Err((what, _))) => Err(format!("its {what} changed after install")),
+            _ => Ok(old_source),
+        },
+        Err(e) if pinned.plugins.contains_key(name) => Err(format!(
+            "it can no longer be read ({})",
+            passepartout::runtime::chain(&e)
+        )),
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("{name} is not installed"))),
+    };
     let new = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
-    let d = audit::diff::diff(&old, &new);
-    super::audit::print_diff(&d);
+    let d = match &base {
+        Ok(old_source) => {
+            let old = audit::audit_one(&setup.runtime, old_source, &setup.policy);
+            let d = audit::diff::diff(&old, &new);
+            super::audit::print_diff(&d);
+            Some(d)
+        }
+        Err(why) => {
+            errln!(
+                "the installed {name}: {why}. No diff can start from a build nobody consented \
+                 to, so the update is asked for as a new install (the new build's audit follows)"
+            );
+            let report = audit::audit(
+                &setup.runtime,
+                std::slice::from_ref(&new_source),
+                &setup.policy,
+            );
+            super::audit::print_table(&report);
+            None
+        }
+    };
     if new
         .findings
         .iter()
@@ -176,17 +191,21 @@ pub fn update(
         outln!(
             "the new {name} asks for limits above the defaults: {} (without a grant it runs at \
              the defaults)",
-            shown.join(", ")
+            one_line(&shown.join(", "))
         );
     }
     // Consent for every widening and every change in what the model is told; a narrowing
     // alone is applied without asking.
-    if (tampered.is_some() || d.needs_consent() || !shown.is_empty())
+    let question = match &d {
+        Some(_) => format!(
+            "The update widens what {name} can do, changes what the model is told (+ and \
+             [model] above) or asks for limits. Update it?"
+        ),
+        None => format!("Install the new {name} (above) in place of the installed one?"),
+    };
+    if (d.as_ref().is_none_or(audit::diff::Diff::needs_consent) || !shown.is_empty())
         && !yes
-        && !consent(&format!(
-            "The update widens what {name} can do or changes what the model is told (+ and \
-             [model] above). Update it?"
-        ))
+        && !consent(&question)
     {
         errln!("not updated");
         return Ok(ExitCode::FAILURE);

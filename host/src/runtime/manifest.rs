@@ -186,9 +186,57 @@ impl Manifest {
                 self.component
             ));
         }
+        let mut guests = std::collections::BTreeSet::new();
         for fs in &self.capabilities.fs {
             crate::runtime::capabilities::fs::check_guest_path(&fs.guest)?;
+            if !guests.insert(fs.guest.as_str()) {
+                return Err(format!(
+                    "capabilities.fs asks for {:?} twice: ask for each guest path once, with the \
+                     most access it needs",
+                    fs.guest
+                ));
+            }
+        }
+        // Shown to the operator and written into policy.toml: tool names only.
+        if let Some(bad) = self
+            .limits
+            .tool_timeout_ms
+            .keys()
+            .find(|t| !crate::runtime::tools::valid_name(t))
+        {
+            return Err(format!(
+                "limits.tool_timeout_ms names {bad:?}, which is not a tool name \
+                 (^[a-z][a-z0-9-]{{0,63}}$)"
+            ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "name = \"p\"\nversion = \"0.1.0\"\nkinds = [\"tool\"]\n";
+
+    #[test]
+    fn a_guest_path_asked_twice_is_refused() {
+        let twice = format!(
+            "{BASE}[[capabilities.fs]]\nguest = \"/w\"\naccess = \"read-only\"\n\
+             [[capabilities.fs]]\nguest = \"/w\"\naccess = \"read-write\"\n"
+        );
+        let e = Manifest::parse(&twice).expect_err("refused");
+        assert!(e.to_string().contains("\"/w\" twice"), "{e}");
+        let once = format!("{BASE}[[capabilities.fs]]\nguest = \"/w\"\naccess = \"read-write\"\n");
+        assert!(Manifest::parse(&once).is_ok());
+    }
+
+    #[test]
+    fn per_tool_deadlines_name_tools() {
+        let bad = format!("{BASE}[limits]\ntool_timeout_ms = {{ \"x\\n+ widening\" = 1 }}\n");
+        let e = Manifest::parse(&bad).expect_err("refused");
+        assert!(e.to_string().contains("not a tool name"), "{e}");
+        let good = format!("{BASE}[limits]\ntool_timeout_ms = {{ run = 1000 }}\n");
+        assert!(Manifest::parse(&good).is_ok());
     }
 }
