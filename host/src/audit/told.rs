@@ -1,7 +1,8 @@
 //! What a plugin tells the model and how it stands in the walk: its tools as `describe()` gave
-//! them when it loaded under the policy (within the load-time budget every plugin gets), with a
-//! hash of each description and schema and the effects each declares; a gate's or skill's
-//! priority; and the `[config]` it reads.
+//! them when it loaded under the policy (within the load-time budget every plugin gets, and with
+//! no capability: see `Plugin::bare_tool_store`), with a hash of each description and schema
+//! and the effects each declares; a gate's or skill's priority; the `[config]` it reads; and
+//! what the runtime's load refused.
 
 use std::collections::BTreeMap;
 
