@@ -333,83 +333,12 @@ fn limits(c: &mut Changes, old: &PluginAudit, new: &PluginAudit) {
     let (Some(ol), Some(nl)) = (&old.limits, &new.limits) else {
         return;
     };
-    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     // The calls either build makes.
     let kinds: Vec<Kind> = old.kinds.iter().chain(&new.kinds).copied().collect();
-    let (gates, checks, tools) = super::limits::roles(&kinds);
-    // Skill calls run on the tools' fuel.
-    let skills = kinds.contains(&Kind::Skill);
-    if gates {
-        c.more(
-            "limit",
-            "fuel (gate calls)",
-            Some(ol.gate_fuel),
-            Some(nl.gate_fuel),
-        );
+    let named = old.tools.iter().chain(&new.tools).map(|t| t.name.as_str());
+    for (name, o, n) in super::limits::pairs(ol, nl, &kinds, named) {
+        c.more("limit", &name, o, n);
     }
-    if tools || skills {
-        c.more(
-            "limit",
-            "fuel (tool and skill calls)",
-            ol.tool_fuel,
-            nl.tool_fuel,
-        );
-    }
-    if checks {
-        c.more(
-            "limit",
-            "timeout_ms (gate and skill calls)",
-            Some(ms(ol.timeout)),
-            Some(ms(nl.timeout)),
-        );
-    }
-    if tools {
-        let names: BTreeSet<&str> = ol
-            .tool_timeouts
-            .keys()
-            .chain(nl.tool_timeouts.keys())
-            .map(String::as_str)
-            .chain(old.tools.iter().chain(&new.tools).map(|t| t.name.as_str()))
-            .collect();
-        for tool in names {
-            c.more(
-                "limit",
-                &format!("deadline of tool {tool:?} (ms)"),
-                Some(ms(ol.tool_timeout(tool))),
-                Some(ms(nl.tool_timeout(tool))),
-            );
-        }
-        c.more(
-            "limit",
-            "deadline of other tools (ms)",
-            Some(ms(ol.tool_timeout(""))),
-            Some(ms(nl.tool_timeout(""))),
-        );
-    }
-    c.more(
-        "limit",
-        "memory_mib",
-        Some(ol.memory_bytes >> 20),
-        Some(nl.memory_bytes >> 20),
-    );
-    c.more(
-        "limit",
-        "max_output_kib",
-        Some(ol.max_output_bytes >> 10),
-        Some(nl.max_output_bytes >> 10),
-    );
-    c.more(
-        "limit",
-        "disk_mib",
-        Some(ol.disk_bytes >> 20),
-        Some(nl.disk_bytes >> 20),
-    );
-    c.more(
-        "limit",
-        "concurrency",
-        Some(ol.concurrency),
-        Some(nl.concurrency),
-    );
     // What the new build asks above the defaults and the policy does not grant: `plugin
     // update` asks to grant it, so it needs consent like a widening.
     let asks = |a: &PluginAudit| -> BTreeSet<String> {

@@ -88,83 +88,68 @@ pub(crate) fn audit(
 /// Each limit of `now` above the same limit in `alone`, as `name = now (without the grant:
 /// a)`.
 pub(crate) fn above(now: &Limits, alone: &Limits, kinds: &[Kind]) -> Vec<String> {
-    let (gates, checks, tools) = roles(kinds);
-    let skills = kinds.contains(&Kind::Skill);
-    let mut out = Vec::new();
-    // None is unbounded (tool fuel): more than any bound.
-    let mut check = |name: &str, now: Option<u64>, alone: Option<u64>| {
-        if now.unwrap_or(u64::MAX) > alone.unwrap_or(u64::MAX) {
-            let shown =
-                |v: Option<u64>| v.map_or_else(|| "unbounded".to_owned(), |v| v.to_string());
-            out.push(format!(
+    let shown = |v: Option<u64>| v.map_or_else(|| "unbounded".to_owned(), |v| v.to_string());
+    pairs(now, alone, kinds, [])
+        .into_iter()
+        // None is unbounded (tool fuel): more than any bound.
+        .filter(|(_, now, alone)| now.unwrap_or(u64::MAX) > alone.unwrap_or(u64::MAX))
+        .map(|(name, now, alone)| {
+            format!(
                 "{name} = {} (without the grant: {})",
                 shown(now),
                 shown(alone)
-            ));
-        }
+            )
+        })
+        .collect()
+}
+
+/// The limits in force of `a` and `b` side by side, by name, for the calls a plugin with
+/// `kinds` makes (None: unbounded tool fuel). Deadlines are as each call gets them: for each
+/// tool with a deadline of its own in either, or named in `tools`, and for the rest.
+pub(crate) fn pairs<'a>(
+    a: &'a Limits,
+    b: &'a Limits,
+    kinds: &[Kind],
+    tools: impl IntoIterator<Item = &'a str>,
+) -> Vec<(String, Option<u64>, Option<u64>)> {
+    let (gates, checks, runs_tools) = roles(kinds);
+    let mut out = Vec::new();
+    let mut both = |name: &str, f: &dyn Fn(&Limits) -> Option<u64>| {
+        out.push((name.to_owned(), f(a), f(b)));
     };
     if gates {
-        check(
-            "fuel (gate calls)",
-            Some(now.gate_fuel),
-            Some(alone.gate_fuel),
-        );
+        both("fuel (gate calls)", &|l| Some(l.gate_fuel));
     }
-    if tools || skills {
-        check(
-            "fuel (tool and skill calls)",
-            now.tool_fuel,
-            alone.tool_fuel,
-        );
+    // Skill calls run on the tools' fuel.
+    if runs_tools || kinds.contains(&Kind::Skill) {
+        both("fuel (tool and skill calls)", &|l| l.tool_fuel);
     }
     if checks {
-        check(
-            "timeout_ms (gate and skill calls)",
-            Some(ms(now.timeout)),
-            Some(ms(alone.timeout)),
-        );
+        both("timeout_ms (gate and skill calls)", &|l| {
+            Some(ms(l.timeout))
+        });
     }
-    // Deadlines as each tool call gets them: its own, else the plugin's, else the default.
-    let named: std::collections::BTreeSet<&str> = now
-        .tool_timeouts
-        .keys()
-        .chain(alone.tool_timeouts.keys())
-        .map(String::as_str)
-        .collect();
-    if tools {
+    if runs_tools {
+        let named: std::collections::BTreeSet<&str> = a
+            .tool_timeouts
+            .keys()
+            .chain(b.tool_timeouts.keys())
+            .map(String::as_str)
+            .chain(tools)
+            .collect();
         for tool in named {
-            check(
-                &format!("tool_timeout_ms.{tool}"),
-                Some(ms(now.tool_timeout(tool))),
-                Some(ms(alone.tool_timeout(tool))),
-            );
+            both(&format!("deadline of tool {tool:?} (ms)"), &|l| {
+                Some(ms(l.tool_timeout(tool)))
+            });
         }
-        check(
-            "timeout_ms (tools without their own)",
-            Some(ms(now.tool_timeout(""))),
-            Some(ms(alone.tool_timeout(""))),
-        );
+        both("deadline of other tools (ms)", &|l| {
+            Some(ms(l.tool_timeout("")))
+        });
     }
-    check(
-        "memory_mib",
-        Some(now.memory_bytes >> 20),
-        Some(alone.memory_bytes >> 20),
-    );
-    check(
-        "max_output_kib",
-        Some(now.max_output_bytes >> 10),
-        Some(alone.max_output_bytes >> 10),
-    );
-    check(
-        "disk_mib",
-        Some(now.disk_bytes >> 20),
-        Some(alone.disk_bytes >> 20),
-    );
-    check(
-        "concurrency",
-        Some(now.concurrency),
-        Some(alone.concurrency),
-    );
+    both("memory_mib", &|l| Some(l.memory_bytes >> 20));
+    both("max_output_kib", &|l| Some(l.max_output_bytes >> 10));
+    both("disk_mib", &|l| Some(l.disk_bytes >> 20));
+    both("concurrency", &|l| Some(l.concurrency));
     out
 }
 

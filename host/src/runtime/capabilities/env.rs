@@ -33,9 +33,6 @@ impl super::Factor for Environment {
     fn owns(&self, interface: &str) -> bool {
         interface == "wasi:cli/environment"
     }
-    fn provides(&self, _interface: &str, version: &str) -> bool {
-        version.starts_with("0.2.")
-    }
     fn baseline(&self) -> bool {
         true
     }

@@ -23,7 +23,10 @@ pub trait Factor: Sync {
 
     /// Whether this host's tool and skill linker provides `interface` at `version` (when
     /// granted, for the interfaces linked only then). Anything else fails to link.
-    fn provides(&self, interface: &str, version: &str) -> bool;
+    /// By default: WASI 0.2, the version the linker's WASI (and wasi:http) is.
+    fn provides(&self, _interface: &str, version: &str) -> bool {
+        version.starts_with("0.2.")
+    }
 
     /// Whether `interface` is linked only for plugins granted this capability: importing it
     /// without the grant disables the plugin. The other interfaces are always linked and

@@ -72,9 +72,6 @@ impl super::Factor for Filesystem {
     fn owns(&self, interface: &str) -> bool {
         interface.starts_with("wasi:filesystem/")
     }
-    fn provides(&self, _interface: &str, version: &str) -> bool {
-        version.starts_with("0.2.")
-    }
     fn asked(&self, asked: &CapabilityRequest) -> bool {
         !asked.fs.is_empty()
     }

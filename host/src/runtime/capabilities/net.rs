@@ -33,9 +33,6 @@ impl super::Factor for Network {
     fn owns(&self, interface: &str) -> bool {
         interface.starts_with("wasi:sockets/") || interface.starts_with("wasi:http/")
     }
-    fn provides(&self, _interface: &str, version: &str) -> bool {
-        version.starts_with("0.2.")
-    }
     fn linked_only_when_granted(&self, interface: &str) -> bool {
         // Sockets are linked for every tool and disabled in its WASI context instead.
         interface.starts_with("wasi:http/")
