@@ -8,12 +8,14 @@
 //!
 //! Durability and speed: the database is in WAL mode with `synchronous = FULL`, so an append
 //! that has returned is on disk (one fsync of the log per commit). Appends made at once by
-//! several threads are committed together (group commit): whoever gets the connection writes
-//! every record waiting, in one transaction, and each caller returns when its own is committed.
+//! several callers are committed together (group commit) by the journal's [`writer`] thread:
+//! it writes every record waiting in one transaction, and each caller returns (or, async, its
+//! future ends) when its own records are committed.
 
-use std::collections::HashMap;
+mod writer;
+
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -66,9 +68,9 @@ pub enum Break {
 
 /// The journal, in an SQLite database.
 pub struct Journal {
-    conn: Mutex<Connection>,
-    /// Appends waiting for a commit (group commit).
-    queue: Mutex<Queue>,
+    conn: Arc<Mutex<Connection>>,
+    /// Commits appends (group commit).
+    writer: writer::Writer,
     /// The longest text kept whole in a record ([`Journal::with_text_cap`]).
     text_cap: usize,
 }
@@ -145,15 +147,6 @@ fn capped(body: &serde_json::Value, cap: usize) -> String {
     }
 }
 
-/// Groups of records waiting to be committed (kind, body), and the outcome of those committed
-/// by another caller.
-#[derive(Default)]
-struct Queue {
-    next_ticket: u64,
-    waiting: Vec<(u64, Vec<(String, String)>)>,
-    done: HashMap<u64, rusqlite::Result<Vec<i64>>>,
-}
-
 fn hash(prev: &str, seq: i64, at: &str, kind: &str, body: &str) -> String {
     let mut h = Sha256::new();
     for part in [prev, &seq.to_string(), at, kind, body] {
@@ -208,9 +201,12 @@ impl Journal {
                 hash TEXT NOT NULL
             );",
         )?;
+        let conn = Arc::new(Mutex::new(conn));
+        let writer = writer::Writer::start(conn.clone())
+            .map_err(|e| failure(format!("cannot start the journal's writer thread: {e}")))?;
         Ok(Journal {
-            conn: Mutex::new(conn),
-            queue: Mutex::default(),
+            conn,
+            writer,
             text_cap: DEFAULT_TEXT_CAP,
         })
     }
@@ -220,10 +216,6 @@ impl Journal {
     pub fn with_text_cap(mut self, bytes: usize) -> Journal {
         self.text_cap = bytes.max(256);
         self
-    }
-
-    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Append a record of `kind` with `body`. Returns its seq.
@@ -239,7 +231,7 @@ impl Journal {
 
     /// Append `records`, in order, atomically: all on disk, or none. Returns their seqs.
     ///
-    /// Concurrent callers are committed together (group commit): whoever holds the connection
+    /// Concurrent callers are committed together (group commit): the journal's writer thread
     /// writes every group waiting, in one transaction with one fsync, and each caller returns
     /// when its own group is committed. A batch that fails is retried group by group, so each
     /// caller gets its own group's error.
@@ -250,56 +242,31 @@ impl Journal {
         if records.is_empty() {
             return Ok(Vec::new());
         }
-        let group: Vec<(String, String)> = records
+        self.writer.append(self.group(records))
+    }
+
+    /// As [`Journal::append_all`], as a future: the async request path awaits its commit
+    /// without blocking a worker.
+    ///
+    /// # Errors
+    /// As [`Journal::append_all`].
+    pub async fn append_all_async(
+        &self,
+        records: &[(&str, &serde_json::Value)],
+    ) -> rusqlite::Result<Vec<i64>> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        let group = self.group(records);
+        self.writer.append_async(group).await
+    }
+
+    /// `records` as stored: each body capped ([`capped`]).
+    fn group(&self, records: &[(&str, &serde_json::Value)]) -> writer::Group {
+        records
             .iter()
             .map(|(kind, body)| ((*kind).to_owned(), capped(body, self.text_cap)))
-            .collect();
-        let ticket = {
-            let mut q = self.queue();
-            q.next_ticket += 1;
-            let t = q.next_ticket;
-            q.waiting.push((t, group));
-            t
-        };
-        // Whoever holds the connection commits everything waiting, ours included.
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(done) = self.queue().done.remove(&ticket) {
-            return done;
-        }
-        let batch = std::mem::take(&mut self.queue().waiting);
-        let write_group = |tx: &rusqlite::Transaction<'_>, group: &[(String, String)]| {
-            group
-                .iter()
-                .map(|(kind, body)| Journal::append_text(tx, kind, body))
-                .collect::<rusqlite::Result<Vec<i64>>>()
-        };
-        let committed = write(&mut conn, |tx| {
-            batch
-                .iter()
-                .map(|(_, group)| write_group(tx, group))
-                .collect::<rusqlite::Result<Vec<Vec<i64>>>>()
-        });
-        let outcomes: Vec<rusqlite::Result<Vec<i64>>> = match committed {
-            Ok(seqs) => seqs.into_iter().map(Ok).collect(),
-            // A batch of one has its own error already (and a locked database is not waited
-            // for twice).
-            Err(e) if batch.len() == 1 => vec![Err(e)],
-            // Each group alone, so that each caller gets its own group's error.
-            Err(_) => batch
-                .iter()
-                .map(|(_, group)| write(&mut conn, |tx| write_group(tx, group)))
-                .collect(),
-        };
-        // Published before the connection is let go: a caller whose group was in this batch
-        // finds its outcome as soon as it gets the connection.
-        let mut q = self.queue();
-        for ((t, _), outcome) in batch.iter().zip(outcomes) {
-            q.done.insert(*t, outcome);
-        }
-        drop(conn);
-        q.done
-            .remove(&ticket)
-            .unwrap_or_else(|| Err(failure("the journal lost track of a record".into())))
+            .collect()
     }
 
     /// Run `f` in one immediate transaction: what it writes (journal records with
@@ -520,7 +487,8 @@ mod tests {
     }
 
     /// Thread `t` appends a group of `threads[t][g]` records for each `g`, all threads at once
-    /// (a group of one through `append`, larger ones through `append_all`), on disk. Returns
+    /// (a group of one through `append`, of two through `append_all_async`, larger ones
+    /// through `append_all`), on disk. Returns
     /// `Err` naming the first group that did not land whole, contiguous and in order, or a
     /// chain that does not hold every record.
     fn append_groups_at_once(threads: &[Vec<usize>]) -> Result<(), String> {
@@ -540,12 +508,14 @@ mod tests {
                                 let bodies: Vec<serde_json::Value> = (0..size)
                                     .map(|i| json!({ "t": t, "g": g, "i": i }))
                                     .collect();
-                                let seqs = if size == 1 {
-                                    vec![j.append("one", &bodies[0]).expect("append")]
-                                } else {
-                                    let records: Vec<(&str, &serde_json::Value)> =
-                                        bodies.iter().map(|b| ("group", b)).collect();
-                                    j.append_all(&records).expect("append")
+                                let records: Vec<(&str, &serde_json::Value)> =
+                                    bodies.iter().map(|b| ("group", b)).collect();
+                                // Each way in: one record, a Turn's async flush, a group.
+                                let seqs = match size {
+                                    1 => vec![j.append("one", &bodies[0]).expect("append")],
+                                    2 => crate::blocking::wait(j.append_all_async(&records))
+                                        .expect("append"),
+                                    _ => j.append_all(&records).expect("append"),
                                 };
                                 (t, g, seqs)
                             })

@@ -535,6 +535,46 @@ fn a_triggered_skill_supplies_the_prompt() {
 }
 
 #[test]
+fn a_skill_is_not_asked_about_sensors_its_manifest_does_not_list() {
+    let heartbeat_only =
+        |m: String| m.replace("component =", "sensors = [\"heartbeat\"]\ncomponent =");
+    let s = setup_with(
+        "",
+        vec![source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, heartbeat_only)],
+        vec![ProviderReply::Text("ok".into())],
+        PipelineConfig::default(),
+    );
+    let executions = || {
+        s.pipeline
+            .plugins()
+            .iter()
+            .find(|p| p.id.name == "echo-skill")
+            .expect("skill")
+            .telemetry
+            .snapshot()
+            .executions
+    };
+    // User input it would take up, and a direct request with its tool-output feedback: the
+    // skill is not listening, so no instance is made and the model gets the plain text.
+    wait(s.pipeline.run(user("say it #echo")));
+    let report = wait(s.pipeline.run(request(
+        json!({ "tool": "eval", "args": { "expression": "(+ 1 2)" } }),
+    )));
+    assert!(
+        report.steps.len() >= 2,
+        "the tool's output came back: {report:?}"
+    );
+    assert_eq!(executions(), 0);
+    assert_eq!(
+        s.script.requests.lock().expect("lock")[0].prompt,
+        "say it #echo"
+    );
+    // A heartbeat it listens to: asked (and it declines).
+    wait(s.pipeline.run(Signal::event("heartbeat", None, None)));
+    assert_eq!(executions(), 1);
+}
+
+#[test]
 fn a_skill_is_asked_once_per_signal_however_many_proposals_the_model_makes() {
     let shell = || ProviderReply::ToolCall {
         id: "call_t".into(),

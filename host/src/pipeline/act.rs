@@ -52,7 +52,7 @@ impl Agent {
         // What Reason journaled is on disk before the source hears anything or a person is
         // asked; an approved action's records wait for its last mile (see `execute`).
         if !matches!(reasoned, Reasoned::Approved { .. }) {
-            let _ = self.flush(cycle);
+            let _ = self.flush(cycle).await;
         }
         match reasoned {
             Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
@@ -214,12 +214,12 @@ impl Agent {
                 a
             }
             Outcome::NeedsApproval { action: a, reasons } => {
-                let _ = self.flush(cycle);
+                let _ = self.flush(cycle).await;
                 let outcome = self.suspend(&a, signal, reasons).await?;
                 return Ok((outcome, trace, None));
             }
             Outcome::Rejected { gate, reason } => {
-                let _ = self.flush(cycle);
+                let _ = self.flush(cycle).await;
                 self.log(format!(
                     "last-mile verify: gate {gate} blocked the action: {reason}"
                 ));
@@ -243,7 +243,7 @@ impl Agent {
                 "a gate changed the approved action into {}; approve the new one",
                 super::reason::summary(&action)
             )];
-            let _ = self.flush(cycle);
+            let _ = self.flush(cycle).await;
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
@@ -265,7 +265,7 @@ impl Agent {
                 .tool
                 .as_deref()
                 .is_some_and(|t| self.tool_cannot_change_the_world(t));
-        if !contained && let Err(e) = self.flush(cycle) {
+        if !contained && let Err(e) = self.flush(cycle).await {
             let error = format!("{e}: nothing ran");
             return Ok((StepOutcome::Failed { error }, trace, None));
         }
@@ -311,7 +311,7 @@ impl Agent {
             None => {
                 cycle.defer("tool-result", record);
                 // A result not on disk is not given to anyone.
-                if let Err(e) = self.flush(cycle) {
+                if let Err(e) = self.flush(cycle).await {
                     let error = format!("{tool} ran, but {e}: its result is withheld");
                     return Ok((StepOutcome::Failed { error }, trace, None));
                 }
@@ -442,7 +442,7 @@ impl Agent {
                 &mut cycle,
             )
             .await;
-        let _ = self.flush(&mut cycle);
+        let _ = self.flush(&mut cycle).await;
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above.)
         let ran = matches!(

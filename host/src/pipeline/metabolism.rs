@@ -55,13 +55,13 @@ impl Agent {
             };
             match cycle {
                 Ok((step, feedback)) => {
-                    let _ = self.flush(&mut state);
+                    let _ = self.flush(&mut state).await;
                     report.steps.push(step);
                     current = feedback;
                 }
                 Err(e) => {
                     state.defer("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
-                    let _ = self.flush(&mut state);
+                    let _ = self.flush(&mut state).await;
                     report.steps.push(Step {
                         depth: signal.depth,
                         sensor: signal.payload.sensor.clone(),

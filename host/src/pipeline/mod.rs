@@ -424,14 +424,16 @@ impl Agent {
     ///
     /// # Errors
     /// Why the journal refused the write, for the caller's message.
-    pub(crate) fn flush(&self, cycle: &mut cycle::Cycle) -> Result<(), JournalWriteError> {
+    pub(crate) async fn flush(&self, cycle: &mut cycle::Cycle) -> Result<(), JournalWriteError> {
         let pending = std::mem::take(&mut cycle.pending);
         if pending.is_empty() {
             return Ok(());
         }
         let records: Vec<(&str, &serde_json::Value)> =
             pending.iter().map(|(kind, body)| (*kind, body)).collect();
-        crate::blocking::in_place(|| self.journal.append_all(&records))
+        self.journal
+            .append_all_async(&records)
+            .await
             .map(|_| ())
             .map_err(|source| {
                 tracing::error!(

@@ -87,10 +87,17 @@ pub fn order(plugins: &[Arc<Plugin>]) -> Result<Vec<Arc<Plugin>>, PipelineError>
 }
 
 /// The prompt of the highest-priority skill that triggers on `signal`, if any. A skill that
-/// fails is logged and skipped: a broken skill must not silence the user.
+/// fails is logged and skipped: a broken skill must not silence the user. A skill whose
+/// manifest lists its sensors is not asked about signals from others (no instance is made).
 pub async fn prompt(skills: &[Arc<Plugin>], signal: &Signal) -> Option<(String, String)> {
+    let mut by_priority: Vec<&Arc<Plugin>> = skills
+        .iter()
+        .filter(|s| s.manifest.listens_to(signal.sensor()))
+        .collect();
+    if by_priority.is_empty() {
+        return None;
+    }
     let view = signal.view();
-    let mut by_priority: Vec<&Arc<Plugin>> = skills.iter().collect();
     by_priority.sort_by_key(|p| std::cmp::Reverse(p.priority));
     for skill in by_priority {
         match skill.skill_triggers_async(&view).await {

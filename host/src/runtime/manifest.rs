@@ -40,6 +40,11 @@ pub struct Manifest {
     /// Skills this skill builds on: they are ordered before it, and a cycle is refused.
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// A skill's sensors: it is asked (`triggers`, then `prompt`) only about signals from these
+    /// (`user-input`, `heartbeat`...), so other signals cost it no instance. Absent: every
+    /// signal. Names as the pipeline normalises them: lowercase, `-` for `_`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensors: Option<Vec<String>>,
 }
 
 fn default_component() -> String {
@@ -209,7 +214,43 @@ impl Manifest {
                  (^[a-z][a-z0-9-]{{0,63}}$)"
             ));
         }
-        Ok(())
+        self.validate_sensors()
+    }
+
+    fn validate_sensors(&self) -> Result<(), String> {
+        let Some(sensors) = &self.sensors else {
+            return Ok(());
+        };
+        if !self.kinds.contains(&Kind::Skill) {
+            return Err("sensors: only a skill is asked about signals; remove `sensors`".into());
+        }
+        if sensors.is_empty() {
+            return Err(
+                "sensors = []: the skill would never be asked; list the sensors it \
+                 handles, or remove `sensors` to be asked about every signal"
+                    .into(),
+            );
+        }
+        let normal = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        };
+        match sensors.iter().find(|s| !normal(s)) {
+            Some(bad) => Err(format!(
+                "sensors names {bad:?}: write sensors as the pipeline sees them, 1-64 lowercase \
+                 letters, digits and `-` (e.g. \"user-input\")"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the skill is asked about signals from `sensor` ([`Manifest::sensors`]).
+    pub fn listens_to(&self, sensor: Option<&str>) -> bool {
+        self.sensors
+            .as_ref()
+            .is_none_or(|list| sensor.is_some_and(|s| list.iter().any(|l| l == s)))
     }
 }
 
@@ -229,6 +270,28 @@ mod tests {
         assert!(e.to_string().contains("\"/w\" twice"), "{e}");
         let once = format!("{BASE}[[capabilities.fs]]\nguest = \"/w\"\naccess = \"read-write\"\n");
         assert!(Manifest::parse(&once).is_ok());
+    }
+
+    #[test]
+    fn sensors_are_a_skills_and_written_as_the_pipeline_sees_them() {
+        let skill = "name = \"p\"\nversion = \"0.1.0\"\nkinds = [\"skill\"]\n";
+        let m = Manifest::parse(&format!("{skill}sensors = [\"heartbeat\"]\n")).expect("valid");
+        assert!(m.listens_to(Some("heartbeat")));
+        assert!(!m.listens_to(Some("tool-output")));
+        assert!(!m.listens_to(None));
+        let every = Manifest::parse(skill).expect("valid");
+        assert!(every.listens_to(Some("tool-output")) && every.listens_to(None));
+        for (bad, says) in [
+            (format!("{skill}sensors = []\n"), "never be asked"),
+            (
+                format!("{skill}sensors = [\"User_Input\"]\n"),
+                "as the pipeline sees",
+            ),
+            (format!("{BASE}sensors = [\"heartbeat\"]\n"), "only a skill"),
+        ] {
+            let e = Manifest::parse(&bad).expect_err("refused");
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -61,6 +61,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_manifest_lists_the_sensors_it_handles() {
+        // The host asks the skill only about the sensors plugin.toml lists.
+        let manifest = include_str!("../plugin.toml");
+        let listed = format!("sensors = {SENSORS:?}");
+        assert!(
+            manifest.contains(&listed),
+            "plugin.toml should say {listed}"
+        );
+    }
+
+    #[test]
     fn the_text_ends_the_prompt_verbatim() {
         let text = "  rename notes.org to\n\"todo.org\" {please} ";
         let p = build_prompt(text);
