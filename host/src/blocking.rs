@@ -1,8 +1,9 @@
 //! The two places where the async request path meets blocking code.
 //!
 //! - [`in_place`]: the request path is async from the socket to the tool, except where SQLite
-//!   demands blocking (approvals, the memory store, the spend log; a Turn's journal records
-//!   are awaited from the journal's writer thread instead) and while a granted program runs. Such work runs in place on the async worker, which
+//!   demands blocking (approvals, the memory store, the spend log, single journal records;
+//!   a Turn's records are awaited from the journal's writer thread instead) and while a
+//!   granted program runs. Such work runs in place on the async worker, which
 //!   first hands its other tasks to a thread of tokio's blocking pool (bounded: the daemon sets
 //!   its size), so one commit never stalls other requests. (A reload, which may wait for
 //!   another, gets a blocking-pool thread of its own instead.)

@@ -309,13 +309,26 @@ fn tool(plugin: &Plugin, case: &Case) -> (String, String, bool) {
 }
 
 fn skill(plugin: &Plugin, case: &Case) -> (String, String, bool) {
-    let signal = signal_of(case.signal.as_ref(), None);
+    let mut signal = signal_of(case.signal.as_ref(), None);
+    // As the pipeline perceives it, and asked only as the pipeline would ask.
+    signal.payload.sensor = signal
+        .payload
+        .sensor
+        .as_deref()
+        .map(crate::signal::normal_sensor);
     let view = signal.view();
     let expected = match (&case.triggers, &case.prompt) {
         (Some(false), _) => "does not trigger".to_owned(),
         (_, Some(p)) => format!("triggers, prompt containing {p:?}"),
         (_, None) => "triggers".to_owned(),
     };
+    if !plugin.manifest.listens_to(signal.sensor()) {
+        return (
+            expected,
+            "not asked: the sensor is not among its manifest's `sensors`".into(),
+            case.triggers == Some(false),
+        );
+    }
     let triggers = match plugin.skill_triggers(&view) {
         Ok(t) => t,
         Err(e) => return (expected, format!("error: {e}"), false),

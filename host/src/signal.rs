@@ -109,6 +109,11 @@ pub struct Signal {
     pub depth: u32,
 }
 
+/// A sensor's name as the pipeline sees it (Perceive): trimmed, lowercase, `-` for `_`.
+pub fn normal_sensor(sensor: &str) -> String {
+    sensor.trim().to_lowercase().replace('_', "-")
+}
+
 impl Signal {
     /// An event from `sensor` with `text`, from client `source`.
     pub fn event(sensor: &str, text: Option<&str>, source: Option<&str>) -> Signal {

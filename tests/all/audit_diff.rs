@@ -6,7 +6,8 @@ use passepartout::audit::diff::{Direction, FailOn, diff};
 use passepartout::audit::{self, FindingKind, PluginAudit, Severity};
 use passepartout::runtime::{PluginSource, Policy, loader};
 use passepartout_tests::{
-    HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM, HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, source,
+    ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM,
+    HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, source,
 };
 
 use crate::fresh_runtime;
@@ -186,6 +187,38 @@ fn a_narrowing_is_marked_so_and_needs_no_consent() {
     let new_audit = audit_with(&rw, "");
     assert!(FailOn::Widening.met(&back, &new_audit));
     assert!(!FailOn::Widening.met(&d, &new_audit));
+}
+
+#[test]
+fn a_skill_that_stops_listing_its_sensors_widens_what_it_sees() {
+    let listed = |list: &'static str| {
+        source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, move |m| {
+            m.replace("component =", &format!("sensors = {list}\ncomponent ="))
+        })
+    };
+    let heartbeat = audit_with(&listed("[\"heartbeat\"]"), "");
+    assert_eq!(heartbeat.sensors, Some(vec!["heartbeat".to_owned()]));
+    let every = audit_with(&source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, |m| m), "");
+    let d = diff(&heartbeat, &every);
+    assert!(
+        d.changes
+            .iter()
+            .any(|c| c.what == "sensors" && c.direction == Direction::Widening),
+        "{d:#?}"
+    );
+    assert!(d.needs_consent(), "{d:#?}");
+    let more = diff(
+        &heartbeat,
+        &audit_with(&listed("[\"heartbeat\", \"user-input\"]"), ""),
+    );
+    assert!(
+        more.changes
+            .iter()
+            .any(|c| c.item == "adds user-input" && c.direction == Direction::Widening),
+        "{more:#?}"
+    );
+    let back = diff(&every, &heartbeat);
+    assert!(!back.widens(), "{back:#?}");
 }
 
 #[test]

@@ -27,7 +27,8 @@ pub enum Direction {
 /// One difference.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Change {
-    /// `capability`, `import`, `export`, `role`, `limit`, `tool`, `priority` or `config`.
+    /// `capability`, `import`, `export`, `role`, `limit`, `tool`, `priority`, `sensors` or
+    /// `config`.
     pub what: &'static str,
     /// What changed, e.g. `network: asks for api.example.org`.
     pub item: String,
@@ -251,6 +252,7 @@ pub fn diff(old: &PluginAudit, new: &PluginAudit) -> Diff {
             Direction::Neutral,
         );
     }
+    sensors(&mut c, old.sensors.as_deref(), new.sensors.as_deref());
     config(&mut c, &old.config, &new.config);
     let mut changes = c.0;
     changes.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.cmp(b)));
@@ -484,5 +486,29 @@ fn config(c: &mut Changes, old: &serde_json::Value, new: &serde_json::Value) {
                 Direction::Neutral,
             );
         }
+    }
+}
+
+/// A skill's sensors: listening to more (or, with no list, to every signal) is a widening, as
+/// the skill then sees the text of more signals.
+fn sensors(c: &mut Changes, old: Option<&[String]>, new: Option<&[String]>) {
+    match (old, new) {
+        (None, None) => {}
+        (Some(_), None) => c.push(
+            "sensors",
+            "no longer lists its sensors: asked about every signal".into(),
+            Direction::Widening,
+        ),
+        (None, Some(list)) => c.push(
+            "sensors",
+            format!("asked only about {}", list.join(", ")),
+            Direction::Narrowing,
+        ),
+        (Some(o), Some(n)) => c.sets(
+            "sensors",
+            &o.iter().collect(),
+            &n.iter().collect(),
+            Direction::Widening,
+        ),
     }
 }

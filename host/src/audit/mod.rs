@@ -181,6 +181,10 @@ pub struct PluginAudit {
     pub priority: Option<i32>,
     /// A gate's place in the walk (1 runs first) among the gates that load, when known.
     pub walk_position: Option<usize>,
+    /// A skill's sensors, when its manifest lists them (a skill sees the text of every signal
+    /// it is asked about; without a list, that is every signal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensors: Option<Vec<String>>,
     /// The `[config]` it reads (`host.config()`): the manifest's with the policy's keys laid
     /// over it.
     pub config: serde_json::Value,
@@ -375,6 +379,7 @@ fn audit_source(
         limits_granted: LimitSpec::default(),
         priority: None,
         walk_position: None,
+        sensors: None,
         config: serde_json::Value::Null,
         tools: Vec::new(),
         tools_unread: None,

@@ -145,7 +145,7 @@ pub fn diff(d: &Diff, colour: bool, width: Option<usize>) -> String {
     }
     if d.changes.is_empty() {
         out.push_str(
-            "no difference in capabilities, limits, tools, priority, config, imports or exports\n",
+            "no difference in capabilities, limits, tools, priority, sensors, config, imports or exports\n",
         );
     }
     match width {
@@ -197,6 +197,9 @@ fn told(out: &mut String, p: &super::PluginAudit) {
             .walk_position
             .map_or_else(String::new, |n| format!(" (walk: gate {n})"));
         let _ = writeln!(out, "  {:<12} {priority}{place}", "priority");
+    }
+    if let Some(sensors) = &p.sensors {
+        let _ = writeln!(out, "  {:<12} {}", "sensors", one_line(&sensors.join(", ")));
     }
     if let Some(config) = p.config.as_object().filter(|o| !o.is_empty()) {
         let keys: Vec<String> = config

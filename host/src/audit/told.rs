@@ -24,6 +24,7 @@ pub(crate) fn audit(
     if manifest.kinds.iter().any(|k| *k != Kind::Tool) {
         audit.priority = Some(entry.priority.unwrap_or(manifest.priority));
     }
+    audit.sensors.clone_from(&manifest.sensors);
     audit.config = crate::runtime::plugin::config_json(&manifest.config, &entry.config)
         .ok()
         .and_then(|json| serde_json::from_str(&json).ok())

@@ -263,7 +263,7 @@ fn manifest(name: &str, kind: Kind, component: &str) -> String {
             "name = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Returns a text in capital letters.\"\nkinds = [\"tool\"]\ncomponent = \"{component}\"\n"
         ),
         Kind::Skill => format!(
-            "name = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Turns '#standup notes' into a request for a stand-up summary.\"\nkinds = [\"skill\"]\npriority = 10\ncomponent = \"{component}\"\n"
+            "name = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Turns '#standup notes' into a request for a stand-up summary.\"\nkinds = [\"skill\"]\npriority = 10\nsensors = [\"user-input\", \"chat-message\"]\ncomponent = \"{component}\"\n"
         ),
     }
 }

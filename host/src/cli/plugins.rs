@@ -36,6 +36,8 @@ struct Entry<'a> {
     grants: &'a passepartout::runtime::Grants,
     tools: Vec<Tool<'a>>,
     depends_on: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sensors: Option<&'a [String]>,
     telemetry: passepartout::runtime::plugin::TelemetrySnapshot,
 }
 
@@ -88,6 +90,7 @@ fn entry(p: &Plugin) -> Entry<'_> {
             })
             .collect(),
         depends_on: &p.manifest.depends_on,
+        sensors: p.manifest.sensors.as_deref(),
         telemetry: p.telemetry.snapshot(),
     }
 }

@@ -97,7 +97,7 @@ impl Drop for Writer {
 }
 
 fn stopped() -> rusqlite::Error {
-    super::failure("the journal's writer thread has stopped; restart the daemon".into())
+    super::failure("the journal's writer thread has stopped".into())
 }
 
 /// Commit what is waiting, batch after batch, until the journal is dropped.
@@ -105,10 +105,26 @@ fn run(conn: &Mutex<Connection>, inbox: &mpsc::Receiver<Job>) {
     while let Ok(first) = inbox.recv() {
         let mut batch = vec![first];
         batch.extend(inbox.try_iter());
-        let outcomes = {
+        let outcomes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
             commit(&mut conn, &batch)
-        };
+        }))
+        .unwrap_or_else(|_| {
+            // The transaction (if any) rolled back as it unwound: nothing of the batch is
+            // written, each caller is told so, and the writer goes on with the next batch.
+            tracing::error!(
+                "the journal's writer panicked on a batch of {}",
+                batch.len()
+            );
+            batch
+                .iter()
+                .map(|_| {
+                    Err(super::failure(
+                        "the journal's writer failed on this write".into(),
+                    ))
+                })
+                .collect()
+        });
         for (job, outcome) in batch.into_iter().zip(outcomes) {
             job.answer.send(outcome);
         }

@@ -14,7 +14,7 @@ impl Agent {
     /// Perceive: normalise a raw signal (sensor names lowercase, `_` as `-`).
     pub fn perceive(&self, mut signal: Signal) -> Signal {
         if let Some(s) = &mut signal.payload.sensor {
-            *s = s.trim().to_lowercase().replace('_', "-");
+            *s = crate::signal::normal_sensor(s);
         }
         signal
     }

@@ -418,7 +418,7 @@ impl Agent {
         }
     }
 
-    /// Commit the records `cycle` holds, in one group ([`Journal::append_all`]; see
+    /// Commit the records `cycle` holds, in one group ([`Journal::append_all_async`]; see
     /// [`cycle::Cycle::pending`]). A failure is logged, and returned for the caller to refuse
     /// what depends on it (running an action, giving out a result).
     ///
