@@ -416,11 +416,27 @@ fn address(common: &Common) -> anyhow::Result<(String, bool)> {
 }
 
 pub(super) fn connect(common: &Common) -> anyhow::Result<Client> {
+    connect_as(common, true)
+}
+
+/// Connect with the client key only, even when this user can read the approver key: for a
+/// bridge whose own client (an MCP client) must not decide approvals or see their events.
+pub(super) fn connect_as_client(common: &Common) -> anyhow::Result<Client> {
+    connect_as(common, false)
+}
+
+fn connect_as(common: &Common, approver: bool) -> anyhow::Result<Client> {
     let (addr, auth) = address(common)?;
     let keys = match passepartout::daemon::keys::keys_dir() {
         Some(dir) if auth => Some(Keys::for_client(&dir)?),
         _ => None,
-    };
+    }
+    .map(|mut k| {
+        if !approver {
+            k.approver = None;
+        }
+        k
+    });
     Ok(Client::connect(&addr, keys.as_ref())?)
 }
 
@@ -536,7 +552,9 @@ pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn start_background(common: &Common) -> anyhow::Result<()> {
+/// Start a daemon in the background and wait until it listens (a first start compiles every
+/// plugin). Its output goes to `daemon.log` beside the database, never to this stdout.
+pub(super) fn start_background(common: &Common) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let log = passepartout::dirs::database().map(|d| d.with_file_name("daemon.log"));
     let mut cmd = std::process::Command::new(exe);

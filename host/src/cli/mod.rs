@@ -9,6 +9,7 @@ mod daemon;
 mod exit;
 mod init;
 mod journal;
+mod mcp;
 mod memory;
 mod pipeline;
 mod plugin_cmd;
@@ -116,6 +117,15 @@ enum Command {
     },
     /// Talk to the daemon line by line (starts one in the background if none answers).
     Chat,
+    /// Serve the daemon's tools to an MCP client over stdin/stdout (docs/mcp.md): every call
+    /// goes through the gates, approvals and the journal in the daemon (started in the
+    /// background if none answers).
+    Mcp {
+        /// How long a call a gate flags waits for `passepartout approve` before it returns
+        /// (saying which token to approve).
+        #[arg(long, value_name = "SECS", default_value_t = 120)]
+        approval_wait: u64,
+    },
     /// Stop the running daemon (as SIGTERM does: requests in flight finish, nothing is lost).
     Stop,
     /// Ask the model: the text goes through Reason (the model, the gates), Act, and back.
@@ -335,6 +345,9 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             );
         }
         Command::Chat => return daemon::chat(&cli.common),
+        Command::Mcp { approval_wait } => {
+            return mcp::run(&cli.common, std::time::Duration::from_secs(*approval_wait));
+        }
         Command::Stop => return daemon::stop(),
         Command::Init => return init::run(&cli.common),
         Command::Approve {
@@ -448,6 +461,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         | Command::Daemon { .. }
         | Command::Send { .. }
         | Command::Chat
+        | Command::Mcp { .. }
         | Command::Stop
         | Command::Init => Ok(ExitCode::from(2)),
     }

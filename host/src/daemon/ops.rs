@@ -42,6 +42,8 @@ pub enum Reply {
     Reloaded(super::reload::Reloaded),
     /// `ping`: `"pong"`.
     Pong(&'static str),
+    /// `tools`: every tool offered, as the model is offered it.
+    Tools(Vec<crate::pipeline::ToolSchema>),
 }
 
 impl Reply {
@@ -173,6 +175,7 @@ pub async fn handle(
     };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
+        Request::Tools => Ok(Reply::Tools(pipeline.tool_schemas())),
         // A reload compiles and loads plugins, and waits for any reload under way: on a thread
         // of its own (like `Server::reload`), never holding an async worker meanwhile.
         Request::Reload => {

@@ -28,11 +28,13 @@ pub enum Op {
     Approve,
     /// Drop a waiting action (approver key).
     Deny,
+    /// The tools offered, with their schemas (what the model is offered; MCP's `tools/list`).
+    Tools,
 }
 
 impl Op {
     /// Every op, in the order the hello lists them.
-    pub const ALL: [Op; 8] = [
+    pub const ALL: [Op; 9] = [
         Op::Act,
         Op::Ask,
         Op::Status,
@@ -41,6 +43,7 @@ impl Op {
         Op::Approvals,
         Op::Approve,
         Op::Deny,
+        Op::Tools,
     ];
 
     /// Its name on the wire.
@@ -54,6 +57,7 @@ impl Op {
             Op::Approvals => "approvals",
             Op::Approve => "approve",
             Op::Deny => "deny",
+            Op::Tools => "tools",
         }
     }
 
@@ -111,6 +115,8 @@ pub enum Request {
         /// The digest of the action text shown to the person.
         digest: String,
     },
+    /// The tools offered, as function-calling schemas.
+    Tools,
 }
 
 /// Why a request frame is not a request this connection may send.
@@ -188,6 +194,7 @@ impl Request {
             Request::Approvals => Op::Approvals,
             Request::Approve { .. } => Op::Approve,
             Request::Deny { .. } => Op::Deny,
+            Request::Tools => Op::Tools,
         }
     }
 

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::error::PipelineError;
 
-/// A tool as offered to the model for function calling.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// A tool as offered to the model for function calling (and to MCP clients).
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct ToolSchema {
     /// The tool's name.
     pub name: String,

@@ -6,6 +6,7 @@
 mod approvals;
 mod auth;
 mod bounds;
+mod mcp;
 mod providers;
 
 use std::io::{Read, Write};

@@ -1,0 +1,248 @@
+//! `passepartout mcp`: the daemon's tools for MCP clients (editors, desktop assistants, agent
+//! CLIs), over stdio, with the maintained Rust SDK (`rmcp`).
+//!
+//! A bridge, not a second agent: `tools/list` is the daemon's `tools` (what its model is
+//! offered, with the `explanation` argument), and `tools/call` is a direct `act` request on a
+//! connection of its own, through every gate, approvals, the journal and the tool's sandbox in
+//! the daemon. A rejection is a tool result with `isError` and the gate's reason, so the
+//! client's model reads why. An action a gate wants a person to approve waits (up to
+//! `--approval-wait`) for `passepartout approve`, and then returns what the tool said.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use passepartout::daemon::answer::{self, AnswerError, Ran};
+use passepartout::daemon::client::{Client, ClientError};
+use passepartout::daemon::request::{Event, Request};
+use passepartout::pipeline::{StepOutcome, ToolSchema};
+use passepartout::signal::Action;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerInfo, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt as _};
+use serde_json::Value;
+
+use super::Common;
+use super::daemon;
+
+/// How often a call waiting for an approval shows the daemon it is still there (the daemon
+/// closes connections idle past its read timeout).
+const KEEP_ALIVE: Duration = Duration::from_millis(500);
+
+/// Serve MCP on stdin/stdout until the client closes it. Starts a daemon in the background
+/// when none answers, as `chat` does.
+///
+/// # Errors
+/// No daemon could be reached or started, or the MCP session failed to start.
+pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode> {
+    if daemon::connect(common).is_err() {
+        daemon::start_background(common)?;
+    }
+    let bridge = Bridge {
+        common: Arc::new(common.clone()),
+        approval_wait,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the MCP server's runtime")?;
+    runtime.block_on(async {
+        let service = bridge
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| anyhow::anyhow!("the MCP session ended abnormally: {e}"))?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// The MCP server: each request is answered by the daemon.
+#[derive(Clone)]
+struct Bridge {
+    common: Arc<Common>,
+    approval_wait: Duration,
+}
+
+impl Bridge {
+    /// Run `work` (blocking: it talks to the daemon) off the async workers.
+    async fn daemon<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Common) -> anyhow::Result<T> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let common = self.common.clone();
+        tokio::task::spawn_blocking(move || work(&common))
+            .await
+            .map_err(|e| internal(format!("the bridge failed: {e}")))?
+            .map_err(|e| internal(format!("{e:#}")))
+    }
+}
+
+fn internal(message: String) -> ErrorData {
+    ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None)
+}
+
+impl ServerHandler for Bridge {
+    fn get_info(&self) -> ServerInfo {
+        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "passepartout",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "Every tool call goes through Passepartout's gates before the tool runs in its \
+                 sandbox. A rejected call returns the gate's reason; give `explanation` (why you \
+                 make the call) for tools that change something. A call a gate flags waits for \
+                 a person to approve it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schemas = self
+            .daemon(|common| {
+                let mut client = daemon::connect_as_client(common)?;
+                let (_, reply) = client.call(&Request::Tools)?;
+                Ok(answer::read::<Vec<ToolSchema>>(&reply, "the tools")?)
+            })
+            .await?;
+        Ok(ListToolsResult {
+            tools: schemas.into_iter().map(tool).collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let action = action_of(&request.name, request.arguments.unwrap_or_default());
+        let wait = self.approval_wait;
+        let result = self
+            .daemon(move |common| call(common, action, wait))
+            .await?;
+        Ok(result.into())
+    }
+}
+
+/// A tool as MCP lists it. Our tool names (`^[a-z][a-z0-9-]{0,63}$`) are already names MCP
+/// clients accept.
+fn tool(schema: ToolSchema) -> Tool {
+    let parameters: JsonObject = match schema.parameters {
+        Value::Object(o) => o,
+        _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
+    };
+    Tool::new(schema.name, schema.description, Arc::new(parameters))
+}
+
+/// The direct action a `tools/call` asks for: the `explanation` argument is the action's.
+fn action_of(name: &str, mut args: JsonObject) -> Action {
+    let explanation = match args.remove("explanation") {
+        Some(Value::String(e)) if !e.trim().is_empty() => Some(e),
+        _ => None,
+    };
+    Action {
+        target: "tool".into(),
+        tool: Some(name.to_owned()),
+        args,
+        text: None,
+        explanation,
+        call_id: None,
+    }
+}
+
+fn text(text: String) -> Vec<ContentBlock> {
+    vec![ContentBlock::text(text)]
+}
+
+/// Run `action` in the daemon on a connection of its own; wait up to `wait` for a person to
+/// approve it when a gate asks.
+fn call(common: &Common, action: Action, wait: Duration) -> anyhow::Result<CallToolResult> {
+    let mut client = daemon::connect_as_client(common)?;
+    let (_, reply) = client.call(&Request::Act { action })?;
+    let ran = match answer::read::<Ran>(&reply, "the steps of a run") {
+        Ok(ran) => ran,
+        Err(AnswerError::Refused(r)) => {
+            return Ok(CallToolResult::error(text(format!(
+                "the daemon refused the call: {}",
+                r.message
+            ))));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // The first step is the action's; later ones are its feedback.
+    let first = ran
+        .steps
+        .0
+        .iter()
+        .flatten()
+        .map(|s| &s.outcome)
+        .find(|o| !matches!(o, StepOutcome::Nothing));
+    let failed = |message: String| Ok(CallToolResult::error(text(message)));
+    match first {
+        Some(StepOutcome::Ran { result, .. }) => Ok(CallToolResult::success(text(result.clone()))),
+        Some(StepOutcome::Rejected { gate, reason, .. }) => {
+            failed(format!("rejected by the gate {gate}: {reason}"))
+        }
+        Some(StepOutcome::ToolFailed { tool, message }) => {
+            failed(format!("the tool {tool} failed: {message}"))
+        }
+        Some(StepOutcome::Invalid { reason }) => failed(format!("cannot do that: {reason}")),
+        Some(StepOutcome::Failed { error }) => failed(format!("the daemon failed: {error}")),
+        Some(StepOutcome::Dropped { why }) => failed(format!("stopped: {why}")),
+        Some(StepOutcome::Suspended { token, reasons }) => {
+            approved(&mut client, token, &reasons.join("; "), wait)
+        }
+        Some(StepOutcome::Nothing) | None => Ok(CallToolResult::success(Vec::new())),
+    }
+}
+
+/// Wait on `client`'s connection for the result of the action suspended under `token`: the
+/// daemon sends it there once a person approves it.
+fn approved(
+    client: &mut Client,
+    token: &str,
+    reasons: &str,
+    wait: Duration,
+) -> anyhow::Result<CallToolResult> {
+    let until = Instant::now() + wait;
+    client.set_timeout(Some(KEEP_ALIVE))?;
+    while Instant::now() < until {
+        let frames = match client.read() {
+            Ok(frame) => vec![frame],
+            Err(ClientError::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                // Nothing yet: show the daemon this call is still waiting.
+                client.call(&Request::Ping)?.0
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for event in answer::events(&frames) {
+            if let Event::Message { text: result } = event {
+                return Ok(CallToolResult::success(text(result)));
+            }
+        }
+    }
+    Ok(CallToolResult::error(text(format!(
+        "waiting for a person's approval ({reasons}); nobody approved it within {} s. Approve \
+         it with `passepartout approve {token}` and call again, or deny it with `passepartout \
+         deny {token}`",
+        wait.as_secs()
+    ))))
+}

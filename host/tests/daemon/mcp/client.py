@@ -1,0 +1,48 @@
+"""The official MCP Python SDK (PyPI `mcp`) as a third-party client of `passepartout mcp`.
+
+Usage: client.py PASSEPARTOUT PORT
+Starts `PASSEPARTOUT mcp --port PORT` over stdio, as an MCP client would, lists its tools and
+makes the calls the test asks for (one JSON object per line on stdin: {"tool", "arguments"}).
+Prints one JSON line for the tool list, then one per call: {"is_error", "text"}.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+
+def emit(value):
+    print(json.dumps(value), flush=True)
+
+
+async def main():
+    exe, port = sys.argv[1], sys.argv[2]
+    params = StdioServerParameters(
+        command=exe,
+        args=["mcp", "--port", port, "--approval-wait", "60"],
+        env=dict(os.environ),
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            emit({"tools": {t.name: t.input_schema for t in listed.tools}})
+            loop = asyncio.get_running_loop()
+            while True:
+                line = await loop.run_in_executor(None, sys.stdin.readline)
+                if not line.strip():
+                    break
+                call = json.loads(line)
+                result = await session.call_tool(call["tool"], call["arguments"])
+                emit(
+                    {
+                        "is_error": result.is_error,
+                        "text": "\n".join(c.text for c in result.content if c.type == "text"),
+                    }
+                )
+
+
+asyncio.run(main())
