@@ -8,6 +8,10 @@
 //! Then the same signed round trip with the Rust gates only (the Python `pii` gate disabled in
 //! the policy), beside its own in-process baseline.
 //!
+//! Then MCP: `tools/call` of the same `eval` through `passepartout mcp` (the real binary, over
+//! its stdin/stdout, JSON-RPC as an MCP client sends it) to the signed daemon, beside the same
+//! action through our own protocol.
+//!
 //! As users run it: each agent assembled by [`passepartout::agent`] as the CLI and the daemon
 //! assemble theirs, with the built-in plugins and gates and the on-disk journal (each daemon and
 //! each in-process baseline its own database in a temporary directory).
@@ -207,6 +211,87 @@ fn measure<F: FnMut()>(
     )
 }
 
+/// `passepartout mcp` bridging to the daemon at `addr`, initialised as an MCP client does.
+struct Mcp {
+    child: std::process::Child,
+    to: std::process::ChildStdin,
+    from: std::io::BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(addr: &str) -> Mcp {
+        use std::process::{Command, Stdio};
+        let port = addr.rsplit(':').next().expect("port");
+        let run = temp().join("run");
+        std::fs::create_dir_all(&run).expect("runtime dir");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_passepartout"))
+            .args(["mcp", "--port", port])
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("XDG_DATA_HOME", temp().join("data"))
+            .env(
+                "PASSEPARTOUT_HMAC_SECRET",
+                "bench client key, 32 bytes long!",
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("passepartout mcp");
+        let to = child.stdin.take().expect("stdin");
+        let from = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut mcp = Mcp {
+            child,
+            to,
+            from,
+            next: 1,
+        };
+        mcp.request(
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "bench", "version": "0" } }),
+        );
+        mcp.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        mcp
+    }
+
+    fn send(&mut self, message: &serde_json::Value) {
+        use std::io::Write;
+        writeln!(self.to, "{message}").expect("write to passepartout mcp");
+    }
+
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::BufRead;
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let mut line = String::new();
+            self.from.read_line(&mut line).expect("read from passepartout mcp");
+            assert!(!line.is_empty(), "passepartout mcp stopped");
+            let reply: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+            if reply["id"] == id {
+                return reply;
+            }
+        }
+    }
+
+    fn eval(&mut self) {
+        let reply = self.request(
+            "tools/call",
+            json!({ "name": "eval", "arguments": { "expression": "(+ 1 2)" } }),
+        );
+        assert_eq!(reply["result"]["content"][0]["text"], "3", "{reply}");
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn main() {
     let addr = start_daemon(None, Gates::Standard);
     let signed_addr = start_daemon(Some(keys()), Gates::Standard);
@@ -230,6 +315,8 @@ fn main() {
     group.bench_function("over-protocol-1-client-signed", |b| {
         b.iter(|| round_trip(&mut signed))
     });
+    let mut mcp = Mcp::start(&signed_addr);
+    group.bench_function("mcp-stdio-tools-call", |b| b.iter(|| mcp.eval()));
     let mut rust_signed = Client::connect(&rust_addr, Some(&keys())).expect("connect rust");
     group.bench_function("over-protocol-1-client-signed-rust-gates", |b| {
         b.iter(|| round_trip(&mut rust_signed))
@@ -287,6 +374,20 @@ fn main() {
             );
         }
     }
+    println!("\neval through MCP (passepartout mcp over stdio, every standard gate), one client");
+    let (rps, p50, p99) = load(&signed_addr, Some(&keys), 1, 1000);
+    row("protocol signed, 1 client", (rps, p50, p99), base_rps, "");
+    // A session of its own (its start, as a connection's, is in the throughput).
+    let mcp_row = measure(1, 1000, || {
+        let mut session = Mcp::start(&signed_addr);
+        move || session.eval()
+    });
+    row(
+        "MCP tools/call, 1 client",
+        mcp_row,
+        base_rps,
+        &format!(", {:.2}x our protocol", mcp_row.0 / rps),
+    );
     println!(
         "\neval action, the Rust gates only (pii disabled): round trips per second and latency"
     );

@@ -278,6 +278,7 @@ mod tests {
                 token: "t".into(),
                 digest: "d".into(),
             },
+            Request::Tools,
         ];
         assert_eq!(requests.len(), Op::ALL.len());
         for (request, op) in requests.iter().zip(Op::ALL) {
@@ -316,7 +317,7 @@ mod tests {
         let err = Request::parse(&json!({ "op": "rm" }), Role::Client).expect_err("unknown");
         assert_eq!(
             err.to_string(),
-            "unknown op \"rm\": use one of act, ask, status, reload, ping"
+            "unknown op \"rm\": use one of act, ask, status, reload, ping, tools"
         );
         let err = Request::parse(&json!({}), Role::Client).expect_err("no op");
         assert!(err.to_string().starts_with("unknown op null"), "{err}");
