@@ -267,7 +267,9 @@ impl Mcp {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         loop {
             let mut line = String::new();
-            self.from.read_line(&mut line).expect("read from passepartout mcp");
+            self.from
+                .read_line(&mut line)
+                .expect("read from passepartout mcp");
             assert!(!line.is_empty(), "passepartout mcp stopped");
             let reply: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
             if reply["id"] == id {

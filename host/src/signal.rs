@@ -109,6 +109,31 @@ pub struct Signal {
     pub depth: u32,
 }
 
+/// What a line told to a request's source is about: the `told` of the daemon's `message` event,
+/// so that a client waiting for an action decided elsewhere (an approval) reads the outcome
+/// from a typed field, never from the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Told {
+    /// The tool ran; the text is its output.
+    Ran,
+    /// The tool failed.
+    Failed,
+    /// The action cannot be performed as given.
+    Invalid,
+    /// A gate rejected it.
+    Rejected,
+    /// It waits for a person (again, after an approval: a new token).
+    Suspended,
+    /// A person denied it.
+    Denied,
+}
+
+impl Told {
+    /// The key the pipeline puts it under in the text action it sends the source.
+    pub const ARG: &'static str = "told";
+}
+
 /// A sensor's name as the pipeline sees it (Perceive): trimmed, lowercase, `-` for `_`.
 pub fn normal_sensor(sensor: &str) -> String {
     sensor.trim().to_lowercase().replace('_', "-")

@@ -443,7 +443,7 @@ fn connect_as(common: &Common, approver: bool) -> anyhow::Result<Client> {
 fn print_events(events: &[Value], trace: bool) {
     for e in answer::events(events) {
         match e {
-            Event::Message { text } => outln!("{text}"),
+            Event::Message { text, .. } => outln!("{text}"),
             Event::GateTrace { trace: gates } if trace => {
                 for g in gates {
                     errln!(

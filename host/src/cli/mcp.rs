@@ -6,7 +6,8 @@
 //! connection of its own, through every gate, approvals, the journal and the tool's sandbox in
 //! the daemon. A rejection is a tool result with `isError` and the gate's reason, so the
 //! client's model reads why. An action a gate wants a person to approve waits (up to
-//! `--approval-wait`) for `passepartout approve`, and then returns what the tool said.
+//! `--approval-wait`) for the person's decision, and then returns what followed: the tool's
+//! output, or the denial, rejection or failure (read from the event's typed `told`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use passepartout::daemon::answer::{self, AnswerError, Ran};
 use passepartout::daemon::client::{Client, ClientError};
 use passepartout::daemon::request::{Event, Request};
 use passepartout::pipeline::{StepOutcome, ToolSchema};
-use passepartout::signal::Action;
+use passepartout::signal::{Action, Told};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
     Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -40,7 +41,13 @@ const KEEP_ALIVE: Duration = Duration::from_millis(500);
 /// # Errors
 /// No daemon could be reached or started, or the MCP session failed to start.
 pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode> {
-    if daemon::connect(common).is_err() {
+    // Only when nothing answers: a daemon that refuses us (a wrong key) is not replaced.
+    if let Err(e) = daemon::connect_as_client(common)
+        && matches!(
+            e.downcast_ref::<ClientError>(),
+            Some(ClientError::Unreachable { .. }) | None
+        )
+    {
         daemon::start_background(common)?;
     }
     let bridge = Bridge {
@@ -144,6 +151,11 @@ fn tool(schema: ToolSchema) -> Tool {
         Value::Object(o) => o,
         _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
     };
+    let mut parameters = parameters;
+    // MCP requires an object schema; a tool's schema may leave `type` out.
+    parameters
+        .entry("type")
+        .or_insert_with(|| Value::from("object"));
     Tool::new(schema.name, schema.description, Arc::new(parameters))
 }
 
@@ -209,40 +221,65 @@ fn call(common: &Common, action: Action, wait: Duration) -> anyhow::Result<CallT
     }
 }
 
-/// Wait on `client`'s connection for the result of the action suspended under `token`: the
-/// daemon sends it there once a person approves it.
+/// Wait on `client`'s connection for what follows the action suspended under `token`: the
+/// daemon sends the requester a `message` event, with its typed `told`, once a person decides.
 fn approved(
     client: &mut Client,
     token: &str,
     reasons: &str,
     wait: Duration,
 ) -> anyhow::Result<CallToolResult> {
-    let until = Instant::now() + wait;
+    let until = Instant::now().checked_add(wait);
+    let broken = |e: &dyn std::fmt::Display| {
+        Ok(CallToolResult::error(text(format!(
+            "waiting for a person's approval ({reasons}), the connection to the daemon broke: \
+             {e}. Token {token}: the person can still approve or deny it; do not repeat the call"
+        ))))
+    };
     client.set_timeout(Some(KEEP_ALIVE))?;
-    while Instant::now() < until {
-        let frames = match client.read() {
-            Ok(frame) => vec![frame],
+    let mut pings = 0u64;
+    while until.is_none_or(|u| Instant::now() < u) {
+        let frame = match client.read() {
+            Ok(frame) => frame,
             Err(ClientError::Io(e))
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                // Nothing yet: show the daemon this call is still waiting.
-                client.call(&Request::Ping)?.0
+                // Nothing yet: show the daemon this call is still waiting (its pong is read,
+                // and ignored, by this loop).
+                pings += 1;
+                let ping = Request::Ping.frame(&Value::from(format!("keep-alive-{pings}")));
+                if let Err(e) = client.send(&ping) {
+                    return broken(&e);
+                }
+                continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return broken(&e),
         };
-        for event in answer::events(&frames) {
-            if let Event::Message { text: result } = event {
-                return Ok(CallToolResult::success(text(result)));
+        for event in answer::events(std::slice::from_ref(&frame)) {
+            let Event::Message {
+                text: line,
+                told: Some(told),
+            } = event
+            else {
+                continue;
+            };
+            match told {
+                Told::Ran => return Ok(CallToolResult::success(text(line))),
+                // Approved, then flagged again by the last mile: a new token to wait for.
+                Told::Suspended => {}
+                Told::Failed | Told::Invalid | Told::Rejected | Told::Denied => {
+                    return Ok(CallToolResult::error(text(line)));
+                }
             }
         }
     }
+    // Worded for the person reading the client: the model must not approve its own call.
     Ok(CallToolResult::error(text(format!(
-        "waiting for a person's approval ({reasons}); nobody approved it within {} s. Approve \
-         it with `passepartout approve {token}` and call again, or deny it with `passepartout \
-         deny {token}`",
+        "this call needs a person's approval ({reasons}) and none came within {} s. The \
+         operator decides it (token {token}); do not repeat the call: once approved, it runs",
         wait.as_secs()
     ))))
 }

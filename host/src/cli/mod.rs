@@ -121,9 +121,9 @@ enum Command {
     /// goes through the gates, approvals and the journal in the daemon (started in the
     /// background if none answers).
     Mcp {
-        /// How long a call a gate flags waits for `passepartout approve` before it returns
-        /// (saying which token to approve).
-        #[arg(long, value_name = "SECS", default_value_t = 120)]
+        /// How long a call a gate flags waits for a person's decision before it returns
+        /// (naming the token); below the 60 s many MCP clients wait for a call.
+        #[arg(long, value_name = "SECS", default_value_t = 50)]
         approval_wait: u64,
     },
     /// Stop the running daemon (as SIGTERM does: requests in flight finish, nothing is lost).

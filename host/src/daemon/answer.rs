@@ -126,6 +126,12 @@ mod tests {
             json!({"type": "event", "id": 1, "event": "message", "text": "hi"}),
             json!({"type": "event", "id": 1, "event": "from-the-future"}),
         ]);
-        assert_eq!(events, [Event::Message { text: "hi".into() }]);
+        assert_eq!(
+            events,
+            [Event::Message {
+                text: "hi".into(),
+                told: None
+            }]
+        );
     }
 }

@@ -175,6 +175,10 @@ pub async fn handle(
     };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
+        // Not the stand-in's empty list while the plugins load: a client would keep it.
+        Request::Tools if !swap.ready() => Err(Refused::Failed(
+            "the daemon is still loading its plugins; ask again in a moment".into(),
+        )),
         Request::Tools => Ok(Reply::Tools(pipeline.tool_schemas())),
         // A reload compiles and loads plugins, and waits for any reload under way: on a thread
         // of its own (like `Server::reload`), never holding an async worker meanwhile.

@@ -217,6 +217,9 @@ pub enum Event {
     Message {
         /// The text.
         text: String,
+        /// What it is about, for a line about an action (absent on a model's reply).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        told: Option<crate::signal::Told>,
     },
 }
 

@@ -146,10 +146,12 @@ impl Actuator for RouterActuator {
             && let Ok(conn) = conn.parse()
             && let Ok(id) = serde_json::from_str::<Value>(id)
         {
-            self.0.send(
-                conn,
-                &json!({ "type": "event", "id": id, "event": "message", "text": text }),
-            );
+            let mut frame = json!({ "type": "event", "id": id, "event": "message", "text": text });
+            // What the line is about (a decision made elsewhere: approved, denied...), typed.
+            if let Some(told) = action.args.get(crate::signal::Told::ARG) {
+                frame["told"] = told.clone();
+            }
+            self.0.send(conn, &frame);
         }
         Ok(text)
     }

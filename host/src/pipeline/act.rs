@@ -11,7 +11,7 @@ use super::reason::{Conversation, Reasoned};
 use super::{Agent, Step, StepOutcome};
 use crate::approvals::{Approvals, Pending};
 use crate::gates::Outcome;
-use crate::signal::{Action, GateTrace, Payload, Signal, SignalType};
+use crate::signal::{Action, GateTrace, Payload, Signal, SignalType, Told};
 
 impl Agent {
     /// Check that `action` can be performed as written: its target has an actuator, and that
@@ -57,7 +57,7 @@ impl Agent {
         match reasoned {
             Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
             Reasoned::Invalid { action, reason } => {
-                self.tell_source(signal, &format!("cannot do that: {reason}"))
+                self.tell_source(signal, &format!("cannot do that: {reason}"), Told::Invalid)
                     .await;
                 Ok((
                     step(Some(action), Vec::new(), StepOutcome::Invalid { reason }),
@@ -71,8 +71,12 @@ impl Agent {
                 attempts,
                 trace,
             } => {
-                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"))
-                    .await;
+                self.tell_source(
+                    signal,
+                    &format!("rejected by gate {gate}: {reason}"),
+                    Told::Rejected,
+                )
+                .await;
                 Ok((
                     step(
                         Some(action),
@@ -134,6 +138,7 @@ impl Agent {
                 pending.token,
                 pending.token
             ),
+            Told::Suspended,
         )
         .await;
         Ok(StepOutcome::Suspended {
@@ -223,8 +228,12 @@ impl Agent {
                 self.log(format!(
                     "last-mile verify: gate {gate} blocked the action: {reason}"
                 ));
-                self.tell_source(signal, &format!("rejected by gate {gate}: {reason}"))
-                    .await;
+                self.tell_source(
+                    signal,
+                    &format!("rejected by gate {gate}: {reason}"),
+                    Told::Rejected,
+                )
+                .await;
                 return Ok((
                     StepOutcome::Rejected {
                         gate,
@@ -358,7 +367,7 @@ impl Agent {
             Ok(output) => {
                 self.log(format!("{tool}: ran"));
                 if action.target == "tool" {
-                    self.tell_source(signal, &formatted).await;
+                    self.tell_source(signal, &formatted, Told::Ran).await;
                 }
                 let fb = (!silent).then(|| {
                     feedback(
@@ -379,7 +388,7 @@ impl Agent {
             Err(e) => {
                 let message = e.to_string();
                 self.log(format!("{tool}: failed: {message}"));
-                self.tell_source(signal, &formatted).await;
+                self.tell_source(signal, &formatted, Told::Failed).await;
                 let fb = match e {
                     ActError::Invalid(_) => None,
                     ActError::Tool(_) => Some(feedback(
@@ -395,7 +404,7 @@ impl Agent {
 
     /// Send `text` to the client the signal came from, when it has an actuator (and is not
     /// the tool actuator itself).
-    async fn tell_source(&self, signal: &Signal, text: &str) {
+    async fn tell_source(&self, signal: &Signal, text: &str, told: Told) {
         let Some(source) = signal.meta.source.as_deref() else {
             return;
         };
@@ -408,6 +417,9 @@ impl Agent {
                     &Action {
                         target: source.into(),
                         text: Some(text.into()),
+                        args: [(Told::ARG.to_owned(), serde_json::json!(told))]
+                            .into_iter()
+                            .collect(),
                         ..Action::default()
                     },
                     signal,
@@ -482,8 +494,12 @@ impl Agent {
                 .decide(token, false, shown)
                 .map_err(decision_error)
         })?;
-        self.tell_source(&pending.signal, "denied: the action was dropped")
-            .await;
+        self.tell_source(
+            &pending.signal,
+            "denied: the action was dropped",
+            Told::Denied,
+        )
+        .await;
         Ok(pending.action)
     }
 }

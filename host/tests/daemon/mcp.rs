@@ -139,11 +139,40 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
         "the gate's reason reaches the client: {rm}"
     );
 
-    // A flagged call waits; `passepartout approve` releases it, and its result is the call's.
+    // A flagged call waits, past the daemon's read timeout (2 s here: the bridge keeps its
+    // connection alive), until `passepartout approve` releases it; its output is the call's.
     mcp.send(
         "shell",
-        json!({ "program": "echo", "args": ["approved"], "explanation": "print the word the operator approved" }),
+        json!({ "program": "echo", "args": ["xyzzy-42"], "explanation": "print the marker the test looks for" }),
     );
+    std::thread::sleep(Duration::from_secs(3));
+    decide(&d, "approve");
+    let echoed = mcp.answer();
+    assert_eq!(echoed["is_error"], false, "{echoed}");
+    assert!(
+        echoed["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("xyzzy-42")),
+        "{echoed}"
+    );
+    // A denied call says so, as an error the client's model reads.
+    mcp.send(
+        "shell",
+        json!({ "program": "echo", "args": ["never"], "explanation": "print a word nobody will see" }),
+    );
+    decide(&d, "deny");
+    let denied = mcp.answer();
+    assert_eq!(denied["is_error"], true, "{denied}");
+    assert!(
+        denied["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("denied")),
+        "{denied}"
+    );
+}
+
+/// Wait for the one approval pending, then `passepartout approve` (or `deny`) it.
+fn decide(d: &Daemon, how: &str) {
     let mut operator = d.client();
     let deadline = Instant::now() + Duration::from_secs(30);
     let token = loop {
@@ -155,16 +184,8 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
         std::thread::sleep(Duration::from_millis(100));
     };
     let port = d.addr.rsplit(':').next().expect("port").to_owned();
-    let approve = command(&d.home, &["approve", &token, "--port", &port], &[])
+    let out = command(&d.home, &[how, &token, "--port", &port], &[])
         .output()
-        .expect("passepartout approve");
-    assert!(approve.status.success(), "{approve:?}");
-    let echoed = mcp.answer();
-    assert_eq!(echoed["is_error"], false, "{echoed}");
-    assert!(
-        echoed["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("approved")),
-        "{echoed}"
-    );
+        .expect("passepartout approve/deny");
+    assert!(out.status.success(), "{how}: {out:?}");
 }
