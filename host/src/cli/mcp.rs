@@ -59,7 +59,7 @@ pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode>
         .enable_all()
         .build()
         .context("cannot start the MCP server's runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let service = bridge
             .serve(rmcp::transport::stdio())
             .await
@@ -69,7 +69,10 @@ pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode>
             .await
             .map_err(|e| anyhow::anyhow!("the MCP session ended abnormally: {e}"))?;
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // A call still waiting for an approval does not keep the process once the client left.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served
 }
 
 /// The MCP server: each request is answered by the daemon.
@@ -147,11 +150,10 @@ impl ServerHandler for Bridge {
 /// A tool as MCP lists it. Our tool names (`^[a-z][a-z0-9-]{0,63}$`) are already names MCP
 /// clients accept.
 fn tool(schema: ToolSchema) -> Tool {
-    let parameters: JsonObject = match schema.parameters {
+    let mut parameters = match schema.parameters {
         Value::Object(o) => o,
-        _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
+        _ => JsonObject::new(),
     };
-    let mut parameters = parameters;
     // MCP requires an object schema; a tool's schema may leave `type` out.
     parameters
         .entry("type")
