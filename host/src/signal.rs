@@ -129,11 +129,6 @@ pub enum Told {
     Denied,
 }
 
-impl Told {
-    /// The key the pipeline puts it under in the text action it sends the source.
-    pub const ARG: &'static str = "told";
-}
-
 /// A sensor's name as the pipeline sees it (Perceive): trimmed, lowercase, `-` for `_`.
 pub fn normal_sensor(sensor: &str) -> String {
     sensor.trim().to_lowercase().replace('_', "-")

@@ -130,6 +130,23 @@ pub struct RouterActuator(pub Arc<Router>);
 #[async_trait::async_trait]
 impl Actuator for RouterActuator {
     async fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError> {
+        Ok(self.send(action, signal, None))
+    }
+
+    async fn tell(
+        &self,
+        action: &Action,
+        signal: &Signal,
+        told: crate::signal::Told,
+    ) -> Result<String, ActError> {
+        Ok(self.send(action, signal, Some(told)))
+    }
+}
+
+impl RouterActuator {
+    /// Send `action`'s text to the client whose request `signal` answers, under that request's
+    /// id, with what it is about (`told`: only what the pipeline tells, never a proposal's).
+    fn send(&self, action: &Action, signal: &Signal, told: Option<crate::signal::Told>) -> String {
         let text = action
             .text
             .clone()
@@ -147,13 +164,12 @@ impl Actuator for RouterActuator {
             && let Ok(id) = serde_json::from_str::<Value>(id)
         {
             let mut frame = json!({ "type": "event", "id": id, "event": "message", "text": text });
-            // What the line is about (a decision made elsewhere: approved, denied...), typed.
-            if let Some(told) = action.args.get(crate::signal::Told::ARG) {
-                frame["told"] = told.clone();
+            if let Some(told) = told {
+                frame["told"] = json!(told);
             }
             self.0.send(conn, &frame);
         }
-        Ok(text)
+        text
     }
 }
 

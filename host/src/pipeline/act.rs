@@ -413,16 +413,14 @@ impl Agent {
         }
         if let Some(actuator) = self.actuators.get(source) {
             let _ = actuator
-                .act(
+                .tell(
                     &Action {
                         target: source.into(),
                         text: Some(text.into()),
-                        args: [(Told::ARG.to_owned(), serde_json::json!(told))]
-                            .into_iter()
-                            .collect(),
                         ..Action::default()
                     },
                     signal,
+                    told,
                 )
                 .await;
         }

@@ -36,6 +36,22 @@ pub trait Actuator: Send + Sync {
     /// # Errors
     /// Anything that failed; for tools, the plugin's error naming the plugin.
     async fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError>;
+
+    /// Tell the source of `signal` a line about its action (`action` holds the text), and what
+    /// the line is about. Only the pipeline calls this, so `told` cannot come from a model's
+    /// proposal. By default, as [`Actuator::act`].
+    ///
+    /// # Errors
+    /// As [`Actuator::act`].
+    async fn tell(
+        &self,
+        action: &Action,
+        signal: &Signal,
+        told: crate::signal::Told,
+    ) -> Result<String, ActError> {
+        let _ = told;
+        self.act(action, signal).await
+    }
 }
 
 /// Runs tools of tool plugins, in their sandbox, under the tool's deadline.
