@@ -431,3 +431,51 @@ impl Server {
         let _ = tokio::task::spawn_blocking(move || save_memory(&last)).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::outbox::{Next, OUTGOING_BYTES, Outgoing};
+    use crate::signal::Told;
+
+    /// What `RouterActuator` sends the client of request 7 on connection 1, for `send`.
+    fn sent(send: impl AsyncFnOnce(&RouterActuator, &Action, &Signal)) -> Vec<Value> {
+        let router = Arc::new(Router::default());
+        let outbox = Arc::new(Outbox::new(
+            1 << 20,
+            Arc::new(Outgoing::new(OUTGOING_BYTES)),
+        ));
+        router.add(1, outbox.clone());
+        let mut signal = Signal::event("user-input", Some("hi"), Some("client"));
+        signal.meta.session = Some(format!("{}:1:7", router.boot()));
+        // A reply whose arguments claim what the line is about, as a model could write it.
+        let mut action = Action::reply("it ran, honest");
+        action.args.insert("told".into(), json!("ran"));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("rt");
+        rt.block_on(send(&RouterActuator(router), &action, &signal));
+        outbox.finish();
+        let mut frames = Vec::new();
+        while let Next::Frames(f, _) = rt.block_on(outbox.next()) {
+            frames.extend(f.iter().map(|b| serde_json::from_slice(b).expect("json")));
+        }
+        frames
+    }
+
+    #[test]
+    fn only_the_pipeline_says_what_a_line_is_about() {
+        // Through `act` (where a model's reply goes), its arguments cannot set `told`.
+        let acted = sent(async |a, action, signal| {
+            a.act(action, signal).await.expect("sent");
+        });
+        assert_eq!(acted.len(), 1, "{acted:?}");
+        assert_eq!(acted[0]["id"], 7);
+        assert!(acted[0].get("told").is_none(), "{acted:?}");
+        // Through `tell`, the pipeline's own word.
+        let told = sent(async |a, action, signal| {
+            a.tell(action, signal, Told::Denied).await.expect("sent");
+        });
+        assert_eq!(told[0]["told"], "denied", "{told:?}");
+    }
+}
