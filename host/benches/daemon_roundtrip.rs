@@ -308,6 +308,20 @@ fn main() {
     group.bench_function("in-process", |b| {
         b.iter(|| passepartout::blocking::wait(in_process.run(request_signal())))
     });
+    // Ten threads at once, ten actions each per iteration: how the gates share the cores.
+    group.bench_function("in-process-10-threads-x10", |b| {
+        b.iter(|| {
+            std::thread::scope(|s| {
+                for _ in 0..10 {
+                    s.spawn(|| {
+                        for _ in 0..10 {
+                            passepartout::blocking::wait(in_process.run(request_signal()));
+                        }
+                    });
+                }
+            })
+        })
+    });
     group.bench_function("in-process-rust-gates", |b| {
         b.iter(|| passepartout::blocking::wait(rust_in_process.run(request_signal())))
     });
@@ -355,6 +369,8 @@ fn main() {
     let keys = keys();
     println!("\neval action, every standard gate: round trips per second and latency");
     let base_rps = baseline("in-process (1 thread)", &in_process);
+    let threads = in_process_threads(&in_process, 10, 200);
+    row("in-process, 10 threads", threads, base_rps, "");
     for clients in [1, 10, 100, 200] {
         let mut unsigned_rps = 0.0;
         for (name, addr, keys) in [
