@@ -119,6 +119,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     let (ip, port) = listen_address(common, section)?;
     let listener = bind(ip, port)?;
     let addr: SocketAddr = listener.local_addr()?;
+    let mcp = mcp_http(&settings.mcp, addr, keys.as_ref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Requests are async from the socket to the tool; a journal commit (SQLite, fsync)
@@ -144,6 +145,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
             host: addr.ip().to_string(),
             port: addr.port(),
             auth: if keys.is_some() { "hmac" } else { "none" }.into(),
+            mcp_http: mcp.as_ref().map(|m| m.url.clone()),
         };
         std::fs::write(path, serde_json::to_vec(&r)?)?;
     }
@@ -155,6 +157,12 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
             " (NO AUTHENTICATION)"
         }
     );
+    if let Some(m) = &mcp {
+        errln!(
+            "passepartout: serving MCP at {} (bearer: the client key)",
+            m.url
+        );
+    }
     let config = ServerConfig {
         keys,
         handshake_deadline: Duration::from_secs(5),
@@ -178,6 +186,16 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     runtime.block_on(async move {
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
+        if let Some(m) = mcp {
+            let settings = settings.mcp.clone();
+            tokio::spawn(async move {
+                if let Err(e) =
+                    super::mcp::http::serve(m.listener, m.bridge, m.bearer, settings).await
+                {
+                    tracing::error!("MCP over HTTP stopped: {e:#}");
+                }
+            });
+        }
         tokio::spawn(boot(server.clone(), common.clone(), problems));
         tokio::spawn(reload_on_hangup(server.clone()));
         server
@@ -195,6 +213,55 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     errln!("passepartout: stopped; the journal is saved");
     drop(placeholder);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The daemon's MCP transport over HTTP, ready to serve.
+struct McpHttp {
+    listener: std::net::TcpListener,
+    url: String,
+    bridge: super::mcp::Bridge,
+    bearer: protocol::Secret,
+}
+
+/// Bind `[mcp] http` when set: its bridge reaches the daemon at `addr` with the client key
+/// only, which is also the bearer token its clients send.
+fn mcp_http(
+    section: &passepartout::settings::McpSection,
+    addr: SocketAddr,
+    keys: Option<&Keys>,
+) -> anyhow::Result<Option<McpHttp>> {
+    let Some(listener) = super::mcp::http::bind(section)? else {
+        return Ok(None);
+    };
+    let Some(keys) = keys else {
+        anyhow::bail!(
+            "[mcp] http needs authentication (its bearer token is the client key): drop \
+             --insecure-no-auth, or [mcp] http"
+        );
+    };
+    let url = format!(
+        "http://{}{}",
+        listener.local_addr()?,
+        super::mcp::http::PATH
+    );
+    let door = super::mcp::Door::Direct {
+        addr: addr.to_string(),
+        keys: Some(Keys {
+            client: keys.client.clone(),
+            approver: None,
+        }),
+    };
+    let wait = Duration::from_secs(
+        section
+            .approval_wait_secs
+            .unwrap_or(super::mcp::APPROVAL_WAIT_SECS),
+    );
+    Ok(Some(McpHttp {
+        listener,
+        url,
+        bridge: super::mcp::Bridge::new(door, wait),
+        bearer: keys.client.clone(),
+    }))
 }
 
 /// Load the plugin set, say how it went, probe the providers and ingest memory: what the

@@ -35,6 +35,10 @@ const CONFIG: &str = r#"# Passepartout configuration. Every key is optional; env
 # [journal]
 # max_text_bytes = 16384                # longer texts keep their start, length and sha256
 
+# MCP over streamable HTTP, served by the daemon; the bearer is the client key (docs/mcp.md).
+# [mcp]
+# http = "127.0.0.1:9120"               # loopback only unless any_interface = true
+
 # The loop (docs/cli.md, "passepartout.toml").
 # [pipeline]
 # assistant = "Agent"                   # the assistant's name in the prompt

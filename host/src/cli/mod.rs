@@ -123,7 +123,7 @@ enum Command {
     Mcp {
         /// How long a call a gate flags waits for a person's decision before it returns
         /// (naming the token); below the 60 s many MCP clients wait for a call.
-        #[arg(long, value_name = "SECS", default_value_t = 50)]
+        #[arg(long, value_name = "SECS", default_value_t = mcp::APPROVAL_WAIT_SECS)]
         approval_wait: u64,
     },
     /// Stop the running daemon (as SIGTERM does: requests in flight finish, nothing is lost).

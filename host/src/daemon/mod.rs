@@ -36,6 +36,10 @@ pub struct Rendezvous {
     /// `hmac`: clients prove the client key and sign every frame; `none`: the daemon runs
     /// with `--insecure-no-auth`.
     pub auth: String,
+    /// Where the daemon serves MCP over streamable HTTP (`http://IP:PORT/mcp`), when
+    /// `[mcp] http` asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_http: Option<String>,
 }
 
 /// Where the daemon writes its [`Rendezvous`]: `$XDG_RUNTIME_DIR/passepartout/daemon.json`,

@@ -118,6 +118,22 @@ impl Secret {
         SessionKey(m.finalize().into_bytes().into())
     }
 
+    /// Whether `presented` is this secret, compared in constant time (the MCP HTTP transport's
+    /// bearer token is the client key itself): both are keyed into an HMAC of the same label,
+    /// so the comparison's time says nothing about how much of `presented` was right.
+    pub fn is(&self, presented: &[u8]) -> bool {
+        let label = b"passepartout/2 bearer\0";
+        let mut expected = keyed(&self.0);
+        expected.update(label);
+        let mut candidate = keyed(presented);
+        candidate.update(label);
+        // The lengths too: HMAC pads a short key with zeros, so `k` and `k\0` key alike.
+        presented.len() == self.0.len()
+            && candidate
+                .verify_slice(&expected.finalize().into_bytes())
+                .is_ok()
+    }
+
     /// Whether `proof` is [`Secret::approver_proof`] for these nonces (constant time).
     pub fn check_approver_proof(&self, client: &Nonce, server: &Nonce, proof: &str) -> bool {
         let Some(bytes) = lowercase_hex(proof.as_bytes()) else {

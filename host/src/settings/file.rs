@@ -42,6 +42,9 @@ pub struct ConfigFile {
     /// `[journal]`: how much of a long text a record keeps.
     #[serde(default)]
     pub journal: crate::journal::JournalSection,
+    /// `[mcp]`: the daemon's MCP transport over HTTP (docs/mcp.md).
+    #[serde(default)]
+    pub mcp: McpSection,
 }
 
 /// Why `passepartout.toml` could not be used.
@@ -118,6 +121,31 @@ pub struct DaemonSection {
     /// The largest frame, in bytes, the daemon reads from an authenticated client or sends
     /// (a larger reply becomes an error reply for its request). Default and most: 16777215.
     pub max_frame: Option<usize>,
+}
+
+/// `[mcp]` of `passepartout.toml`: MCP's streamable HTTP transport, served by the daemon
+/// (docs/mcp.md). Off unless `http` names an address.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSection {
+    /// Where to serve it, `IP:PORT` (port 0: any free port, written to the daemon's
+    /// rendezvous). A loopback address unless `any_interface` says otherwise.
+    pub http: Option<String>,
+    /// Allow `http` on an address other than loopback (every client still needs the bearer
+    /// token; the traffic is plain HTTP). Default: false.
+    #[serde(default)]
+    pub any_interface: bool,
+    /// More names a request's `Host` may carry (`name` or `name:port`), beside the loopback
+    /// names and the address served.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Browser origins allowed to call it (`scheme://host[:port]`), beside the loopback ones.
+    /// A request without `Origin` (not from a browser) is not checked for it.
+    #[serde(default)]
+    pub origins: Vec<String>,
+    /// How long a call a gate flags waits for a person's decision before it returns, naming
+    /// the token (as `passepartout mcp --approval-wait`). Default: 50.
+    pub approval_wait_secs: Option<u64>,
 }
 
 /// `[pipeline]` of `passepartout.toml`. Each key is optional; the environment variable named

@@ -14,7 +14,7 @@
 
 mod file;
 
-pub use file::{ConfigError, ConfigFile, DaemonSection, PipelineSection};
+pub use file::{ConfigError, ConfigFile, DaemonSection, McpSection, PipelineSection};
 
 use std::collections::BTreeSet;
 use std::str::FromStr;

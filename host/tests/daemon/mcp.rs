@@ -1,7 +1,9 @@
-//! `passepartout mcp` driven by the official MCP Python SDK (PyPI `mcp`, installed by
-//! `.ci/run`) as a real third-party client over stdio, against a real daemon: the tools it
-//! lists, a call that runs, a call a gate rejects (the client's model reads why), and a call a
-//! gate flags, which waits until `passepartout approve` releases it.
+//! Passepartout's MCP server driven by the official MCP Python SDK (PyPI `mcp`, installed by
+//! `.ci/run`) as a real third-party client against a real daemon, over stdio (`passepartout
+//! mcp`) and over the daemon's streamable HTTP transport (`[mcp] http`): the tools it lists, a
+//! call that runs, a call a gate rejects (the client's model reads why), and a call a gate
+//! flags, which waits until `passepartout approve` releases it. And the HTTP transport's doors
+//! tried from outside: no bearer, a wrong one, a rebound `Host`, a foreign `Origin`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{ChildStdin, ChildStdout, Stdio};
@@ -20,10 +22,20 @@ struct McpClient {
 }
 
 impl McpClient {
+    /// Over stdio: the SDK starts `passepartout mcp` for `d`.
+    fn stdio(d: &Daemon) -> (McpClient, Value) {
+        let port = d.addr.rsplit(':').next().expect("port").to_owned();
+        McpClient::start(d, env!("CARGO_BIN_EXE_passepartout"), &port)
+    }
+
+    /// Over streamable HTTP: the SDK posts to `url` with `token` as its bearer.
+    fn http(d: &Daemon, url: &str, token: &str) -> (McpClient, Value) {
+        McpClient::start(d, url, token)
+    }
+
     // The test's own environment says where Python's packages are.
     #[allow(clippy::disallowed_methods)]
-    fn start(d: &Daemon) -> (McpClient, Value) {
-        let port = d.addr.rsplit(':').next().expect("port").to_owned();
+    fn start(d: &Daemon, first: &str, second: &str) -> (McpClient, Value) {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/daemon/mcp/client.py");
         // The daemon's environment (its home, its keys), plus what Python needs to find the
         // SDK: PATH (a virtualenv's python3) and the user site-packages of `pip --user`.
@@ -38,8 +50,8 @@ impl McpClient {
         python = std::process::Command::new("python3");
         python
             .arg(script)
-            .arg(env!("CARGO_BIN_EXE_passepartout"))
-            .arg(&port)
+            .arg(first)
+            .arg(second)
             .env_clear()
             .envs(env)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -92,11 +104,13 @@ impl Drop for McpClient {
     }
 }
 
-#[test]
-fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval() {
+/// A home whose policy lets the shell run rm and echo in a workspace, every shell call needing
+/// a person; `config` is written as its passepartout.toml.
+fn home_with_shell(config_toml: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp dir");
     let config = home.path().join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(config.join("passepartout.toml"), config_toml).expect("config");
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).expect("mkdir");
     passepartout_tests::give_to_nobody(&ws);
@@ -110,9 +124,12 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
         ),
     )
     .expect("policy");
-    let d = start(home.path(), &[], None);
-    let (mut mcp, listed) = McpClient::start(&d);
+    home
+}
 
+/// What every transport must show: `eval` listed with its `explanation` argument and without
+/// the host's effect declarations, `eval` run, `rm -rf /` rejected with shell-guard's reason.
+fn lists_runs_and_is_told_why(mcp: &mut McpClient, listed: &Value) {
     let tools = &listed["tools"];
     assert!(tools["eval"].is_object(), "{listed}");
     assert!(
@@ -138,6 +155,14 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
             .is_some_and(|t| t.contains("shell-guard")),
         "the gate's reason reaches the client: {rm}"
     );
+}
+
+#[test]
+fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval() {
+    let home = home_with_shell("");
+    let d = start(home.path(), &[], None);
+    let (mut mcp, listed) = McpClient::stdio(&d);
+    lists_runs_and_is_told_why(&mut mcp, &listed);
 
     // A flagged call waits, past the daemon's read timeout (2 s here: the bridge keeps its
     // connection alive), until `passepartout approve` releases it; its output is the call's.
@@ -188,4 +213,155 @@ fn decide(d: &Daemon, how: &str) {
         .output()
         .expect("passepartout approve/deny");
     assert!(out.status.success(), "{how}: {out:?}");
+}
+
+/// The daemon's MCP URL and the bearer its clients send (the client key), from its rendezvous
+/// and its keys directory.
+fn http_door(d: &Daemon) -> (String, String) {
+    let rendezvous: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.home.join("run/passepartout/daemon.json")).expect("rendezvous"),
+    )
+    .expect("rendezvous JSON");
+    let url = rendezvous["mcp_http"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no mcp_http in the rendezvous: {rendezvous}"))
+        .to_owned();
+    let token = std::fs::read_to_string(d.home.join("data/passepartout/keys/client.key"))
+        .expect("client key")
+        .trim()
+        .to_owned();
+    (url, token)
+}
+
+/// The status code the daemon's MCP transport answers a POST of an `initialize` request to
+/// `path` with these extra header lines.
+fn status_of(url: &str, path: &str, headers: &[String]) -> u16 {
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .expect("http URL");
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "0" } }
+    })
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|h| h.starts_with("Host:")) {
+        request.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for h in headers {
+        request.push_str(h);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut status = String::new();
+    BufReader::new(stream)
+        .read_line(&mut status)
+        .expect("status line");
+    status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {status:?}"))
+}
+
+#[test]
+fn the_daemon_serves_mcp_over_streamable_http_to_its_bearer_only() {
+    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
+    let d = start(home.path(), &[], None);
+    let (url, token) = http_door(&d);
+    let port = url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.split('/').next())
+        .expect("port");
+    let bearer = |t: &str| format!("Authorization: Bearer {t}");
+
+    // The doors, tried from outside.
+    assert_eq!(status_of(&url, "/mcp", &[]), 401, "no bearer");
+    assert_eq!(
+        status_of(&url, "/mcp", &[bearer("0".repeat(64).as_str())]),
+        401,
+        "a wrong key"
+    );
+    assert_eq!(
+        status_of(&url, "/mcp", &[bearer(&format!("{token}0"))]),
+        401,
+        "the key and more"
+    );
+    assert_eq!(
+        status_of(&url, "/mcp", &[bearer(&token[..63])]),
+        401,
+        "part of the key"
+    );
+    assert_eq!(
+        status_of(&url, "/mcp", &[format!("Authorization: Basic {token}")]),
+        401,
+        "another scheme"
+    );
+    assert_eq!(
+        status_of(
+            &url,
+            "/mcp",
+            &[bearer(&token), format!("Host: rebound.example:{port}")]
+        ),
+        403,
+        "a DNS-rebound Host"
+    );
+    assert_eq!(
+        status_of(
+            &url,
+            "/mcp",
+            &[bearer(&token), "Origin: http://evil.example".into()]
+        ),
+        403,
+        "a foreign page's Origin"
+    );
+    assert_eq!(
+        status_of(
+            &url,
+            "/mcp",
+            &[bearer(&token), format!("Origin: http://localhost:{port}")]
+        ),
+        200,
+        "a loopback page at this port"
+    );
+    assert_eq!(status_of(&url, "/", &[bearer(&token)]), 404, "only /mcp");
+    assert_eq!(status_of(&url, "/mcp", &[bearer(&token)]), 200, "the key");
+
+    // A real client, through every gate.
+    let (mut mcp, listed) = McpClient::http(&d, &url, &token);
+    lists_runs_and_is_told_why(&mut mcp, &listed);
+}
+
+#[test]
+fn the_mcp_transport_stays_on_loopback_and_needs_authentication() {
+    for (config, args, says) in [
+        ("[mcp]\nhttp = \"0.0.0.0:0\"\n", &[][..], "any_interface"),
+        ("[mcp]\nhttp = \"localhost\"\n", &[][..], "IP:PORT"),
+        (
+            "[mcp]\nhttp = \"127.0.0.1:0\"\n",
+            &["--insecure-no-auth"][..],
+            "authentication",
+        ),
+    ] {
+        let home = home_with_shell(config);
+        let mut argv = vec!["daemon", "--port", "0"];
+        argv.extend(args);
+        let out = command(home.path(), &argv, &[]).output().expect("daemon");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{config}: {stderr}");
+        assert!(stderr.contains(says), "{config}: {stderr}");
+    }
 }

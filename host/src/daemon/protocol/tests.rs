@@ -205,3 +205,21 @@ fn an_approver_session_needs_the_approver_key_to_sign() {
     let mut o = upgraded.opener(Direction::ToServer);
     assert!(decode(&real, Some(&mut o), MAX_FRAME).is_ok());
 }
+
+proptest! {
+    /// A bearer token is accepted only when it is the secret itself: no prefix, no extension
+    /// (a zero byte appended keys an HMAC alike), no other bytes.
+    #[test]
+    fn a_bearer_token_is_only_the_secret(
+        secret in proptest::collection::vec(any::<u8>(), 1..80),
+        other in proptest::collection::vec(any::<u8>(), 0..80),
+    ) {
+        let s = Secret::new(&secret);
+        prop_assert!(s.is(&secret));
+        prop_assert_eq!(s.is(&other), other == secret);
+        let mut padded = secret.clone();
+        padded.push(0);
+        prop_assert!(!s.is(&padded));
+        prop_assert!(!s.is(&secret[..secret.len() - 1]));
+    }
+}

@@ -1,9 +1,10 @@
-"""The official MCP Python SDK (PyPI `mcp`) as a third-party client of `passepartout mcp`.
+"""The official MCP Python SDK (PyPI `mcp`) as a third-party client of Passepartout's MCP server.
 
-Usage: client.py PASSEPARTOUT PORT
-Starts `PASSEPARTOUT mcp --port PORT` over stdio, as an MCP client would, lists its tools and
-makes the calls the test asks for (one JSON object per line on stdin: {"tool", "arguments"}).
-Prints one JSON line for the tool list, then one per call: {"is_error", "text"}.
+Usage: client.py PASSEPARTOUT PORT    (stdio: starts `PASSEPARTOUT mcp --port PORT`)
+       client.py URL TOKEN            (streamable HTTP: the daemon's `[mcp] http`, bearer TOKEN)
+Connects as an MCP client would, lists the tools and makes the calls the test asks for (one JSON
+object per line on stdin: {"tool", "arguments"}). Prints one JSON line for the tool list, then
+one per call: {"is_error", "text"}.
 """
 
 import asyncio
@@ -12,13 +13,41 @@ import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 def emit(value):
     print(json.dumps(value), flush=True)
 
 
+async def session_calls(read, write):
+    async with ClientSession(read, write) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        emit({"tools": {t.name: t.input_schema for t in listed.tools}})
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line.strip():
+                break
+            call = json.loads(line)
+            result = await session.call_tool(call["tool"], call["arguments"])
+            emit(
+                {
+                    "is_error": result.is_error,
+                    "text": "\n".join(c.text for c in result.content if c.type == "text"),
+                }
+            )
+
+
 async def main():
+    if sys.argv[1].startswith("http"):
+        url, token = sys.argv[1], sys.argv[2]
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, streamable_http_client(url, http_client=http) as streams:
+            await session_calls(streams[0], streams[1])
+        return
     exe, port = sys.argv[1], sys.argv[2]
     params = StdioServerParameters(
         command=exe,
@@ -26,23 +55,7 @@ async def main():
         env=dict(os.environ),
     )
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            listed = await session.list_tools()
-            emit({"tools": {t.name: t.input_schema for t in listed.tools}})
-            loop = asyncio.get_running_loop()
-            while True:
-                line = await loop.run_in_executor(None, sys.stdin.readline)
-                if not line.strip():
-                    break
-                call = json.loads(line)
-                result = await session.call_tool(call["tool"], call["arguments"])
-                emit(
-                    {
-                        "is_error": result.is_error,
-                        "text": "\n".join(c.text for c in result.content if c.type == "text"),
-                    }
-                )
+        await session_calls(read, write)
 
 
 asyncio.run(main())

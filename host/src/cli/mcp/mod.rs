@@ -8,12 +8,18 @@
 //! client's model reads why. An action a gate wants a person to approve waits (up to
 //! `--approval-wait`) for the person's decision, and then returns what followed: the tool's
 //! output, or the denial, rejection or failure (read from the event's typed `told`).
+//!
+//! The daemon serves the same bridge over MCP's streamable HTTP transport when `[mcp] http`
+//! asks for it ([`http`]); its calls go through the daemon's own protocol too.
+
+pub mod http;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use passepartout::daemon::Keys;
 use passepartout::daemon::answer::{self, AnswerError, Ran};
 use passepartout::daemon::client::{Client, ClientError};
 use passepartout::daemon::request::{Event, Request};
@@ -30,6 +36,10 @@ use serde_json::Value;
 
 use super::Common;
 use super::daemon;
+
+/// How long a call a gate flags waits for a person's decision by default: below the 60 s many
+/// MCP clients wait for a call.
+pub const APPROVAL_WAIT_SECS: u64 = 50;
 
 /// How often a call waiting for an approval shows the daemon it is still there (the daemon
 /// closes connections idle past its read timeout).
@@ -51,7 +61,7 @@ pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode>
         daemon::start_background(common)?;
     }
     let bridge = Bridge {
-        common: Arc::new(common.clone()),
+        door: Door::Cli(Arc::new(common.clone())),
         approval_wait,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -75,21 +85,54 @@ pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode>
     served
 }
 
+/// How the bridge reaches the daemon: always as a client with the client key only, so that its
+/// own client (an MCP client) can neither decide approvals nor see their events.
+#[derive(Clone)]
+pub enum Door {
+    /// `passepartout mcp`: the daemon the command's options name.
+    Cli(Arc<Common>),
+    /// The daemon's own HTTP transport: its address and client key.
+    Direct {
+        /// `IP:PORT` of the daemon's protocol.
+        addr: String,
+        /// The client key (`approver` is `None`); `None` on a daemon without authentication.
+        keys: Option<Keys>,
+    },
+}
+
+impl Door {
+    fn connect(&self) -> anyhow::Result<Client> {
+        match self {
+            Door::Cli(common) => daemon::connect_as_client(common),
+            Door::Direct { addr, keys } => Ok(Client::connect(addr, keys.as_ref())?),
+        }
+    }
+}
+
 /// The MCP server: each request is answered by the daemon.
 #[derive(Clone)]
-struct Bridge {
-    common: Arc<Common>,
+pub struct Bridge {
+    door: Door,
     approval_wait: Duration,
 }
 
 impl Bridge {
+    /// A bridge reaching the daemon through `door`; a call a gate flags waits up to
+    /// `approval_wait` for a person's decision.
+    pub fn new(door: Door, approval_wait: Duration) -> Bridge {
+        Bridge {
+            door,
+            approval_wait,
+        }
+    }
+
     /// Run `work` (blocking: it talks to the daemon) off the async workers.
     async fn daemon<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Common) -> anyhow::Result<T> + Send + 'static,
+        work: impl FnOnce(&Door) -> anyhow::Result<T> + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let common = self.common.clone();
-        tokio::task::spawn_blocking(move || work(&common))
+        let door = self.door.clone();
+        tokio::task::spawn_blocking(move || work(&door))
             .await
             .map_err(|e| internal(format!("the bridge failed: {e}")))?
             .map_err(|e| internal(format!("{e:#}")))
@@ -121,8 +164,8 @@ impl ServerHandler for Bridge {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let schemas = self
-            .daemon(|common| {
-                let mut client = daemon::connect_as_client(common)?;
+            .daemon(|door| {
+                let mut client = door.connect()?;
                 let (_, reply) = client.call(&Request::Tools)?;
                 Ok(answer::read::<Vec<ToolSchema>>(&reply, "the tools")?)
             })
@@ -140,9 +183,7 @@ impl ServerHandler for Bridge {
     ) -> Result<CallToolResponse, ErrorData> {
         let action = action_of(&request.name, request.arguments.unwrap_or_default());
         let wait = self.approval_wait;
-        let result = self
-            .daemon(move |common| call(common, action, wait))
-            .await?;
+        let result = self.daemon(move |door| call(door, action, wait)).await?;
         Ok(result.into())
     }
 }
@@ -183,8 +224,8 @@ fn text(text: String) -> Vec<ContentBlock> {
 
 /// Run `action` in the daemon on a connection of its own; wait up to `wait` for a person to
 /// approve it when a gate asks.
-fn call(common: &Common, action: Action, wait: Duration) -> anyhow::Result<CallToolResult> {
-    let mut client = daemon::connect_as_client(common)?;
+fn call(door: &Door, action: Action, wait: Duration) -> anyhow::Result<CallToolResult> {
+    let mut client = door.connect()?;
     let (_, reply) = client.call(&Request::Act { action })?;
     let ran = match answer::read::<Ran>(&reply, "the steps of a run") {
         Ok(ran) => ran,

@@ -1,0 +1,172 @@
+//! MCP's streamable HTTP transport, served by the daemon when `[mcp] http` names an address
+//! (docs/mcp.md): rmcp's tower service on hyper connections, at `/mcp`. Every request passes
+//! three checks before it reaches the bridge: its bearer token must be the daemon's client key
+//! (here, in constant time), and, against DNS rebinding, its `Host` must name this server and
+//! its `Origin`, when it has one, must be a loopback origin or one the operator listed (rmcp's
+//! checks, given the lists made here).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use passepartout::daemon::protocol::Secret;
+use passepartout::settings::McpSection;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::Bridge;
+
+/// The path MCP clients send to.
+pub const PATH: &str = "/mcp";
+
+/// Listen where `[mcp] http` says, if it says: a loopback address unless `any_interface`.
+///
+/// # Errors
+/// The address does not parse, is not loopback (and `any_interface` is off), or is taken.
+pub fn bind(section: &McpSection) -> anyhow::Result<Option<std::net::TcpListener>> {
+    let Some(text) = &section.http else {
+        return Ok(None);
+    };
+    let addr: SocketAddr = text.parse().with_context(|| {
+        format!("[mcp] http = {text:?} is not an address: write IP:PORT, e.g. \"127.0.0.1:9120\"")
+    })?;
+    if !addr.ip().is_loopback() && !section.any_interface {
+        anyhow::bail!(
+            "[mcp] http = {text:?} is not a loopback address: the MCP transport serves this \
+             machine only, unless [mcp] any_interface = true (its traffic is plain HTTP)"
+        );
+    }
+    let listener = std::net::TcpListener::bind(addr)
+        .with_context(|| format!("cannot listen on [mcp] http = {text:?}"))?;
+    listener.set_nonblocking(true)?;
+    Ok(Some(listener))
+}
+
+/// The authorities a request's `Host` may name: the loopback names and the address served, at
+/// its port, and the operator's `hosts`.
+fn hosts(addr: SocketAddr, section: &McpSection) -> Vec<String> {
+    let port = addr.port();
+    let mut hosts = vec![
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        addr.to_string(),
+    ];
+    hosts.extend(section.hosts.iter().cloned());
+    hosts
+}
+
+/// The browser origins allowed: the loopback ones at the port served, and the operator's
+/// `origins`. Never empty (rmcp reads an empty list as "any origin").
+fn origins(addr: SocketAddr, section: &McpSection) -> Vec<String> {
+    let port = addr.port();
+    let mut origins = vec![
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
+    origins.extend(section.origins.iter().cloned());
+    origins
+}
+
+/// Serve MCP on `listener` with `bridge`, each request authenticated with `bearer`, until the
+/// runtime stops. A connection that fails ends alone.
+pub async fn serve(
+    listener: std::net::TcpListener,
+    bridge: Bridge,
+    bearer: Secret,
+    section: McpSection,
+) -> anyhow::Result<()> {
+    let addr = listener.local_addr()?;
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts(addr, &section))
+        .with_allowed_origins(origins(addr, &section));
+    let mcp = StreamableHttpService::new(
+        move || Ok(bridge.clone()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let bearer = std::sync::Arc::new(bearer);
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of descriptors, a connection reset before accept: the next may work.
+                tracing::warn!("MCP over HTTP: cannot accept a connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let mcp = mcp.clone();
+        let bearer = bearer.clone();
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let mut mcp = mcp.clone();
+            let bearer = bearer.clone();
+            async move {
+                if let Some(refused) = refusal(&request, &bearer) {
+                    return Ok::<_, Infallible>(refused);
+                }
+                tower_service::Service::call(&mut mcp, request).await
+            }
+        });
+        tokio::spawn(async move {
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!("MCP over HTTP: the connection from {peer} ended: {e}");
+            }
+        });
+    }
+}
+
+/// Why `request` gets no further, as the response saying so: another path than [`PATH`], or
+/// no bearer token that is the client key.
+fn refusal(
+    request: &Request<Incoming>,
+    bearer: &Secret,
+) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+    if request.uri().path() != PATH {
+        return Some(plain(
+            StatusCode::NOT_FOUND,
+            format!("MCP is served at {PATH}"),
+        ));
+    }
+    let token = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    if token.is_some_and(|t| bearer.is(t.as_bytes())) {
+        return None;
+    }
+    let mut refused = plain(
+        StatusCode::UNAUTHORIZED,
+        "send `Authorization: Bearer KEY`, KEY being the daemon's client key (the file \
+         keys/client.key in Passepartout's data directory, or PASSEPARTOUT_HMAC_SECRET)"
+            .into(),
+    );
+    refused.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Bearer realm=\"passepartout\""),
+    );
+    Some(refused)
+}
+
+fn plain(status: StatusCode, text: String) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
