@@ -80,6 +80,12 @@ pub struct Meta {
     /// client session. `None` for a one-shot command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// What the daemon client called itself in its hello (`passepartout-cli`,
+    /// `passepartout-mcp/CLIENT` for a call made through MCP): journaled with the request, so a
+    /// reader sees which door it came through. Said by the client, not proved: any holder of the
+    /// client key may say anything here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl Meta {

@@ -483,16 +483,17 @@ fn address(common: &Common) -> anyhow::Result<(String, bool)> {
 }
 
 pub(super) fn connect(common: &Common) -> anyhow::Result<Client> {
-    connect_as(common, true)
+    connect_as(common, true, "passepartout-cli")
 }
 
 /// Connect with the client key only, even when this user can read the approver key: for a
 /// bridge whose own client (an MCP client) must not decide approvals or see their events.
-pub(super) fn connect_as_client(common: &Common) -> anyhow::Result<Client> {
-    connect_as(common, false)
+/// It calls itself `name` in its hello.
+pub(super) fn connect_as_client(common: &Common, name: &str) -> anyhow::Result<Client> {
+    connect_as(common, false, name)
 }
 
-fn connect_as(common: &Common, approver: bool) -> anyhow::Result<Client> {
+fn connect_as(common: &Common, approver: bool, name: &str) -> anyhow::Result<Client> {
     let (addr, auth) = address(common)?;
     let keys = match passepartout::daemon::keys::keys_dir() {
         Some(dir) if auth => Some(Keys::for_client(&dir)?),
@@ -504,7 +505,7 @@ fn connect_as(common: &Common, approver: bool) -> anyhow::Result<Client> {
         }
         k
     });
-    Ok(Client::connect(&addr, keys.as_ref())?)
+    Ok(Client::connect_as(&addr, keys.as_ref(), name)?)
 }
 
 fn print_events(events: &[Value], trace: bool) {

@@ -61,6 +61,15 @@ impl Client {
     /// [`ClientError::Unreachable`] when nothing listens; a protocol error when the handshake
     /// fails (a wrong key shows here, as the daemon's refusal).
     pub fn connect(addr: &str, keys: Option<&Keys>) -> Result<Client, ClientError> {
+        Client::connect_as(addr, keys, "passepartout-cli")
+    }
+
+    /// [`Client::connect`], calling itself `name` in its hello (the daemon journals it with each
+    /// request: which door a request came through).
+    ///
+    /// # Errors
+    /// As [`Client::connect`].
+    pub fn connect_as(addr: &str, keys: Option<&Keys>, name: &str) -> Result<Client, ClientError> {
         let stream = TcpStream::connect(addr).map_err(|source| ClientError::Unreachable {
             addr: addr.into(),
             source,
@@ -75,7 +84,7 @@ impl Client {
             hello: Value::Null,
         };
         let ours = Nonce::random().map_err(ClientError::Random)?;
-        c.send(&json!({ "type": "hello", "version": protocol::VERSION, "client": "passepartout-cli", "nonce": ours.hex(), "capabilities": ["events"] }))?;
+        c.send(&json!({ "type": "hello", "version": protocol::VERSION, "client": name, "nonce": ours.hex(), "capabilities": ["events"] }))?;
         let challenge = c.read_limited(HANDSHAKE_FRAME, false)?;
         if challenge["type"] != "challenge" {
             return Err(refusal(&challenge, "the daemon did not send its challenge"));

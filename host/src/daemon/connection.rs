@@ -145,7 +145,13 @@ impl Server {
         );
         let mut opener = session.opener;
         let result = self
-            .conversation(conn, session.role, &mut reader, opener.as_mut(), &outbox)
+            .conversation(
+                conn,
+                (session.role, &session.client),
+                &mut reader,
+                opener.as_mut(),
+                &outbox,
+            )
             .await;
         match result {
             Err(e) => {
@@ -304,7 +310,7 @@ impl Server {
     async fn conversation(
         self: &Arc<Self>,
         conn: u64,
-        role: Role,
+        (role, name): (Role, &str),
         reader: &mut OwnedReadHalf,
         mut opener: Option<&mut Opener>,
         outbox: &Arc<Outbox>,
@@ -363,6 +369,7 @@ impl Server {
             let me = self.clone();
             let outbox = outbox.clone();
             let answered = answered.clone();
+            let via = name.to_owned();
             in_flight.spawn(async move {
                 let _slot = slot;
                 let _budget = budget;
@@ -372,6 +379,7 @@ impl Server {
                     source: Some("client".into()),
                     session: Some(format!("{}:{conn}:{id}", me.router.boot())),
                     client: Some(format!("{}:{conn}", me.router.boot())),
+                    via: Some(via),
                 };
                 let swap = me.swap.clone();
                 let facts = me.facts();

@@ -157,12 +157,35 @@ fn lists_runs_and_is_told_why(mcp: &mut McpClient, listed: &Value) {
     );
 }
 
+/// The journal marks the calls that came through MCP, with the MCP client's own name: every
+/// proposal of an `eval` says `passepartout-mcp/...`.
+fn journaled_as_mcp(d: &Daemon) {
+    let journal =
+        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
+            .expect("journal");
+    let via: Vec<Value> = journal
+        .records(None)
+        .expect("records")
+        .into_iter()
+        .filter(|r| r.kind == "proposal" && r.body["action"]["tool"] == "eval")
+        .map(|r| r.body["signal"]["meta"]["via"].clone())
+        .collect();
+    assert!(!via.is_empty(), "no eval proposal journaled");
+    assert!(
+        via.iter().all(|v| v
+            .as_str()
+            .is_some_and(|v| v.starts_with("passepartout-mcp/"))),
+        "{via:?}"
+    );
+}
+
 #[test]
 fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval() {
     let home = home_with_shell("");
     let d = start(home.path(), &[], None);
     let (mut mcp, listed) = McpClient::stdio(&d);
     lists_runs_and_is_told_why(&mut mcp, &listed);
+    journaled_as_mcp(&d);
 
     // A flagged call waits, past the daemon's read timeout (2 s here: the bridge keeps its
     // connection alive), until `passepartout approve` releases it; its output is the call's.
@@ -193,6 +216,46 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
             .as_str()
             .is_some_and(|t| t.contains("denied")),
         "{denied}"
+    );
+}
+
+#[test]
+fn a_call_the_client_abandons_stops_waiting_and_its_approval_stays_pending() {
+    let home = home_with_shell("");
+    let d = start(home.path(), &[], None);
+    let (mut mcp, _) = McpClient::stdio(&d);
+    let connections = |d: &Daemon| {
+        let (_, reply) = d.client().call(&Request::Status).expect("status");
+        reply["result"]["connections"]
+            .as_u64()
+            .expect("connections")
+    };
+    // The flagged call's own connection to the daemon, beside this status client's.
+    writeln!(
+        mcp.calls,
+        "{}",
+        json!({ "tool": "shell", "timeout": 2,
+                "arguments": { "program": "echo", "args": ["late"], "explanation": "print a word" } })
+    )
+    .expect("write");
+    let abandoned = mcp.answer();
+    assert_eq!(abandoned["abandoned"], true, "{abandoned}");
+    // The bridge hears `notifications/cancelled` and stops waiting at once (not after its
+    // --approval-wait of 60 s): its connection to the daemon closes.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while connections(&d) > 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the abandoned call still waits on its connection"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The person still decides it.
+    let (_, pending) = d.client().call(&Request::Approvals).expect("approvals");
+    assert_eq!(
+        pending["result"].as_array().map(Vec::len),
+        Some(1),
+        "{pending}"
     );
 }
 
@@ -343,6 +406,7 @@ fn the_daemon_serves_mcp_over_streamable_http_to_its_bearer_only() {
     // A real client, through every gate.
     let (mut mcp, listed) = McpClient::http(&d, &url, &token);
     lists_runs_and_is_told_why(&mut mcp, &listed);
+    journaled_as_mcp(&d);
 }
 
 #[test]

@@ -52,7 +52,7 @@ const KEEP_ALIVE: Duration = Duration::from_millis(500);
 /// No daemon could be reached or started, or the MCP session failed to start.
 pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode> {
     // Only when nothing answers: a daemon that refuses us (a wrong key) is not replaced.
-    if let Err(e) = daemon::connect_as_client(common)
+    if let Err(e) = daemon::connect_as_client(common, "passepartout-mcp")
         && matches!(
             e.downcast_ref::<ClientError>(),
             Some(ClientError::Unreachable { .. }) | None
@@ -101,11 +101,34 @@ pub enum Door {
 }
 
 impl Door {
-    fn connect(&self) -> anyhow::Result<Client> {
+    /// A connection to the daemon, calling itself `name` (journaled with each request).
+    fn connect(&self, name: &str) -> anyhow::Result<Client> {
         match self {
-            Door::Cli(common) => daemon::connect_as_client(common),
-            Door::Direct { addr, keys } => Ok(Client::connect(addr, keys.as_ref())?),
+            Door::Cli(common) => daemon::connect_as_client(common, name),
+            Door::Direct { addr, keys } => Ok(Client::connect_as(addr, keys.as_ref(), name)?),
         }
+    }
+}
+
+/// What the bridge calls itself to the daemon for a request of this MCP client:
+/// `passepartout-mcp/NAME`, NAME the client's own (its `initialize`), printable ASCII only.
+fn via(context: &RequestContext<RoleServer>) -> String {
+    let name: String = context
+        .peer
+        .peer_info()
+        .map(|info| {
+            info.client_info
+                .name
+                .chars()
+                .filter(|c| c.is_ascii_graphic() || *c == ' ')
+                .take(40)
+                .collect()
+        })
+        .unwrap_or_default();
+    if name.is_empty() {
+        "passepartout-mcp".into()
+    } else {
+        format!("passepartout-mcp/{name}")
     }
 }
 
@@ -161,11 +184,12 @@ impl ServerHandler for Bridge {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let name = via(&context);
         let schemas = self
-            .daemon(|door| {
-                let mut client = door.connect()?;
+            .daemon(move |door| {
+                let mut client = door.connect(&name)?;
                 let (_, reply) = client.call(&Request::Tools)?;
                 Ok(answer::read::<Vec<ToolSchema>>(&reply, "the tools")?)
             })
@@ -179,11 +203,15 @@ impl ServerHandler for Bridge {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let action = action_of(&request.name, request.arguments.unwrap_or_default());
-        let wait = self.approval_wait;
-        let result = self.daemon(move |door| call(door, action, wait)).await?;
+        let waiting = Waiting {
+            name: via(&context),
+            wait: self.approval_wait,
+            cancelled: context.ct.clone(),
+        };
+        let result = self.daemon(move |door| call(door, action, waiting)).await?;
         Ok(result.into())
     }
 }
@@ -222,10 +250,20 @@ fn text(text: String) -> Vec<ContentBlock> {
     vec![ContentBlock::text(text)]
 }
 
-/// Run `action` in the daemon on a connection of its own; wait up to `wait` for a person to
-/// approve it when a gate asks.
-fn call(door: &Door, action: Action, wait: Duration) -> anyhow::Result<CallToolResult> {
-    let mut client = door.connect()?;
+/// How one call waits for a person's decision.
+struct Waiting {
+    /// What the bridge calls itself to the daemon for this call.
+    name: String,
+    /// At most this long.
+    wait: Duration,
+    /// Until the MCP client cancels the call (`notifications/cancelled`).
+    cancelled: tokio_util::sync::CancellationToken,
+}
+
+/// Run `action` in the daemon on a connection of its own; wait as `waiting` says for a person
+/// to decide when a gate asks.
+fn call(door: &Door, action: Action, waiting: Waiting) -> anyhow::Result<CallToolResult> {
+    let mut client = door.connect(&waiting.name)?;
     let (_, reply) = client.call(&Request::Act { action })?;
     let ran = match answer::read::<Ran>(&reply, "the steps of a run") {
         Ok(ran) => ran,
@@ -258,7 +296,7 @@ fn call(door: &Door, action: Action, wait: Duration) -> anyhow::Result<CallToolR
         Some(StepOutcome::Failed { error }) => failed(format!("the daemon failed: {error}")),
         Some(StepOutcome::Dropped { why }) => failed(format!("stopped: {why}")),
         Some(StepOutcome::Suspended { token, reasons }) => {
-            approved(&mut client, token, &reasons.join("; "), wait)
+            approved(&mut client, token, &reasons.join("; "), &waiting)
         }
         Some(StepOutcome::Nothing) | None => Ok(CallToolResult::success(Vec::new())),
     }
@@ -270,8 +308,9 @@ fn approved(
     client: &mut Client,
     token: &str,
     reasons: &str,
-    wait: Duration,
+    waiting: &Waiting,
 ) -> anyhow::Result<CallToolResult> {
+    let wait = waiting.wait;
     let until = Instant::now().checked_add(wait);
     let broken = |e: &dyn std::fmt::Display| {
         Ok(CallToolResult::error(text(format!(
@@ -282,6 +321,13 @@ fn approved(
     client.set_timeout(Some(KEEP_ALIVE))?;
     let mut pings = 0u64;
     while until.is_none_or(|u| Instant::now() < u) {
+        if waiting.cancelled.is_cancelled() {
+            // Nobody reads the answer any more; the approval stays pending for the person.
+            return Ok(CallToolResult::error(text(format!(
+                "cancelled by the client while waiting for a person's approval ({reasons}); \
+                 token {token} is still pending"
+            ))));
+        }
         let frame = match client.read() {
             Ok(frame) => frame,
             Err(ClientError::Io(e))

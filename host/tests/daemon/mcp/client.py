@@ -3,7 +3,7 @@
 Usage: client.py PASSEPARTOUT PORT    (stdio: starts `PASSEPARTOUT mcp --port PORT`)
        client.py URL TOKEN            (streamable HTTP: the daemon's `[mcp] http`, bearer TOKEN)
 Connects as an MCP client would, lists the tools and makes the calls the test asks for (one JSON
-object per line on stdin: {"tool", "arguments"}). Prints one JSON line for the tool list, then
+object per line on stdin: {"tool", "arguments", "timeout"?}). Prints one JSON line for the tool list, then
 one per call: {"is_error", "text"}.
 """
 
@@ -32,7 +32,15 @@ async def session_calls(read, write):
             if not line.strip():
                 break
             call = json.loads(line)
-            result = await session.call_tool(call["tool"], call["arguments"])
+            try:
+                # With "timeout", the SDK abandons the call after that many seconds and sends
+                # the server `notifications/cancelled`.
+                result = await session.call_tool(
+                    call["tool"], call["arguments"], read_timeout_seconds=call.get("timeout")
+                )
+            except Exception as e:
+                emit({"is_error": True, "abandoned": True, "text": repr(e)})
+                continue
             emit(
                 {
                     "is_error": result.is_error,
