@@ -264,8 +264,9 @@ impl<'a> Approvals<'a> {
     /// Decide the approval `token` (pending, or interrupted): approved, it becomes `running`
     /// in this process and is returned so the caller runs it (then calls
     /// [`Approvals::finish`]); denied, it is dropped. `shown`: the digest of the action the
-    /// person decided on, refused if the stored action does not match it. The decision and
-    /// its `approval` journal record are written together.
+    /// person decided on, refused if the stored action does not match it. `by`: who decided
+    /// (the deciding client's name, [`crate::signal::Meta::via`]). The decision and its
+    /// `approval` journal record (with `by`) are written together.
     ///
     /// # Errors
     /// [`ApprovalError::Unknown`], [`ApprovalError::Expired`], [`ApprovalError::Changed`].
@@ -274,6 +275,7 @@ impl<'a> Approvals<'a> {
         token: &str,
         approve: bool,
         shown: Option<&str>,
+        by: Option<&str>,
     ) -> Result<Pending, ApprovalError> {
         self.find_interrupted()?;
         let runner = process_identity(std::process::id());
@@ -321,7 +323,7 @@ impl<'a> Approvals<'a> {
             self.journal.append_in(
                 tx,
                 "approval",
-                &json!({ "token": token, "decision": if approve { "approved" } else { "denied" }, "was": state, "digest": actual, "action": pending.action }),
+                &json!({ "token": token, "decision": if approve { "approved" } else { "denied" }, "was": state, "digest": actual, "action": pending.action, "by": by }),
             )?;
             Ok(Ok(pending))
         })?

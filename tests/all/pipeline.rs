@@ -253,7 +253,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
         "nothing ran yet"
     );
 
-    let approved = wait(s.pipeline.approve(token, None)).expect("approve");
+    let approved = wait(s.pipeline.approve(token, None, None)).expect("approve");
     assert_eq!(
         approved.steps[0].outcome,
         StepOutcome::Ran {
@@ -262,7 +262,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
         }
     );
     assert!(
-        wait(s.pipeline.approve(token, None)).is_err(),
+        wait(s.pipeline.approve(token, None, None)).is_err(),
         "a token is used once"
     );
 
@@ -270,7 +270,7 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
         panic!("suspended")
     };
-    let dropped = wait(s.pipeline.deny(token, None)).expect("deny");
+    let dropped = wait(s.pipeline.deny(token, None, None)).expect("deny");
     assert_eq!(dropped.tool.as_deref(), Some("eval"));
     let journal = kinds(s.pipeline.journal());
     assert_eq!(

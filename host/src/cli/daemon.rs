@@ -190,7 +190,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
             let settings = settings.mcp.clone();
             tokio::spawn(async move {
                 if let Err(e) =
-                    super::mcp::http::serve(m.listener, m.bridge, m.bearer, settings).await
+                    super::mcp::http::serve(m.listener, m.bridge, m.keys, settings).await
                 {
                     tracing::error!("MCP over HTTP stopped: {e:#}");
                 }
@@ -220,11 +220,12 @@ struct McpHttp {
     listener: std::net::TcpListener,
     url: String,
     bridge: super::mcp::Bridge,
-    bearer: protocol::Secret,
+    keys: Keys,
 }
 
-/// Bind `[mcp] http` when set: its bridge reaches the daemon at `addr` with the client key
-/// only, which is also the bearer token its clients send.
+/// Bind `[mcp] http` when set: its bridge reaches the daemon at `addr` with the client key (the
+/// approver key only to put an approver client's decision); its clients send either key as
+/// their bearer token.
 fn mcp_http(
     section: &passepartout::settings::McpSection,
     addr: SocketAddr,
@@ -246,10 +247,7 @@ fn mcp_http(
     );
     let door = super::mcp::Door::Direct {
         addr: addr.to_string(),
-        keys: Some(Keys {
-            client: keys.client.clone(),
-            approver: None,
-        }),
+        keys: Some(keys.clone()),
     };
     let wait = Duration::from_secs(
         section
@@ -260,7 +258,7 @@ fn mcp_http(
         listener,
         url,
         bridge: super::mcp::Bridge::new(door, wait),
-        bearer: keys.client.clone(),
+        keys: keys.clone(),
     }))
 }
 
@@ -493,7 +491,9 @@ pub(super) fn connect_as_client(common: &Common, name: &str) -> anyhow::Result<C
     connect_as(common, false, name)
 }
 
-fn connect_as(common: &Common, approver: bool, name: &str) -> anyhow::Result<Client> {
+/// A connection to the daemon `common` names, calling itself `name`; with the approver key too
+/// when `approver` and this user can read it.
+pub(super) fn connect_as(common: &Common, approver: bool, name: &str) -> anyhow::Result<Client> {
     let (addr, auth) = address(common)?;
     let keys = match passepartout::daemon::keys::keys_dir() {
         Some(dir) if auth => Some(Keys::for_client(&dir)?),

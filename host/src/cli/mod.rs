@@ -125,6 +125,11 @@ enum Command {
         /// (naming the token); below the 60 s many MCP clients wait for a call.
         #[arg(long, value_name = "SECS", default_value_t = mcp::APPROVAL_WAIT_SECS)]
         approval_wait: u64,
+        /// The operator marks this client as one whose person may decide approvals: a call a
+        /// gate flags is put to it as an MCP elicitation (needs the approver key). A client
+        /// can answer an elicitation by itself; mark only clients that show it to a person.
+        #[arg(long)]
+        approver: bool,
     },
     /// Stop the running daemon (as SIGTERM does: requests in flight finish, nothing is lost).
     Stop,
@@ -345,8 +350,15 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             );
         }
         Command::Chat => return daemon::chat(&cli.common),
-        Command::Mcp { approval_wait } => {
-            return mcp::run(&cli.common, std::time::Duration::from_secs(*approval_wait));
+        Command::Mcp {
+            approval_wait,
+            approver,
+        } => {
+            return mcp::run(
+                &cli.common,
+                std::time::Duration::from_secs(*approval_wait),
+                *approver,
+            );
         }
         Command::Stop => return daemon::stop(),
         Command::Init => return init::run(&cli.common),

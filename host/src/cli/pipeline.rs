@@ -60,7 +60,10 @@ fn bad_input(message: &str, journal: Option<&Journal>, raw: &str) -> anyhow::Res
 
 /// Whom a one-shot command's turn comes from: the command line.
 fn cli() -> Meta {
-    Meta::from_source("cli")
+    Meta {
+        via: Some("passepartout-cli".into()),
+        ..Meta::from_source("cli")
+    }
 }
 
 /// Take `origin` as a turn of the command line.

@@ -428,7 +428,8 @@ impl Agent {
 
     /// A person approves the suspended (or interrupted) action `token`: it runs (after the
     /// last-mile verify; a rejection still stops it), and its feedback goes round the loop.
-    /// `shown`: the digest of the action the person was shown (see [`crate::approvals`]).
+    /// `shown`: the digest of the action the person was shown (see [`crate::approvals`]);
+    /// `by`: who decided, journaled with the decision.
     ///
     /// # Errors
     /// An unknown, already decided or expired token, or an action that is not the one shown.
@@ -436,9 +437,10 @@ impl Agent {
         &self,
         token: &str,
         shown: Option<&str>,
+        by: Option<&str>,
     ) -> Result<super::Report, PipelineError> {
         let approvals = crate::blocking::in_place(|| Approvals::new(&self.journal))?;
-        let pending = crate::blocking::in_place(|| approvals.decide(token, true, shown))
+        let pending = crate::blocking::in_place(|| approvals.decide(token, true, shown, by))
             .map_err(decision_error)?;
         // No memo: time has passed since the gates saw it; they are all asked again.
         // An approved action runs outside any loop: nothing rolls it back.
@@ -482,14 +484,20 @@ impl Agent {
         Ok(report)
     }
 
-    /// A person denies the suspended action `token`: it is dropped, and the decision journaled.
+    /// A person denies the suspended action `token`: it is dropped, and the decision journaled
+    /// (with `by`, who decided).
     ///
     /// # Errors
     /// An unknown, already decided or expired token.
-    pub async fn deny(&self, token: &str, shown: Option<&str>) -> Result<Action, PipelineError> {
+    pub async fn deny(
+        &self,
+        token: &str,
+        shown: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<Action, PipelineError> {
         let pending = crate::blocking::in_place(|| {
             Approvals::new(&self.journal)?
-                .decide(token, false, shown)
+                .decide(token, false, shown, by)
                 .map_err(decision_error)
         })?;
         self.tell_source(

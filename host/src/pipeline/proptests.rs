@@ -232,14 +232,14 @@ proptest! {
             prop_assert!(ran.is_empty(), "an action awaiting approval reached the actuator");
             if approve {
                 // The last mile may still refuse or re-suspend; whatever runs must be judged.
-                let _ = crate::blocking::wait(pipeline.approve(token, None));
+                let _ = crate::blocking::wait(pipeline.approve(token, None, None));
                 let after = recorder.ran();
                 prop_assert!(after.len() <= 1);
                 for a in &after {
                     judged(&fakes, a).map_err(TestCaseError::fail)?;
                 }
             } else {
-                crate::blocking::wait(pipeline.deny(token, None)).expect("deny");
+                crate::blocking::wait(pipeline.deny(token, None, None)).expect("deny");
                 prop_assert!(recorder.ran().is_empty());
             }
         }
@@ -375,7 +375,7 @@ fn an_expired_approval_cannot_be_used() {
         panic!("suspended")
     };
     std::thread::sleep(std::time::Duration::from_millis(5));
-    let err = crate::blocking::wait(pipeline.approve(token, None)).expect_err("expired");
+    let err = crate::blocking::wait(pipeline.approve(token, None, None)).expect_err("expired");
     assert!(err.to_string().contains("expired"), "{err}");
     assert!(
         recorder
@@ -422,7 +422,8 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     .with_actuator("rec", Box::new(recorder.clone()))
     .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))))
     .with_gate(Arc::new(FakeGate::new("new", 1, V::Approve(0))));
-    let report = crate::blocking::wait(second.approve(&token, None)).expect("approve");
+    let report =
+        crate::blocking::wait(second.approve(&token, None, Some("a test"))).expect("approve");
     let StepOutcome::Suspended {
         reasons,
         token: again,
@@ -433,7 +434,7 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     assert!(reasons.iter().any(|r| r.starts_with("new:")), "{reasons:?}");
     assert!(recorder.ran().is_empty(), "nothing ran on the old answer");
     // Answering the new question runs it.
-    crate::blocking::wait(second.approve(again, None)).expect("approve again");
+    crate::blocking::wait(second.approve(again, None, None)).expect("approve again");
     assert_eq!(recorder.ran().len(), 1);
 }
 

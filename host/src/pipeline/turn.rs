@@ -78,11 +78,11 @@ impl Agent {
             }
             Origin::Event(signal) => Ok(Answer::Report(self.run(signal).await)),
             Origin::Approve { token, digest } => self
-                .approve(&token, digest.as_deref())
+                .approve(&token, digest.as_deref(), meta.via.as_deref())
                 .await
                 .map(Answer::Report),
             Origin::Deny { token, digest } => self
-                .deny(&token, digest.as_deref())
+                .deny(&token, digest.as_deref(), meta.via.as_deref())
                 .await
                 .map(Answer::Denied),
         }

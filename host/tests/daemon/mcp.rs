@@ -22,20 +22,23 @@ struct McpClient {
 }
 
 impl McpClient {
-    /// Over stdio: the SDK starts `passepartout mcp` for `d`.
-    fn stdio(d: &Daemon) -> (McpClient, Value) {
+    /// Over stdio: the SDK starts `passepartout mcp` for `d`, with `extra` arguments; the
+    /// client answers a form (elicitation) as `answer` says (`approve`, `deny`, `cancel`).
+    fn stdio(d: &Daemon, extra: &[&str], answer: &str) -> (McpClient, Value) {
         let port = d.addr.rsplit(':').next().expect("port").to_owned();
-        McpClient::start(d, env!("CARGO_BIN_EXE_passepartout"), &port)
+        let mut args = vec![env!("CARGO_BIN_EXE_passepartout"), port.as_str()];
+        args.extend(extra);
+        McpClient::start(d, &args, answer)
     }
 
     /// Over streamable HTTP: the SDK posts to `url` with `token` as its bearer.
-    fn http(d: &Daemon, url: &str, token: &str) -> (McpClient, Value) {
-        McpClient::start(d, url, token)
+    fn http(d: &Daemon, url: &str, token: &str, answer: &str) -> (McpClient, Value) {
+        McpClient::start(d, &[url, token], answer)
     }
 
     // The test's own environment says where Python's packages are.
     #[allow(clippy::disallowed_methods)]
-    fn start(d: &Daemon, first: &str, second: &str) -> (McpClient, Value) {
+    fn start(d: &Daemon, args: &[&str], answer: &str) -> (McpClient, Value) {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/daemon/mcp/client.py");
         // The daemon's environment (its home, its keys), plus what Python needs to find the
         // SDK: PATH (a virtualenv's python3) and the user site-packages of `pip --user`.
@@ -50,10 +53,10 @@ impl McpClient {
         python = std::process::Command::new("python3");
         python
             .arg(script)
-            .arg(first)
-            .arg(second)
+            .args(args)
             .env_clear()
             .envs(env)
+            .env("ELICIT_ANSWER", answer)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("PYTHONUSERBASE", user_base)
             .stdin(Stdio::piped())
@@ -183,7 +186,7 @@ fn journaled_as_mcp(d: &Daemon) {
 fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval() {
     let home = home_with_shell("");
     let d = start(home.path(), &[], None);
-    let (mut mcp, listed) = McpClient::stdio(&d);
+    let (mut mcp, listed) = McpClient::stdio(&d, &[], "approve");
     lists_runs_and_is_told_why(&mut mcp, &listed);
     journaled_as_mcp(&d);
 
@@ -195,6 +198,8 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
     );
     std::thread::sleep(Duration::from_secs(3));
     decide(&d, "approve");
+    // Not marked as an approver: no form was put to it (the next line is the call's result),
+    // though it can show forms and would approve.
     let echoed = mcp.answer();
     assert_eq!(echoed["is_error"], false, "{echoed}");
     assert!(
@@ -202,6 +207,10 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
             .as_str()
             .is_some_and(|t| t.contains("xyzzy-42")),
         "{echoed}"
+    );
+    assert_eq!(
+        decisions(&d),
+        [("approved".into(), "passepartout-cli".into())]
     );
     // A denied call says so, as an error the client's model reads.
     mcp.send(
@@ -223,7 +232,7 @@ fn the_python_sdk_lists_calls_is_told_why_a_gate_refused_and_waits_for_approval(
 fn a_call_the_client_abandons_stops_waiting_and_its_approval_stays_pending() {
     let home = home_with_shell("");
     let d = start(home.path(), &[], None);
-    let (mut mcp, _) = McpClient::stdio(&d);
+    let (mut mcp, _) = McpClient::stdio(&d, &[], "cancel");
     let connections = |d: &Daemon| {
         let (_, reply) = d.client().call(&Request::Status).expect("status");
         reply["result"]["connections"]
@@ -257,6 +266,63 @@ fn a_call_the_client_abandons_stops_waiting_and_its_approval_stays_pending() {
         Some(1),
         "{pending}"
     );
+}
+
+/// Each approval decided, in order: (decision, who decided), from the journal.
+fn decisions(d: &Daemon) -> Vec<(String, String)> {
+    let journal =
+        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
+            .expect("journal");
+    journal
+        .records(None)
+        .expect("records")
+        .into_iter()
+        .filter(|r| r.kind == "approval")
+        .map(|r| {
+            let text = |k: &str| r.body[k].as_str().unwrap_or("(none)").to_owned();
+            (text("decision"), text("by"))
+        })
+        .collect()
+}
+
+/// A flagged `echo` of `marker` put to a client the operator marked as an approver: the form
+/// shows the action, the client's answer decides it, and the journal records who decided.
+fn asked_and_decided(mcp: &mut McpClient, d: &Daemon, marker: &str, answer: &str) {
+    mcp.send(
+        "shell",
+        json!({ "program": "echo", "args": [marker], "explanation": "print a marker" }),
+    );
+    let asked = mcp.answer();
+    let form = asked["elicited"].as_str().unwrap_or_default();
+    assert!(form.contains(marker) && form.contains("echo"), "{asked}");
+    let result = mcp.answer();
+    let text = result["text"].as_str().unwrap_or_default();
+    if answer == "approve" {
+        assert_eq!(result["is_error"], false, "{result}");
+        assert!(text.contains(marker), "{result}");
+    } else {
+        assert_eq!(result["is_error"], true, "{result}");
+        assert!(text.contains("denied"), "{result}");
+    }
+    let (decision, by) = decisions(d).pop().expect("a decision");
+    let decided = if answer == "approve" {
+        "approved"
+    } else {
+        "denied"
+    };
+    assert_eq!(decision, decided);
+    assert!(by.starts_with("passepartout-mcp/"), "{by}");
+}
+
+#[test]
+fn a_client_marked_as_an_approver_is_asked_and_its_answer_decides() {
+    let home = home_with_shell("");
+    let d = start(home.path(), &[], None);
+    let (mut mcp, _) = McpClient::stdio(&d, &["--approver"], "approve");
+    asked_and_decided(&mut mcp, &d, "xyzzy-7", "approve");
+    drop(mcp);
+    let (mut mcp, _) = McpClient::stdio(&d, &["--approver"], "deny");
+    asked_and_decided(&mut mcp, &d, "xyzzy-8", "deny");
 }
 
 /// Wait for the one approval pending, then `passepartout approve` (or `deny`) it.
@@ -404,9 +470,24 @@ fn the_daemon_serves_mcp_over_streamable_http_to_its_bearer_only() {
     assert_eq!(status_of(&url, "/mcp", &[bearer(&token)]), 200, "the key");
 
     // A real client, through every gate.
-    let (mut mcp, listed) = McpClient::http(&d, &url, &token);
+    let (mut mcp, listed) = McpClient::http(&d, &url, &token, "approve");
     lists_runs_and_is_told_why(&mut mcp, &listed);
     journaled_as_mcp(&d);
+
+    // The client key as bearer: not an approver. Its flagged call waits for the operator.
+    mcp.send(
+        "shell",
+        json!({ "program": "echo", "args": ["xyzzy-9"], "explanation": "print a marker" }),
+    );
+    decide(&d, "approve");
+    let echoed = mcp.answer();
+    assert_eq!(echoed["is_error"], false, "no form for it: {echoed}");
+    drop(mcp);
+    // The approver key as bearer: the operator marked this client.
+    let approver = std::fs::read_to_string(d.home.join("data/passepartout/keys/approver.key"))
+        .expect("approver key");
+    let (mut mcp, _) = McpClient::http(&d, &url, approver.trim(), "deny");
+    asked_and_decided(&mut mcp, &d, "xyzzy-10", "deny");
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! MCP's streamable HTTP transport, served by the daemon when `[mcp] http` names an address
 //! (docs/mcp.md): rmcp's tower service on hyper connections, at `/mcp`. Every request passes
 //! three checks before it reaches the bridge: its bearer token must be the daemon's client key
-//! (here, in constant time), and, against DNS rebinding, its `Host` must name this server and
-//! its `Origin`, when it has one, must be a loopback origin or one the operator listed (rmcp's
-//! checks, given the lists made here).
+//! or its approver key (here, in constant time), and, against DNS rebinding, its `Host` must
+//! name this server and its `Origin`, when it has one, must be a loopback origin or one the
+//! operator listed (rmcp's checks, given the lists made here). A request whose bearer is the
+//! approver key is from a client the operator marked as an approver ([`Approver`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,7 +16,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use passepartout::daemon::protocol::Secret;
+use passepartout::daemon::Keys;
 use passepartout::settings::McpSection;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -24,6 +25,11 @@ use super::Bridge;
 
 /// The path MCP clients send to.
 pub const PATH: &str = "/mcp";
+
+/// Marks a request whose bearer is the approver key: its client's person may be asked to
+/// decide an approval (an elicitation, [`super::elicit`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Approver;
 
 /// Listen where `[mcp] http` says, if it says: a loopback address unless `any_interface`.
 ///
@@ -75,12 +81,12 @@ fn origins(addr: SocketAddr, section: &McpSection) -> Vec<String> {
     origins
 }
 
-/// Serve MCP on `listener` with `bridge`, each request authenticated with `bearer`, until the
-/// runtime stops. A connection that fails ends alone.
+/// Serve MCP on `listener` with `bridge`, each request authenticated with one of `keys` as its
+/// bearer, until the runtime stops. A connection that fails ends alone.
 pub async fn serve(
     listener: std::net::TcpListener,
     bridge: Bridge,
-    bearer: Secret,
+    keys: Keys,
     section: McpSection,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
@@ -93,7 +99,7 @@ pub async fn serve(
         std::sync::Arc::new(LocalSessionManager::default()),
         config,
     );
-    let bearer = std::sync::Arc::new(bearer);
+    let keys = std::sync::Arc::new(keys);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -105,12 +111,12 @@ pub async fn serve(
             }
         };
         let mcp = mcp.clone();
-        let bearer = bearer.clone();
-        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let keys = keys.clone();
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let mut mcp = mcp.clone();
-            let bearer = bearer.clone();
+            let keys = keys.clone();
             async move {
-                if let Some(refused) = refusal(&request, &bearer) {
+                if let Some(refused) = admit(&mut request, &keys) {
                     return Ok::<_, Infallible>(refused);
                 }
                 tower_service::Service::call(&mut mcp, request).await
@@ -127,11 +133,11 @@ pub async fn serve(
     }
 }
 
-/// Why `request` gets no further, as the response saying so: another path than [`PATH`], or
-/// no bearer token that is the client key.
-fn refusal(
-    request: &Request<Incoming>,
-    bearer: &Secret,
+/// Let `request` through (marked [`Approver`] when its bearer is the approver key), or say why
+/// not: another path than [`PATH`], or no bearer token that is one of `keys`.
+fn admit(
+    request: &mut Request<Incoming>,
+    keys: &Keys,
 ) -> Option<Response<BoxBody<Bytes, Infallible>>> {
     if request.uri().path() != PATH {
         return Some(plain(
@@ -145,8 +151,18 @@ fn refusal(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
-    if token.is_some_and(|t| bearer.is(t.as_bytes())) {
-        return None;
+    if let Some(token) = token {
+        if keys.client.is(token.as_bytes()) {
+            return None;
+        }
+        if keys
+            .approver
+            .as_ref()
+            .is_some_and(|a| a.is(token.as_bytes()))
+        {
+            request.extensions_mut().insert(Approver);
+            return None;
+        }
     }
     let mut refused = plain(
         StatusCode::UNAUTHORIZED,

@@ -12,6 +12,7 @@
 //! The daemon serves the same bridge over MCP's streamable HTTP transport when `[mcp] http`
 //! asks for it ([`http`]); its calls go through the daemon's own protocol too.
 
+mod elicit;
 pub mod http;
 
 use std::process::ExitCode;
@@ -46,11 +47,14 @@ pub const APPROVAL_WAIT_SECS: u64 = 50;
 const KEEP_ALIVE: Duration = Duration::from_millis(500);
 
 /// Serve MCP on stdin/stdout until the client closes it. Starts a daemon in the background
-/// when none answers, as `chat` does.
+/// when none answers, as `chat` does. With `approver` (the operator marked this client as one
+/// that may decide approvals), a call a gate flags is put to the client's person as an MCP
+/// elicitation.
 ///
 /// # Errors
-/// No daemon could be reached or started, or the MCP session failed to start.
-pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode> {
+/// No daemon could be reached or started, the approver key cannot be read (with `approver`),
+/// or the MCP session failed to start.
+pub fn run(common: &Common, approval_wait: Duration, approver: bool) -> anyhow::Result<ExitCode> {
     // Only when nothing answers: a daemon that refuses us (a wrong key) is not replaced.
     if let Err(e) = daemon::connect_as_client(common, "passepartout-mcp")
         && matches!(
@@ -60,9 +64,19 @@ pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode>
     {
         daemon::start_background(common)?;
     }
+    if approver {
+        daemon::connect_as(common, true, "passepartout-mcp")?
+            .call(&Request::Approvals)
+            .context(
+                "--approver: this user's connection cannot decide approvals (the approver key, \
+                 approver.key in the keys directory or PASSEPARTOUT_APPROVER_SECRET, must be \
+                 readable)",
+            )?;
+    }
     let bridge = Bridge {
         door: Door::Cli(Arc::new(common.clone())),
         approval_wait,
+        approver,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -85,28 +99,43 @@ pub fn run(common: &Common, approval_wait: Duration) -> anyhow::Result<ExitCode>
     served
 }
 
-/// How the bridge reaches the daemon: always as a client with the client key only, so that its
-/// own client (an MCP client) can neither decide approvals nor see their events.
+/// How the bridge reaches the daemon: as a client with the client key only, so that its own
+/// client (an MCP client) can neither decide approvals nor see their events; with the approver
+/// key only to put a decision the person made through an elicitation ([`elicit`]).
 #[derive(Clone)]
 pub enum Door {
     /// `passepartout mcp`: the daemon the command's options name.
     Cli(Arc<Common>),
-    /// The daemon's own HTTP transport: its address and client key.
+    /// The daemon's own HTTP transport: its address and keys.
     Direct {
         /// `IP:PORT` of the daemon's protocol.
         addr: String,
-        /// The client key (`approver` is `None`); `None` on a daemon without authentication.
+        /// The daemon's keys; `None` on a daemon without authentication.
         keys: Option<Keys>,
     },
 }
 
 impl Door {
-    /// A connection to the daemon, calling itself `name` (journaled with each request).
-    fn connect(&self, name: &str) -> anyhow::Result<Client> {
+    /// A connection to the daemon, calling itself `name` (journaled with each request); with
+    /// the approver key when `approver`.
+    fn connect_with(&self, name: &str, approver: bool) -> anyhow::Result<Client> {
         match self {
-            Door::Cli(common) => daemon::connect_as_client(common, name),
-            Door::Direct { addr, keys } => Ok(Client::connect_as(addr, keys.as_ref(), name)?),
+            Door::Cli(common) => daemon::connect_as(common, approver, name),
+            Door::Direct { addr, keys } => {
+                let keys = keys.clone().map(|mut k| {
+                    if !approver {
+                        k.approver = None;
+                    }
+                    k
+                });
+                Ok(Client::connect_as(addr, keys.as_ref(), name)?)
+            }
         }
+    }
+
+    /// A client connection (no approver key), calling itself `name`.
+    fn connect(&self, name: &str) -> anyhow::Result<Client> {
+        self.connect_with(name, false)
     }
 }
 
@@ -137,6 +166,10 @@ fn via(context: &RequestContext<RoleServer>) -> String {
 pub struct Bridge {
     door: Door,
     approval_wait: Duration,
+    /// Every client of this bridge is one the operator marked as an approver
+    /// (`passepartout mcp --approver`). Over HTTP, a request is marked by its bearer instead
+    /// ([`http::Approver`]).
+    approver: bool,
 }
 
 impl Bridge {
@@ -146,7 +179,23 @@ impl Bridge {
         Bridge {
             door,
             approval_wait,
+            approver: false,
         }
+    }
+
+    /// Whether the client of this request may be asked to decide an approval: marked by the
+    /// operator, and able to show a form (elicitation).
+    fn asks(&self, context: &RequestContext<RoleServer>) -> bool {
+        let marked = self.approver
+            || context
+                .extensions
+                .get::<::http::request::Parts>()
+                .is_some_and(|p| p.extensions.get::<http::Approver>().is_some());
+        marked
+            && context
+                .peer
+                .supported_elicitation_modes()
+                .contains(&rmcp::service::ElicitationMode::Form)
     }
 
     /// Run `work` (blocking: it talks to the daemon) off the async workers.
@@ -206,13 +255,41 @@ impl ServerHandler for Bridge {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let action = action_of(&request.name, request.arguments.unwrap_or_default());
+        let name = via(&context);
+        let first = name.clone();
+        let (mut client, token, reasons) =
+            match self.daemon(move |door| call(door, action, &first)).await? {
+                Started::Done(result) => return Ok(result.into()),
+                Started::Suspended {
+                    client,
+                    token,
+                    reasons,
+                } => (client, token, reasons),
+            };
+        // A client the operator marked as an approver is asked, while the call waits for
+        // whichever decision comes first (its person's, or `passepartout approve`).
+        let asking = self.asks(&context).then(|| {
+            tokio::spawn(elicit::ask(
+                self.clone(),
+                context.peer.clone(),
+                elicit::Question {
+                    name: name.clone(),
+                    token: token.clone(),
+                    reasons: reasons.clone(),
+                },
+            ))
+        });
         let waiting = Waiting {
-            name: via(&context),
             wait: self.approval_wait,
             cancelled: context.ct.clone(),
         };
-        let result = self.daemon(move |door| call(door, action, waiting)).await?;
-        Ok(result.into())
+        let result = self
+            .daemon(move |_| approved(&mut client, &token, &reasons, &waiting))
+            .await;
+        if let Some(asking) = asking {
+            asking.abort();
+        }
+        Ok(result?.into())
     }
 }
 
@@ -252,23 +329,39 @@ fn text(text: String) -> Vec<ContentBlock> {
 
 /// How one call waits for a person's decision.
 struct Waiting {
-    /// What the bridge calls itself to the daemon for this call.
-    name: String,
     /// At most this long.
     wait: Duration,
     /// Until the MCP client cancels the call (`notifications/cancelled`).
     cancelled: tokio_util::sync::CancellationToken,
 }
 
-/// Run `action` in the daemon on a connection of its own; wait as `waiting` says for a person
-/// to decide when a gate asks.
-fn call(door: &Door, action: Action, waiting: Waiting) -> anyhow::Result<CallToolResult> {
-    let mut client = door.connect(&waiting.name)?;
+/// How a call went in the daemon, at first.
+enum Started {
+    /// What the client gets.
+    Done(CallToolResult),
+    /// A gate asked for a person: the connection the decision's outcome will come on.
+    Suspended {
+        /// The call's own connection.
+        client: Box<Client>,
+        /// The approval's token.
+        token: String,
+        /// The gates' reasons, joined.
+        reasons: String,
+    },
+}
+
+fn done(result: CallToolResult) -> anyhow::Result<Started> {
+    Ok(Started::Done(result))
+}
+
+/// Run `action` in the daemon on a connection of its own, calling itself `name`.
+fn call(door: &Door, action: Action, name: &str) -> anyhow::Result<Started> {
+    let mut client = door.connect(name)?;
     let (_, reply) = client.call(&Request::Act { action })?;
     let ran = match answer::read::<Ran>(&reply, "the steps of a run") {
         Ok(ran) => ran,
         Err(AnswerError::Refused(r)) => {
-            return Ok(CallToolResult::error(text(format!(
+            return done(CallToolResult::error(text(format!(
                 "the daemon refused the call: {}",
                 r.message
             ))));
@@ -283,9 +376,11 @@ fn call(door: &Door, action: Action, waiting: Waiting) -> anyhow::Result<CallToo
         .flatten()
         .map(|s| &s.outcome)
         .find(|o| !matches!(o, StepOutcome::Nothing));
-    let failed = |message: String| Ok(CallToolResult::error(text(message)));
+    let failed = |message: String| done(CallToolResult::error(text(message)));
     match first {
-        Some(StepOutcome::Ran { result, .. }) => Ok(CallToolResult::success(text(result.clone()))),
+        Some(StepOutcome::Ran { result, .. }) => {
+            done(CallToolResult::success(text(result.clone())))
+        }
         Some(StepOutcome::Rejected { gate, reason, .. }) => {
             failed(format!("rejected by the gate {gate}: {reason}"))
         }
@@ -295,10 +390,12 @@ fn call(door: &Door, action: Action, waiting: Waiting) -> anyhow::Result<CallToo
         Some(StepOutcome::Invalid { reason }) => failed(format!("cannot do that: {reason}")),
         Some(StepOutcome::Failed { error }) => failed(format!("the daemon failed: {error}")),
         Some(StepOutcome::Dropped { why }) => failed(format!("stopped: {why}")),
-        Some(StepOutcome::Suspended { token, reasons }) => {
-            approved(&mut client, token, &reasons.join("; "), &waiting)
-        }
-        Some(StepOutcome::Nothing) | None => Ok(CallToolResult::success(Vec::new())),
+        Some(StepOutcome::Suspended { token, reasons }) => Ok(Started::Suspended {
+            token: token.clone(),
+            reasons: reasons.join("; "),
+            client: Box::new(client),
+        }),
+        Some(StepOutcome::Nothing) | None => done(CallToolResult::success(Vec::new())),
     }
 }
 

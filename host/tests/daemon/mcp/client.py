@@ -1,10 +1,14 @@
 """The official MCP Python SDK (PyPI `mcp`) as a third-party client of Passepartout's MCP server.
 
-Usage: client.py PASSEPARTOUT PORT    (stdio: starts `PASSEPARTOUT mcp --port PORT`)
-       client.py URL TOKEN            (streamable HTTP: the daemon's `[mcp] http`, bearer TOKEN)
+Usage: client.py PASSEPARTOUT PORT [ARG...]  (stdio: starts `PASSEPARTOUT mcp --port PORT ARG...`)
+       client.py URL TOKEN                  (streamable HTTP: the daemon's `[mcp] http`, bearer TOKEN)
 Connects as an MCP client would, lists the tools and makes the calls the test asks for (one JSON
 object per line on stdin: {"tool", "arguments", "timeout"?}). Prints one JSON line for the tool list, then
 one per call: {"is_error", "text"}.
+
+It can show a person's form (elicitation): each form asked is printed as {"elicited": message}
+and answered as ELICIT_ANSWER says: "approve" (accept, approve = true), "deny" (decline), or
+"cancel" (the default).
 """
 
 import asyncio
@@ -12,7 +16,7 @@ import json
 import os
 import sys
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -21,8 +25,18 @@ def emit(value):
     print(json.dumps(value), flush=True)
 
 
+async def elicit(context, params):
+    emit({"elicited": params.message})
+    answer = os.environ.get("ELICIT_ANSWER", "cancel")
+    if answer == "approve":
+        return types.ElicitResult(action="accept", content={"approve": True})
+    if answer == "deny":
+        return types.ElicitResult(action="decline")
+    return types.ElicitResult(action="cancel")
+
+
 async def session_calls(read, write):
-    async with ClientSession(read, write) as session:
+    async with ClientSession(read, write, elicitation_callback=elicit) as session:
         await session.initialize()
         listed = await session.list_tools()
         emit({"tools": {t.name: t.input_schema for t in listed.tools}})
@@ -59,7 +73,7 @@ async def main():
     exe, port = sys.argv[1], sys.argv[2]
     params = StdioServerParameters(
         command=exe,
-        args=["mcp", "--port", port, "--approval-wait", "60"],
+        args=["mcp", "--port", port, "--approval-wait", "60", *sys.argv[3:]],
         env=dict(os.environ),
     )
     async with stdio_client(params) as (read, write):
