@@ -145,7 +145,13 @@ fn lists_runs_and_is_told_why(mcp: &mut McpClient, listed: &Value) {
     );
 
     let eval = mcp.call("eval", json!({ "expression": "(+ 1 2)" }));
-    assert_eq!(eval, json!({ "is_error": false, "text": "3" }));
+    assert_eq!(eval["is_error"], false, "{eval}");
+    assert_eq!(eval["text"], "3", "{eval}");
+    // Each gate's verdict reached the client as the call's progress.
+    let progress = eval["progress"].to_string();
+    for gate in ["shell-guard", "pii", "secrets", "explanation", "approval"] {
+        assert!(progress.contains(&format!("gate {gate} pass")), "{eval}");
+    }
 
     let rm = mcp.call(
         "shell",
@@ -157,6 +163,12 @@ fn lists_runs_and_is_told_why(mcp: &mut McpClient, listed: &Value) {
             .as_str()
             .is_some_and(|t| t.contains("shell-guard")),
         "the gate's reason reaches the client: {rm}"
+    );
+    assert!(
+        rm["progress"]
+            .to_string()
+            .contains("gate shell-guard reject"),
+        "{rm}"
     );
 }
 
@@ -266,6 +278,28 @@ fn a_call_the_client_abandons_stops_waiting_and_its_approval_stays_pending() {
         Some(1),
         "{pending}"
     );
+}
+
+#[test]
+fn a_session_is_told_when_the_daemon_reloads_with_other_tools() {
+    let home = home_with_shell("");
+    let d = start(home.path(), &[], None);
+    let (mut mcp, listed) = McpClient::stdio(&d, &[], "cancel");
+    assert!(listed["tools"]["eval"].is_object(), "{listed}");
+    // The operator disables eval; the daemon reloads on the policy's edit.
+    let policy = home.path().join("config/passepartout/policy.toml");
+    let mut text = std::fs::read_to_string(&policy).expect("policy");
+    text.push_str("\n[plugins.eval]\nenabled = false\n");
+    std::fs::write(&policy, text).expect("policy");
+    writeln!(mcp.calls, "{}", json!({ "wait_list_changed": 30 })).expect("write");
+    assert_eq!(mcp.answer(), json!({ "list_changed": true }));
+    writeln!(mcp.calls, "{}", json!({ "list": true })).expect("write");
+    let relisted = mcp.answer();
+    assert!(relisted["tools"]["shell"].is_object(), "{relisted}");
+    assert!(relisted["tools"].get("eval").is_none(), "{relisted}");
+    // Nothing changed since: no further notice.
+    writeln!(mcp.calls, "{}", json!({ "wait_list_changed": 3 })).expect("write");
+    assert_eq!(mcp.answer(), json!({ "list_changed": false }));
 }
 
 /// Each approval decided, in order: (decision, who decided), from the journal.

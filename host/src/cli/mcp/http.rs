@@ -95,7 +95,7 @@ pub async fn serve(
         .with_allowed_hosts(hosts(addr, &section))
         .with_allowed_origins(origins(addr, &section));
     let mcp = StreamableHttpService::new(
-        move || Ok(bridge.clone()),
+        move || Ok(bridge.session()),
         std::sync::Arc::new(LocalSessionManager::default()),
         config,
     );

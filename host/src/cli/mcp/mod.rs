@@ -25,11 +25,11 @@ use passepartout::daemon::answer::{self, AnswerError, Ran};
 use passepartout::daemon::client::{Client, ClientError};
 use passepartout::daemon::request::{Event, Request};
 use passepartout::pipeline::{StepOutcome, ToolSchema};
-use passepartout::signal::{Action, Told};
+use passepartout::signal::{Action, GateTrace, Told};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerInfo, Tool,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerInfo, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt as _};
@@ -45,6 +45,9 @@ pub const APPROVAL_WAIT_SECS: u64 = 50;
 /// How often a call waiting for an approval shows the daemon it is still there (the daemon
 /// closes connections idle past its read timeout).
 const KEEP_ALIVE: Duration = Duration::from_millis(500);
+
+/// How often a session asks the daemon whether its plugin set changed.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// Serve MCP on stdin/stdout until the client closes it. Starts a daemon in the background
 /// when none answers, as `chat` does. With `approver` (the operator marked this client as one
@@ -77,6 +80,7 @@ pub fn run(common: &Common, approval_wait: Duration, approver: bool) -> anyhow::
         door: Door::Cli(Arc::new(common.clone())),
         approval_wait,
         approver,
+        watching: Arc::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -170,6 +174,8 @@ pub struct Bridge {
     /// (`passepartout mcp --approver`). Over HTTP, a request is marked by its bearer instead
     /// ([`http::Approver`]).
     approver: bool,
+    /// Whether this session's tool list is watched ([`Bridge::watch`]).
+    watching: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Bridge {
@@ -180,7 +186,60 @@ impl Bridge {
             door,
             approval_wait,
             approver: false,
+            watching: Arc::default(),
         }
+    }
+
+    /// The same bridge for a new MCP session (its own watch of the tool list).
+    pub fn session(&self) -> Bridge {
+        Bridge {
+            watching: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Once per session, from its first `tools/list`: tell the client when the daemon's plugin
+    /// set changes (a reload, an install), with `notifications/tools/list_changed`, until it
+    /// leaves.
+    fn watch(&self, peer: &rmcp::service::Peer<RoleServer>, name: String) {
+        if self
+            .watching
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        let (bridge, peer) = (self.clone(), peer.clone());
+        tokio::spawn(async move {
+            let mut seen: Option<String> = None;
+            loop {
+                let n = name.clone();
+                let set =
+                    bridge
+                        .daemon(move |door| {
+                            let mut client = door.connect(&n)?;
+                            let (_, reply) = client.call(&Request::Status)?;
+                            Ok(answer::read::<passepartout::daemon::ops::Status>(
+                                &reply,
+                                "the status",
+                            )?
+                            .plugin_set)
+                        })
+                        .await;
+                // A daemon that does not answer for a moment changes nothing.
+                if let Ok(set) = set {
+                    if seen.as_ref().is_some_and(|s| *s != set)
+                        && peer.notify_tool_list_changed().await.is_err()
+                    {
+                        return;
+                    }
+                    seen = Some(set);
+                }
+                if peer.is_transport_closed() {
+                    return;
+                }
+                tokio::time::sleep(WATCH_EVERY).await;
+            }
+        });
     }
 
     /// Whether the client of this request may be asked to decide an approval: marked by the
@@ -217,17 +276,22 @@ fn internal(message: String) -> ErrorData {
 
 impl ServerHandler for Bridge {
     fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "passepartout",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "Every tool call goes through Passepartout's gates before the tool runs in its \
+        ServerInfo::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "passepartout",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Every tool call goes through Passepartout's gates before the tool runs in its \
                  sandbox. A rejected call returns the gate's reason; give `explanation` (why you \
                  make the call) for tools that change something. A call a gate flags waits for \
                  a person to approve it.",
-            )
+        )
     }
 
     async fn list_tools(
@@ -236,6 +300,7 @@ impl ServerHandler for Bridge {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let name = via(&context);
+        self.watch(&context.peer, name.clone());
         let schemas = self
             .daemon(move |door| {
                 let mut client = door.connect(&name)?;
@@ -257,15 +322,16 @@ impl ServerHandler for Bridge {
         let action = action_of(&request.name, request.arguments.unwrap_or_default());
         let name = via(&context);
         let first = name.clone();
-        let (mut client, token, reasons) =
-            match self.daemon(move |door| call(door, action, &first)).await? {
-                Started::Done(result) => return Ok(result.into()),
-                Started::Suspended {
-                    client,
-                    token,
-                    reasons,
-                } => (client, token, reasons),
-            };
+        let (traces, started) = self.daemon(move |door| call(door, action, &first)).await?;
+        progress(&context, &traces).await;
+        let (mut client, token, reasons) = match started {
+            Started::Done(result) => return Ok(result.into()),
+            Started::Suspended {
+                client,
+                token,
+                reasons,
+            } => (client, token, reasons),
+        };
         // A client the operator marked as an approver is asked, while the call waits for
         // whichever decision comes first (its person's, or `passepartout approve`).
         let asking = self.asks(&context).then(|| {
@@ -354,11 +420,63 @@ fn done(result: CallToolResult) -> anyhow::Result<Started> {
     Ok(Started::Done(result))
 }
 
-/// Run `action` in the daemon on a connection of its own, calling itself `name`.
-fn call(door: &Door, action: Action, name: &str) -> anyhow::Result<Started> {
+/// Each gate's verdict, as a progress notification of the call when the client asked for
+/// progress (a `progressToken`): `check K: GATE VERDICT (REASON), N µs`, K counting the
+/// verifications (the walk, then the last mile when it ran the gates again).
+async fn progress(context: &RequestContext<RoleServer>, traces: &[GateTrace]) {
+    let Some(token) = context.meta.get_progress_token() else {
+        return;
+    };
+    let lines: Vec<String> = traces
+        .iter()
+        .enumerate()
+        .flat_map(|(k, trace)| {
+            trace.iter().map(move |g| {
+                let reason = g
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                format!(
+                    "check {}: gate {} {}{reason}, {} µs",
+                    k + 1,
+                    g.gate,
+                    g.verdict.name(),
+                    g.micros
+                )
+            })
+        })
+        .collect();
+    let total = lines.len() as f64;
+    for (i, line) in lines.into_iter().enumerate() {
+        let note = ProgressNotificationParam::new(token.clone(), (i + 1) as f64)
+            .with_total(total)
+            .with_message(line);
+        if context.peer.notify_progress(note).await.is_err() {
+            // The client left; the result will not reach it either.
+            return;
+        }
+    }
+}
+
+/// Run `action` in the daemon on a connection of its own, calling itself `name`: the gates'
+/// traces, and how it went.
+fn call(door: &Door, action: Action, name: &str) -> anyhow::Result<(Vec<GateTrace>, Started)> {
     let mut client = door.connect(name)?;
-    let (_, reply) = client.call(&Request::Act { action })?;
-    let ran = match answer::read::<Ran>(&reply, "the steps of a run") {
+    let (frames, reply) = client.call(&Request::Act { action })?;
+    let traces = answer::events(&frames)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::GateTrace { trace } => Some(trace),
+            Event::Message { .. } => None,
+        })
+        .collect();
+    Ok((traces, started(client, &reply)?))
+}
+
+/// How the call answered by `reply` went; `client` is its connection.
+fn started(client: Client, reply: &Value) -> anyhow::Result<Started> {
+    let ran = match answer::read::<Ran>(reply, "the steps of a run") {
         Ok(ran) => ran,
         Err(AnswerError::Refused(r)) => {
             return done(CallToolResult::error(text(format!(

@@ -4,7 +4,11 @@ Usage: client.py PASSEPARTOUT PORT [ARG...]  (stdio: starts `PASSEPARTOUT mcp --
        client.py URL TOKEN                  (streamable HTTP: the daemon's `[mcp] http`, bearer TOKEN)
 Connects as an MCP client would, lists the tools and makes the calls the test asks for (one JSON
 object per line on stdin: {"tool", "arguments", "timeout"?}). Prints one JSON line for the tool list, then
-one per call: {"is_error", "text"}.
+one per call: {"is_error", "text", "progress"} (the progress notifications' messages: the gates'
+verdicts).
+
+{"wait_list_changed": SECS} prints {"list_changed": bool} (whether the server sent
+`notifications/tools/list_changed` within SECS); {"list": true} lists the tools again.
 
 It can show a person's form (elicitation): each form asked is printed as {"elicited": message}
 and answered as ELICIT_ANSWER says: "approve" (accept, approve = true), "deny" (decline), or
@@ -36,21 +40,53 @@ async def elicit(context, params):
 
 
 async def session_calls(read, write):
-    async with ClientSession(read, write, elicitation_callback=elicit) as session:
+    list_changed = asyncio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            list_changed.set()
+
+    async with ClientSession(
+        read, write, elicitation_callback=elicit, message_handler=on_message
+    ) as session:
         await session.initialize()
-        listed = await session.list_tools()
-        emit({"tools": {t.name: t.input_schema for t in listed.tools}})
+
+        async def list_tools():
+            listed = await session.list_tools()
+            emit({"tools": {t.name: t.input_schema for t in listed.tools}})
+
+        await list_tools()
         loop = asyncio.get_running_loop()
         while True:
             line = await loop.run_in_executor(None, sys.stdin.readline)
             if not line.strip():
                 break
             call = json.loads(line)
+            if "wait_list_changed" in call:
+                # {"wait_list_changed": SECS}: whether the server said its tools changed.
+                try:
+                    await asyncio.wait_for(list_changed.wait(), call["wait_list_changed"])
+                except asyncio.TimeoutError:
+                    pass
+                emit({"list_changed": list_changed.is_set()})
+                list_changed.clear()
+                continue
+            if "list" in call:
+                await list_tools()
+                continue
+            progress = []
+
+            async def on_progress(done, total, message, progress=progress):
+                progress.append(message)
+
             try:
                 # With "timeout", the SDK abandons the call after that many seconds and sends
                 # the server `notifications/cancelled`.
                 result = await session.call_tool(
-                    call["tool"], call["arguments"], read_timeout_seconds=call.get("timeout")
+                    call["tool"],
+                    call["arguments"],
+                    read_timeout_seconds=call.get("timeout"),
+                    progress_callback=on_progress,
                 )
             except Exception as e:
                 emit({"is_error": True, "abandoned": True, "text": repr(e)})
@@ -59,6 +95,7 @@ async def session_calls(read, write):
                 {
                     "is_error": result.is_error,
                     "text": "\n".join(c.text for c in result.content if c.type == "text"),
+                    "progress": progress,
                 }
             )
 
