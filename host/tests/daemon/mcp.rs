@@ -302,6 +302,77 @@ fn a_session_is_told_when_the_daemon_reloads_with_other_tools() {
     assert_eq!(mcp.answer(), json!({ "list_changed": false }));
 }
 
+#[test]
+fn the_memory_store_is_read_as_resources_through_the_gates() {
+    let home = home_with_shell("");
+    let policy = home.path().join("config/passepartout/policy.toml");
+    let mut text = std::fs::read_to_string(&policy).expect("policy");
+    text.push_str("\n[plugins.memory]\nmemory = \"read\"\n");
+    std::fs::write(&policy, text).expect("policy");
+    let org = home.path().join("org");
+    std::fs::create_dir_all(&org).expect("mkdir");
+    std::fs::write(
+        org.join("notes.org"),
+        "* Project Alpha :project:\n:PROPERTIES:\n:ID: alpha-1\n:END:\nThe alpha notes.\n",
+    )
+    .expect("org");
+    let out = command(
+        home.path(),
+        &["memory", "ingest", org.to_str().expect("utf-8")],
+        &[],
+    )
+    .output()
+    .expect("ingest");
+    assert!(out.status.success(), "{out:?}");
+    let d = start(home.path(), &[], None);
+    let (mut mcp, _) = McpClient::stdio(&d, &[], "cancel");
+    let mut ask = |line: Value| {
+        writeln!(mcp.calls, "{line}").expect("write");
+        mcp.answer()
+    };
+    let listed = ask(json!({ "resources": true }));
+    assert_eq!(
+        listed["resources"],
+        json!(["passepartout://memory/outline"])
+    );
+    assert_eq!(
+        listed["templates"],
+        json!(["passepartout://memory/headline/{id}"])
+    );
+    let outline = ask(json!({ "read": "passepartout://memory/outline" }));
+    assert!(
+        outline["read"]
+            .as_str()
+            .is_some_and(|t| t.contains("Project Alpha")),
+        "{outline}"
+    );
+    let headline = ask(json!({ "read": "passepartout://memory/headline/alpha-1" }));
+    assert!(
+        headline["read"]
+            .as_str()
+            .is_some_and(|t| t.contains("alpha notes")),
+        "{headline}"
+    );
+    for bad in [
+        "passepartout://memory/headline/../../etc",
+        "file:///etc/passwd",
+    ] {
+        let refused = ask(json!({ "read": bad }));
+        assert!(refused["read_error"].is_string(), "{bad}: {refused}");
+    }
+    // Each read went through the gates and into the journal, as the client's.
+    let journal =
+        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
+            .expect("journal");
+    let reads = journal
+        .records(None)
+        .expect("records")
+        .into_iter()
+        .filter(|r| r.kind == "proposal" && r.body["action"]["tool"] == "memory-get")
+        .count();
+    assert_eq!(reads, 1);
+}
+
 /// Each approval decided, in order: (decision, who decided), from the journal.
 fn decisions(d: &Daemon) -> Vec<(String, String)> {
     let journal =

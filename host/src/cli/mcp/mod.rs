@@ -14,6 +14,7 @@
 
 mod elicit;
 pub mod http;
+mod resources;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -28,8 +29,10 @@ use passepartout::pipeline::{StepOutcome, ToolSchema};
 use passepartout::signal::{Action, GateTrace, Told};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerInfo, Tool,
+    Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerInfo,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt as _};
@@ -257,6 +260,16 @@ impl Bridge {
                 .contains(&rmcp::service::ElicitationMode::Form)
     }
 
+    /// The daemon's tools, as its model is offered them; asked calling itself `name`.
+    async fn schemas(&self, name: String) -> Result<Vec<ToolSchema>, ErrorData> {
+        self.daemon(move |door| {
+            let mut client = door.connect(&name)?;
+            let (_, reply) = client.call(&Request::Tools)?;
+            Ok(answer::read::<Vec<ToolSchema>>(&reply, "the tools")?)
+        })
+        .await
+    }
+
     /// Run `work` (blocking: it talks to the daemon) off the async workers.
     async fn daemon<T: Send + 'static>(
         &self,
@@ -280,6 +293,7 @@ impl ServerHandler for Bridge {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -301,17 +315,64 @@ impl ServerHandler for Bridge {
     ) -> Result<ListToolsResult, ErrorData> {
         let name = via(&context);
         self.watch(&context.peer, name.clone());
-        let schemas = self
-            .daemon(move |door| {
-                let mut client = door.connect(&name)?;
-                let (_, reply) = client.call(&Request::Tools)?;
-                Ok(answer::read::<Vec<ToolSchema>>(&reply, "the tools")?)
-            })
-            .await?;
         Ok(ListToolsResult {
-            tools: schemas.into_iter().map(tool).collect(),
+            tools: self.schemas(name).await?.into_iter().map(tool).collect(),
             ..Default::default()
         })
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult {
+            resources: resources::listed(&self.schemas(via(&context)).await?),
+            ..Default::default()
+        })
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult {
+            resource_templates: resources::templates(&self.schemas(via(&context)).await?),
+            ..Default::default()
+        })
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let action = resources::action(&request.uri)?;
+        let name = via(&context);
+        let (_, started) = self.daemon(move |door| call(door, action, &name)).await?;
+        let result = match started {
+            Started::Done(result) => result,
+            Started::Suspended { token, reasons, .. } => {
+                return Err(ErrorData::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "a gate asks a person before this is read ({reasons}); the operator \
+                         decides it (token {token}), then read it again"
+                    ),
+                    None,
+                ));
+            }
+        };
+        let text: String = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect();
+        if result.is_error == Some(true) {
+            return Err(ErrorData::new(ErrorCode::INVALID_REQUEST, text, None));
+        }
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
     }
 
     async fn call_tool(

@@ -8,7 +8,9 @@ one per call: {"is_error", "text", "progress"} (the progress notifications' mess
 verdicts).
 
 {"wait_list_changed": SECS} prints {"list_changed": bool} (whether the server sent
-`notifications/tools/list_changed` within SECS); {"list": true} lists the tools again.
+`notifications/tools/list_changed` within SECS); {"list": true} lists the tools again;
+{"resources": true} prints {"resources": [URI], "templates": [URI template]}; {"read": URI}
+prints {"read": text} or {"read_error": message}.
 
 It can show a person's form (elicitation): each form asked is printed as {"elicited": message}
 and answered as ELICIT_ANSWER says: "approve" (accept, approve = true), "deny" (decline), or
@@ -73,6 +75,23 @@ async def session_calls(read, write):
                 continue
             if "list" in call:
                 await list_tools()
+                continue
+            if "resources" in call:
+                listed = await session.list_resources()
+                templates = await session.list_resource_templates()
+                emit(
+                    {
+                        "resources": [str(r.uri) for r in listed.resources],
+                        "templates": [t.uri_template for t in templates.resource_templates],
+                    }
+                )
+                continue
+            if "read" in call:
+                try:
+                    read = await session.read_resource(call["read"])
+                    emit({"read": "".join(getattr(c, "text", "") for c in read.contents)})
+                except Exception as e:
+                    emit({"read_error": str(e)})
                 continue
             progress = []
 
