@@ -571,55 +571,6 @@ pub fn send(
     Ok(exit_code(&ran, whose))
 }
 
-/// `passepartout chat`: a line client; starts a daemon in the background when none answers.
-pub fn chat(common: &Common) -> anyhow::Result<ExitCode> {
-    let mut client = match connect(common) {
-        Ok(c) => c,
-        Err(_) => {
-            start_background(common)?;
-            connect(common)?
-        }
-    };
-    errln!(
-        "connected to {}; type a message, Ctrl-D to leave",
-        client.hello["server"].as_str().unwrap_or("the daemon")
-    );
-    let mut editor = rustyline::DefaultEditor::new()?;
-    let history = passepartout::dirs::database().map(|d| d.with_file_name("chat_history"));
-    if let Some(h) = &history {
-        let _ = editor.load_history(h);
-    }
-    loop {
-        let line = match editor.readline("> ") {
-            Ok(line) => line,
-            Err(
-                rustyline::error::ReadlineError::Eof | rustyline::error::ReadlineError::Interrupted,
-            ) => break,
-            Err(e) => return Err(e.into()),
-        };
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let _ = editor.add_history_entry(line);
-        let ask = Request::Ask { text: line.into() };
-        let (events, reply) = match client.call(&ask) {
-            Ok(r) => r,
-            // The daemon closes clients idle past its read timeout: reconnect once.
-            Err(_) => {
-                client = connect(common)?;
-                client.call(&ask)?
-            }
-        };
-        print_events(&events, true);
-        report(&answer::read::<Ran>(&reply, "the steps of a run"), false);
-    }
-    if let Some(h) = &history {
-        let _ = editor.save_history(h);
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Start a daemon in the background and wait until it listens (a first start compiles every
 /// plugin). Its output goes to `daemon.log` beside the database, never to this stdout.
 pub(super) fn start_background(common: &Common) -> anyhow::Result<()> {

@@ -5,6 +5,7 @@ mod out;
 
 mod audit;
 mod cache;
+mod chat;
 mod daemon;
 mod exit;
 mod init;
@@ -116,7 +117,12 @@ enum Command {
         json: bool,
     },
     /// Talk to the daemon line by line (starts one in the background if none answers).
-    Chat,
+    Chat {
+        /// Show each gate's verdict (labelled `gates`, and `last mile` when the gates ran
+        /// again before the tool) and each tool's output.
+        #[arg(long)]
+        trace: bool,
+    },
     /// Serve the daemon's tools to an MCP client over stdin/stdout (docs/mcp.md): every call
     /// goes through the gates, approvals and the journal in the daemon (started in the
     /// background if none answers).
@@ -349,7 +355,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
                 *json,
             );
         }
-        Command::Chat => return daemon::chat(&cli.common),
+        Command::Chat { trace } => return chat::run(&cli.common, *trace),
         Command::Mcp {
             approval_wait,
             approver,
@@ -472,7 +478,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         | Command::Plugin { .. }
         | Command::Daemon { .. }
         | Command::Send { .. }
-        | Command::Chat
+        | Command::Chat { .. }
         | Command::Mcp { .. }
         | Command::Stop
         | Command::Init => Ok(ExitCode::from(2)),

@@ -153,31 +153,35 @@ impl Client {
     /// Read one message of at most `limit` bytes. `refusal`: the reply to our auth, which may
     /// be the daemon's unsigned refusal (an error, and nothing else).
     fn read_limited(&mut self, limit: usize, refusal: bool) -> Result<Value, ClientError> {
-        loop {
-            let unsigned = refusal
-                && self.opener.is_some()
-                && self.buf.get(protocol::LEN_DIGITS) == Some(&b'{');
-            let opener = self.opener.as_mut().filter(|_| !unsigned);
-            match protocol::decode(&self.buf, opener, limit) {
-                Ok(Some((v, _))) if unsigned && v["type"] != "error" => {
-                    return Err(ClientError::Protocol(
-                        "the daemon's hello is not signed: this is not the daemon that holds the key".into(),
-                    ));
-                }
-                Ok(Some((v, used))) => {
-                    self.buf.drain(..used);
-                    return Ok(v);
-                }
-                Ok(None) => {}
-                Err(e) => return Err(e.into()),
-            }
-            let mut chunk = [0u8; 8192];
-            let n = self.stream.read(&mut chunk)?;
-            if n == 0 {
-                return Err(ClientError::Io(std::io::ErrorKind::UnexpectedEof.into()));
-            }
-            self.buf.extend_from_slice(&chunk[..n]);
-        }
+        read_frame(
+            &mut self.stream,
+            &mut self.buf,
+            self.opener.as_mut(),
+            limit,
+            refusal,
+        )
+    }
+
+    /// Split the connection into its sending half and its reading half, for a client that
+    /// reads on one thread (events come at any time: the result of an approval granted
+    /// elsewhere) while it sends on another.
+    ///
+    /// # Errors
+    /// The socket cannot be shared between the halves.
+    pub fn split(self) -> Result<(Sender, Reader), ClientError> {
+        let reading = self.stream.try_clone()?;
+        Ok((
+            Sender {
+                stream: self.stream,
+                sealer: self.sealer,
+                next_id: self.next_id,
+            },
+            Reader {
+                stream: reading,
+                opener: self.opener,
+                buf: self.buf,
+            },
+        ))
     }
 
     /// Send `request` and return the events for it and its reply (or error) frame.
@@ -240,6 +244,87 @@ impl Client {
     pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<(), ClientError> {
         self.stream.set_read_timeout(timeout)?;
         Ok(())
+    }
+}
+
+/// The sending half of a [`Client::split`] connection.
+pub struct Sender {
+    stream: TcpStream,
+    sealer: Option<Sealer>,
+    next_id: u64,
+}
+
+impl Sender {
+    /// Send `request`; its id, which the events and the reply for it carry.
+    ///
+    /// # Errors
+    /// The connection broke.
+    pub fn send(&mut self, request: &Request) -> Result<Value, ClientError> {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        let bytes = serde_json::to_vec(&request.frame(&id))?;
+        let frame = protocol::encode(&bytes, self.sealer.as_mut())?;
+        self.stream.write_all(&frame)?;
+        Ok(id)
+    }
+}
+
+/// The reading half of a [`Client::split`] connection.
+pub struct Reader {
+    stream: TcpStream,
+    opener: Option<Opener>,
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    /// Read the next message (an event, a reply, an error), whichever request it is for.
+    ///
+    /// # Errors
+    /// The connection broke or the frame is bad.
+    pub fn read(&mut self) -> Result<Value, ClientError> {
+        read_frame(
+            &mut self.stream,
+            &mut self.buf,
+            self.opener.as_mut(),
+            MAX_FRAME,
+            false,
+        )
+    }
+}
+
+/// Read one message of at most `limit` bytes from `stream` (`buf` holds what was read past the
+/// last one). `refusal`: the reply to our auth, which may be the daemon's unsigned refusal (an
+/// error, and nothing else).
+fn read_frame(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    mut opener: Option<&mut Opener>,
+    limit: usize,
+    refusal: bool,
+) -> Result<Value, ClientError> {
+    loop {
+        let unsigned = refusal && opener.is_some() && buf.get(protocol::LEN_DIGITS) == Some(&b'{');
+        let opening = opener.as_deref_mut().filter(|_| !unsigned);
+        match protocol::decode(buf, opening, limit) {
+            Ok(Some((v, _))) if unsigned && v["type"] != "error" => {
+                return Err(ClientError::Protocol(
+                    "the daemon's hello is not signed: this is not the daemon that holds the key"
+                        .into(),
+                ));
+            }
+            Ok(Some((v, used))) => {
+                buf.drain(..used);
+                return Ok(v);
+            }
+            Ok(None) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let mut chunk = [0u8; 8192];
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(ClientError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        buf.extend_from_slice(&chunk[..n]);
     }
 }
 

@@ -6,6 +6,7 @@
 mod approvals;
 mod auth;
 mod bounds;
+mod chat;
 mod mcp;
 mod providers;
 

@@ -109,7 +109,7 @@ impl Drop for McpClient {
 
 /// A home whose policy lets the shell run rm and echo in a workspace, every shell call needing
 /// a person; `config` is written as its passepartout.toml.
-fn home_with_shell(config_toml: &str) -> tempfile::TempDir {
+pub(super) fn home_with_shell(config_toml: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp dir");
     let config = home.path().join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
@@ -431,7 +431,7 @@ fn a_client_marked_as_an_approver_is_asked_and_its_answer_decides() {
 }
 
 /// Wait for the one approval pending, then `passepartout approve` (or `deny`) it.
-fn decide(d: &Daemon, how: &str) {
+pub(super) fn decide(d: &Daemon, how: &str) {
     let mut operator = d.client();
     let deadline = Instant::now() + Duration::from_secs(30);
     let token = loop {
