@@ -121,6 +121,20 @@ impl Places {
         self.config.clone().or_else(crate::dirs::config_file)
     }
 
+    /// The operator's approvals of MCP server tools (gateway mode): `mcp-pins.toml` beside
+    /// `passepartout.toml`.
+    pub fn mcp_pins_file(&self) -> Option<PathBuf> {
+        self.config_file()
+            .and_then(|c| c.parent().map(|d| d.join("mcp-pins.toml")))
+    }
+
+    /// Where the daemon writes what each MCP server offers (gateway mode): `mcp/` beside the
+    /// database.
+    pub fn mcp_seen_dir(&self) -> Option<PathBuf> {
+        self.database()
+            .and_then(|d| d.parent().map(|d| d.join("mcp")))
+    }
+
     /// The database file, if there is a place for it.
     pub fn database(&self) -> Option<PathBuf> {
         self.db.clone().or_else(crate::dirs::database)

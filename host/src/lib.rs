@@ -19,6 +19,7 @@ pub mod clock;
 pub mod daemon;
 pub mod dirs;
 pub mod gates;
+pub mod gateway;
 pub mod install;
 pub mod journal;
 pub mod memory;

@@ -105,6 +105,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     }
     let settings = places.settings()?;
     places.cascade(&settings)?;
+    passepartout::gateway::check(&settings.mcp.servers)?;
     let router = Arc::new(Router::default());
     let placeholder = Agent::new(
         Vec::new(),
@@ -175,11 +176,13 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let problems = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let gateway = gateway(&places, &settings.mcp.servers, &runtime)?;
     let reload = super::reload::DaemonReload {
         common: common.clone(),
         router: router.clone(),
         problems: problems.clone(),
         carried: Default::default(),
+        gateway,
     };
     let server = Server::loading(placeholder.clone(), Box::new(reload), router, config);
     let interrupt = placeholder.interrupt_flag();
@@ -213,6 +216,30 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     errln!("passepartout: stopped; the journal is saved");
     drop(placeholder);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Start the MCP servers of gateway mode, if `passepartout.toml` names any, on `runtime`.
+fn gateway(
+    places: &passepartout::agent::Places,
+    servers: &std::collections::BTreeMap<String, passepartout::settings::McpServerConfig>,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<Option<Arc<passepartout::gateway::Gateway>>> {
+    if servers.is_empty() {
+        return Ok(None);
+    }
+    let launch = passepartout::gateway::Launch {
+        trampoline: std::env::current_exe().context("cannot find this executable")?,
+        seen_dir: places
+            .mcp_seen_dir()
+            .context("no data directory for what MCP servers offer (set XDG_DATA_HOME or HOME)")?,
+    };
+    let pins = places
+        .mcp_pins_file()
+        .context("no configuration directory for mcp-pins.toml (set XDG_CONFIG_HOME or HOME)")?;
+    let _entered = runtime.enter();
+    Ok(Some(passepartout::gateway::Gateway::start(
+        servers, pins, &launch,
+    )?))
 }
 
 /// The daemon's MCP transport over HTTP, ready to serve.

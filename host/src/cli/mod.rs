@@ -127,6 +127,9 @@ enum Command {
     /// goes through the gates, approvals and the journal in the daemon (started in the
     /// background if none answers).
     Mcp {
+        /// `pin NAME`: approve an MCP server's tools (gateway mode).
+        #[command(subcommand)]
+        action: Option<McpAction>,
         /// How long a call a gate flags waits for a person's decision before it returns
         /// (naming the token); below the 60 s many MCP clients wait for a call.
         #[arg(long, value_name = "SECS", default_value_t = mcp::APPROVAL_WAIT_SECS)]
@@ -216,6 +219,21 @@ enum Command {
     Journal {
         #[command(subcommand)]
         command: JournalCommand,
+    },
+}
+
+/// What `passepartout mcp` does besides serving.
+#[derive(Subcommand)]
+enum McpAction {
+    /// Approve what MCP server NAME (`[mcp.servers.NAME]`, gateway mode) offers, as the daemon
+    /// last saw it: each tool's description and schema go into the model's prompt, so none is
+    /// offered before the operator approves it, and a changed one waits for approval again.
+    Pin {
+        /// The server's name.
+        server: String,
+        /// Approve without asking.
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -357,6 +375,11 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         }
         Command::Chat { trace } => return chat::run(&cli.common, *trace),
         Command::Mcp {
+            action: Some(McpAction::Pin { server, yes }),
+            ..
+        } => return mcp::pin::run(&cli.common, server, *yes),
+        Command::Mcp {
+            action: None,
             approval_wait,
             approver,
         } => {

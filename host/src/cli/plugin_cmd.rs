@@ -26,7 +26,7 @@ fn dirs(setup: &Setup) -> anyhow::Result<(&Path, &Path)> {
 }
 
 /// Ask on the terminal; without one (and without --yes) the answer is no.
-fn consent(question: &str) -> bool {
+pub(super) fn consent(question: &str) -> bool {
     if !std::io::stdin().is_terminal() {
         errln!("{question} [y/N] (no terminal to ask on: pass --yes to consent)");
         return false;

@@ -21,6 +21,7 @@ pub fn build(
     common: &Common,
     router: &Arc<Router>,
     carried: &Carried,
+    gateway: Option<&Arc<passepartout::gateway::Gateway>>,
 ) -> anyhow::Result<(Agent, Vec<String>)> {
     let places = common.places();
     let journal = places.journal()?;
@@ -37,6 +38,10 @@ pub fn build(
             ("cli", Box::new(RouterActuator(router.clone()))),
         ],
     )?;
+    let agent = match gateway {
+        Some(g) => agent.with_gateway(g.clone()),
+        None => agent,
+    };
     Ok((agent, problems))
 }
 
@@ -50,6 +55,8 @@ pub struct DaemonReload {
     pub problems: Arc<std::sync::Mutex<Vec<String>>>,
     /// The providers' breakers and the sessions' spending, kept across reloads.
     pub carried: Carried,
+    /// The MCP servers (gateway mode), started once with the daemon and kept across reloads.
+    pub gateway: Option<Arc<passepartout::gateway::Gateway>>,
 }
 
 impl Reload for DaemonReload {
@@ -78,7 +85,12 @@ impl Reload for DaemonReload {
                 );
             }
         }
-        let (pipeline, problems) = build(&self.common, &self.router, &self.carried)?;
+        let (pipeline, problems) = build(
+            &self.common,
+            &self.router,
+            &self.carried,
+            self.gateway.as_ref(),
+        )?;
         for p in &problems {
             tracing::warn!("after loading the plugins: {p}");
         }

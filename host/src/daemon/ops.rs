@@ -103,6 +103,14 @@ pub struct Status {
     /// Each model provider and its circuit breaker.
     #[serde(default)]
     pub providers: Vec<crate::providers::breaker::ProviderHealth>,
+    /// Each MCP server of gateway mode: running or restarting, its restarts, its last error,
+    /// the tools it offers.
+    #[serde(default)]
+    pub mcp_servers: Vec<crate::gateway::ServerStatus>,
+    /// The names of the tools offered now (plugins' and MCP servers'), hashed: it changes when
+    /// a reload or an operator's approval changes them.
+    #[serde(default)]
+    pub tools_set: String,
 }
 
 /// What `status` tells of the daemon itself.
@@ -253,5 +261,7 @@ fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
         reload,
         pending_approvals,
         providers: pipeline.provider_health(),
+        mcp_servers: pipeline.mcp_servers(),
+        tools_set: pipeline.tools_set(),
     }
 }

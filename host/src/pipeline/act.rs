@@ -391,7 +391,7 @@ impl Agent {
                 self.tell_source(signal, &formatted, Told::Failed).await;
                 let fb = match e {
                     ActError::Invalid(_) => None,
-                    ActError::Tool(_) => Some(feedback(
+                    ActError::Tool(_) | ActError::Server(_) => Some(feedback(
                         "tool-error",
                         json!({ "tool": tool, "message": message }),
                         conversation(&message, true),

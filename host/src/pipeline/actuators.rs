@@ -18,6 +18,9 @@ pub enum ActError {
     /// The tool ran and failed, or a limit stopped it.
     #[error("{0}")]
     Tool(#[from] PluginError),
+    /// An MCP server's tool failed, or the server did not answer (gateway mode).
+    #[error("{0}")]
+    Server(String),
 }
 
 /// Performs approved actions for one target.
@@ -54,9 +57,19 @@ pub trait Actuator: Send + Sync {
     }
 }
 
-/// Runs tools of tool plugins, in their sandbox, under the tool's deadline.
+/// Runs tools of tool plugins, in their sandbox, under the tool's deadline; and the tools of
+/// MCP servers (gateway mode), in theirs.
 pub struct ToolActuator {
     plugins: Vec<Arc<Plugin>>,
+    gateway: Option<crate::gateway::Offer>,
+}
+
+/// The tool an action names.
+enum Found<'a> {
+    /// A plugin's.
+    Plugin(&'a Plugin, &'a crate::runtime::types::ToolInfo),
+    /// An MCP server's.
+    Server(crate::gateway::OfferedTool),
 }
 
 impl ToolActuator {
@@ -68,53 +81,80 @@ impl ToolActuator {
                 .filter(|p| p.is(Kind::Tool))
                 .cloned()
                 .collect(),
+            gateway: None,
         }
     }
 
-    fn find(
-        &self,
-        action: &Action,
-    ) -> Result<(&Plugin, &crate::runtime::types::ToolInfo), ActError> {
+    /// The same, with the MCP servers' tools `gateway` offers.
+    pub fn with_gateway(mut self, gateway: crate::gateway::Offer) -> ToolActuator {
+        self.gateway = Some(gateway);
+        self
+    }
+
+    fn find(&self, action: &Action) -> Result<Found<'_>, ActError> {
         let Some(name) = action.tool.as_deref() else {
             return Err(ActError::Invalid(
                 "a tool action needs `tool`: the name of the tool to call".into(),
             ));
         };
-        self.plugins
+        let plugin = self.plugins.iter().find_map(|p| {
+            p.tools
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| Found::Plugin(p.as_ref(), t))
+        });
+        if let Some(found) = plugin {
+            return Ok(found);
+        }
+        if let Some(tool) = self.gateway.as_ref().and_then(|g| g.find(name)) {
+            return Ok(Found::Server(tool));
+        }
+        let mut known: Vec<String> = self
+            .plugins
             .iter()
-            .find_map(|p| {
-                p.tools
-                    .iter()
-                    .find(|t| t.name == name)
-                    .map(|t| (p.as_ref(), t))
-            })
-            .ok_or_else(|| {
-                let known: Vec<&str> = self
-                    .plugins
-                    .iter()
-                    .flat_map(|p| p.tools.iter().map(|t| t.name.as_str()))
-                    .collect();
-                ActError::Invalid(format!(
-                    "unknown tool {name:?}; the loaded tools are: {}",
-                    known.join(", ")
-                ))
-            })
+            .flat_map(|p| p.tools.iter().map(|t| t.name.clone()))
+            .collect();
+        known.extend(
+            self.gateway
+                .iter()
+                .flat_map(|g| g.tools().into_iter().map(|t| t.name)),
+        );
+        Err(ActError::Invalid(format!(
+            "unknown tool {name:?}; the loaded tools are: {}",
+            known.join(", ")
+        )))
     }
 }
 
 #[async_trait::async_trait]
 impl Actuator for ToolActuator {
     fn validate(&self, action: &Action) -> Result<(), ActError> {
-        let (_, info) = self.find(action)?;
-        let schema: Value = serde_json::from_str(&info.parameters).unwrap_or(Value::Null);
-        check_args(&info.name, &schema, &action.args).map_err(ActError::Invalid)
+        match self.find(action)? {
+            Found::Plugin(_, info) => {
+                let schema: Value = serde_json::from_str(&info.parameters).unwrap_or(Value::Null);
+                check_args(&info.name, &schema, &action.args).map_err(ActError::Invalid)
+            }
+            Found::Server(tool) => {
+                check_args(&tool.name, &tool.schema, &action.args).map_err(ActError::Invalid)
+            }
+        }
     }
 
     async fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
         self.validate(action)?;
-        let (plugin, info) = self.find(action)?;
-        let args = Value::Object(action.args.clone()).to_string();
-        Ok(plugin.call_tool_async(&info.name, &args).await?)
+        match self.find(action)? {
+            Found::Plugin(plugin, info) => {
+                let args = Value::Object(action.args.clone()).to_string();
+                Ok(plugin.call_tool_async(&info.name, &args).await?)
+            }
+            Found::Server(tool) => match &self.gateway {
+                Some(g) => g
+                    .call(&tool, action.args.clone())
+                    .await
+                    .map_err(ActError::Server),
+                None => Err(ActError::Invalid(format!("unknown tool {:?}", tool.name))),
+            },
+        }
     }
 }
 

@@ -239,6 +239,8 @@ pub struct Agent {
     interrupt: Arc<AtomicBool>,
     logs: Mutex<VecDeque<String>>,
     memory: Option<Arc<crate::memory::Memory>>,
+    /// The MCP servers' tools offered beside the plugins' (gateway mode).
+    gateway: Option<crate::gateway::Offer>,
 }
 
 /// Lines of recent activity kept for the prompt's LOGS section.
@@ -282,6 +284,7 @@ impl Agent {
             interrupt: Arc::new(AtomicBool::new(false)),
             logs: Mutex::new(VecDeque::new()),
             memory: None,
+            gateway: None,
         };
         p.sort_gates();
         Ok(p)
@@ -322,6 +325,41 @@ impl Agent {
     /// requests keep working.
     pub fn with_provider(mut self, provider: Box<dyn Provider>) -> Agent {
         self.provider = Some(provider);
+        self
+    }
+
+    /// Each MCP server's status (gateway mode); none without a gateway.
+    pub fn mcp_servers(&self) -> Vec<crate::gateway::ServerStatus> {
+        self.gateway
+            .as_ref()
+            .map_or_else(Vec::new, crate::gateway::Offer::status)
+    }
+
+    /// A hash of the tools offered now, by name and description: what a client watches to know
+    /// when to list them again.
+    pub fn tools_set(&self) -> String {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        for t in self.tool_schemas() {
+            h.update(t.name.as_bytes());
+            h.update([0]);
+            h.update(t.description.as_bytes());
+            h.update([0]);
+        }
+        hex::encode(&h.finalize()[..8])
+    }
+
+    /// Offer the tools of `gateway`'s MCP servers beside the plugins' (named so as to take no
+    /// plugin tool's name), behind the same gates; gates see them as opaque.
+    pub fn with_gateway(mut self, gateway: Arc<crate::gateway::Gateway>) -> Agent {
+        let taken = self.catalog.plugin_tools().map(str::to_owned).collect();
+        let offer = crate::gateway::Offer::new(gateway, taken);
+        self.catalog = std::mem::take(&mut self.catalog).with_external(Arc::new(offer.clone()));
+        self.actuators.insert(
+            "tool".into(),
+            Box::new(actuators::ToolActuator::new(&self.plugins).with_gateway(offer.clone())),
+        );
+        self.gateway = Some(offer);
         self
     }
 

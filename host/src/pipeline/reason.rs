@@ -336,15 +336,27 @@ impl Agent {
         }
     }
 
-    /// Every tool of every tool plugin, as a function-calling schema.
+    /// Every tool of every tool plugin, and of the MCP servers the gateway offers, as a
+    /// function-calling schema.
     pub fn tool_schemas(&self) -> Vec<ToolSchema> {
-        self.plugins
+        let plugins = self
+            .plugins
             .iter()
             .filter(|p| p.is(Kind::Tool))
             .flat_map(|p| p.tools.iter())
             .map(|t| {
-                let mut parameters: Value = serde_json::from_str(&t.parameters)
+                let parameters: Value = serde_json::from_str(&t.parameters)
                     .unwrap_or_else(|_| json!({"type": "object"}));
+                (t.name.clone(), t.description.clone(), parameters)
+            });
+        let servers = self
+            .gateway
+            .iter()
+            .flat_map(|g| g.tools())
+            .map(|t| (t.name, t.description, t.schema));
+        plugins
+            .chain(servers)
+            .map(|(name, description, mut parameters)| {
                 // Effect declarations are for the host and its gates, not the model.
                 crate::runtime::effects::strip(&mut parameters);
                 if let Some(props) = parameters
@@ -357,8 +369,8 @@ impl Agent {
                     });
                 }
                 ToolSchema {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
+                    name,
+                    description,
                     parameters,
                 }
             })

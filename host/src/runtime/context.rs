@@ -42,10 +42,18 @@ struct Entry {
     mounts: Vec<Mount>,
 }
 
+/// Tools the host offers beside the plugins' (an MCP server's, in gateway mode): asked about
+/// the names the plugins do not have.
+pub trait ExternalTools: Send + Sync + std::fmt::Debug {
+    /// The identity of the tool offered as `name`, if it is one of these.
+    fn identity(&self, name: &str) -> Option<ToolIdentity>;
+}
+
 /// Every loaded tool by the name it is offered under: the host's view of tool identity.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
     tools: BTreeMap<String, Entry>,
+    external: Option<std::sync::Arc<dyn ExternalTools>>,
 }
 
 impl Catalog {
@@ -72,12 +80,30 @@ impl Catalog {
                 );
             }
         }
-        Catalog { tools }
+        Catalog {
+            tools,
+            external: None,
+        }
+    }
+
+    /// The same, with `external` tools beside the plugins'. They declare no effects: gates
+    /// see them as opaque (not read-only, no effects declared).
+    pub fn with_external(mut self, external: std::sync::Arc<dyn ExternalTools>) -> Catalog {
+        self.external = Some(external);
+        self
+    }
+
+    /// The names of the plugins' tools.
+    pub fn plugin_tools(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
     }
 
     /// The identity of the tool offered as `name`.
-    pub fn identity(&self, name: &str) -> Option<&ToolIdentity> {
-        self.tools.get(name).map(|e| &e.identity)
+    pub fn identity(&self, name: &str) -> Option<ToolIdentity> {
+        match self.tools.get(name) {
+            Some(e) => Some(e.identity.clone()),
+            None => self.external.as_ref().and_then(|x| x.identity(name)),
+        }
     }
 
     /// What gates learn about `action`: its tool and its effects.
@@ -91,7 +117,13 @@ impl Catalog {
                 tool: Some(e.identity.clone()),
                 effects: derive(&e.spec, &action.args, &e.mounts),
             },
-            None => ActionContext::default(),
+            None => ActionContext {
+                tool: match (&action.tool, action.target.as_str()) {
+                    (Some(tool), "tool") => self.external.as_ref().and_then(|x| x.identity(tool)),
+                    _ => None,
+                },
+                effects: Effects::default(),
+            },
         }
     }
 }

@@ -367,7 +367,7 @@ pub fn strip(schema: &mut Value) {
 
 // The action context (tool identity, the catalog, the WIT host side) lives in `context`;
 // re-exported here, where the effects it carries are.
-pub use super::context::{ActionContext, Catalog, ToolIdentity};
+pub use super::context::{ActionContext, Catalog, ExternalTools, ToolIdentity};
 
 #[cfg(test)]
 mod tests {

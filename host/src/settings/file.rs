@@ -146,6 +146,45 @@ pub struct McpSection {
     /// How long a call a gate flags waits for a person's decision before it returns, naming
     /// the token (as `passepartout mcp --approval-wait`). Default: 50.
     pub approval_wait_secs: Option<u64>,
+    /// `[mcp.servers.NAME]`: external MCP servers whose tools the daemon offers behind the gates
+    /// (gateway mode).
+    #[serde(default)]
+    pub servers: BTreeMap<String, McpServerConfig>,
+}
+
+/// `[mcp.servers.NAME]`: an external MCP server the daemon starts and offers the tools of,
+/// behind the gates (docs/mcp.md, gateway mode). It is native code: it runs confined like a
+/// granted program, with only what is listed here.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program: a name on the daemon's PATH, or an absolute path.
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables it gets; of the daemon's own, only PATH and LANG.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Directories it may read, beside the system's (`/usr`, `/lib*`, ...).
+    #[serde(default)]
+    pub read: Vec<std::path::PathBuf>,
+    /// Directories it may read and write.
+    #[serde(default)]
+    pub write: Vec<std::path::PathBuf>,
+    /// TCP ports it may connect to; none by default.
+    #[serde(default)]
+    pub ports: Vec<u16>,
+    /// `"kernel"` (the default: Landlock, seccomp, rlimits, an unprivileged user when the
+    /// daemon is root) or `"none"` (it runs with the daemon user's rights; `audit` says so).
+    #[serde(default)]
+    pub confine: crate::runtime::capabilities::confine::Confine,
+    /// CPU seconds it may use before it is stopped (and restarted). Default: 3600.
+    pub cpu_secs: Option<u64>,
+    /// Longest a tool call may take, seconds. Default: 60.
+    pub timeout_secs: Option<u64>,
+    /// A streamable HTTP server's URL: not supported yet (refused, naming this).
+    pub url: Option<String>,
 }
 
 /// `[pipeline]` of `passepartout.toml`. Each key is optional; the environment variable named

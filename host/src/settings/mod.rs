@@ -14,7 +14,9 @@
 
 mod file;
 
-pub use file::{ConfigError, ConfigFile, DaemonSection, McpSection, PipelineSection};
+pub use file::{
+    ConfigError, ConfigFile, DaemonSection, McpSection, McpServerConfig, PipelineSection,
+};
 
 use std::collections::BTreeSet;
 use std::str::FromStr;

@@ -7,6 +7,7 @@ mod approvals;
 mod auth;
 mod bounds;
 mod chat;
+mod gateway;
 mod mcp;
 mod providers;
 

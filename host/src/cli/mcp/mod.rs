@@ -14,6 +14,7 @@
 
 mod elicit;
 pub mod http;
+pub mod pin;
 mod resources;
 
 use std::process::ExitCode;
@@ -225,7 +226,7 @@ impl Bridge {
                                 &reply,
                                 "the status",
                             )?
-                            .plugin_set)
+                            .tools_set)
                         })
                         .await;
                 // A daemon that does not answer for a moment changes nothing.

@@ -13,8 +13,9 @@
 //!    cache, `/dev/null`, ...; not `/etc`, not `/proc`, not `$HOME`); symlinks, sockets, fifos
 //!    and devices cannot be created anywhere; TCP only to the ports of the plugin's `net`
 //!    grants; no signals to, and no abstract Unix sockets of, processes outside;
-//! 5. seccomp, for what Landlock cannot say: no Unix, netlink, packet or raw sockets, no UDP,
-//!    no io_uring, ptrace, mount, namespaces, kernel modules, bpf or keyrings.
+//! 5. seccomp, for what Landlock cannot say: no Unix sockets (but anonymous connected pairs,
+//!    which reach nothing outside), no netlink, packet or raw sockets, no UDP, no io_uring,
+//!    ptrace, mount, namespaces, kernel modules, bpf or keyrings.
 //!
 //! Where the kernel has no Landlock, programs are refused unless the policy says
 //! `confine = "none"` for the plugin (which `audit` reports as high).
@@ -447,7 +448,15 @@ fn seccomp(network: bool) -> Result<(), String> {
         Vec::new()
     };
     rules.insert(libc::SYS_socket, socket);
-    rules.insert(libc::SYS_socketpair, Vec::new());
+    // socketpair(2): only an anonymous connected pair of Unix sockets, which reaches nothing
+    // outside the program (asyncio's event loop wakes itself with one: Python's MCP servers
+    // need it); any other domain is refused.
+    let unix = libc::AF_UNIX as u64;
+    let mut pair = Vec::new();
+    for domain in (0..64u64).filter(|d| *d != unix) {
+        pair.push(when(0, u64::from(u32::MAX), domain)?);
+    }
+    rules.insert(libc::SYS_socketpair, pair);
     // clone(2) making namespaces.
     let mut clone = Vec::new();
     for flag in [

@@ -325,12 +325,17 @@ fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::Proces
             }
         )));
     }
+    on_path(program)
+        .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))
+}
+
+/// The executable `program` on the daemon's PATH.
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&search_path())
         // A relative entry (`.`) would resolve against the daemon's own working directory.
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
-        .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))
 }
 
 /// The daemon's `PATH`, or the usual system one when it has none (as `execvp` does).
@@ -338,7 +343,7 @@ fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::Proces
     clippy::disallowed_methods,
     reason = "the PATH a granted program is searched on, as execvp reads it"
 )]
-fn search_path() -> std::ffi::OsString {
+pub(crate) fn search_path() -> std::ffi::OsString {
     std::env::var_os("PATH")
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())

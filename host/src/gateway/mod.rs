@@ -1,0 +1,322 @@
+//! Gateway mode: the tools of external MCP servers (`[mcp.servers.NAME]` in
+//! `passepartout.toml`) offered behind the same gates, approvals and journal as any tool
+//! (docs/mcp.md).
+//!
+//! The daemon starts each server confined ([`server`]) and keeps it running. A server's tools
+//! are offered only as the operator approved them ([`pins`]), under names the model and MCP
+//! clients accept: `SERVER-TOOL`, lowercased, anything but letters and digits made `-`, with a
+//! short hash of the original name appended where two would be the same or one would take a
+//! name already offered. Their identity is the server and the tool (`mcp:SERVER`); they declare
+//! no effects, so gates treat them as opaque.
+
+pub mod pins;
+pub mod server;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use sha2::{Digest as _, Sha256};
+
+use crate::settings::McpServerConfig;
+pub use server::{Launch, ServerStatus};
+
+/// A server tool as offered: the name the model and clients see, where it comes from, and what
+/// it says (as pinned).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OfferedTool {
+    /// The name offered.
+    pub name: String,
+    /// The server (`[mcp.servers.NAME]`).
+    pub server: String,
+    /// The tool's own name on the server.
+    pub tool: String,
+    /// Its description.
+    pub description: String,
+    /// Its arguments' JSON Schema.
+    pub schema: serde_json::Value,
+}
+
+/// Why the gateway cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// A server's configuration is not usable.
+    #[error("[mcp.servers.{server}]: {why}")]
+    Config {
+        /// The server.
+        server: String,
+        /// What is wrong and what to do.
+        why: String,
+    },
+}
+
+/// The servers, their supervisors and the operator's pins.
+pub struct Gateway {
+    servers: Vec<Arc<server::Server>>,
+    pins: pins::PinsFile,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field(
+                "servers",
+                &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Whether `name` is a server name: `^[a-z][a-z0-9-]{0,31}$`.
+fn valid_server_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 32
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Check every server's configuration.
+///
+/// # Errors
+/// The first server whose name or configuration is not usable, saying what to do.
+pub fn check(servers: &BTreeMap<String, McpServerConfig>) -> Result<(), GatewayError> {
+    for (name, config) in servers {
+        let bad = |why: &str| GatewayError::Config {
+            server: name.clone(),
+            why: why.into(),
+        };
+        if !valid_server_name(name) {
+            return Err(bad(
+                "a server's name is lowercase letters, digits and `-`, starting with a letter, at most 32",
+            ));
+        }
+        if config.url.is_some() {
+            return Err(bad(
+                "`url` (a streamable HTTP server) is not supported yet: run the server over stdio with `command`",
+            ));
+        }
+        if config.command.is_none() {
+            return Err(bad(
+                "`command` (the program that serves MCP over stdio) is missing",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Gateway {
+    /// Start every server in `servers` (on the current tokio runtime); `pins` is
+    /// `mcp-pins.toml`.
+    ///
+    /// # Errors
+    /// A server's configuration is not usable ([`check`]).
+    pub fn start(
+        servers: &BTreeMap<String, McpServerConfig>,
+        pins: PathBuf,
+        launch: &Launch,
+    ) -> Result<Arc<Gateway>, GatewayError> {
+        check(servers)?;
+        let servers: Vec<Arc<server::Server>> = servers
+            .iter()
+            .map(|(name, config)| Arc::new(server::Server::new(name.clone(), config.clone())))
+            .collect();
+        for s in &servers {
+            tokio::spawn(server::supervise(s.clone(), launch.clone()));
+        }
+        Ok(Arc::new(Gateway {
+            servers,
+            pins: pins::PinsFile::new(pins),
+        }))
+    }
+
+    /// Every server's status.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.servers.iter().map(|s| s.status()).collect()
+    }
+
+    /// The configuration of each server, by name.
+    pub fn configs(&self) -> Vec<(String, McpServerConfig)> {
+        self.servers
+            .iter()
+            .map(|s| (s.name.clone(), s.config().clone()))
+            .collect()
+    }
+
+    /// The tools offered now: those of running servers that the operator approved as they
+    /// are, named so that none takes a name in `taken` (the plugins' tools) or another's.
+    pub fn tools(&self, taken: &BTreeSet<String>) -> Vec<OfferedTool> {
+        let pins = self.pins.current();
+        let mut used = taken.clone();
+        let mut offered = Vec::new();
+        for s in &self.servers {
+            let status = s.status();
+            if status.state != server::State::Running {
+                continue;
+            }
+            for t in status.tools.iter().filter(|t| pins.approves(&s.name, t)) {
+                // A server that lists one tool twice gets it offered once.
+                let Some(name) = offered_name(&s.name, &t.name, &used) else {
+                    continue;
+                };
+                used.insert(name.clone());
+                offered.push(OfferedTool {
+                    name,
+                    server: s.name.clone(),
+                    tool: t.name.clone(),
+                    description: t.description.clone(),
+                    schema: t.schema.clone(),
+                });
+            }
+        }
+        offered
+    }
+
+    /// Call `tool` of `server` with `args`.
+    ///
+    /// # Errors
+    /// No such server, it is not running, or the call failed (the tool's own error included).
+    pub async fn call(&self, server: &str, tool: &str, args: JsonObject) -> Result<String, String> {
+        let s = self
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .ok_or_else(|| format!("no MCP server {server:?}"))?;
+        s.call(tool, args).await
+    }
+}
+
+/// The gateway's tools as one agent offers them: named beside its plugins' tools.
+#[derive(Clone, Debug)]
+pub struct Offer {
+    gateway: Arc<Gateway>,
+    /// The plugins' tool names, which no server tool may take.
+    taken: BTreeSet<String>,
+}
+
+impl Offer {
+    /// `gateway`'s tools beside plugin tools named `taken`.
+    pub fn new(gateway: Arc<Gateway>, taken: BTreeSet<String>) -> Offer {
+        Offer { gateway, taken }
+    }
+
+    /// Every server's status.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.gateway.status()
+    }
+
+    /// The tools offered now.
+    pub fn tools(&self) -> Vec<OfferedTool> {
+        self.gateway.tools(&self.taken)
+    }
+
+    /// The tool offered as `name`, if it is one of these.
+    pub fn find(&self, name: &str) -> Option<OfferedTool> {
+        self.tools().into_iter().find(|t| t.name == name)
+    }
+
+    /// Call `tool` with `args`.
+    ///
+    /// # Errors
+    /// As [`Gateway::call`].
+    pub async fn call(&self, tool: &OfferedTool, args: JsonObject) -> Result<String, String> {
+        self.gateway.call(&tool.server, &tool.tool, args).await
+    }
+}
+
+impl crate::runtime::effects::ExternalTools for Offer {
+    fn identity(&self, name: &str) -> Option<crate::runtime::effects::ToolIdentity> {
+        self.find(name)
+            .map(|t| crate::runtime::effects::ToolIdentity {
+                plugin: format!("mcp:{}", t.server),
+                version: String::new(),
+                tool: t.tool,
+                read_only: false,
+                declares_effects: false,
+            })
+    }
+}
+
+/// The name `tool` of `server` is offered under, given the names already `used`; `None` when
+/// even its hashed name is used (the server lists the tool twice).
+fn offered_name(server: &str, tool: &str, used: &BTreeSet<String>) -> Option<String> {
+    let mut name = String::with_capacity(server.len() + tool.len() + 1);
+    for c in format!("{server}-{tool}").chars() {
+        let c = c.to_ascii_lowercase();
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            c
+        } else {
+            '-'
+        };
+        if !(c == '-' && name.ends_with('-')) {
+            name.push(c);
+        }
+    }
+    let mut name: String = name.trim_end_matches('-').chars().take(64).collect();
+    let reserved = |n: &str| crate::runtime::tools::RESERVED.iter().any(|(_, r)| *r == n);
+    if used.contains(&name) || reserved(&name) {
+        let hash = hex::encode(Sha256::digest(format!("{server}\0{tool}")));
+        name = format!(
+            "{}-{}",
+            name.chars().take(57).collect::<String>(),
+            &hash[..6]
+        );
+    }
+    (!used.contains(&name)).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever a server names its tools, every offered name is one the model and MCP
+        /// clients accept, and no two are the same, nor any taken one.
+        #[test]
+        fn offered_names_are_valid_and_distinct(
+            tools in proptest::collection::vec("[A-Za-z0-9_.\\- ]{0,80}", 1..20),
+        ) {
+            let taken: BTreeSet<String> = ["notes-x".to_owned(), "eval".to_owned()].into();
+            let mut used = taken.clone();
+            for t in &tools {
+                let Some(name) = offered_name("notes", t, &used) else {
+                    // Only a tool listed twice is left out.
+                    prop_assert!(tools.iter().filter(|o| *o == t).count() > 1, "{t:?} left out");
+                    continue;
+                };
+                prop_assert!(crate::runtime::tools::valid_name(&name), "{name:?}");
+                prop_assert!(used.insert(name.clone()), "{name:?} offered twice");
+            }
+        }
+    }
+
+    #[test]
+    fn a_server_is_refused_for_a_bad_name_a_url_or_no_command() {
+        let ok = McpServerConfig {
+            command: Some("python3".into()),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            read: Vec::new(),
+            write: Vec::new(),
+            ports: Vec::new(),
+            confine: Default::default(),
+            cpu_secs: None,
+            timeout_secs: None,
+            url: None,
+        };
+        let one = |name: &str, c: McpServerConfig| check(&[(name.to_owned(), c)].into());
+        assert!(one("notes", ok.clone()).is_ok());
+        assert!(one("Notes", ok.clone()).is_err());
+        let remote = McpServerConfig {
+            url: Some("http://example.com/mcp".into()),
+            ..ok.clone()
+        };
+        assert!(one("notes", remote).is_err_and(|e| e.to_string().contains("not supported")));
+        let none = McpServerConfig {
+            command: None,
+            ..ok
+        };
+        assert!(one("notes", none).is_err_and(|e| e.to_string().contains("command")));
+    }
+}

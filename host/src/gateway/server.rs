@@ -1,0 +1,395 @@
+//! One external MCP server over stdio: started through the `__confine` trampoline like a
+//! granted program, spoken to with rmcp's client, its tools listed (again on
+//! `notifications/tools/list_changed`), and restarted with backoff when it dies or cannot start.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::{NotificationContext, Peer, RoleClient};
+use rmcp::{ClientHandler, ServiceExt as _};
+use serde::{Deserialize, Serialize};
+
+use super::pins::{SeenTool, save_seen};
+use crate::runtime::capabilities::confine::{self, Confine, Confinement};
+use crate::settings::McpServerConfig;
+
+/// The first wait before a restart; doubled after each failure, up to [`MAX_BACKOFF`].
+const MIN_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest wait before a restart.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A server up this long is healthy again: its next failure waits [`MIN_BACKOFF`].
+const HEALTHY: Duration = Duration::from_secs(30);
+/// How long the handshake and each tool listing may take.
+const HANDSHAKE: Duration = Duration::from_secs(30);
+/// Processes a server's user may have.
+const PROCESSES: u64 = 64;
+/// Lines of a server's stderr kept to say why it stopped.
+const STDERR_LINES: usize = 5;
+/// Largest file a server may write.
+const FILE_SIZE: u64 = 256 << 20;
+
+/// Where a server is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Being started.
+    #[default]
+    Starting,
+    /// Running; its tools are listed.
+    Running,
+    /// Stopped or failed to start; started again after the backoff.
+    Restarting,
+}
+
+/// What `status`, `doctor` and `audit` show of a server.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerStatus {
+    /// Its name (`[mcp.servers.NAME]`).
+    pub name: String,
+    /// Where it is.
+    pub state: State,
+    /// Times it was restarted.
+    pub restarts: u64,
+    /// Why it last stopped or failed to start.
+    pub last_error: Option<String>,
+    /// The tools it offers, as last listed.
+    pub tools: Vec<SeenTool>,
+}
+
+/// One server and its supervisor's view of it.
+pub struct Server {
+    /// Its name.
+    pub name: String,
+    config: McpServerConfig,
+    status: Mutex<ServerStatus>,
+    peer: Mutex<Option<Peer<RoleClient>>>,
+}
+
+/// Hears a server's `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Listener(Arc<tokio::sync::Notify>);
+
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.notify_one();
+    }
+}
+
+/// Kills a server's whole process group when dropped (the trampoline starts a session of its
+/// own, so its pid is the group's).
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Server {
+    /// A server as `config` describes it, not started.
+    pub fn new(name: String, config: McpServerConfig) -> Server {
+        Server {
+            status: Mutex::new(ServerStatus {
+                name: name.clone(),
+                state: State::Starting,
+                restarts: 0,
+                last_error: None,
+                tools: Vec::new(),
+            }),
+            name,
+            config,
+            peer: Mutex::new(None),
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &McpServerConfig {
+        &self.config
+    }
+
+    /// What it is now.
+    pub fn status(&self) -> ServerStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ServerStatus)) {
+        f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    /// Call `tool` with `args`: its text output, or its error.
+    ///
+    /// # Errors
+    /// The server is not running, the call failed or timed out, or the tool said it failed.
+    pub async fn call(&self, tool: &str, args: JsonObject) -> Result<String, String> {
+        let peer = self
+            .peer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| {
+                format!(
+                    "the MCP server {} is not running (it is being restarted); try again",
+                    self.name
+                )
+            })?;
+        let timeout = Duration::from_secs(self.config.timeout_secs.unwrap_or(60));
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let result = tokio::time::timeout(timeout, peer.call_tool(params))
+            .await
+            .map_err(|_| {
+                format!(
+                    "the MCP server {} did not answer within {timeout:?}",
+                    self.name
+                )
+            })?
+            .map_err(|e| format!("the MCP server {}: {e}", self.name))?;
+        let text: Vec<&str> = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect();
+        let text = text.join("\n");
+        if result.is_error == Some(true) {
+            Err(text)
+        } else {
+            Ok(text)
+        }
+    }
+}
+
+/// What starting a server needs besides its configuration.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// The `passepartout` executable (the `__confine` trampoline).
+    pub trampoline: PathBuf,
+    /// Where what each server offers is written ([`super::pins`]).
+    pub seen_dir: PathBuf,
+}
+
+/// Keep `server` running: start it, list its tools, and after it stops, start it again after a
+/// backoff (0.5 s doubling to 60 s; back to 0.5 s after 30 s up). Runs until the runtime stops.
+pub async fn supervise(server: Arc<Server>, launch: Launch) {
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        let started = Instant::now();
+        server.update(|s| s.state = State::Starting);
+        let why = match run_once(&server, &launch).await {
+            Ok(why) | Err(why) => why,
+        };
+        *server.peer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        tracing::warn!(
+            "MCP server {}: {why}; starting it again in {backoff:?}",
+            server.name
+        );
+        if started.elapsed() > HEALTHY {
+            backoff = MIN_BACKOFF;
+        }
+        server.update(|s| {
+            s.state = State::Restarting;
+            s.last_error = Some(why);
+            s.restarts += 1;
+        });
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Start the server once and serve it until it stops: `Ok` says how it stopped, `Err` why it
+/// could not start.
+async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
+    let mut command = command(&server.config, &launch.trampoline)?;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_clear()
+        .env("PATH", crate::runtime::capabilities::process::search_path())
+        .env("LANG", "C.UTF-8")
+        .envs(&server.config.env)
+        .kill_on_drop(true);
+    // In its own directory (the first it may write, else read), never the daemon's.
+    let home = server.config.write.first().or(server.config.read.first());
+    command.current_dir(home.map_or_else(|| std::path::Path::new("/"), |h| h.as_path()));
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start it: {e}"))?;
+    let _group = Group(child.id());
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err("no pipes to it".into());
+    };
+    let said = stderr_tail(child.stderr.take());
+    let with_stderr = |why: String| {
+        let tail = said.lock().unwrap_or_else(|p| p.into_inner());
+        if tail.is_empty() {
+            why
+        } else {
+            format!(
+                "{why}; its last words: {}",
+                tail.iter().cloned().collect::<Vec<_>>().join(" | ")
+            )
+        }
+    };
+    let served = serve(server, launch, child, stdout, stdin).await;
+    // Let the reader take what the server printed as it ended.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    served.map(&with_stderr).map_err(&with_stderr)
+}
+
+/// The last lines `stderr` prints (logged as they come).
+fn stderr_tail(
+    stderr: Option<tokio::process::ChildStderr>,
+) -> Arc<Mutex<std::collections::VecDeque<String>>> {
+    let tail = Arc::new(Mutex::new(std::collections::VecDeque::new()));
+    if let Some(stderr) = stderr {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncBufReadExt as _;
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!("MCP server: {line}");
+                let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                if tail.len() == STDERR_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line.chars().take(300).collect());
+            }
+        });
+    }
+    tail
+}
+
+/// Serve a started server until it stops.
+async fn serve(
+    server: &Server,
+    launch: &Launch,
+    mut child: tokio::process::Child,
+    stdout: tokio::process::ChildStdout,
+    stdin: tokio::process::ChildStdin,
+) -> Result<String, String> {
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let client = tokio::time::timeout(HANDSHAKE, Listener(changed.clone()).serve((stdout, stdin)))
+        .await
+        .map_err(|_| format!("no MCP handshake within {HANDSHAKE:?}"))?
+        .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    loop {
+        let listed = tokio::time::timeout(HANDSHAKE, client.peer().list_all_tools())
+            .await
+            .map_err(|_| format!("it did not list its tools within {HANDSHAKE:?}"))?
+            .map_err(|e| format!("it did not list its tools: {e}"))?;
+        let seen: Vec<SeenTool> = listed
+            .into_iter()
+            .map(|t| {
+                SeenTool::new(
+                    t.name.to_string(),
+                    t.description.as_deref().unwrap_or_default().to_owned(),
+                    serde_json::Value::Object((*t.input_schema).clone()),
+                )
+            })
+            .collect();
+        if let Err(e) = save_seen(&launch.seen_dir, &server.name, &seen) {
+            tracing::warn!("MCP server {}: {e}", server.name);
+        }
+        *server.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(client.peer().clone());
+        server.update(|s| {
+            s.state = State::Running;
+            s.tools = seen;
+        });
+        tokio::select! {
+            status = child.wait() => {
+                return Ok(match status {
+                    Ok(s) => format!("it stopped ({s})"),
+                    Err(e) => format!("it stopped: {e}"),
+                });
+            }
+            () = changed.notified() => {
+                tracing::info!("MCP server {}: its tools changed; listing them again", server.name);
+            }
+        }
+    }
+}
+
+/// The command that starts the server: through the trampoline, confined to what its
+/// configuration lists, or (`confine = "none"`) as it is.
+fn command(
+    config: &McpServerConfig,
+    trampoline: &std::path::Path,
+) -> Result<tokio::process::Command, String> {
+    let name = config
+        .command
+        .as_deref()
+        .ok_or("no `command` to start it with")?;
+    let program = if name.starts_with('/') {
+        PathBuf::from(name)
+    } else if name.contains('/') || name.is_empty() {
+        return Err(format!(
+            "command {name:?}: give a program's name on PATH, or an absolute path"
+        ));
+    } else {
+        crate::runtime::capabilities::process::on_path(name)
+            .ok_or_else(|| format!("command `{name}` is not on the PATH"))?
+    };
+    if config.confine == Confine::None {
+        let mut c = tokio::process::Command::new(program);
+        c.args(&config.args).process_group(0);
+        return Ok(c);
+    }
+    if !confine::kernel_can_confine() {
+        return Err(
+            "this kernel has no Landlock, so the server cannot be confined and is not started; \
+             to run it unconfined anyway, set `confine = \"none\"` for it (audit reports it)"
+                .into(),
+        );
+    }
+    let existing = |dirs: &[PathBuf]| -> Result<Vec<PathBuf>, String> {
+        dirs.iter()
+            .map(|d| std::fs::canonicalize(d).map_err(|e| format!("{}: {e}", d.display())))
+            .collect()
+    };
+    let read = existing(&config.read)?;
+    let write = existing(&config.write)?;
+    // As root, it runs as the owner of its own directory, never as root.
+    let home = write.first().or(read.first());
+    let run_as = match home {
+        Some(dir) => confine::run_as(dir)?,
+        None => {
+            // SAFETY: geteuid(2) has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                return Err(
+                    "the daemon runs as root, and a server runs as the owner of its \
+                            first `write` (or `read`) directory: give it one owned by the user \
+                            it should run as"
+                        .into(),
+                );
+            }
+            None
+        }
+    };
+    let spec = Confinement {
+        program,
+        args: config.args.clone(),
+        read,
+        write,
+        connect_ports: config.ports.clone(),
+        cpu_secs: config.cpu_secs.unwrap_or(3600),
+        file_size: FILE_SIZE,
+        processes: PROCESSES,
+        run_as,
+        cgroup: None,
+    };
+    let spec = serde_json::to_string(&spec).map_err(|e| format!("cannot describe it: {e}"))?;
+    let mut c = tokio::process::Command::new(trampoline);
+    c.arg(confine::ARG).arg(spec);
+    Ok(c)
+}

@@ -1,0 +1,233 @@
+//! Gateway mode: a small MCP server written with the official MCP Python SDK
+//! (`mcp/server.py`) put behind the gates as `[mcp.servers.notes]`. Nothing of it is offered
+//! before the operator approves it (`passepartout mcp pin`); then its harmless tool runs, a call
+//! a gate rejects never reaches it (its own log proves it), and killed mid-session it is
+//! started again.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use passepartout::daemon::request::Request;
+use passepartout::signal::Action;
+use serde_json::{Value, json};
+
+use super::{Daemon, command, start};
+
+/// The Python a confined server runs: the system's (as root, the server runs as `nobody`, who
+/// cannot read a Python installed under root's home).
+const PYTHON: &str = "/usr/bin/python3";
+
+/// The server's folder: its script, a copy of the packages it imports (found by importing the
+/// SDK with the `python3` that has it, which may live under root's home), and its log.
+fn server_folder(home: &Path) -> PathBuf {
+    let srv = home.join("srv");
+    std::fs::create_dir_all(srv.join("site")).expect("mkdir");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/daemon/mcp/server.py"),
+        srv.join("server.py"),
+    )
+    .expect("server script");
+    // Every top-level package the server's imports load from a site directory.
+    let listed = std::process::Command::new("python3")
+        .args(["-c", LIST_PACKAGES])
+        .output()
+        .expect("python3");
+    let why = String::from_utf8_lossy(&listed.stderr).into_owned();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let mut lines = listed.lines();
+    let version = lines.next().unwrap_or_default().to_owned();
+    assert!(
+        !version.is_empty(),
+        "the MCP SDK: python3 -m pip install mcp==2.3.0 (.ci/run installs it): {why}"
+    );
+    let system = std::process::Command::new(PYTHON)
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .expect("the system's python3");
+    assert_eq!(
+        String::from_utf8_lossy(&system.stdout).trim(),
+        version,
+        "{PYTHON} must be the version the SDK was installed for"
+    );
+    for package in lines {
+        let copied = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(package)
+            .arg(srv.join("site"))
+            .status()
+            .expect("cp");
+        assert!(copied.success(), "{package}");
+    }
+    std::fs::write(srv.join("notes.log"), "").expect("log");
+    passepartout_tests::give_to_nobody(&srv);
+    // Its user must be able to walk down to it.
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    srv
+}
+
+/// Prints `MAJOR.MINOR`, then the path of every package (and its metadata) that importing the
+/// SDK's server loads from a site directory.
+const LIST_PACKAGES: &str = r#"
+import os, sys, glob
+import mcp.server.mcpserver
+roots = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+found = set()
+for m in list(sys.modules.values()):
+    f = getattr(m, "__file__", None) or ""
+    for r in roots:
+        if f.startswith(r + os.sep):
+            top = f[len(r) + 1:].split(os.sep)[0]
+            found.add(os.path.join(r, top))
+            name = top.split(".")[0].lower()
+            found.update(glob.glob(os.path.join(r, name + "-*.dist-info")))
+            found.update(glob.glob(os.path.join(r, name.replace("_", "-") + "-*.dist-info")))
+print("%d.%d" % sys.version_info[:2])
+print("\n".join(sorted(found)))
+"#;
+
+fn status(d: &Daemon) -> Value {
+    let (_, reply) = d.client().call(&Request::Status).expect("status");
+    reply["result"].clone()
+}
+
+fn tools(d: &Daemon) -> Value {
+    let (_, reply) = d.client().call(&Request::Tools).expect("tools");
+    reply["result"].clone()
+}
+
+/// `notes-note` with `args`; `args.explanation`, when given, is the action's explanation.
+fn act(d: &Daemon, mut args: Value) -> Value {
+    let explanation = args
+        .as_object_mut()
+        .and_then(|a| a.remove("explanation"))
+        .unwrap_or(Value::Null);
+    let action: Action = serde_json::from_value(
+        json!({ "tool": "notes-note", "args": args, "explanation": explanation }),
+    )
+    .expect("action");
+    let (_, reply) = d.client().call(&Request::Act { action }).expect("act");
+    reply["result"]["steps"][0]["outcome"].clone()
+}
+
+/// Wait up to 60 s for `ready` (Python and the SDK take a few seconds to start); a failure
+/// shows the servers' status.
+fn wait_for(d: &Daemon, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {}",
+            status(d)["mcp_servers"]
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_killed() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let srv = server_folder(home.path());
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!(
+            "[mcp.servers.notes]\ncommand = \"{PYTHON}\"\nargs = [\"{srv}/server.py\"]\n\
+             env = {{ NOTES_LOG = \"{srv}/notes.log\", PYTHONPATH = \"{srv}/site\" }}\n\
+             write = [\"{srv}\"]\n",
+            srv = srv.display()
+        ),
+    )
+    .expect("config");
+    let d = start(home.path(), &[], None);
+    let seen = home.path().join("data/passepartout/mcp/notes.json");
+    wait_for(&d, "the server's tools listed", || seen.exists());
+    let server = &status(&d)["mcp_servers"][0];
+    assert_eq!(server["state"], "running", "{server}");
+
+    // Not approved: not offered, and a call naming it is no tool.
+    let offered = tools(&d).to_string();
+    assert!(!offered.contains("notes-note"), "{offered}");
+    let early = act(
+        &d,
+        json!({ "text": "early", "explanation": "before the operator approved it" }),
+    );
+    assert!(
+        early["outcome"] == "invalid" || early["outcome"] == "rejected",
+        "{early}"
+    );
+
+    // The operator approves what it offers; the daemon offers it at once.
+    let out = command(home.path(), &["mcp", "pin", "notes", "--yes"], &[])
+        .output()
+        .expect("mcp pin");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("notes / note (NEW)") && said.contains("Adds a note."),
+        "{said}"
+    );
+    let offered = tools(&d);
+    let note = offered
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "notes-note"))
+        .unwrap_or_else(|| panic!("not offered: {offered}"));
+    assert_eq!(note["description"], "Adds a note.");
+
+    // Its harmless call runs, through every gate.
+    let ran = act(
+        &d,
+        json!({ "text": "buy milk", "explanation": "the user asked to remember it" }),
+    );
+    assert_eq!(ran["outcome"], "ran", "{ran}");
+    assert_eq!(ran["result"], "noted: buy milk", "{ran}");
+    // A call a gate rejects (an opaque tool called without saying why) never reaches it.
+    let rejected = act(&d, json!({ "text": "secret plan" }));
+    assert_eq!(rejected["outcome"], "rejected", "{rejected}");
+    assert_eq!(rejected["gate"], "explanation", "{rejected}");
+    let log = std::fs::read_to_string(srv.join("notes.log")).expect("log");
+    assert_eq!(log, "buy milk\n", "only what the gates passed reached it");
+
+    // Killed mid-session, it is started again, and runs the next call.
+    let killed = kill_server(&srv.join("server.py"));
+    assert!(killed > 0, "no server process found");
+    wait_for(&d, "the server restarted", || {
+        let s = &status(&d)["mcp_servers"][0];
+        s["restarts"].as_u64() >= Some(1) && s["state"] == "running"
+    });
+    let again = act(
+        &d,
+        json!({ "text": "again", "explanation": "after a restart" }),
+    );
+    assert_eq!(again["result"], "noted: again", "{again}");
+}
+
+/// SIGKILL every process whose command line names `script`; how many.
+fn kill_server(script: &Path) -> usize {
+    let script = script.to_string_lossy().into_owned();
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        // The interpreter, not the trampoline whose arguments also name the script.
+        if cmdline.contains("python3")
+            && !cmdline.contains("__confine")
+            && cmdline.contains(&script)
+        {
+            // SAFETY: kill(2) only signals.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            killed += 1;
+        }
+    }
+    killed
+}
