@@ -7,6 +7,7 @@
 pub mod classify;
 pub mod diff;
 mod limits;
+pub mod mcp;
 pub mod render;
 pub mod told;
 
@@ -210,6 +211,9 @@ pub struct AuditReport {
     pub host_wit_version: &'static str,
     /// Per plugin, in load order.
     pub plugins: Vec<PluginAudit>,
+    /// The MCP servers of gateway mode (native programs), when there are any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<mcp::McpServerAudit>,
     /// Findings per severity.
     pub summary: Summary,
 }
@@ -233,7 +237,28 @@ impl AuditReport {
         self.plugins
             .iter()
             .flat_map(|p| p.findings.iter().map(|f| f.severity))
+            .chain(self.mcp_servers.iter().map(|s| s.severity))
             .max()
+    }
+
+    /// Add gateway mode's MCP `servers`, counted in the summary.
+    pub fn with_mcp_servers(mut self, servers: Vec<mcp::McpServerAudit>) -> AuditReport {
+        for s in &servers {
+            self.summary.count(s.severity);
+        }
+        self.mcp_servers = servers;
+        self
+    }
+}
+
+impl Summary {
+    fn count(&mut self, severity: Severity) {
+        match severity {
+            Severity::High => self.high += 1,
+            Severity::Medium => self.medium += 1,
+            Severity::Low => self.low += 1,
+            Severity::Info => self.info += 1,
+        }
     }
 }
 
@@ -269,17 +294,13 @@ fn report_of(
     told::place_gates(&mut plugins, loads);
     let mut summary = Summary::default();
     for f in plugins.iter().flat_map(|p| &p.findings) {
-        match f.severity {
-            Severity::High => summary.high += 1,
-            Severity::Medium => summary.medium += 1,
-            Severity::Low => summary.low += 1,
-            Severity::Info => summary.info += 1,
-        }
+        summary.count(f.severity);
     }
     AuditReport {
         schema_version: SCHEMA_VERSION,
         host_wit_version: WIT_VERSION,
         plugins,
+        mcp_servers: Vec::new(),
         summary,
     }
 }

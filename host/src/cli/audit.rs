@@ -31,12 +31,30 @@ pub fn print_diff(d: &audit::diff::Diff) {
 }
 
 /// Audit every installed plugin; exit 1 when a finding reaches `fail_on`.
-pub fn run(setup: &Setup, json: bool, fail_on: Severity) -> anyhow::Result<ExitCode> {
-    let report = audit::audit(&setup.runtime, &setup.sources, &setup.policy);
+pub fn run(
+    setup: &Setup,
+    places: &passepartout::agent::Places,
+    json: bool,
+    fail_on: Severity,
+) -> anyhow::Result<ExitCode> {
+    let pins = match places.mcp_pins_file() {
+        Some(p) => passepartout::gateway::pins::Pins::load(&p)?,
+        None => Default::default(),
+    };
+    let servers = audit::mcp::servers(
+        &setup.settings.mcp.servers,
+        &pins,
+        places.mcp_seen_dir().as_deref(),
+    );
+    let report =
+        audit::audit(&setup.runtime, &setup.sources, &setup.policy).with_mcp_servers(servers);
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_table(&report);
+        super::out::raw(&passepartout::terminal::safe(&audit::mcp::render(
+            &report.mcp_servers,
+        )));
     }
     Ok(if report.worst().is_some_and(|w| w >= fail_on) {
         ExitCode::FAILURE

@@ -416,7 +416,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         } => {
             let setup = setup(&cli.common)?;
             return match command {
-                None => audit::run(&setup, *json, *fail_on),
+                None => audit::run(&setup, &cli.common.places(), *json, *fail_on),
                 Some(AuditCommand::Diff { old, new, fail_on }) => {
                     audit::diff(&setup, old, new, *json, *fail_on)
                 }

@@ -94,6 +94,48 @@ fn check(name: &str, result: Result<String, String>, breaks: bool) -> serde_json
     }
 }
 
+/// How an MCP server of gateway mode is doing: running with its tools approved, or what is
+/// wrong (restarting, with why; tools waiting for the operator's approval).
+fn mcp_server_line(
+    s: &passepartout::gateway::ServerStatus,
+    common: &Common,
+) -> Result<String, String> {
+    let pins = common
+        .places()
+        .mcp_pins_file()
+        .and_then(|p| passepartout::gateway::pins::Pins::load(&p).ok())
+        .unwrap_or_default();
+    let waiting = s
+        .tools
+        .iter()
+        .filter(|t| !pins.approves(&s.name, t))
+        .count();
+    let restarts = if s.restarts > 0 {
+        format!(
+            "; restarted {} time(s), last because {}",
+            s.restarts,
+            s.last_error.as_deref().unwrap_or("it stopped")
+        )
+    } else {
+        String::new()
+    };
+    match s.state {
+        passepartout::gateway::server::State::Running if waiting == 0 => Ok(format!(
+            "running, {} tool(s) offered{restarts}",
+            s.tools.len()
+        )),
+        passepartout::gateway::server::State::Running => Err(format!(
+            "running; {waiting} of its {} tool(s) wait for approval (`passepartout mcp pin {}`){restarts}",
+            s.tools.len(),
+            s.name
+        )),
+        _ => Err(format!(
+            "not running ({}){restarts}",
+            s.last_error.as_deref().unwrap_or("starting")
+        )),
+    }
+}
+
 pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
     let errors: Vec<String> = loaded
@@ -151,6 +193,19 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
                 false,
             ));
         }
+        for s in &d.mcp_servers {
+            checks.push(check(
+                &format!("MCP server {}", s.name),
+                mcp_server_line(s, common),
+                false,
+            ));
+        }
+    } else if !loaded.settings.mcp.servers.is_empty() {
+        checks.push(check(
+            "MCP servers",
+            Err("no daemon runs them: start it with `passepartout daemon`".into()),
+            false,
+        ));
     }
     let db = common.db.clone().or_else(passepartout::dirs::database);
     checks.push(check(

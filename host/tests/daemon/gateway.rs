@@ -158,6 +158,18 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         "{early}"
     );
 
+    // doctor and audit say what waits for the operator.
+    assert!(
+        doctor(home.path()).contains("wait for approval (`passepartout mcp pin notes`)"),
+        "{}",
+        doctor(home.path())
+    );
+    let audited = audit(home.path());
+    let server = &audited["mcp_servers"][0];
+    assert_eq!(server["name"], "notes", "{audited}");
+    assert_eq!(server["native"], true);
+    assert_eq!(server["tools"][0]["approved"], false, "{server}");
+
     // The operator approves what it offers; the daemon offers it at once.
     let out = command(home.path(), &["mcp", "pin", "notes", "--yes"], &[])
         .output()
@@ -178,6 +190,11 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         .and_then(|t| t.iter().find(|t| t["name"] == "notes-note"))
         .unwrap_or_else(|| panic!("not offered: {offered}"));
     assert_eq!(note["description"], "Adds a note.");
+    assert_eq!(
+        audit(home.path())["mcp_servers"][0]["tools"][0]["approved"],
+        true
+    );
+    assert!(doctor(home.path()).contains("running, 1 tool(s) offered"));
 
     // Its harmless call runs, through every gate.
     let ran = act(
@@ -205,6 +222,23 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         json!({ "text": "again", "explanation": "after a restart" }),
     );
     assert_eq!(again["result"], "noted: again", "{again}");
+}
+
+/// `passepartout doctor --json`, as text.
+fn doctor(home: &Path) -> String {
+    let out = command(home, &["doctor", "--json"], &[])
+        .output()
+        .expect("doctor");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `passepartout audit --json`.
+fn audit(home: &Path) -> Value {
+    let out = command(home, &["audit", "--json"], &[])
+        .output()
+        .expect("audit");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 /// SIGKILL every process whose command line names `script`; how many.

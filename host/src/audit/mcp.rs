@@ -1,0 +1,145 @@
+//! What `audit` shows of gateway mode's MCP servers (`[mcp.servers.NAME]`): unlike plugins they
+//! are native code, so the report says what each runs, what it may read, write and reach, how it
+//! is confined, and which of its tools the operator approved as they are now.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::Severity;
+use crate::gateway::pins::{Pins, load_seen};
+use crate::runtime::capabilities::confine::Confine;
+use crate::settings::McpServerConfig;
+
+/// One MCP server, as the audit shows it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct McpServerAudit {
+    /// `[mcp.servers.NAME]`.
+    pub name: String,
+    /// The program and its arguments.
+    pub runs: Vec<String>,
+    /// Always true: a server is a native program, not a WebAssembly component.
+    pub native: bool,
+    /// Directories it may read, beside the system's.
+    pub read: Vec<String>,
+    /// Directories it may read and write.
+    pub write: Vec<String>,
+    /// TCP ports it may connect to.
+    pub ports: Vec<u16>,
+    /// The names of the environment variables it is given (not their values).
+    pub env: Vec<String>,
+    /// How it is confined, as enforced.
+    pub confined: String,
+    /// How serious: high when it runs unconfined, low otherwise (native code, confined).
+    pub severity: Severity,
+    /// Its tools as the daemon last listed them, with whether each is approved as it is.
+    pub tools: Vec<McpToolAudit>,
+}
+
+/// One tool of an MCP server.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct McpToolAudit {
+    /// Its name on the server.
+    pub name: String,
+    /// Its description (what goes into the model's prompt).
+    pub description: String,
+    /// Whether the operator approved it as it is (`passepartout mcp pin`); only then offered.
+    pub approved: bool,
+}
+
+/// The servers of `servers`, with the operator's `pins` and what the daemon saw in `seen_dir`.
+pub fn servers(
+    servers: &BTreeMap<String, McpServerConfig>,
+    pins: &Pins,
+    seen_dir: Option<&Path>,
+) -> Vec<McpServerAudit> {
+    servers
+        .iter()
+        .map(|(name, c)| {
+            let mut runs: Vec<String> = c.command.iter().cloned().collect();
+            runs.extend(c.args.iter().cloned());
+            let tools = seen_dir
+                .and_then(|d| load_seen(d, name).ok())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| McpToolAudit {
+                    approved: pins.approves(name, &t),
+                    name: t.name,
+                    description: t.description,
+                })
+                .collect();
+            let shown = |dirs: &[std::path::PathBuf]| {
+                dirs.iter().map(|d| d.display().to_string()).collect()
+            };
+            McpServerAudit {
+                name: name.clone(),
+                runs,
+                native: true,
+                read: shown(&c.read),
+                write: shown(&c.write),
+                ports: c.ports.clone(),
+                env: c.env.keys().cloned().collect(),
+                confined: c.confine.enforced(),
+                severity: if c.confine == Confine::None {
+                    Severity::High
+                } else {
+                    Severity::Low
+                },
+                tools,
+            }
+        })
+        .collect()
+}
+
+/// The servers as text, for the terminal.
+pub fn render(servers: &[McpServerAudit]) -> String {
+    let mut out = String::new();
+    if servers.is_empty() {
+        return out;
+    }
+    out.push_str("\nMCP servers (gateway mode): native programs, not WebAssembly\n");
+    for s in servers {
+        out.push_str(&format!(
+            "\n{} [{}]\n  runs:      {}\n  reads:     {}\n  writes:    {}\n  connects:  {}\n  env:       {}\n  confined:  {}\n",
+            s.name,
+            format!("{:?}", s.severity).to_lowercase(),
+            s.runs.join(" "),
+            list(&s.read),
+            list(&s.write),
+            if s.ports.is_empty() {
+                "nothing".into()
+            } else {
+                s.ports.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+            },
+            list(&s.env),
+            s.confined,
+        ));
+        if s.tools.is_empty() {
+            out.push_str(
+                "  tools:     none listed yet (the daemon lists them when it starts it)\n",
+            );
+        }
+        for t in &s.tools {
+            out.push_str(&format!(
+                "  tool {} ({}): {}\n",
+                t.name,
+                if t.approved {
+                    "approved"
+                } else {
+                    "NOT approved: `passepartout mcp pin` to offer it"
+                },
+                t.description
+            ));
+        }
+    }
+    out
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "nothing".into()
+    } else {
+        items.join(", ")
+    }
+}
