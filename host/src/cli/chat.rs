@@ -18,7 +18,6 @@ use passepartout::daemon::client::{Reader, Sender};
 use passepartout::daemon::request::{Event, Request};
 use passepartout::pipeline::StepOutcome;
 use passepartout::signal::Told;
-use serde_json::Value;
 
 use super::Common;
 use super::daemon::{connect, start_background};
@@ -208,6 +207,20 @@ fn read(
     }
 }
 
+/// Send `ask` (the question `text`) on `line`. The question is registered before it is sent,
+/// and without holding the registry while writing (the reading thread takes it for every
+/// frame, and a write can wait on a full socket).
+fn ask_on(line: &Line, ask: &Request, text: &str) -> Result<(), String> {
+    let mut sender = line.sender.lock().unwrap_or_else(|p| p.into_inner());
+    {
+        let mut asked = line.asked.lock().unwrap_or_else(|p| p.into_inner());
+        let id = sender.next_id();
+        asked.questions.insert(id, text.to_owned());
+        asked.waiting = Some(id);
+    }
+    sender.send(ask).map(|_| ()).map_err(|e| e.to_string())
+}
+
 /// Run the chat until end of input (Ctrl-D).
 ///
 /// # Errors
@@ -251,33 +264,30 @@ pub fn run(common: &Common, trace: bool) -> anyhow::Result<ExitCode> {
         }
         let _ = editor.add_history_entry(text);
         let ask = Request::Ask { text: text.into() };
-        // Registered before the reading thread can see anything for it.
-        let sent = {
-            let mut asked = line.asked.lock().unwrap_or_else(|p| p.into_inner());
-            let sent = line
-                .sender
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .send(&ask);
-            if let Some(id) = sent.as_ref().ok().and_then(Value::as_u64) {
-                asked.questions.insert(id, text.to_owned());
-                asked.waiting = Some(id);
-            }
-            sent
-        };
-        let broke = match sent {
-            Err(e) => Some(e.to_string()),
-            Ok(_) => match line.heard.recv() {
-                Ok(Heard::Answered) => None,
-                Ok(Heard::Closed(why)) => Some(why),
-                Err(mpsc::RecvError) => Some("its reader stopped".into()),
-            },
-        };
-        if let Some(why) = broke {
-            // The daemon went away (a restart): connect again; what it owed the old connection
-            // (a question in flight, results of approvals) is lost with it.
+        // A connection that broke while the prompt waited (a daemon restart) is replaced
+        // before the question goes; a question on a connection that breaks is sent again,
+        // once, on a new one.
+        if matches!(line.heard.try_recv(), Ok(Heard::Closed(_))) {
+            line = open(connect(common)?, &printer, trace)?;
+        }
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let broke = match ask_on(&line, &ask, text) {
+                Err(e) => Some(e),
+                Ok(()) => match line.heard.recv() {
+                    Ok(Heard::Answered) => None,
+                    Ok(Heard::Closed(why)) => Some(why),
+                    Err(mpsc::RecvError) => Some("its reader stopped".into()),
+                },
+            };
+            let Some(why) = broke else { break };
             errln!("(the connection to the daemon broke: {why}; connecting again)");
             line = open(connect(common)?, &printer, trace)?;
+            if tries == 2 {
+                errln!("(the question was not answered; ask it again)");
+                break;
+            }
         }
     }
     if let Some(h) = &history {

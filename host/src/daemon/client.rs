@@ -255,6 +255,11 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// The id the next request sent will have.
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
     /// Send `request`; its id, which the events and the reply for it carry.
     ///
     /// # Errors

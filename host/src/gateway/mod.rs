@@ -144,29 +144,38 @@ impl Gateway {
     }
 
     /// The tools offered now: those of running servers that the operator approved as they
-    /// are, named so that none takes a name in `taken` (the plugins' tools) or another's.
+    /// are. Names come from the configuration and the pins alone (every pinned tool of every
+    /// server, in order), never from which server happens to run: a name means the same tool
+    /// across restarts. None takes a name in `taken` (the plugins' tools) or another's.
     pub fn tools(&self, taken: &BTreeSet<String>) -> Vec<OfferedTool> {
         let pins = self.pins.current();
         let mut used = taken.clone();
         let mut offered = Vec::new();
         for s in &self.servers {
             let status = s.status();
-            if status.state != server::State::Running {
+            let running = status.state == server::State::Running;
+            let Some(pinned) = pins.servers.get(&s.name) else {
                 continue;
-            }
-            for t in status.tools.iter().filter(|t| pins.approves(&s.name, t)) {
+            };
+            for tool in pinned.keys() {
                 // A server that lists one tool twice gets it offered once.
-                let Some(name) = offered_name(&s.name, &t.name, &used) else {
+                let Some(name) = offered_name(&s.name, tool, &used) else {
                     continue;
                 };
                 used.insert(name.clone());
-                offered.push(OfferedTool {
-                    name,
-                    server: s.name.clone(),
-                    tool: t.name.clone(),
-                    description: t.description.clone(),
-                    schema: t.schema.clone(),
-                });
+                let now = status
+                    .tools
+                    .iter()
+                    .find(|t| t.name == *tool && pins.approves(&s.name, t));
+                if let (true, Some(t)) = (running, now) {
+                    offered.push(OfferedTool {
+                        name,
+                        server: s.name.clone(),
+                        tool: t.name.clone(),
+                        description: t.description.clone(),
+                        schema: t.schema.clone(),
+                    });
+                }
             }
         }
         offered

@@ -184,7 +184,10 @@ pub fn save_seen(dir: &Path, name: &str, tools: &[SeenTool]) -> Result<(), PinEr
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = seen_file(dir, name);
     let text = serde_json::to_string_pretty(tools).unwrap_or_default();
-    std::fs::write(&path, text).map_err(io(&path))
+    // Whole or not at all: `mcp pin` and `audit` may read it at any time.
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io(&path))
 }
 
 /// Read what server `name` offered when the daemon last listed its tools.
@@ -194,7 +197,13 @@ pub fn save_seen(dir: &Path, name: &str, tools: &[SeenTool]) -> Result<(), PinEr
 pub fn load_seen(dir: &Path, name: &str) -> Result<Vec<SeenTool>, PinError> {
     let path = seen_file(dir, name);
     let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-    serde_json::from_str(&text).map_err(|source| PinError::Json { path, source })
+    let read: Vec<SeenTool> =
+        serde_json::from_str(&text).map_err(|source| PinError::Json { path, source })?;
+    // The sha256 is computed here, never taken from the file: what is pinned is what is shown.
+    Ok(read
+        .into_iter()
+        .map(|t| SeenTool::new(t.name, t.description, t.schema))
+        .collect())
 }
 
 #[cfg(test)]

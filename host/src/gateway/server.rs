@@ -255,15 +255,34 @@ fn stderr_tail(
     if let Some(stderr) = stderr {
         let tail = tail.clone();
         tokio::spawn(async move {
-            use tokio::io::AsyncBufReadExt as _;
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!("MCP server: {line}");
-                let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
-                if tail.len() == STDERR_LINES {
-                    tail.pop_front();
+            use tokio::io::AsyncReadExt as _;
+            // Bytes, not text, and whatever it writes: a server that writes invalid UTF-8 or
+            // endless lines never fills its pipe (it would block) nor the daemon's memory (a
+            // line keeps its first 300 bytes).
+            let mut stderr = stderr;
+            let mut chunk = [0u8; 4096];
+            let mut line = Vec::new();
+            loop {
+                let n = match stderr.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                for &b in &chunk[..n] {
+                    if b != b'\n' {
+                        if line.len() < 300 {
+                            line.push(b);
+                        }
+                        continue;
+                    }
+                    let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                    line.clear();
+                    tracing::debug!("MCP server: {text}");
+                    let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    if tail.len() == STDERR_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(text);
                 }
-                tail.push_back(line.chars().take(300).collect());
             }
         });
     }
@@ -316,7 +335,18 @@ async fn serve(
             () = changed.notified() => {
                 tracing::info!("MCP server {}: its tools changed; listing them again", server.name);
             }
+            // It closed its side, or spoke something that is not MCP, while still running.
+            () = closed(client.peer()) => {
+                return Ok("its MCP connection closed".into());
+            }
         }
+    }
+}
+
+/// Resolves when the connection to the server is closed.
+async fn closed(peer: &Peer<RoleClient>) {
+    while !peer.is_transport_closed() {
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

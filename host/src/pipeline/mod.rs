@@ -335,8 +335,8 @@ impl Agent {
             .map_or_else(Vec::new, crate::gateway::Offer::status)
     }
 
-    /// A hash of the tools offered now, by name and description: what a client watches to know
-    /// when to list them again.
+    /// A hash of the tools offered now (names, descriptions, schemas): what a client watches to
+    /// know when to list them again.
     pub fn tools_set(&self) -> String {
         use sha2::Digest as _;
         let mut h = sha2::Sha256::new();
@@ -344,6 +344,8 @@ impl Agent {
             h.update(t.name.as_bytes());
             h.update([0]);
             h.update(t.description.as_bytes());
+            h.update([0]);
+            h.update(t.parameters.to_string().as_bytes());
             h.update([0]);
         }
         hex::encode(&h.finalize()[..8])

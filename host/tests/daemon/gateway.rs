@@ -97,15 +97,19 @@ fn tools(d: &Daemon) -> Value {
 }
 
 /// `notes-note` with `args`; `args.explanation`, when given, is the action's explanation.
-fn act(d: &Daemon, mut args: Value) -> Value {
+fn act(d: &Daemon, args: Value) -> Value {
+    act_tool(d, "notes-note", args)
+}
+
+/// `tool` with `args`, as [`act`].
+fn act_tool(d: &Daemon, tool: &str, mut args: Value) -> Value {
     let explanation = args
         .as_object_mut()
         .and_then(|a| a.remove("explanation"))
         .unwrap_or(Value::Null);
-    let action: Action = serde_json::from_value(
-        json!({ "tool": "notes-note", "args": args, "explanation": explanation }),
-    )
-    .expect("action");
+    let action: Action =
+        serde_json::from_value(json!({ "tool": tool, "args": args, "explanation": explanation }))
+            .expect("action");
     let (_, reply) = d.client().call(&Request::Act { action }).expect("act");
     reply["result"]["steps"][0]["outcome"].clone()
 }
@@ -134,13 +138,15 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         config.join("passepartout.toml"),
         format!(
             "[mcp.servers.notes]\ncommand = \"{PYTHON}\"\nargs = [\"{srv}/server.py\"]\n\
-             env = {{ NOTES_LOG = \"{srv}/notes.log\", PYTHONPATH = \"{srv}/site\" }}\n\
+             env = {{ NOTES_LOG = \"{srv}/notes.log\", PYTHONPATH = \"{srv}/site\", KEYS_PATH = \"{keys}\" }}\n\
              write = [\"{srv}\"]\n",
-            srv = srv.display()
+            srv = srv.display(),
+            keys = home.path().join("data/passepartout/keys/client.key").display()
         ),
     )
     .expect("config");
-    let d = start(home.path(), &[], None);
+    // A marker in the daemon's environment that must not reach the server's.
+    let d = start(home.path(), &[("DAEMON_MARKER", "leaked")], None);
     let seen = home.path().join("data/passepartout/mcp/notes.json");
     wait_for(&d, "the server's tools listed", || seen.exists());
     let server = &status(&d)["mcp_servers"][0];
@@ -194,7 +200,19 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         audit(home.path())["mcp_servers"][0]["tools"][0]["approved"],
         true
     );
-    assert!(doctor(home.path()).contains("running, 1 tool(s) offered"));
+    assert!(doctor(home.path()).contains("running, 2 tool(s) offered"));
+
+    // It runs confined: not as root, without the daemon's environment or its keys.
+    let probed = act_tool(
+        &d,
+        "notes-probe",
+        json!({ "explanation": "check what the server can reach" }),
+    );
+    let probe: Value = serde_json::from_str(probed["result"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {probed}"));
+    assert_eq!(probe["marker"], Value::Null, "{probe}");
+    assert_eq!(probe["keys_readable"], false, "{probe}");
+    assert_ne!(probe["uid"], 0, "{probe}");
 
     // Its harmless call runs, through every gate.
     let ran = act(

@@ -14,6 +14,9 @@ use rmcp::service::{Peer, RoleServer};
 
 use super::{Bridge, Door};
 
+/// How long before the call stops waiting its form closes.
+const FORM_MARGIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// What to ask about.
 pub(super) struct Question {
     /// What the bridge calls itself to the daemon (the approval record's `by`).
@@ -22,6 +25,9 @@ pub(super) struct Question {
     pub token: String,
     /// The gates' reasons, joined.
     pub reasons: String,
+    /// When the call stops waiting: the form closes before, so that no answer decides an
+    /// action after the client was told none came.
+    pub until: std::time::Instant,
 }
 
 /// Ask `peer`'s person about `question` and decide it as they answer. Errors are logged: the
@@ -41,6 +47,7 @@ async fn try_ask(
         name,
         token,
         reasons,
+        until,
     } = question;
     // The action as the daemon holds it (not as the client sent it), and its digest.
     let (n, t) = (name.clone(), token.clone());
@@ -71,7 +78,12 @@ async fn try_ask(
                 message,
                 requested_schema: schema,
             },
-            Some(bridge.approval_wait),
+            Some(
+                until
+                    .saturating_duration_since(std::time::Instant::now())
+                    .saturating_sub(FORM_MARGIN)
+                    .max(std::time::Duration::from_secs(1)),
+            ),
         )
         .await?;
     let approve = match answer.action {

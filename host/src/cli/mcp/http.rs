@@ -26,6 +26,11 @@ use super::Bridge;
 /// The path MCP clients send to.
 pub const PATH: &str = "/mcp";
 
+/// Connections served at once; the next waits to be accepted.
+const MAX_CONNECTIONS: usize = 256;
+/// How long a request's headers may take to arrive (a connection that sends none is closed).
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Marks a request whose bearer is the approver key: its client's person may be asked to
 /// decide an approval (an elicitation, [`super::elicit`]).
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +105,11 @@ pub async fn serve(
         config,
     );
     let keys = std::sync::Arc::new(keys);
+    let room = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let Ok(place) = room.clone().acquire_owned().await else {
+            return Ok(());
+        };
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
@@ -123,7 +132,10 @@ pub async fn serve(
             }
         });
         tokio::spawn(async move {
+            let _place = place;
             if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service)
                 .await
             {

@@ -404,6 +404,10 @@ impl ServerHandler for Bridge {
                     name: name.clone(),
                     token: token.clone(),
                     reasons: reasons.clone(),
+                    // (Ten years at most: any longer wait is "until decided".)
+                    until: Instant::now()
+                        .checked_add(self.approval_wait.min(Duration::from_secs(315_360_000)))
+                        .unwrap_or_else(Instant::now),
                 },
             ))
         });

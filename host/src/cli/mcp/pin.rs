@@ -10,6 +10,15 @@ use passepartout::gateway::pins::{Pins, load_seen};
 
 use super::super::Common;
 
+/// `text` on one line: quoted and escaped when it holds anything but printable characters.
+fn one_line(text: &str) -> String {
+    if text.chars().all(|c| !c.is_control()) {
+        text.to_owned()
+    } else {
+        format!("{text:?}")
+    }
+}
+
 /// Show server `name`'s tools and pin them with consent (`yes`: without asking).
 ///
 /// # Errors
@@ -41,8 +50,13 @@ pub fn run(common: &Common, name: &str, yes: bool) -> anyhow::Result<ExitCode> {
         if state != "approved" {
             asked += 1;
         }
-        outln!("{name} / {} ({state})", tool.name);
-        outln!("  description: {}", tool.description);
+        // One line per field, whatever the server wrote: a newline in a name or description
+        // cannot print a line of its own (a fake "approved").
+        outln!("{name} / {} ({state})", one_line(&tool.name));
+        outln!(
+            "  description: {}",
+            tool.description.replace('\n', "\n               ")
+        );
         outln!(
             "  arguments:   {}",
             serde_json::to_string(&tool.schema).unwrap_or_default()
