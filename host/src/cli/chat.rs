@@ -265,29 +265,32 @@ pub fn run(common: &Common, trace: bool) -> anyhow::Result<ExitCode> {
         let _ = editor.add_history_entry(text);
         let ask = Request::Ask { text: text.into() };
         // A connection that broke while the prompt waited (a daemon restart) is replaced
-        // before the question goes; a question on a connection that breaks is sent again,
-        // once, on a new one.
+        // before the question goes; a question that could not be sent is sent again, once,
+        // on a new connection. One sent and not answered is not: the daemon may have acted
+        // on it before it went away.
         if matches!(line.heard.try_recv(), Ok(Heard::Closed(_))) {
             line = open(connect(common)?, &printer, trace)?;
         }
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let broke = match ask_on(&line, &ask, text) {
-                Err(e) => Some(e),
-                Ok(()) => match line.heard.recv() {
-                    Ok(Heard::Answered) => None,
-                    Ok(Heard::Closed(why)) => Some(why),
-                    Err(mpsc::RecvError) => Some("its reader stopped".into()),
-                },
-            };
-            let Some(why) = broke else { break };
+        let mut sent = ask_on(&line, &ask, text);
+        if let Err(why) = &sent {
             errln!("(the connection to the daemon broke: {why}; connecting again)");
             line = open(connect(common)?, &printer, trace)?;
-            if tries == 2 {
-                errln!("(the question was not answered; ask it again)");
-                break;
-            }
+            sent = ask_on(&line, &ask, text);
+        }
+        let broke = match sent {
+            Err(e) => Some(e),
+            Ok(()) => match line.heard.recv() {
+                Ok(Heard::Answered) => None,
+                Ok(Heard::Closed(why)) => Some(why),
+                Err(mpsc::RecvError) => Some("its reader stopped".into()),
+            },
+        };
+        if let Some(why) = broke {
+            errln!(
+                "(the connection to the daemon broke before it answered: {why}; connecting \
+                 again. Ask again if the question still needs an answer)"
+            );
+            line = open(connect(common)?, &printer, trace)?;
         }
     }
     if let Some(h) = &history {
