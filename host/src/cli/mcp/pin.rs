@@ -24,6 +24,12 @@ fn one_line(text: &str) -> String {
 /// # Errors
 /// No place for the files, what the daemon saw cannot be read, or the pins cannot be written.
 pub fn run(common: &Common, name: &str, yes: bool) -> anyhow::Result<ExitCode> {
+    if !passepartout::gateway::valid_server_name(name) {
+        anyhow::bail!(
+            "{name:?} is not a server's name: the names of [mcp.servers.NAME] are lowercase \
+             letters, digits and `-`, starting with a letter"
+        );
+    }
     let places = common.places();
     let seen_dir = places
         .mcp_seen_dir()
