@@ -526,12 +526,7 @@ pub(super) fn connect_as(common: &Common, approver: bool, name: &str) -> anyhow:
         Some(dir) if auth => Some(Keys::for_client(&dir)?),
         _ => None,
     }
-    .map(|mut k| {
-        if !approver {
-            k.approver = None;
-        }
-        k
-    });
+    .map(|k| k.for_role(approver));
     Ok(Client::connect_as(&addr, keys.as_ref(), name)?)
 }
 

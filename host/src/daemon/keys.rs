@@ -86,6 +86,15 @@ fn approver_from_env() -> Option<Secret> {
 }
 
 impl Keys {
+    /// These keys, without the approver key unless `approver`: what a connection that must
+    /// not decide approvals proves.
+    pub fn for_role(mut self, approver: bool) -> Keys {
+        if !approver {
+            self.approver = None;
+        }
+        self
+    }
+
     /// The daemon's keys in `dir`, made there (0600, in a 0700 directory) when missing. The
     /// environment's secrets, when set, take the place of the files.
     ///

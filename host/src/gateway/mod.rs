@@ -70,10 +70,7 @@ impl std::fmt::Debug for Gateway {
 
 /// Whether `name` is a server name: `^[a-z][a-z0-9-]{0,31}$`.
 pub fn valid_server_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 32
-        && chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    crate::runtime::tools::lowercase_name(name, 32)
 }
 
 /// Check every server's configuration.

@@ -36,8 +36,14 @@ pub const RESERVED: &[(&str, &str)] = &[
 
 /// Whether `name` is a valid tool name: `^[a-z][a-z0-9-]{0,63}$`.
 pub fn valid_name(name: &str) -> bool {
+    lowercase_name(name, 64)
+}
+
+/// Whether `name` is at most `max` lowercase ASCII letters, digits and `-`, starting with a
+/// letter: the rule of tool names, and (shorter) of MCP server names.
+pub fn lowercase_name(name: &str, max: usize) -> bool {
     let mut chars = name.chars();
-    name.len() <= 64
+    name.len() <= max
         && chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }

@@ -25,9 +25,9 @@ pub(super) struct Question {
     pub token: String,
     /// The gates' reasons, joined.
     pub reasons: String,
-    /// When the call stops waiting: the form closes before, so that no answer decides an
-    /// action after the client was told none came.
-    pub until: std::time::Instant,
+    /// When the call stops waiting (`None`: never): the form closes before, so that no
+    /// answer decides an action after the client was told none came.
+    pub until: Option<std::time::Instant>,
 }
 
 /// Ask `peer`'s person about `question` and decide it as they answer. Errors are logged: the
@@ -78,12 +78,12 @@ async fn try_ask(
                 message,
                 requested_schema: schema,
             },
-            Some(
+            until.map(|until| {
                 until
                     .saturating_duration_since(std::time::Instant::now())
                     .saturating_sub(FORM_MARGIN)
-                    .max(std::time::Duration::from_secs(1)),
-            ),
+                    .max(std::time::Duration::from_secs(1))
+            }),
         )
         .await?;
     let approve = match answer.action {

@@ -130,12 +130,7 @@ impl Door {
         match self {
             Door::Cli(common) => daemon::connect_as(common, approver, name),
             Door::Direct { addr, keys } => {
-                let keys = keys.clone().map(|mut k| {
-                    if !approver {
-                        k.approver = None;
-                    }
-                    k
-                });
+                let keys = keys.clone().map(|k| k.for_role(approver));
                 Ok(Client::connect_as(addr, keys.as_ref(), name)?)
             }
         }
@@ -394,6 +389,8 @@ impl ServerHandler for Bridge {
                 reasons,
             } => (client, token, reasons),
         };
+        // When the call stops waiting (never, for a wait past what an instant can hold).
+        let until = Instant::now().checked_add(self.approval_wait);
         // A client the operator marked as an approver is asked, while the call waits for
         // whichever decision comes first (its person's, or `passepartout approve`).
         let asking = self.asks(&context).then(|| {
@@ -404,15 +401,13 @@ impl ServerHandler for Bridge {
                     name: name.clone(),
                     token: token.clone(),
                     reasons: reasons.clone(),
-                    // (Ten years at most: any longer wait is "until decided".)
-                    until: Instant::now()
-                        .checked_add(self.approval_wait.min(Duration::from_secs(315_360_000)))
-                        .unwrap_or_else(Instant::now),
+                    until,
                 },
             ))
         });
         let waiting = Waiting {
             wait: self.approval_wait,
+            until,
             cancelled: context.ct.clone(),
         };
         let result = self
@@ -461,8 +456,10 @@ fn text(text: String) -> Vec<ContentBlock> {
 
 /// How one call waits for a person's decision.
 struct Waiting {
-    /// At most this long.
+    /// At most this long (as the person is told)...
     wait: Duration,
+    /// ...that is, until then; `None`: until decided.
+    until: Option<Instant>,
     /// Until the MCP client cancels the call (`notifications/cancelled`).
     cancelled: tokio_util::sync::CancellationToken,
 }
@@ -591,8 +588,7 @@ fn approved(
     reasons: &str,
     waiting: &Waiting,
 ) -> anyhow::Result<CallToolResult> {
-    let wait = waiting.wait;
-    let until = Instant::now().checked_add(wait);
+    let (wait, until) = (waiting.wait, waiting.until);
     let broken = |e: &dyn std::fmt::Display| {
         Ok(CallToolResult::error(text(format!(
             "waiting for a person's approval ({reasons}), the connection to the daemon broke: \
