@@ -345,6 +345,7 @@ impl Setup {
             policy_file: self.policy_file,
             memory: self.memory,
             settings: self.settings,
+            policy: self.policy,
         }
     }
 }
@@ -363,6 +364,8 @@ pub struct Loaded {
     pub memory: Arc<Memory>,
     /// `passepartout.toml`.
     pub settings: ConfigFile,
+    /// The operator's policy it was loaded under.
+    pub policy: Policy,
 }
 
 impl Loaded {

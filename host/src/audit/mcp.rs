@@ -10,6 +10,8 @@ use serde::Serialize;
 use super::Severity;
 use crate::gateway::pins::{Pins, load_seen};
 use crate::runtime::capabilities::confine::Confine;
+use crate::runtime::effects::EffectSpec;
+use crate::runtime::policy::McpServerPolicy;
 use crate::settings::McpServerConfig;
 
 /// One MCP server, as the audit shows it.
@@ -46,12 +48,20 @@ pub struct McpToolAudit {
     pub description: String,
     /// Whether the operator approved it as it is (`passepartout mcp pin`); only then offered.
     pub approved: bool,
+    /// What the operator says its arguments do (`[mcp.NAME.effects]` of `policy.toml`):
+    /// argument -> effect; empty when unmapped (gates see it as opaque).
+    pub effects: BTreeMap<String, String>,
+    /// Why that mapping does not fit the tool (it is then not offered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effects_error: Option<String>,
 }
 
-/// The servers of `servers`, with the operator's `pins` and what the daemon saw in `seen_dir`.
+/// The servers of `servers`, with the operator's `pins`, the effect mappings of `policy`
+/// (`[mcp.NAME]` of `policy.toml`) and what the daemon saw in `seen_dir`.
 pub fn servers(
     servers: &BTreeMap<String, McpServerConfig>,
     pins: &Pins,
+    policy: &BTreeMap<String, McpServerPolicy>,
     seen_dir: Option<&Path>,
 ) -> Vec<McpServerAudit> {
     servers
@@ -63,10 +73,19 @@ pub fn servers(
                 .and_then(|d| load_seen(d, name).ok())
                 .unwrap_or_default()
                 .into_iter()
-                .map(|t| McpToolAudit {
-                    approved: pins.approves(name, &t),
-                    name: t.name,
-                    description: t.description,
+                .map(|t| {
+                    let map = policy.get(name).and_then(|p| p.effects.get(&t.name));
+                    McpToolAudit {
+                        approved: pins.approves(name, &t),
+                        effects: map
+                            .into_iter()
+                            .flatten()
+                            .map(|(arg, kind)| (arg.clone(), kind.name().to_owned()))
+                            .collect(),
+                        effects_error: map.and_then(|m| EffectSpec::mapped(&t.schema, m).err()),
+                        name: t.name,
+                        description: t.description,
+                    }
                 })
                 .collect();
             let shown = |dirs: &[std::path::PathBuf]| {
@@ -131,6 +150,22 @@ pub fn render(servers: &[McpServerAudit]) -> String {
                 },
                 t.description
             ));
+            let effects = match (&t.effects_error, t.effects.is_empty()) {
+                (Some(e), _) => format!("mapping does not fit, NOT offered: {e}"),
+                (None, true) => {
+                    format!(
+                        "opaque (none mapped in policy.toml [mcp.{}.effects])",
+                        s.name
+                    )
+                }
+                (None, false) => t
+                    .effects
+                    .iter()
+                    .map(|(arg, kind)| format!("{arg} is a {kind}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            out.push_str(&format!("    effects: {effects}\n"));
         }
     }
     out

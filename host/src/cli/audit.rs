@@ -44,6 +44,7 @@ pub fn run(
     let servers = audit::mcp::servers(
         &setup.settings.mcp.servers,
         &pins,
+        &setup.policy.mcp,
         places.mcp_seen_dir().as_deref(),
     );
     let report =

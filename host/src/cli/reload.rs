@@ -30,6 +30,7 @@ pub fn build(
     let (loaded, audit) = places.setup()?.load_audited();
     let problems = loaded.problems(&audit);
     let cascade = places.cascade(&loaded.settings)?.carrying(carried);
+    let mcp_policy = loaded.policy.mcp.clone();
     let agent = loaded.assemble(
         journal,
         Some(Box::new(cascade)),
@@ -39,7 +40,7 @@ pub fn build(
         ],
     )?;
     let agent = match gateway {
-        Some(g) => agent.with_gateway(g.clone()),
+        Some(g) => agent.with_gateway(g.clone(), mcp_policy),
         None => agent,
     };
     Ok((agent, problems))

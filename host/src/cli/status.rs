@@ -200,6 +200,9 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
                 false,
             ));
         }
+        for p in &d.mcp_problems {
+            checks.push(check("MCP effects", Err(p.clone()), false));
+        }
     } else if !loaded.settings.mcp.servers.is_empty() {
         checks.push(check(
             "MCP servers",

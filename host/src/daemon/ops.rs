@@ -107,6 +107,10 @@ pub struct Status {
     /// the tools it offers.
     #[serde(default)]
     pub mcp_servers: Vec<crate::gateway::ServerStatus>,
+    /// What is wrong with `policy.toml`'s effect mappings of those servers' tools (a tool
+    /// whose mapping does not fit is not offered).
+    #[serde(default)]
+    pub mcp_problems: Vec<String>,
     /// The names of the tools offered now (plugins' and MCP servers'), hashed: it changes when
     /// a reload or an operator's approval changes them.
     #[serde(default)]
@@ -262,6 +266,7 @@ fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
         pending_approvals,
         providers: pipeline.provider_health(),
         mcp_servers: pipeline.mcp_servers(),
+        mcp_problems: pipeline.mcp_problems(),
         tools_set: pipeline.tools_set(),
     }
 }

@@ -7,7 +7,8 @@
 //! clients accept: `SERVER-TOOL`, lowercased, anything but letters and digits made `-`, with a
 //! short hash of the original name appended where two would be the same or one would take a
 //! name already offered. Their identity is the server and the tool (`mcp:SERVER`); they declare
-//! no effects, so gates treat them as opaque.
+//! no effects, so gates treat them as opaque, unless the operator maps their arguments to
+//! effects in `policy.toml` (`[mcp.NAME.effects]`, [`McpServerPolicy`]).
 
 pub mod pins;
 pub mod server;
@@ -19,6 +20,11 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use sha2::{Digest as _, Sha256};
 
+use crate::runtime::capabilities::fs::{Access, Mount};
+use crate::runtime::effects::{
+    ActionContext, EffectKind, EffectSpec, ExternalTools, ToolIdentity, derive,
+};
+use crate::runtime::policy::McpServerPolicy;
 use crate::settings::McpServerConfig;
 pub use server::{Launch, ServerStatus};
 
@@ -132,6 +138,14 @@ impl Gateway {
         self.servers.iter().map(|s| s.status()).collect()
     }
 
+    /// The configuration of `server`.
+    pub fn config(&self, server: &str) -> Option<McpServerConfig> {
+        self.servers
+            .iter()
+            .find(|s| s.name == server)
+            .map(|s| s.config().clone())
+    }
+
     /// The configuration of each server, by name.
     pub fn configs(&self) -> Vec<(String, McpServerConfig)> {
         self.servers
@@ -192,18 +206,29 @@ impl Gateway {
     }
 }
 
-/// The gateway's tools as one agent offers them: named beside its plugins' tools.
+/// The gateway's tools as one agent offers them: named beside its plugins' tools, with the
+/// effects the operator's `policy.toml` maps their arguments to.
 #[derive(Clone, Debug)]
 pub struct Offer {
     gateway: Arc<Gateway>,
     /// The plugins' tool names, which no server tool may take.
     taken: BTreeSet<String>,
+    /// `[mcp.NAME]` of `policy.toml`, by server.
+    policy: Arc<BTreeMap<String, McpServerPolicy>>,
 }
 
 impl Offer {
-    /// `gateway`'s tools beside plugin tools named `taken`.
-    pub fn new(gateway: Arc<Gateway>, taken: BTreeSet<String>) -> Offer {
-        Offer { gateway, taken }
+    /// `gateway`'s tools beside plugin tools named `taken`, their effects mapped by `policy`.
+    pub fn new(
+        gateway: Arc<Gateway>,
+        taken: BTreeSet<String>,
+        policy: BTreeMap<String, McpServerPolicy>,
+    ) -> Offer {
+        Offer {
+            gateway,
+            taken,
+            policy: Arc::new(policy),
+        }
     }
 
     /// Every server's status.
@@ -211,9 +236,57 @@ impl Offer {
         self.gateway.status()
     }
 
-    /// The tools offered now.
+    /// The effects the operator mapped `tool`'s arguments to; none when unmapped.
+    fn spec(&self, tool: &OfferedTool) -> Result<EffectSpec, String> {
+        match self
+            .policy
+            .get(&tool.server)
+            .and_then(|p| p.effects.get(&tool.tool))
+        {
+            Some(map) => EffectSpec::mapped(&tool.schema, map),
+            None => Ok(EffectSpec::default()),
+        }
+    }
+
+    /// The tools offered now: a tool whose effect mapping does not fit it is not.
     pub fn tools(&self) -> Vec<OfferedTool> {
-        self.gateway.tools(&self.taken)
+        let mut tools = self.gateway.tools(&self.taken);
+        tools.retain(|t| self.spec(t).is_ok());
+        tools
+    }
+
+    /// What is wrong with the effect mappings of `policy.toml`: a server that is not
+    /// configured, a tool its server does not list, a mapping that does not fit its tool
+    /// (which is then not offered).
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let status = self.gateway.status();
+        for (server, policy) in self.policy.iter() {
+            let Some(s) = status.iter().find(|s| s.name == *server) else {
+                problems.push(format!(
+                    "policy.toml [mcp.{server}]: there is no [mcp.servers.{server}] in \
+                     passepartout.toml"
+                ));
+                continue;
+            };
+            for tool in policy.effects.keys() {
+                if s.state == server::State::Running && !s.tools.iter().any(|t| t.name == *tool) {
+                    problems.push(format!(
+                        "policy.toml [mcp.{server}.effects]: the server has no tool {tool:?}"
+                    ));
+                }
+            }
+        }
+        for t in self.gateway.tools(&self.taken) {
+            if let Err(e) = self.spec(&t) {
+                problems.push(format!(
+                    "policy.toml [mcp.{}.effects] {}: {e}; the tool is not offered until the \
+                     mapping fits it",
+                    t.server, t.tool
+                ));
+            }
+        }
+        problems
     }
 
     /// The tool offered as `name`, if it is one of these.
@@ -230,16 +303,50 @@ impl Offer {
     }
 }
 
-impl crate::runtime::effects::ExternalTools for Offer {
-    fn identity(&self, name: &str) -> Option<crate::runtime::effects::ToolIdentity> {
-        self.find(name)
-            .map(|t| crate::runtime::effects::ToolIdentity {
-                plugin: format!("mcp:{}", t.server),
-                version: String::new(),
-                tool: t.tool,
-                read_only: false,
-                declares_effects: false,
-            })
+fn identity(tool: &OfferedTool, declares_effects: bool) -> ToolIdentity {
+    ToolIdentity {
+        plugin: format!("mcp:{}", tool.server),
+        version: String::new(),
+        tool: tool.tool.clone(),
+        read_only: false,
+        declares_effects,
+    }
+}
+
+impl ExternalTools for Offer {
+    fn identity(&self, name: &str) -> Option<ToolIdentity> {
+        let tool = self.find(name)?;
+        let spec = self.spec(&tool).ok()?;
+        Some(identity(&tool, spec.declares()))
+    }
+
+    fn context(&self, name: &str, args: &JsonObject) -> Option<ActionContext> {
+        let tool = self.find(name)?;
+        let spec = self.spec(&tool).ok()?;
+        // A server is native code on this machine: its paths are this machine's, a relative
+        // one taken from the directory it runs in.
+        let config = self.gateway.config(&tool.server)?;
+        let cwd = server::working_dir(&config);
+        let mut args = args.clone();
+        for (arg, kind) in &spec.properties {
+            if !matches!(kind, EffectKind::PathRead | EffectKind::PathWrite) {
+                continue;
+            }
+            if let Some(serde_json::Value::String(p)) = args.get_mut(arg)
+                && !p.starts_with('/')
+            {
+                *p = cwd.join(&*p).to_string_lossy().into_owned();
+            }
+        }
+        let root = Mount {
+            guest: "/".into(),
+            host: "/".into(),
+            access: Access::ReadWrite,
+        };
+        Some(ActionContext {
+            tool: Some(identity(&tool, spec.declares())),
+            effects: derive(&spec, &args, &[root]),
+        })
     }
 }
 

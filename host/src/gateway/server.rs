@@ -219,9 +219,7 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
         .env("LANG", "C.UTF-8")
         .envs(&server.config.env)
         .kill_on_drop(true);
-    // In its own directory (the first it may write, else read), never the daemon's.
-    let home = server.config.write.first().or(server.config.read.first());
-    command.current_dir(home.map_or_else(|| std::path::Path::new("/"), |h| h.as_path()));
+    command.current_dir(working_dir(&server.config));
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start it: {e}"))?;
@@ -341,6 +339,17 @@ async fn serve(
             }
         }
     }
+}
+
+/// The directory a server runs in: the first it may write, else read, else `/`; never the
+/// daemon's.
+pub fn working_dir(config: &McpServerConfig) -> PathBuf {
+    config
+        .write
+        .first()
+        .or(config.read.first())
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Resolves when the connection to the server is closed.

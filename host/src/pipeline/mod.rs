@@ -335,6 +335,13 @@ impl Agent {
             .map_or_else(Vec::new, crate::gateway::Offer::status)
     }
 
+    /// What is wrong with `policy.toml`'s effect mappings of MCP server tools (gateway mode).
+    pub fn mcp_problems(&self) -> Vec<String> {
+        self.gateway
+            .as_ref()
+            .map_or_else(Vec::new, crate::gateway::Offer::problems)
+    }
+
     /// A hash of the tools offered now (names, descriptions, schemas): what a client watches to
     /// know when to list them again.
     pub fn tools_set(&self) -> String {
@@ -352,10 +359,15 @@ impl Agent {
     }
 
     /// Offer the tools of `gateway`'s MCP servers beside the plugins' (named so as to take no
-    /// plugin tool's name), behind the same gates; gates see them as opaque.
-    pub fn with_gateway(mut self, gateway: Arc<crate::gateway::Gateway>) -> Agent {
+    /// plugin tool's name), behind the same gates; gates see them as opaque unless `policy`
+    /// (`[mcp.NAME]` of `policy.toml`) maps their arguments to effects.
+    pub fn with_gateway(
+        mut self,
+        gateway: Arc<crate::gateway::Gateway>,
+        policy: std::collections::BTreeMap<String, crate::runtime::policy::McpServerPolicy>,
+    ) -> Agent {
         let taken = self.catalog.plugin_tools().map(str::to_owned).collect();
-        let offer = crate::gateway::Offer::new(gateway, taken);
+        let offer = crate::gateway::Offer::new(gateway, taken, policy);
         self.catalog = std::mem::take(&mut self.catalog).with_external(Arc::new(offer.clone()));
         self.actuators.insert(
             "tool".into(),

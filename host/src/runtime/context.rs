@@ -47,6 +47,15 @@ struct Entry {
 pub trait ExternalTools: Send + Sync + std::fmt::Debug {
     /// The identity of the tool offered as `name`, if it is one of these.
     fn identity(&self, name: &str) -> Option<ToolIdentity>;
+
+    /// What gates learn about a call of the tool offered as `name` with `args`, if it is one
+    /// of these: its identity, and the effects the operator mapped its arguments to (none
+    /// when unmapped: it is opaque).
+    fn context(
+        &self,
+        name: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<ActionContext>;
 }
 
 /// Every loaded tool by the name it is offered under: the host's view of tool identity.
@@ -86,8 +95,9 @@ impl Catalog {
         }
     }
 
-    /// The same, with `external` tools beside the plugins'. They declare no effects: gates
-    /// see them as opaque (not read-only, no effects declared).
+    /// The same, with `external` tools beside the plugins'. They declare no effects of their
+    /// own: gates see them as opaque (not read-only) unless the operator mapped their
+    /// arguments to effects.
     pub fn with_external(mut self, external: std::sync::Arc<dyn ExternalTools>) -> Catalog {
         self.external = Some(external);
         self
@@ -117,12 +127,9 @@ impl Catalog {
                 tool: Some(e.identity.clone()),
                 effects: derive(&e.spec, &action.args, &e.mounts),
             },
-            None => ActionContext {
-                tool: match (&action.tool, action.target.as_str()) {
-                    (Some(tool), "tool") => self.external.as_ref().and_then(|x| x.identity(tool)),
-                    _ => None,
-                },
-                effects: Effects::default(),
+            None => match (&action.tool, action.target.as_str(), &self.external) {
+                (Some(tool), "tool", Some(x)) => x.context(tool, &action.args).unwrap_or_default(),
+                _ => ActionContext::default(),
             },
         }
     }

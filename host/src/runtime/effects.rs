@@ -30,7 +30,7 @@ use super::capabilities::fs::Mount;
 pub const KEYWORD: &str = "x-effect";
 
 /// What a property declares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EffectKind {
     /// A program name.
@@ -65,6 +65,14 @@ impl EffectKind {
 
     fn parse(text: &str) -> Option<EffectKind> {
         Self::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
+    }
+
+    /// Its name, as `x-effect` and `policy.toml` write it.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(n, _)| n)
     }
 }
 
@@ -129,6 +137,41 @@ impl EffectSpec {
             }
         }
         Ok(spec)
+    }
+
+    /// The effects the operator maps onto a tool that declares none itself (an MCP server's,
+    /// `[mcp.NAME.effects]` in `policy.toml`): `map` names each argument's effect, `schema` is
+    /// the tool's own. Only the operator declares a server tool's effects: any `x-effect` in
+    /// `schema` is ignored.
+    ///
+    /// # Errors
+    /// An argument `schema` does not have, or of another type than the effect needs; as
+    /// [`EffectSpec::from_schema`].
+    pub fn mapped(
+        schema: &Value,
+        map: &BTreeMap<String, EffectKind>,
+    ) -> Result<EffectSpec, String> {
+        let props = schema.get("properties").and_then(Value::as_object);
+        let mut declared = Map::new();
+        for (arg, kind) in map {
+            let Some(prop) = props.and_then(|p| p.get(arg)) else {
+                return Err(format!(
+                    "argument {arg:?} is not in the tool's schema (it has: {})",
+                    props.map_or_else(String::new, |p| {
+                        p.keys().cloned().collect::<Vec<_>>().join(", ")
+                    })
+                ));
+            };
+            let mut one = Map::new();
+            if let Some(ty) = prop.get("type") {
+                one.insert("type".into(), ty.clone());
+            }
+            one.insert(KEYWORD.into(), Value::from(kind.name()));
+            declared.insert(arg.clone(), Value::Object(one));
+        }
+        let mut schema = Map::new();
+        schema.insert("properties".into(), Value::Object(declared));
+        EffectSpec::from_schema(&Value::Object(schema))
     }
 
     /// Whether the tool declares any effect.
@@ -376,6 +419,37 @@ mod tests {
 
     fn spec(schema: Value) -> EffectSpec {
         EffectSpec::from_schema(&schema).expect("valid")
+    }
+
+    #[test]
+    fn an_operator_maps_effects_onto_a_schema_that_declares_none_of_its_own() {
+        let schema = json!({ "properties": {
+            "path": { "type": "string" },
+            "count": { "type": "integer" },
+            // A server's own keyword is never taken: only the operator declares effects.
+            "cmd": { "type": "string", "x-effect": "command-line" },
+        }});
+        let map = |pairs: &[(&str, EffectKind)]| -> BTreeMap<String, EffectKind> {
+            pairs.iter().map(|(a, k)| ((*a).to_owned(), *k)).collect()
+        };
+        let mapped =
+            EffectSpec::mapped(&schema, &map(&[("path", EffectKind::PathWrite)])).expect("fits");
+        assert_eq!(
+            mapped.properties,
+            map(&[("path", EffectKind::PathWrite)]),
+            "the server's x-effect on cmd is ignored"
+        );
+        assert!(
+            !EffectSpec::mapped(&schema, &BTreeMap::new())
+                .expect("fits")
+                .declares()
+        );
+        let missing = EffectSpec::mapped(&schema, &map(&[("nope", EffectKind::Url)]));
+        assert!(missing.is_err_and(|e| e.contains("\"nope\" is not in the tool's schema")));
+        let mistyped = EffectSpec::mapped(&schema, &map(&[("count", EffectKind::PathRead)]));
+        assert!(mistyped.is_err_and(|e| e.contains("\"count\"")));
+        let alone = EffectSpec::mapped(&schema, &map(&[("path", EffectKind::Argv)]));
+        assert!(alone.is_err(), "argv needs a program, mapped or declared");
     }
 
     #[test]

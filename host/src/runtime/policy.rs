@@ -10,6 +10,10 @@
 //! fs = [{ guest = "/workspace", host = "~/projects/notes", access = "read-write" }]
 //! env = ["LANG"]
 //! limits = { memory_mib = 128 }
+//!
+//! # An MCP server's tool `write_file` writes the path in its `path` argument.
+//! [mcp.files.effects]
+//! write_file = { path = "path-write" }
 //! ```
 
 use std::collections::BTreeMap;
@@ -32,6 +36,31 @@ pub struct Policy {
     /// Entries by plugin name. An entry replaces `default` entirely for that plugin.
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginPolicy>,
+    /// Gateway mode's MCP servers by name (`[mcp.NAME]`, the name of `[mcp.servers.NAME]` in
+    /// `passepartout.toml`): what the operator says their tools' arguments do.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp: BTreeMap<String, McpServerPolicy>,
+}
+
+/// What the operator says of one MCP server's tools (gateway mode). Its tools declare no
+/// effects of their own (whatever their schemas carry is ignored), so gates see them as
+/// opaque; a mapping here names which argument is a path, a URL, a program... exactly as a
+/// plugin's `x-effect` would:
+///
+/// ```toml
+/// [mcp.files.effects]
+/// write_file = { path = "path-write" }
+/// fetch = { url = "url" }
+/// ```
+///
+/// A tool whose mapping does not fit its schema (an argument it lacks, or of another type
+/// than the effect needs) is not offered; `doctor` says why.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerPolicy {
+    /// Tool (its own name on the server) -> argument -> the effect it carries.
+    #[serde(default)]
+    pub effects: BTreeMap<String, BTreeMap<String, super::effects::EffectKind>>,
 }
 
 /// What the operator grants one plugin.
@@ -133,5 +162,37 @@ impl Policy {
     /// The entry that applies to plugin `name`.
     pub fn for_plugin(&self, name: &str) -> &PluginPolicy {
         self.plugins.get(name).unwrap_or(&self.default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_effect_mappings_name_known_kinds_only() {
+        let policy = Policy::parse(
+            "[mcp.notes.effects]\nsave = { path = \"path-write\" }\nrun = { cmd = \"command-line\" }\n",
+        )
+        .expect("parses");
+        let notes = &policy.mcp["notes"].effects;
+        assert_eq!(
+            notes["save"]["path"],
+            super::super::effects::EffectKind::PathWrite
+        );
+        assert_eq!(
+            notes["run"]["cmd"],
+            super::super::effects::EffectKind::CommandLine
+        );
+        let bad = Policy::parse("[mcp.notes.effects]\nsave = { path = \"disk\" }\n")
+            .map(|_| ())
+            .expect_err("not a kind");
+        let said = bad.to_string();
+        assert!(
+            said.contains("disk") && said.contains("path-write"),
+            "{said}"
+        );
+        let unknown = Policy::parse("[mcp.notes]\neffect = {}\n").map(|_| ());
+        assert!(unknown.is_err(), "a misspelt key is refused");
     }
 }

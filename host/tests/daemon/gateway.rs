@@ -1,8 +1,9 @@
 //! Gateway mode: a small MCP server written with the official MCP Python SDK
 //! (`mcp/server.py`) put behind the gates as `[mcp.servers.notes]`. Nothing of it is offered
 //! before the operator approves it (`passepartout mcp pin`); then its harmless tool runs, a call
-//! a gate rejects never reaches it (its own log proves it), and killed mid-session it is
-//! started again.
+//! a gate rejects never reaches it (its own log proves it), a write the operator mapped to an
+//! effect is judged by where it writes, killed mid-session it is started again, and a tool that
+//! changes what it says waits for the operator again.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -145,6 +146,15 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         ),
     )
     .expect("config");
+    // The operator says `save` writes the file its `path` names; the approval gate lets writes
+    // inside the server's folder through, and asks a person about any other.
+    let policy = format!(
+        "[plugins.approval]\nconfig = {{ workspace = [\"{srv}\"] }}\n\n\
+         [mcp.notes.effects]\nsave = {{ path = \"path-write\" }}\n\
+         nosuch = {{ where = \"url\" }}\n",
+        srv = srv.display()
+    );
+    std::fs::write(config.join("policy.toml"), &policy).expect("policy");
     // A marker in the daemon's environment that must not reach the server's.
     let d = start(home.path(), &[("DAEMON_MARKER", "leaked")], None);
     let seen = home.path().join("data/passepartout/mcp/notes.json");
@@ -153,8 +163,8 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     assert_eq!(server["state"], "running", "{server}");
 
     // Not approved: not offered, and a call naming it is no tool.
-    let offered = tools(&d).to_string();
-    assert!(!offered.contains("notes-note"), "{offered}");
+    let listed = tools(&d).to_string();
+    assert!(!listed.contains("notes-note"), "{listed}");
     let early = act(
         &d,
         json!({ "text": "early", "explanation": "before the operator approved it" }),
@@ -177,30 +187,23 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     assert_eq!(server["tools"][0]["approved"], false, "{server}");
 
     // The operator approves what it offers; the daemon offers it at once.
-    let out = command(home.path(), &["mcp", "pin", "notes", "--yes"], &[])
-        .output()
-        .expect("mcp pin");
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = pin(home.path());
     assert!(
         said.contains("notes / note (NEW)") && said.contains("Adds a note."),
         "{said}"
     );
-    let offered = tools(&d);
-    let note = offered
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["name"] == "notes-note"))
-        .unwrap_or_else(|| panic!("not offered: {offered}"));
-    assert_eq!(note["description"], "Adds a note.");
+    assert_eq!(offered(&d, "notes-note")["description"], "Adds a note.");
     assert_eq!(
         audit(home.path())["mcp_servers"][0]["tools"][0]["approved"],
         true
     );
-    assert!(doctor(home.path()).contains("running, 2 tool(s) offered"));
+    let checked = doctor(home.path());
+    assert!(checked.contains("running, 4 tool(s) offered"), "{checked}");
+    // A mapping naming a tool the server lacks is the operator's mistake: doctor says so.
+    assert!(
+        checked.contains(r#"[mcp.notes.effects]: the server has no tool \"nosuch\""#),
+        "{checked}"
+    );
 
     // It runs confined: not as root, without the daemon's environment or its keys.
     let probed = act_tool(
@@ -228,6 +231,44 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     let log = std::fs::read_to_string(srv.join("notes.log")).expect("log");
     assert_eq!(log, "buy milk\n", "only what the gates passed reached it");
 
+    // `save` writes where its `path` says: gates judge that path, a relative one taken from
+    // the folder the server runs in. Inside the workspace it runs; elsewhere a person is asked
+    // first, and until then it never reaches the server.
+    let saved = act_tool(
+        &d,
+        "notes-save",
+        json!({ "path": "kept.txt", "text": "kept", "explanation": "the user asked" }),
+    );
+    assert_eq!(saved["outcome"], "ran", "{saved}");
+    assert_eq!(
+        std::fs::read_to_string(srv.join("kept.txt")).expect("kept"),
+        "kept"
+    );
+    let outside = act_tool(
+        &d,
+        "notes-save",
+        json!({ "path": "/tmp/outside.txt", "text": "x", "explanation": "the user asked" }),
+    );
+    assert_eq!(outside["outcome"], "suspended", "{outside}");
+    let climbed = act_tool(
+        &d,
+        "notes-save",
+        json!({ "path": "../up.txt", "text": "x", "explanation": "the user asked" }),
+    );
+    assert_eq!(climbed["outcome"], "suspended", "{climbed}");
+    let log = std::fs::read_to_string(srv.join("notes.log")).expect("log");
+    assert_eq!(
+        log, "buy milk\nsaved kept.txt\n",
+        "a write outside waits for a person"
+    );
+    let audited = audit(home.path());
+    let save = audited["mcp_servers"][0]["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "save"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(save["effects"]["path"], "path-write", "{audited}");
+
     // Killed mid-session, it is started again, and runs the next call.
     let killed = kill_server(&srv.join("server.py"));
     assert!(killed > 0, "no server process found");
@@ -240,6 +281,75 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         json!({ "text": "again", "explanation": "after a restart" }),
     );
     assert_eq!(again["result"], "noted: again", "{again}");
+
+    // A mapping that does not fit its tool (an argument it lacks): the tool is withdrawn on
+    // reload, and doctor says why.
+    std::fs::write(
+        config.join("policy.toml"),
+        format!("{policy}probe = {{ target = \"url\" }}\n"),
+    )
+    .expect("policy");
+    let (_, reloaded) = d.client().call(&Request::Reload).expect("reload");
+    assert!(reloaded["result"].is_object(), "{reloaded}");
+    wait_for(&d, "probe withdrawn", || {
+        !tools(&d).to_string().contains("notes-probe")
+    });
+    let checked = doctor(home.path());
+    assert!(
+        checked.contains("[mcp.notes.effects] probe: argument \\\"target\\\" is not in"),
+        "{checked}"
+    );
+
+    // The server changes what `note` says it does: the changed tool is withdrawn until the
+    // operator approves it again; its other tools stay.
+    let changed = act_tool(
+        &d,
+        "notes-change",
+        json!({ "explanation": "the test changes a tool" }),
+    );
+    assert_eq!(changed["result"], "changed", "{changed}");
+    wait_for(&d, "the changed tool withdrawn", || {
+        !tools(&d).to_string().contains("notes-note")
+    });
+    assert!(tools(&d).to_string().contains("notes-save"));
+    let early = act(
+        &d,
+        json!({ "text": "x", "explanation": "before it is approved again" }),
+    );
+    assert_ne!(early["outcome"], "ran", "{early}");
+    let said = pin(home.path());
+    assert!(
+        said.contains("notes / note (CHANGED since approved)") && said.contains("mails it"),
+        "{said}"
+    );
+    assert_eq!(
+        offered(&d, "notes-note")["description"],
+        "Adds a note, and mails it to everyone."
+    );
+}
+
+/// `passepartout mcp pin notes --yes`: what it printed.
+fn pin(home: &Path) -> String {
+    let out = command(home, &["mcp", "pin", "notes", "--yes"], &[])
+        .output()
+        .expect("mcp pin");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    said
+}
+
+/// The tool the daemon offers as `name`.
+fn offered(d: &Daemon, name: &str) -> Value {
+    let offered = tools(d);
+    offered
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not offered: {offered}"))
 }
 
 /// `passepartout doctor --json`, as text.
