@@ -30,3 +30,4 @@ pub mod runtime;
 pub mod settings;
 pub mod signal;
 pub mod terminal;
+pub mod tls;

@@ -19,10 +19,13 @@ use crate::settings::McpServerConfig;
 pub struct McpServerAudit {
     /// `[mcp.servers.NAME]`.
     pub name: String,
-    /// The program and its arguments.
+    /// The program and its arguments; a remote server's URL.
     pub runs: Vec<String>,
-    /// Always true: a server is a native program, not a WebAssembly component.
+    /// True for a server the daemon runs: a native program, not a WebAssembly component.
     pub native: bool,
+    /// True for a remote server (`url`): it runs elsewhere, and every call's arguments are
+    /// sent to it.
+    pub remote: bool,
     /// Directories it may read, beside the system's.
     pub read: Vec<String>,
     /// Directories it may read and write.
@@ -67,8 +70,9 @@ pub fn servers(
     servers
         .iter()
         .map(|(name, c)| {
-            let mut runs: Vec<String> = c.command.iter().cloned().collect();
+            let mut runs: Vec<String> = c.command.iter().chain(&c.url).cloned().collect();
             runs.extend(c.args.iter().cloned());
+            let remote = c.url.is_some();
             let tools = seen_dir
                 .and_then(|d| load_seen(d, name).ok())
                 .unwrap_or_default()
@@ -94,13 +98,25 @@ pub fn servers(
             McpServerAudit {
                 name: name.clone(),
                 runs,
-                native: true,
+                native: !remote,
+                remote,
                 read: shown(&c.read),
                 write: shown(&c.write),
                 ports: c.ports.clone(),
                 env: c.env.keys().cloned().collect(),
-                confined: c.confine.enforced(),
-                severity: if c.confine == Confine::None {
+                confined: if remote {
+                    "runs elsewhere: every call's arguments are sent to it, over a connection \
+                     under http-fetch's address rules (no redirect, no proxy, public addresses \
+                     only unless listed)"
+                        .into()
+                } else {
+                    c.confine.enforced()
+                },
+                // A remote server is not confined by us at all, and what the gates pass
+                // leaves the machine.
+                severity: if remote {
+                    Severity::Medium
+                } else if c.confine == Confine::None {
                     Severity::High
                 } else {
                     Severity::Low
@@ -117,7 +133,9 @@ pub fn render(servers: &[McpServerAudit]) -> String {
     if servers.is_empty() {
         return out;
     }
-    out.push_str("\nMCP servers (gateway mode): native programs, not WebAssembly\n");
+    out.push_str(
+        "\nMCP servers (gateway mode): native programs or remote services, not WebAssembly\n",
+    );
     for s in servers {
         out.push_str(&format!(
             "\n{} [{}]\n  runs:      {}\n  reads:     {}\n  writes:    {}\n  connects:  {}\n  env:       {}\n  confined:  {}\n",

@@ -11,6 +11,7 @@
 //! effects in `policy.toml` (`[mcp.NAME.effects]`, [`McpServerPolicy`]).
 
 pub mod pins;
+pub mod remote;
 pub mod server;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,16 +95,56 @@ pub fn check(servers: &BTreeMap<String, McpServerConfig>) -> Result<(), GatewayE
                 "a server's name is lowercase letters, digits and `-`, starting with a letter, at most 32",
             ));
         }
-        if config.url.is_some() {
-            return Err(bad(
-                "`url` (a streamable HTTP server) is not supported yet: run the server over stdio with `command`",
-            ));
+        match (&config.command, &config.url) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "give `command` (a server the daemon runs) or `url` (a remote one), not both",
+                ));
+            }
+            (None, None) => {
+                return Err(bad(
+                    "`command` (the program that serves MCP over stdio) or `url` (a remote \
+                     server's streamable HTTP endpoint) is missing",
+                ));
+            }
+            (None, Some(url)) => check_remote(config, url).map_err(|why| bad(&why))?,
+            (Some(_), None) => {
+                if config.bearer_file.is_some() || !config.addresses.is_empty() {
+                    return Err(bad(
+                        "`bearer_file` and `addresses` are for a remote server (`url`); a \
+                         server the daemon runs gets what it needs in `env`",
+                    ));
+                }
+            }
         }
-        if config.command.is_none() {
-            return Err(bad(
-                "`command` (the program that serves MCP over stdio) is missing",
-            ));
-        }
+    }
+    Ok(())
+}
+
+/// A remote server's configuration: a usable URL, a token only over a private channel, and
+/// none of the settings that confine a program the daemon runs (they would not apply).
+fn check_remote(config: &McpServerConfig, url: &str) -> Result<(), String> {
+    let endpoint = remote::endpoint(url)?;
+    if config.bearer_file.is_some() && !endpoint.private_channel() {
+        return Err(format!(
+            "`bearer_file` with {url}: the token would cross the network in the clear; use \
+             https"
+        ));
+    }
+    let local_only = [
+        ("args", !config.args.is_empty()),
+        ("env", !config.env.is_empty()),
+        ("read", !config.read.is_empty()),
+        ("write", !config.write.is_empty()),
+        ("ports", !config.ports.is_empty()),
+        ("confine", config.confine != Default::default()),
+        ("cpu_secs", config.cpu_secs.is_some()),
+    ];
+    if let Some((key, _)) = local_only.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "`{key}` is for a server the daemon runs (`command`); a remote server (`url`) runs \
+             elsewhere"
+        ));
     }
     Ok(())
 }
@@ -405,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn a_server_is_refused_for_a_bad_name_a_url_or_no_command() {
+    fn a_server_is_refused_for_a_bad_name_or_settings_that_would_not_apply() {
         let ok = McpServerConfig {
             command: Some("python3".into()),
             args: Vec::new(),
@@ -417,19 +458,66 @@ mod tests {
             cpu_secs: None,
             timeout_secs: None,
             url: None,
+            bearer_file: None,
+            addresses: Vec::new(),
         };
         let one = |name: &str, c: McpServerConfig| check(&[(name.to_owned(), c)].into());
+        let refused = |c: McpServerConfig, why: &str| {
+            let said = one("notes", c)
+                .map(|()| String::new())
+                .unwrap_or_else(|e| e.to_string());
+            assert!(said.contains(why), "{said:?} should say {why:?}");
+        };
         assert!(one("notes", ok.clone()).is_ok());
         assert!(one("Notes", ok.clone()).is_err());
         let remote = McpServerConfig {
-            url: Some("http://example.com/mcp".into()),
+            command: None,
+            url: Some("https://tools.example.com/mcp".into()),
+            bearer_file: Some("/etc/token".into()),
             ..ok.clone()
         };
-        assert!(one("notes", remote).is_err_and(|e| e.to_string().contains("not supported")));
-        let none = McpServerConfig {
-            command: None,
-            ..ok
-        };
-        assert!(one("notes", none).is_err_and(|e| e.to_string().contains("command")));
+        assert!(one("notes", remote.clone()).is_ok());
+        refused(
+            McpServerConfig {
+                url: Some("http://tools.example.com/mcp".into()),
+                ..remote.clone()
+            },
+            "in the clear",
+        );
+        refused(
+            McpServerConfig {
+                write: vec!["/srv".into()],
+                ..remote.clone()
+            },
+            "`write` is for a server the daemon runs",
+        );
+        refused(
+            McpServerConfig {
+                command: Some("python3".into()),
+                ..remote.clone()
+            },
+            "not both",
+        );
+        refused(
+            McpServerConfig {
+                url: Some("file:///etc/passwd".into()),
+                ..remote
+            },
+            "use http or https",
+        );
+        refused(
+            McpServerConfig {
+                addresses: vec!["10.0.0.5".parse().expect("ip")],
+                ..ok.clone()
+            },
+            "for a remote server",
+        );
+        refused(
+            McpServerConfig {
+                command: None,
+                ..ok
+            },
+            "is missing",
+        );
     }
 }

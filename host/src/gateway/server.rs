@@ -1,6 +1,7 @@
-//! One external MCP server over stdio: started through the `__confine` trampoline like a
-//! granted program, spoken to with rmcp's client, its tools listed (again on
-//! `notifications/tools/list_changed`), and restarted with backoff when it dies or cannot start.
+//! One external MCP server: over stdio, started through the `__confine` trampoline like a
+//! granted program; or remote, over streamable HTTP ([`super::remote`]). Spoken to with rmcp's
+//! client, its tools listed (again on `notifications/tools/list_changed`), and started (or
+//! connected to) again with backoff when it stops or cannot start.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -206,9 +207,13 @@ pub async fn supervise(server: Arc<Server>, launch: Launch) {
     }
 }
 
-/// Start the server once and serve it until it stops: `Ok` says how it stopped, `Err` why it
-/// could not start.
+/// Start the server once (connect to it, when remote) and serve it until it stops: `Ok` says
+/// how it stopped, `Err` why it could not start.
 async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
+    if server.config.url.is_some() {
+        let transport = super::remote::transport(&server.config).await?;
+        return serve(server, launch, transport, std::future::pending()).await;
+    }
     let mut command = command(&server.config, &launch.trampoline)?;
     command
         .stdin(Stdio::piped())
@@ -239,7 +244,13 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
             )
         }
     };
-    let served = serve(server, launch, child, stdout, stdin).await;
+    let ended = async move {
+        match child.wait().await {
+            Ok(s) => format!("it stopped ({s})"),
+            Err(e) => format!("it stopped: {e}"),
+        }
+    };
+    let served = serve(server, launch, (stdout, stdin), ended).await;
     // Let the reader take what the server printed as it ended.
     tokio::time::sleep(Duration::from_millis(100)).await;
     served.map(&with_stderr).map_err(&with_stderr)
@@ -287,19 +298,32 @@ fn stderr_tail(
     tail
 }
 
-/// Serve a started server until it stops.
-async fn serve(
+/// Serve a started server over `transport` until it stops: its connection closes, or `ended`
+/// (its process's exit) says how.
+async fn serve<T, E, A>(
     server: &Server,
     launch: &Launch,
-    mut child: tokio::process::Child,
-    stdout: tokio::process::ChildStdout,
-    stdin: tokio::process::ChildStdin,
-) -> Result<String, String> {
+    transport: T,
+    ended: impl Future<Output = String>,
+) -> Result<String, String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let changed = Arc::new(tokio::sync::Notify::new());
-    let client = tokio::time::timeout(HANDSHAKE, Listener(changed.clone()).serve((stdout, stdin)))
+    let mut ended = std::pin::pin!(ended);
+    let client = tokio::time::timeout(HANDSHAKE, Listener(changed.clone()).serve(transport))
         .await
         .map_err(|_| format!("no MCP handshake within {HANDSHAKE:?}"))?
-        .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        .map_err(|e| {
+            let said = plain(&e.to_string());
+            let hint = if said.contains("HTTP 401") || said.contains("HTTP 403") {
+                "; the server refused the token: check `bearer_file`"
+            } else {
+                ""
+            };
+            format!("the MCP handshake failed: {said}{hint}")
+        })?;
     loop {
         let listed = tokio::time::timeout(HANDSHAKE, client.peer().list_all_tools())
             .await
@@ -324,12 +348,7 @@ async fn serve(
             s.tools = seen;
         });
         tokio::select! {
-            status = child.wait() => {
-                return Ok(match status {
-                    Ok(s) => format!("it stopped ({s})"),
-                    Err(e) => format!("it stopped: {e}"),
-                });
-            }
+            why = &mut ended => return Ok(why),
             () = changed.notified() => {
                 tracing::info!("MCP server {}: its tools changed; listing them again", server.name);
             }
@@ -350,6 +369,16 @@ pub fn working_dir(config: &McpServerConfig) -> PathBuf {
         .or(config.read.first())
         .cloned()
         .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// rmcp's error text without the Rust type of its transport (`Transport [...] error: `).
+fn plain(said: &str) -> String {
+    match (said.find("Transport ["), said.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &said[..start], &said[end + "] error: ".len()..])
+        }
+        _ => said.to_owned(),
+    }
 }
 
 /// Resolves when the connection to the server is closed.

@@ -90,7 +90,7 @@ impl EmbeddingsConfig {
     /// [`MemoryError::Embeddings`] saying what the endpoint did.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MemoryError> {
         let timeout = Duration::from_secs(self.timeout_secs.unwrap_or(30));
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .timeout(timeout)
             .build()
             .map_err(|e| MemoryError::Embeddings(format!("building an HTTP client: {e}")))?;

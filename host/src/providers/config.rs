@@ -114,7 +114,7 @@ fn env(name: &str) -> Option<String> {
 
 /// The HTTP client every provider uses: our user agent, and no redirect followed.
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))
         // A redirect could carry the key header to another host: never follow one.
         .redirect(reqwest::redirect::Policy::none())

@@ -183,8 +183,18 @@ pub struct McpServerConfig {
     pub cpu_secs: Option<u64>,
     /// Longest a tool call may take, seconds. Default: 60.
     pub timeout_secs: Option<u64>,
-    /// A streamable HTTP server's URL: not supported yet (refused, naming this).
+    /// A remote server's URL (streamable HTTP), instead of `command`: an outbound connection
+    /// from the daemon under http-fetch's rules (no redirect followed, no proxy, and a name
+    /// that resolves to a loopback, private, link-local or metadata address is refused unless
+    /// that address is listed in `addresses`; an address written in the URL itself is
+    /// granted by being written there).
     pub url: Option<String>,
+    /// A file holding the bearer token sent to a remote server (read at each connection;
+    /// only over `https`, or `http` to a loopback address).
+    pub bearer_file: Option<std::path::PathBuf>,
+    /// Restricted addresses a remote server's name may resolve to (e.g. `["10.0.0.5"]`).
+    #[serde(default)]
+    pub addresses: Vec<std::net::IpAddr>,
 }
 
 /// `[pipeline]` of `passepartout.toml`. Each key is optional; the environment variable named

@@ -187,7 +187,7 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     assert_eq!(server["tools"][0]["approved"], false, "{server}");
 
     // The operator approves what it offers; the daemon offers it at once.
-    let said = pin(home.path());
+    let said = pin(home.path(), "notes");
     assert!(
         said.contains("notes / note (NEW)") && said.contains("Adds a note."),
         "{said}"
@@ -317,7 +317,7 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         json!({ "text": "x", "explanation": "before it is approved again" }),
     );
     assert_ne!(early["outcome"], "ran", "{early}");
-    let said = pin(home.path());
+    let said = pin(home.path(), "notes");
     assert!(
         said.contains("notes / note (CHANGED since approved)") && said.contains("mails it"),
         "{said}"
@@ -328,9 +328,9 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     );
 }
 
-/// `passepartout mcp pin notes --yes`: what it printed.
-fn pin(home: &Path) -> String {
-    let out = command(home, &["mcp", "pin", "notes", "--yes"], &[])
+/// `passepartout mcp pin SERVER --yes`: what it printed.
+fn pin(home: &Path, server: &str) -> String {
+    let out = command(home, &["mcp", "pin", server, "--yes"], &[])
         .output()
         .expect("mcp pin");
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -392,4 +392,125 @@ fn kill_server(script: &Path) -> usize {
         }
     }
     killed
+}
+
+/// The remote server of `mcp/remote.py`, killed when dropped.
+struct Remote(std::process::Child);
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `mcp/remote.py` on a free loopback port with `token`, logging to `log`; its port.
+fn remote_server(token: &str, log: &Path) -> (Remote, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    std::fs::write(log, "").expect("log");
+    let child = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/daemon/mcp/remote.py"
+        ))
+        .arg(port.to_string())
+        .arg(token)
+        .arg(log)
+        .spawn()
+        .expect("python3 with the mcp package");
+    let remote = Remote(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the remote server did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (remote, port)
+}
+
+#[test]
+fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind_the_gates() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let log = home.path().join("remote.log");
+    let (_remote, port) = remote_server("the-right-token", &log);
+    for (file, token) in [("token", "the-right-token\n"), ("wrong", "a-guess")] {
+        std::fs::write(home.path().join(file), token).expect("token");
+    }
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!(
+            "[mcp.servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
+             bearer_file = \"{home}/token\"\n\n\
+             # The same server by a name that resolves to loopback: refused, as http-fetch would.\n\
+             [mcp.servers.named]\nurl = \"http://localhost:{port}/mcp\"\n\n\
+             [mcp.servers.guess]\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
+             bearer_file = \"{home}/wrong\"\n",
+            home = home.path().display()
+        ),
+    )
+    .expect("config");
+    let d = start(home.path(), &[], None);
+    let seen = home.path().join("data/passepartout/mcp/remote.json");
+    wait_for(&d, "the remote server's tools listed", || seen.exists());
+    let server = |name: &str| -> Value {
+        status(&d)["mcp_servers"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    wait_for(&d, "both refused servers tried", || {
+        server("named")["restarts"].as_u64() >= Some(1)
+            && server("guess")["restarts"].as_u64() >= Some(1)
+    });
+    let named = server("named");
+    assert_ne!(named["state"], "running", "{named}");
+    assert!(
+        named["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("localhost resolves to") && e.contains("restricted")),
+        "{named}"
+    );
+    let guess = server("guess");
+    assert_ne!(guess["state"], "running", "{guess}");
+    assert!(
+        guess["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("HTTP 401")
+                && e.contains("check `bearer_file`")
+                && !e.contains("WorkerTransport")),
+        "{guess}"
+    );
+
+    // Pinned like any server; then its tool runs behind the gates.
+    pin(home.path(), "remote");
+    let ran = act_tool(
+        &d,
+        "remote-shout",
+        json!({ "text": "hello", "explanation": "the user asked to shout" }),
+    );
+    assert_eq!(ran["outcome"], "ran", "{ran}");
+    assert_eq!(ran["result"], "HELLO", "{ran}");
+    let rejected = act_tool(&d, "remote-shout", json!({ "text": "unexplained" }));
+    assert_eq!(rejected["outcome"], "rejected", "{rejected}");
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("log"),
+        "hello\n",
+        "only what the gates passed reached it"
+    );
+
+    // audit says it runs elsewhere and that calls leave the machine.
+    let audited = audit(home.path());
+    let remote = audited["mcp_servers"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "remote"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(remote["remote"], true, "{audited}");
+    assert_eq!(remote["native"], false, "{remote}");
+    assert_eq!(remote["severity"], "medium", "{remote}");
 }
