@@ -411,11 +411,13 @@ fn remote_server(token: &str, log: &Path) -> (Remote, u16) {
         .expect("a free port")
         .port();
     std::fs::write(log, "").expect("log");
+    (remote_server_on(port, token, log), port)
+}
+
+/// Start `mcp/remote.py` on `port`, once it answers.
+fn remote_server_on(port: u16, token: &str, log: &Path) -> Remote {
     let child = std::process::Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/daemon/mcp/remote.py"
-        ))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/daemon/mcp/remote.py"))
         .arg(port.to_string())
         .arg(token)
         .arg(log)
@@ -427,14 +429,14 @@ fn remote_server(token: &str, log: &Path) -> (Remote, u16) {
         assert!(Instant::now() < deadline, "the remote server did not start");
         std::thread::sleep(Duration::from_millis(100));
     }
-    (remote, port)
+    remote
 }
 
 #[test]
 fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind_the_gates() {
     let home = tempfile::tempdir().expect("temp dir");
     let log = home.path().join("remote.log");
-    let (_remote, port) = remote_server("the-right-token", &log);
+    let (remote, port) = remote_server("the-right-token", &log);
     for (file, token) in [("token", "the-right-token\n"), ("wrong", "a-guess")] {
         std::fs::write(home.path().join(file), token).expect("token");
     }
@@ -502,6 +504,24 @@ fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind
         "hello\n",
         "only what the gates passed reached it"
     );
+
+    // The remote server goes away and comes back: the daemon connects to it again.
+    drop(remote);
+    let failed = act_tool(
+        &d,
+        "remote-shout",
+        json!({ "text": "while away", "explanation": "the user asked to shout" }),
+    );
+    assert_ne!(failed["outcome"], "ran", "{failed}");
+    let _back = remote_server_on(port, "the-right-token", &log);
+    wait_for(&d, "connected again", || {
+        let again = act_tool(
+            &d,
+            "remote-shout",
+            json!({ "text": "back", "explanation": "the user asked to shout" }),
+        );
+        again["result"] == "BACK"
+    });
 
     // audit says it runs elsewhere and that calls leave the machine.
     let audited = audit(home.path());
