@@ -9,7 +9,9 @@
 //!
 //! An approval is bound to the digest of its action (sha256 of its JSON): a decision that
 //! names a digest is refused when the stored action does not match it, and so is a stored
-//! action edited since it was suspended.
+//! action edited since it was suspended. It also keeps the identity of the tool the action
+//! named (plugin, version, the tool's own name): the pipeline runs an approved action only
+//! while its name still leads to that tool, and asks again otherwise.
 
 use std::time::Duration;
 
@@ -19,6 +21,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::journal::Journal;
+use crate::runtime::effects::ToolIdentity;
 use crate::signal::{Action, Signal};
 
 /// How long an approval waits by default.
@@ -42,6 +45,10 @@ pub struct Pending {
     /// `pending`, or `interrupted`: approved, but the process running it ended before it
     /// finished (whether the action took effect is unknown; see the journal).
     pub state: String,
+    /// The tool the action named when it was suspended (none for an action that names no
+    /// loaded tool, and for approvals from before identities were kept).
+    #[serde(default)]
+    pub tool: Option<ToolIdentity>,
 }
 
 /// Why an approval could not be resolved.
@@ -110,9 +117,18 @@ fn alive(runner: &str) -> bool {
     pid.and_then(process_identity).as_deref() == Some(runner)
 }
 
-type Row = (String, String, String, String, f64, String, String);
+type Row = (
+    String,
+    String,
+    String,
+    String,
+    f64,
+    String,
+    String,
+    Option<String>,
+);
 
-const COLUMNS: &str = "token, action, signal, reasons, expires_at, digest, status";
+const COLUMNS: &str = "token, action, signal, reasons, expires_at, digest, status, tool";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok((
@@ -123,6 +139,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         r.get(4)?,
         r.get::<_, Option<String>>(5)?.unwrap_or_default(),
         r.get(6)?,
+        r.get(7)?,
     ))
 }
 
@@ -134,7 +151,7 @@ fn parse<T: serde::de::DeserializeOwned>(token: &str, s: &str) -> Result<T, Appr
 }
 
 fn pending_of(
-    (token, action, signal, reasons, expires_at, digest, state): Row,
+    (token, action, signal, reasons, expires_at, digest, state, tool): Row,
 ) -> Result<Pending, ApprovalError> {
     let digest = if digest.is_empty() {
         digest_of(&action)
@@ -148,6 +165,10 @@ fn pending_of(
         expires_at,
         digest,
         state,
+        tool: match tool {
+            Some(t) => Some(parse(&token, &t)?),
+            None => None,
+        },
         token,
     })
 }
@@ -174,12 +195,12 @@ impl<'a> Approvals<'a> {
                     status TEXT NOT NULL DEFAULT 'pending'
                 );",
             )?;
-            // Databases from before the digest and the runner: add them.
+            // Databases from before the digest, the runner and the tool: add them.
             let columns: Vec<String> = c
                 .prepare("SELECT name FROM pragma_table_info('approvals')")?
                 .query_map([], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            for name in ["digest", "runner"] {
+            for name in ["digest", "runner", "tool"] {
                 if !columns.iter().any(|c| c == name) {
                     match c.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {name} TEXT"))
                     {
@@ -194,8 +215,8 @@ impl<'a> Approvals<'a> {
         Ok(Approvals { journal })
     }
 
-    /// Suspend `action` until a decision; returns the pending entry with its token. The entry
-    /// and its `approval-requested` journal record are written together.
+    /// Suspend `action`, which names `tool`, until a decision; returns the pending entry with
+    /// its token. The entry and its `approval-requested` journal record are written together.
     ///
     /// # Errors
     /// The database refused the write, or the system has no randomness for a token.
@@ -204,6 +225,7 @@ impl<'a> Approvals<'a> {
         action: &Action,
         signal: &Signal,
         reasons: Vec<String>,
+        tool: Option<ToolIdentity>,
         expiry: Duration,
     ) -> Result<Pending, ApprovalError> {
         let mut bytes = [0u8; 16];
@@ -217,16 +239,17 @@ impl<'a> Approvals<'a> {
             reasons,
             expires_at: epoch() + expiry.as_secs_f64(),
             state: "pending".into(),
+            tool,
         };
         self.journal.transaction(|tx| {
             tx.execute(
-                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest],
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest, pending.tool.as_ref().map(to_json)],
             )?;
             self.journal.append_in(
                 tx,
                 "approval-requested",
-                &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons }),
+                &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons, "tool": pending.tool }),
             )
         })?;
         Ok(pending)

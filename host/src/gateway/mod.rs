@@ -43,6 +43,8 @@ pub struct OfferedTool {
     pub description: String,
     /// Its arguments' JSON Schema.
     pub schema: serde_json::Value,
+    /// sha256 over its name, description and schema: what the operator pinned.
+    pub sha256: String,
 }
 
 /// Why the gateway cannot start.
@@ -226,6 +228,7 @@ impl Gateway {
                         tool: t.name.clone(),
                         description: t.description.clone(),
                         schema: t.schema.clone(),
+                        sha256: t.sha256.clone(),
                     });
                 }
             }
@@ -344,10 +347,12 @@ impl Offer {
     }
 }
 
+/// A server tool's identity: the server, and as its version the start of the sha256 the
+/// operator pinned (a tool that changes is another version).
 fn identity(tool: &OfferedTool, declares_effects: bool) -> ToolIdentity {
     ToolIdentity {
         plugin: format!("mcp:{}", tool.server),
-        version: String::new(),
+        version: format!("sha256:{}", tool.sha256.get(..12).unwrap_or(&tool.sha256)),
         tool: tool.tool.clone(),
         read_only: false,
         declares_effects,

@@ -127,6 +127,7 @@ impl Agent {
                 action,
                 signal,
                 reasons.clone(),
+                self.identity_of(action),
                 self.config.approval_expiry,
             )
         })?;
@@ -169,6 +170,15 @@ impl Agent {
                 None
             }
         }
+    }
+
+    /// The identity of the tool `action` calls, if it calls a loaded one.
+    fn identity_of(&self, action: &Action) -> Option<crate::runtime::effects::ToolIdentity> {
+        action
+            .tool
+            .as_deref()
+            .filter(|_| action.target == "tool")
+            .and_then(|t| self.catalog().identity(t))
     }
 
     /// Whether the tool named `tool` cannot change the world: it says it changes nothing, and
@@ -256,6 +266,22 @@ impl Agent {
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
+        // A person approved a call of one tool; if its name now leads to another (a plugin
+        // updated, an MCP server's tool changed and approved again), that is not what they
+        // approved: ask again.
+        if let Some(p) = approved {
+            let now = self.identity_of(&action);
+            if p.tool != now {
+                let reasons = vec![format!(
+                    "the tool is not the one approved ({} then, {} now); approve it again",
+                    shown_identity(p.tool.as_ref()),
+                    shown_identity(now.as_ref())
+                )];
+                let _ = self.flush(cycle).await;
+                let outcome = self.suspend(&action, signal, reasons).await?;
+                return Ok((outcome, trace, None));
+            }
+        }
         if let Err(reason) = self.validate(&action) {
             return Ok((StepOutcome::Invalid { reason }, trace, None));
         }
@@ -286,11 +312,7 @@ impl Agent {
         let tool = action.tool.clone().unwrap_or_else(|| action.target.clone());
         let formatted = format_result(&tool, &result);
         // The tool by identity: which plugin (and version) the name resolved to.
-        let identity = action
-            .tool
-            .as_deref()
-            .filter(|_| action.target == "tool")
-            .and_then(|t| self.catalog().identity(t));
+        let identity = self.identity_of(&action);
         let record = json!({ "target": action.target, "tool": action.tool, "plugin": identity, "ok": result.is_ok(), "result": formatted, "approval": approved.map(|p| &p.token) });
         match approved {
             // The result and the end of the approval, together: after a crash the approval is
@@ -508,6 +530,14 @@ impl Agent {
         .await;
         Ok(pending.action)
     }
+}
+
+/// A tool's identity as a person reads it: `plugin version / tool`.
+fn shown_identity(tool: Option<&crate::runtime::effects::ToolIdentity>) -> String {
+    tool.map_or_else(
+        || "no loaded tool".into(),
+        |t| format!("{} {} / {}", t.plugin, t.version, t.tool),
+    )
 }
 
 /// A decision the person cannot make as asked (no such token, expired, not the action shown)

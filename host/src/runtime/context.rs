@@ -10,7 +10,7 @@ use super::capabilities::fs::Mount;
 use super::effects::{EffectSpec, Effects, PathEffect, derive};
 
 /// The tool an action names, as the host knows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ToolIdentity {
     /// The plugin that offers it.
     pub plugin: String,

@@ -13,7 +13,7 @@ use passepartout::daemon::request::Request;
 use passepartout::signal::Action;
 use serde_json::{Value, json};
 
-use super::{Daemon, command, start};
+use super::{Daemon, command, decide, start};
 
 /// The Python a confined server runs: the system's (as root, the server runs as `nobody`, who
 /// cannot read a Python installed under root's home).
@@ -300,8 +300,8 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         "{checked}"
     );
 
-    // The server changes what `note` says it does: the changed tool is withdrawn until the
-    // operator approves it again; its other tools stay.
+    // The server changes what `note` and `save` say they do: the changed tools are withdrawn
+    // until the operator approves them again; its other tools stay.
     let changed = act_tool(
         &d,
         "notes-change",
@@ -311,7 +311,7 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     wait_for(&d, "the changed tool withdrawn", || {
         !tools(&d).to_string().contains("notes-note")
     });
-    assert!(tools(&d).to_string().contains("notes-save"));
+    assert!(tools(&d).to_string().contains("notes-change"));
     let early = act(
         &d,
         json!({ "text": "x", "explanation": "before it is approved again" }),
@@ -326,6 +326,23 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         offered(&d, "notes-note")["description"],
         "Adds a note, and mails it to everyone."
     );
+
+    // The write a person was asked about before the change names a changed tool now:
+    // approving it does not run it, but asks again, saying so.
+    let token = outside["token"].as_str().expect("a token");
+    let asked = decide(&mut d.client(), "approve", token);
+    let outcome = &asked["result"]["steps"][0]["outcome"];
+    assert_eq!(outcome["outcome"], "suspended", "{asked}");
+    assert!(
+        asked
+            .to_string()
+            .contains("the tool is not the one approved"),
+        "{asked}"
+    );
+    let log = std::fs::read_to_string(srv.join("notes.log")).expect("log");
+    assert!(!log.contains("outside"), "{log}");
+    let again = outcome["token"].as_str().expect("a new token");
+    decide(&mut d.client(), "deny", again);
 }
 
 /// `passepartout mcp pin SERVER --yes`: what it printed.
@@ -417,7 +434,10 @@ fn remote_server(token: &str, log: &Path) -> (Remote, u16) {
 /// Start `mcp/remote.py` on `port`, once it answers.
 fn remote_server_on(port: u16, token: &str, log: &Path) -> Remote {
     let child = std::process::Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/daemon/mcp/remote.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/daemon/mcp/remote.py"
+        ))
         .arg(port.to_string())
         .arg(token)
         .arg(log)
