@@ -186,17 +186,19 @@ pub async fn verify(
     action: &Action,
     signal: &Signal,
 ) -> Verification {
-    verify_with(gates, catalog, action, signal, None).await
+    verify_with(gates, catalog, action, signal, None, None).await
 }
 
 /// [`verify`], answering from `memo` what a gate already passed in this turn (such a gate is
-/// not asked again and is not in the trace) and remembering the new passes.
+/// not asked again and is not in the trace) and remembering the new passes; each verdict also
+/// goes to `tap` as it is made.
 pub async fn verify_with(
     gates: &[&dyn GateCheck],
     catalog: &Catalog,
     action: &Action,
     signal: &Signal,
     memo: Option<&Memo>,
+    tap: Option<&Tap>,
 ) -> Verification {
     let view = signal.view();
     let memo = memo.map(|m| (m, format!("{view:?}")));
@@ -211,7 +213,7 @@ pub async fn verify_with(
             &view,
             round,
             &mut trace,
-            memo.as_ref(),
+            (memo.as_ref(), tap),
         )
         .await
         {
@@ -251,6 +253,61 @@ pub async fn verify_with(
     }
 }
 
+/// One gate's verdict as a walk makes it, for those following walks live (the daemon's
+/// `traces` subscription, docs/protocol.md).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LiveVerdict {
+    /// The connection the request came on ([`crate::signal::Meta::client`]).
+    #[serde(default)]
+    pub client: Option<String>,
+    /// The request ([`crate::signal::Meta::session`]).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The action under check, as a person reads it.
+    pub action: String,
+    /// Whether it is the last-mile walk (the one just before the action runs).
+    pub last_mile: bool,
+    /// The verdict.
+    pub record: GateRecord,
+}
+
+/// Where a walk sends each verdict as it makes it.
+#[derive(Clone, Debug)]
+pub struct Tap {
+    /// Those following.
+    pub sender: tokio::sync::broadcast::Sender<LiveVerdict>,
+    /// The request's connection.
+    pub client: Option<String>,
+    /// The request.
+    pub session: Option<String>,
+    /// Whether it taps the last-mile walk.
+    pub last_mile: bool,
+}
+
+impl Tap {
+    fn send(&self, action: &Action, record: &GateRecord) {
+        // Nobody follows: not even the summary is made.
+        if self.sender.receiver_count() == 0 {
+            return;
+        }
+        let _ = self.sender.send(LiveVerdict {
+            client: self.client.clone(),
+            session: self.session.clone(),
+            action: crate::pipeline::reason::summary(action),
+            last_mile: self.last_mile,
+            record: record.clone(),
+        });
+    }
+}
+
+/// Keep `record` in `trace`, and send it to `tap` (it was made on `action`).
+fn note(trace: &mut GateTrace, tap: Option<&Tap>, action: &Action, record: GateRecord) {
+    if let Some(t) = tap {
+        t.send(action, &record);
+    }
+    trace.push(record);
+}
+
 /// How one round ended.
 enum Walk {
     /// Every gate saw `current` and let it through; these asked for approval.
@@ -269,7 +326,7 @@ async fn walk(
     view: &wit::SignalView,
     round: u32,
     trace: &mut GateTrace,
-    memo: Option<&(&Memo, String)>,
+    (memo, tap): (Option<&(&Memo, String)>, Option<&Tap>),
 ) -> Walk {
     let mut approvals = Vec::new();
     let proposed = current.to_wit();
@@ -299,7 +356,7 @@ async fn walk(
         // A rejection, a failed gate or a malformed modification stops the walk (fail closed).
         let (verdict, reason) = match result {
             Ok(wit::Verdict::Pass) => {
-                trace.push(record(TraceVerdict::Pass, None));
+                note(trace, tap, current, record(TraceVerdict::Pass, None));
                 if let Some((m, k)) = key {
                     m.remember(k);
                 }
@@ -310,10 +367,10 @@ async fn walk(
                     // The model's call id survives a gate's rewrite.
                     new.call_id = current.call_id.clone();
                     if new == *current {
-                        trace.push(record(TraceVerdict::Pass, None));
+                        note(trace, tap, current, record(TraceVerdict::Pass, None));
                         continue;
                     }
-                    trace.push(record(TraceVerdict::Modify, None));
+                    note(trace, tap, current, record(TraceVerdict::Modify, None));
                     *current = new;
                     return Walk::Rewritten(gate.name().to_owned());
                 }
@@ -327,7 +384,12 @@ async fn walk(
             },
             Ok(wit::Verdict::RequireApproval(reason)) => {
                 approvals.push(format!("{}: {reason}", gate.name()));
-                trace.push(record(TraceVerdict::RequireApproval, Some(reason)));
+                note(
+                    trace,
+                    tap,
+                    current,
+                    record(TraceVerdict::RequireApproval, Some(reason)),
+                );
                 continue;
             }
             Ok(wit::Verdict::Reject(reason)) => (TraceVerdict::Reject, reason),
@@ -339,7 +401,7 @@ async fn walk(
                 ),
             ),
         };
-        trace.push(record(verdict, Some(reason.clone())));
+        note(trace, tap, current, record(verdict, Some(reason.clone())));
         return Walk::Blocked {
             gate: gate.name().to_owned(),
             reason,

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// One journal record.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct Record {
     /// Position, from 1, without gaps.
     pub seq: i64,
@@ -73,6 +73,8 @@ pub struct Journal {
     writer: writer::Writer,
     /// The longest text kept whole in a record ([`Journal::with_text_cap`]).
     text_cap: usize,
+    /// Counts commits, for those who follow the journal ([`Journal::commits`]).
+    commits: tokio::sync::watch::Sender<u64>,
 }
 
 /// The longest text a record keeps whole by default (`[journal] max_text_bytes`).
@@ -164,6 +166,19 @@ fn now() -> String {
     format!("{secs:.6}")
 }
 
+/// A row of `SELECT seq, at, kind, body, prev_hash, hash`.
+fn record_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
+    let body: String = r.get(3)?;
+    Ok(Record {
+        seq: r.get(0)?,
+        at: r.get(1)?,
+        kind: r.get(2)?,
+        body: serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body)),
+        prev_hash: r.get(4)?,
+        hash: r.get(5)?,
+    })
+}
+
 impl Journal {
     /// Open (creating if needed) the journal in the database at `path`.
     ///
@@ -202,12 +217,14 @@ impl Journal {
             );",
         )?;
         let conn = Arc::new(Mutex::new(conn));
-        let writer = writer::Writer::start(conn.clone())
+        let commits = tokio::sync::watch::Sender::new(0);
+        let writer = writer::Writer::start(conn.clone(), commits.clone())
             .map_err(|e| failure(format!("cannot start the journal's writer thread: {e}")))?;
         Ok(Journal {
             conn,
             writer,
             text_cap: DEFAULT_TEXT_CAP,
+            commits,
         })
     }
 
@@ -279,7 +296,42 @@ impl Journal {
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<R>,
     ) -> rusqlite::Result<R> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        write(&mut conn, f)
+        let written = write(&mut conn, f);
+        if written.is_ok() {
+            self.commits.send_modify(|n| *n = n.wrapping_add(1));
+        }
+        written
+    }
+
+    /// Changes each time this journal commits (records written by another process are not
+    /// seen: look again now and then).
+    pub fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.commits.subscribe()
+    }
+
+    /// The records after `seq`, oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// The database could not be read.
+    pub fn records_after(&self, seq: i64, limit: usize) -> rusqlite::Result<Vec<Record>> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = conn.prepare_cached(
+            "SELECT seq, at, kind, body, prev_hash, hash FROM journal WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![seq, limit], record_of)?;
+        rows.collect()
+    }
+
+    /// The last record's seq (0 when empty).
+    ///
+    /// # Errors
+    /// The database could not be read.
+    pub fn last_seq(&self) -> rusqlite::Result<i64> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM journal", [], |r| {
+            r.get(0)
+        })
     }
 
     /// Append a record inside the transaction `tx` (see [`Journal::transaction`]).
@@ -340,17 +392,7 @@ impl Journal {
             "SELECT seq, at, kind, body, prev_hash, hash FROM
                (SELECT * FROM journal ORDER BY seq DESC LIMIT ?1) ORDER BY seq ASC",
         )?;
-        let rows = stmt.query_map([limit], |r| {
-            let body: String = r.get(3)?;
-            Ok(Record {
-                seq: r.get(0)?,
-                at: r.get(1)?,
-                kind: r.get(2)?,
-                body: serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body)),
-                prev_hash: r.get(4)?,
-                hash: r.get(5)?,
-            })
-        })?;
+        let rows = stmt.query_map([limit], record_of)?;
         rows.collect()
     }
 

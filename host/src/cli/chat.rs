@@ -173,6 +173,8 @@ fn read(
                                 }
                             }
                         }
+                        // Only on a subscription, which chat does not make.
+                        _ => {}
                     }
                 }
             }

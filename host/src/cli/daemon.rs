@@ -544,7 +544,8 @@ fn print_events(events: &[Value], trace: bool) {
                     );
                 }
             }
-            Event::GateTrace { .. } => {}
+            // A plain request's: the rest come only on a subscription.
+            _ => {}
         }
     }
 }

@@ -19,6 +19,7 @@ mod plugins;
 mod progress;
 mod reload;
 mod status;
+mod tui;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -123,6 +124,10 @@ enum Command {
         #[arg(long)]
         trace: bool,
     },
+    /// The terminal interface (docs/tui.md): the conversation, each gate's verdict as it is
+    /// made, approvals to decide with a key, plugins, the journal (starts a daemon in the
+    /// background if none answers).
+    Tui,
     /// Serve the daemon's tools to an MCP client over stdin/stdout (docs/mcp.md): every call
     /// goes through the gates, approvals and the journal in the daemon (started in the
     /// background if none answers).
@@ -374,6 +379,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
             );
         }
         Command::Chat { trace } => return chat::run(&cli.common, *trace),
+        Command::Tui => return tui::run(&cli.common),
         Command::Mcp {
             action: Some(McpAction::Pin { server, yes }),
             ..
@@ -502,6 +508,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         | Command::Daemon { .. }
         | Command::Send { .. }
         | Command::Chat { .. }
+        | Command::Tui
         | Command::Mcp { .. }
         | Command::Stop
         | Command::Init => Ok(ExitCode::from(2)),

@@ -42,7 +42,8 @@ pub fn build(
     let agent = match gateway {
         Some(g) => agent.with_gateway(g.clone(), mcp_policy),
         None => agent,
-    };
+    }
+    .with_gate_events(router.gate_events());
     Ok((agent, problems))
 }
 

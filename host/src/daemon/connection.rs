@@ -320,6 +320,8 @@ impl Server {
         // When this client last had a reply sent (its silence is counted from then).
         let answered = Arc::new(std::sync::Mutex::new(Instant::now()));
         let mut stopping = self.stopping.subscribe();
+        // Ends this connection's subscriptions when its conversation ends.
+        let closing = tokio_util::sync::CancellationToken::new();
         let ended = loop {
             // Requests that have answered are reaped as they end.
             while in_flight.try_join_next().is_some() {}
@@ -368,6 +370,22 @@ impl Server {
             };
             let me = self.clone();
             let outbox = outbox.clone();
+            if let Request::Subscribe { topics } = request {
+                // Answered with events until the connection closes; its slot is held as long.
+                let sub = super::events::Subscription {
+                    topics,
+                    role,
+                    client: format!("{}:{conn}", me.router.boot()),
+                    id,
+                };
+                let closing = closing.clone();
+                in_flight.spawn(async move {
+                    let _slot = slot;
+                    let _budget = budget;
+                    super::events::follow(me, sub, outbox, closing).await;
+                });
+                continue;
+            }
             let answered = answered.clone();
             let via = name.to_owned();
             in_flight.spawn(async move {
@@ -413,7 +431,9 @@ impl Server {
                 *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
             });
         };
-        // Requests already running still answer (the writer stays open until then).
+        // Subscriptions end with the conversation; requests already running still answer
+        // (the writer stays open until then).
+        closing.cancel();
         while in_flight.join_next().await.is_some() {}
         ended
     }
@@ -536,7 +556,7 @@ impl Server {
             .map_err(|e| ProtocolError::BadJson(e.to_string()))
     }
 
-    fn facts(&self) -> Facts {
+    pub(super) fn facts(&self) -> Facts {
         Facts {
             uptime_secs: self.started.elapsed().as_secs(),
             connections: super::server::MAX_CONNECTIONS - self.connections.available_permits(),

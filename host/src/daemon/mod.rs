@@ -5,6 +5,7 @@
 pub mod answer;
 pub mod client;
 mod connection;
+mod events;
 pub mod keys;
 pub mod ops;
 pub mod outbox;

@@ -226,10 +226,15 @@ pub async fn handle(
         Request::Status => Ok(Reply::Status(Box::new(crate::blocking::in_place(|| {
             status(pipeline, swap, facts)
         })))),
+        // The connection follows a subscription itself (`events`): it never gets here.
+        Request::Subscribe { .. } => Err(Refused::Request(
+            "`subscribe` is answered with events, on the connection that sent it".into(),
+        )),
     }
 }
 
-fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
+/// What `status` answers, now.
+pub(super) fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
     let pending_approvals = crate::approvals::Approvals::new(pipeline.journal())
         .and_then(|a| a.pending())
         .map(|p| p.len())

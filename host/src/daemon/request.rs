@@ -30,11 +30,13 @@ pub enum Op {
     Deny,
     /// The tools offered, with their schemas (what the model is offered; MCP's `tools/list`).
     Tools,
+    /// Follow the daemon: events until the connection closes ([`Topic`]).
+    Subscribe,
 }
 
 impl Op {
     /// Every op, in the order the hello lists them.
-    pub const ALL: [Op; 9] = [
+    pub const ALL: [Op; 10] = [
         Op::Act,
         Op::Ask,
         Op::Status,
@@ -44,6 +46,7 @@ impl Op {
         Op::Approve,
         Op::Deny,
         Op::Tools,
+        Op::Subscribe,
     ];
 
     /// Its name on the wire.
@@ -58,6 +61,7 @@ impl Op {
             Op::Approve => "approve",
             Op::Deny => "deny",
             Op::Tools => "tools",
+            Op::Subscribe => "subscribe",
         }
     }
 
@@ -117,6 +121,35 @@ pub enum Request {
     },
     /// The tools offered, as function-calling schemas.
     Tools,
+    /// Follow `topics`: the reply never comes; events under this request's id do, until the
+    /// connection closes.
+    Subscribe {
+        /// What to follow.
+        topics: Vec<Topic>,
+    },
+}
+
+/// What a client may follow ([`Request::Subscribe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Topic {
+    /// Each gate's verdict as the walks make it: an approver's connection hears every
+    /// request's, another connection its own requests' only.
+    Traces,
+    /// Approvals as they are asked for and decided (approver key).
+    Approvals,
+    /// Every journal record as it is committed (approver key).
+    Journal,
+    /// The daemon's status (health, plugins and their telemetry, pending approvals, MCP
+    /// servers, providers) each time it changes, at most once a second.
+    Health,
+}
+
+impl Topic {
+    /// Whether only an approver's connection may follow it.
+    pub fn needs_approver(self) -> bool {
+        matches!(self, Topic::Approvals | Topic::Journal)
+    }
 }
 
 /// Why a request frame is not a request this connection may send.
@@ -177,10 +210,26 @@ impl Request {
                 ),
             });
         }
-        Request::deserialize(frame).map_err(|e| RequestError::Invalid {
+        let request = Request::deserialize(frame).map_err(|e| RequestError::Invalid {
             op: op.name(),
             detail: e.to_string(),
-        })
+        })?;
+        if let Request::Subscribe { topics } = &request
+            && role != Role::Approver
+            && let Some(topic) = topics.iter().find(|t| t.needs_approver())
+        {
+            return Err(RequestError::NeedsApprover {
+                op: match topic {
+                    Topic::Journal => "subscribe journal",
+                    _ => "subscribe approvals",
+                },
+                key: super::keys::keys_dir().map_or_else(
+                    || "the keys directory".into(),
+                    |d| d.join("approver.key").display().to_string(),
+                ),
+            });
+        }
+        Ok(request)
     }
 
     /// Its op.
@@ -195,6 +244,7 @@ impl Request {
             Request::Approve { .. } => Op::Approve,
             Request::Deny { .. } => Op::Deny,
             Request::Tools => Op::Tools,
+            Request::Subscribe { .. } => Op::Subscribe,
         }
     }
 
@@ -204,8 +254,8 @@ impl Request {
     }
 }
 
-/// What the daemon sends about a request before its reply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What the daemon sends about a request before its reply, and on a subscription.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
     /// The gates' trace of one verification.
@@ -220,6 +270,58 @@ pub enum Event {
         /// What it is about, for a line about an action (absent on a model's reply).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         told: Option<crate::signal::Told>,
+    },
+    /// A subscription is in place: these topics follow.
+    Subscribed {
+        /// What is followed.
+        topics: Vec<Topic>,
+    },
+    /// One gate's verdict, as a walk made it (`traces`).
+    Gate {
+        /// The verdict and what it was on.
+        verdict: crate::gates::LiveVerdict,
+    },
+    /// An action waits for a person (`approvals`).
+    ApprovalRequested {
+        /// The journal record's seq.
+        seq: i64,
+        /// The token to decide it with.
+        token: String,
+        /// The action.
+        action: Action,
+        /// Its digest (what a decision names).
+        digest: String,
+        /// Why the gates asked.
+        reasons: Vec<String>,
+    },
+    /// An approval was decided, interrupted, or ended (`approvals`): it no longer waits.
+    ApprovalDecided {
+        /// The journal record's seq.
+        seq: i64,
+        /// The token.
+        token: String,
+        /// `approved`, `denied`, `interrupted`, or how it ended.
+        decision: String,
+        /// Who decided, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
+    /// A journal record, as committed (`journal`).
+    Journal {
+        /// The record.
+        record: crate::journal::Record,
+    },
+    /// The daemon's status, changed (`health`).
+    Health {
+        /// As `status` answers it.
+        status: Box<super::ops::Status>,
+    },
+    /// Events of `topic` were lost (this client read too slowly): list again.
+    Lagged {
+        /// The topic.
+        topic: Topic,
+        /// How many were lost.
+        missed: u64,
     },
 }
 
@@ -282,6 +384,9 @@ mod tests {
                 digest: "d".into(),
             },
             Request::Tools,
+            Request::Subscribe {
+                topics: vec![Topic::Traces, Topic::Health],
+            },
         ];
         assert_eq!(requests.len(), Op::ALL.len());
         for (request, op) in requests.iter().zip(Op::ALL) {
@@ -320,7 +425,7 @@ mod tests {
         let err = Request::parse(&json!({ "op": "rm" }), Role::Client).expect_err("unknown");
         assert_eq!(
             err.to_string(),
-            "unknown op \"rm\": use one of act, ask, status, reload, ping, tools"
+            "unknown op \"rm\": use one of act, ask, status, reload, ping, tools, subscribe"
         );
         let err = Request::parse(&json!({}), Role::Client).expect_err("no op");
         assert!(err.to_string().starts_with("unknown op null"), "{err}");

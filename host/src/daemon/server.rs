@@ -81,6 +81,8 @@ pub fn save_memory(pipeline: &Agent) {
 pub struct Router {
     boot: String,
     clients: Mutex<HashMap<u64, Arc<Outbox>>>,
+    /// Every gate verdict as the walks make it, for `traces` subscriptions.
+    gate_events: tokio::sync::broadcast::Sender<crate::gates::LiveVerdict>,
 }
 
 impl Default for Router {
@@ -94,11 +96,20 @@ impl Default for Router {
         Router {
             boot: format!("{}{nanos:x}", hex::encode(bytes)),
             clients: Mutex::new(HashMap::new()),
+            gate_events: tokio::sync::broadcast::Sender::new(GATE_EVENTS),
         }
     }
 }
 
+/// Gate verdicts kept for a `traces` follower that reads slowly (beyond, it is told it lagged).
+const GATE_EVENTS: usize = 4096;
+
 impl Router {
+    /// Where the agents' walks send each verdict ([`Agent::with_gate_events`]).
+    pub fn gate_events(&self) -> tokio::sync::broadcast::Sender<crate::gates::LiveVerdict> {
+        self.gate_events.clone()
+    }
+
     fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Outbox>>> {
         self.clients.lock().unwrap_or_else(|p| p.into_inner())
     }

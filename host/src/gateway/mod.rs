@@ -347,12 +347,30 @@ impl Offer {
     }
 }
 
-/// A server tool's identity: the server, and as its version the start of the sha256 the
-/// operator pinned (a tool that changes is another version).
+/// A path a server takes from the directory it runs in: relative, and nothing a server or its
+/// libraries might expand (`~`, `$VAR`, `%VAR%`, a URL's `scheme:`).
+fn plain_relative(path: &str) -> bool {
+    !path.is_empty() && !path.starts_with(['/', '~']) && !path.contains(['$', '%', ':', '`'])
+}
+
+/// What a mapped argument a call leaves out stands for: the schema's default when it is of
+/// the effect's type, else an empty value.
+fn default_of(schema: &serde_json::Value, arg: &str, kind: EffectKind) -> serde_json::Value {
+    let default = &schema["properties"][arg]["default"];
+    match kind {
+        EffectKind::Argv if default.is_array() => default.clone(),
+        EffectKind::Argv => serde_json::Value::Array(Vec::new()),
+        _ if default.is_string() => default.clone(),
+        _ => serde_json::Value::String(String::new()),
+    }
+}
+
+/// A server tool's identity: the server, and as its version the sha256 the operator pinned
+/// (a tool that changes is another version).
 fn identity(tool: &OfferedTool, declares_effects: bool) -> ToolIdentity {
     ToolIdentity {
         plugin: format!("mcp:{}", tool.server),
-        version: format!("sha256:{}", tool.sha256.get(..12).unwrap_or(&tool.sha256)),
+        version: format!("sha256:{}", tool.sha256),
         tool: tool.tool.clone(),
         read_only: false,
         declares_effects,
@@ -369,17 +387,23 @@ impl ExternalTools for Offer {
     fn context(&self, name: &str, args: &JsonObject) -> Option<ActionContext> {
         let tool = self.find(name)?;
         let spec = self.spec(&tool).ok()?;
-        // A server is native code on this machine: its paths are this machine's, a relative
-        // one taken from the directory it runs in.
         let config = self.gateway.config(&tool.server)?;
+        // A server the daemon runs is native code here: its paths are this machine's, a plain
+        // relative one taken from the directory it runs in. A remote server's are not.
+        let remote = config.url.is_some();
         let cwd = server::working_dir(&config);
         let mut args = args.clone();
         for (arg, kind) in &spec.properties {
-            if !matches!(kind, EffectKind::PathRead | EffectKind::PathWrite) {
+            // A mapped argument the call leaves out still has its effect (the server's
+            // default): its schema's default, else an empty value gates judge as unknown.
+            let value = args
+                .entry(arg.clone())
+                .or_insert_with(|| default_of(&tool.schema, arg, *kind));
+            if remote || !matches!(kind, EffectKind::PathRead | EffectKind::PathWrite) {
                 continue;
             }
-            if let Some(serde_json::Value::String(p)) = args.get_mut(arg)
-                && !p.starts_with('/')
+            if let serde_json::Value::String(p) = value
+                && plain_relative(p)
             {
                 *p = cwd.join(&*p).to_string_lossy().into_owned();
             }
@@ -389,9 +413,17 @@ impl ExternalTools for Offer {
             host: "/".into(),
             access: Access::ReadWrite,
         };
+        let mounts = if remote { Vec::new() } else { vec![root] };
+        let mut effects = derive(&spec, &args, &mounts);
+        // `~/x`, `$HOME/x`, `file:///x`: what the server makes of it is not known here.
+        for p in effects.reads.iter_mut().chain(effects.writes.iter_mut()) {
+            if !p.guest.starts_with('/') {
+                p.host = None;
+            }
+        }
         Some(ActionContext {
             tool: Some(identity(&tool, spec.declares())),
-            effects: derive(&spec, &args, &[root]),
+            effects,
         })
     }
 }
@@ -448,6 +480,45 @@ mod tests {
                 prop_assert!(used.insert(name.clone()), "{name:?} offered twice");
             }
         }
+    }
+
+    #[test]
+    fn only_plain_relative_paths_are_taken_from_the_server_s_folder() {
+        for plain in ["notes.txt", "a/b", "../up", "with space"] {
+            assert!(plain_relative(plain), "{plain}");
+        }
+        for not in [
+            "",
+            "/etc/passwd",
+            "~/.ssh/authorized_keys",
+            "~root/x",
+            "$HOME/x",
+            "a/${HOME}",
+            "%APPDATA%/x",
+            "file:///etc/passwd",
+            "`id`",
+        ] {
+            assert!(!plain_relative(not), "{not}");
+        }
+        let schema = serde_json::json!({ "properties": {
+            "path": { "type": "string", "default": "/tmp/d.txt" },
+            "argv": { "type": "array", "default": ["-l"] },
+            "url": { "type": "string", "default": 3 },
+        }});
+        assert_eq!(
+            default_of(&schema, "path", EffectKind::PathWrite),
+            "/tmp/d.txt"
+        );
+        assert_eq!(
+            default_of(&schema, "argv", EffectKind::Argv),
+            serde_json::json!(["-l"])
+        );
+        assert_eq!(
+            default_of(&schema, "url", EffectKind::Url),
+            "",
+            "a default of another type"
+        );
+        assert_eq!(default_of(&schema, "none", EffectKind::PathRead), "");
     }
 
     #[test]

@@ -45,15 +45,18 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    /// Start the thread that writes to `conn`.
     ///
     /// # Errors
     /// The thread could not be started.
-    pub(super) fn start(conn: Arc<Mutex<Connection>>) -> std::io::Result<Writer> {
+    /// Start the thread that writes to `conn`; `commits` is told of each commit.
+    pub(super) fn start(
+        conn: Arc<Mutex<Connection>>,
+        commits: tokio::sync::watch::Sender<u64>,
+    ) -> std::io::Result<Writer> {
         let (jobs, inbox) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("passepartout-journal".into())
-            .spawn(move || run(&conn, &inbox))?;
+            .spawn(move || run(&conn, &inbox, &commits))?;
         Ok(Writer {
             jobs: Some(jobs),
             thread: Some(thread),
@@ -101,7 +104,11 @@ fn stopped() -> rusqlite::Error {
 }
 
 /// Commit what is waiting, batch after batch, until the journal is dropped.
-fn run(conn: &Mutex<Connection>, inbox: &mpsc::Receiver<Job>) {
+fn run(
+    conn: &Mutex<Connection>,
+    inbox: &mpsc::Receiver<Job>,
+    commits: &tokio::sync::watch::Sender<u64>,
+) {
     while let Ok(first) = inbox.recv() {
         let mut batch = vec![first];
         batch.extend(inbox.try_iter());
@@ -125,6 +132,9 @@ fn run(conn: &Mutex<Connection>, inbox: &mpsc::Receiver<Job>) {
                 })
                 .collect()
         });
+        if outcomes.iter().any(Result::is_ok) {
+            commits.send_modify(|n| *n = n.wrapping_add(1));
+        }
         for (job, outcome) in batch.into_iter().zip(outcomes) {
             job.answer.send(outcome);
         }

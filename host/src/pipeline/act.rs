@@ -211,8 +211,16 @@ impl Agent {
         memo: Option<&crate::gates::Memo>,
         cycle: &mut Cycle,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
-        let last_mile =
-            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, memo).await;
+        let tap = self.tap(signal, true);
+        let last_mile = crate::gates::verify_with(
+            &self.gates(),
+            self.catalog(),
+            &action,
+            signal,
+            memo,
+            tap.as_ref(),
+        )
+        .await;
         for g in &last_mile.trace {
             let mut record = json!(g);
             record["last_mile"] = json!(true);
@@ -258,32 +266,37 @@ impl Agent {
         // A person approved one action; if the gates now rewrite it, that is not what they
         // approved: ask again.
         if approved_action.is_some_and(|o| o != action) {
-            let reasons = vec![format!(
+            let mut reasons = approved.map_or_else(Vec::new, |p| p.reasons.clone());
+            reasons.push(format!(
                 "a gate changed the approved action into {}; approve the new one",
                 super::reason::summary(&action)
-            )];
+            ));
             let _ = self.flush(cycle).await;
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
+        if let Err(reason) = self.validate(&action) {
+            return Ok((StepOutcome::Invalid { reason }, trace, None));
+        }
         // A person approved a call of one tool; if its name now leads to another (a plugin
-        // updated, an MCP server's tool changed and approved again), that is not what they
-        // approved: ask again.
+        // updated to another version, an MCP server's tool changed and approved again), that
+        // is not what they approved: ask again, with the questions they answered.
         if let Some(p) = approved {
             let now = self.identity_of(&action);
-            if p.tool != now {
-                let reasons = vec![format!(
-                    "the tool is not the one approved ({} then, {} now); approve it again",
-                    shown_identity(p.tool.as_ref()),
+            if !same_tool(p.tool.as_ref(), now.as_ref()) {
+                let then = match &p.tool {
+                    None if now.is_some() => "an approval from before tools were recorded".into(),
+                    t => shown_identity(t.as_ref()),
+                };
+                let mut reasons = p.reasons.clone();
+                reasons.push(format!(
+                    "the tool is not the one approved ({then} then, {} now); approve it again",
                     shown_identity(now.as_ref())
-                )];
+                ));
                 let _ = self.flush(cycle).await;
                 let outcome = self.suspend(&action, signal, reasons).await?;
                 return Ok((outcome, trace, None));
             }
-        }
-        if let Err(reason) = self.validate(&action) {
-            return Ok((StepOutcome::Invalid { reason }, trace, None));
         }
         let Some(actuator) = self.actuators.get(&action.target) else {
             let reason = format!("no actuator for {:?}", action.target);
@@ -529,6 +542,19 @@ impl Agent {
         )
         .await;
         Ok(pending.action)
+    }
+}
+
+/// Whether two identities name the same tool: plugin, version and the tool's own name (what
+/// it declares may change with the operator's policy; the tool is the same).
+fn same_tool(
+    a: Option<&crate::runtime::effects::ToolIdentity>,
+    b: Option<&crate::runtime::effects::ToolIdentity>,
+) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.plugin == b.plugin && a.version == b.version && a.tool == b.tool,
+        (None, None) => true,
+        _ => false,
     }
 }
 

@@ -241,6 +241,8 @@ pub struct Agent {
     memory: Option<Arc<crate::memory::Memory>>,
     /// The MCP servers' tools offered beside the plugins' (gateway mode).
     gateway: Option<crate::gateway::Offer>,
+    /// Where each gate's verdict goes as a walk makes it (the daemon's live traces).
+    gate_events: Option<tokio::sync::broadcast::Sender<crate::gates::LiveVerdict>>,
 }
 
 /// Lines of recent activity kept for the prompt's LOGS section.
@@ -285,6 +287,7 @@ impl Agent {
             logs: Mutex::new(VecDeque::new()),
             memory: None,
             gateway: None,
+            gate_events: None,
         };
         p.sort_gates();
         Ok(p)
@@ -375,6 +378,30 @@ impl Agent {
         );
         self.gateway = Some(offer);
         self
+    }
+
+    /// Send each gate's verdict to `sender` as a walk makes it (the daemon's `traces`
+    /// subscriptions).
+    pub fn with_gate_events(
+        mut self,
+        sender: tokio::sync::broadcast::Sender<crate::gates::LiveVerdict>,
+    ) -> Agent {
+        self.gate_events = Some(sender);
+        self
+    }
+
+    /// Where a walk on behalf of `signal` sends its verdicts, if anyone may follow.
+    pub(crate) fn tap(
+        &self,
+        signal: &crate::signal::Signal,
+        last_mile: bool,
+    ) -> Option<crate::gates::Tap> {
+        self.gate_events.as_ref().map(|sender| crate::gates::Tap {
+            sender: sender.clone(),
+            client: signal.meta.client.clone(),
+            session: signal.meta.session.clone(),
+            last_mile,
+        })
     }
 
     /// Use `memory`: its awareness outline goes into the prompt's CONTEXT, a snapshot is taken

@@ -172,9 +172,16 @@ impl Agent {
     ) -> Reasoned {
         action.resolve_target(signal.meta.source.as_deref(), &self.config.default_actuator);
         let memo = crate::gates::Memo::default();
-        let verification =
-            crate::gates::verify_with(&self.gates(), self.catalog(), &action, signal, Some(&memo))
-                .await;
+        let tap = self.tap(signal, false);
+        let verification = crate::gates::verify_with(
+            &self.gates(),
+            self.catalog(),
+            &action,
+            signal,
+            Some(&memo),
+            tap.as_ref(),
+        )
+        .await;
         // The proposal and every verdict on it, committed together before anything runs.
         cycle.defer(
             "proposal",

@@ -119,7 +119,11 @@ pub fn client() -> reqwest::Client {
         // A redirect could carry the key header to another host: never follow one.
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .unwrap_or_else(|e| {
+            // Not reached with the TLS of `crate::tls`; a plain client rather than none.
+            tracing::error!("the providers' HTTP client: {e}");
+            reqwest::Client::default()
+        })
 }
 
 impl ProvidersConfig {

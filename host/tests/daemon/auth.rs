@@ -99,12 +99,7 @@ fn only_the_approver_key_decides_approvals() {
     let home = tempfile::tempdir().expect("temp dir");
     let plugins = hostile_gate_dir(home.path());
     let d = start(home.path(), &[], Some(&plugins));
-    // What the agent's own tools could at most get: the client key, never the approver key.
-    let client_only = Keys {
-        client: d.keys().client,
-        approver: None,
-    };
-    let mut tool = Client::connect(&d.addr, Some(&client_only)).expect("connect");
+    let mut tool = d.client_only();
     assert_eq!(tool.hello["role"], "client");
     assert!(!tool.is_approver());
     let token = needs_approval(&mut tool);

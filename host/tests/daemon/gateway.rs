@@ -256,6 +256,20 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
         json!({ "path": "../up.txt", "text": "x", "explanation": "the user asked" }),
     );
     assert_eq!(climbed["outcome"], "suspended", "{climbed}");
+    // A path the server would expand (`~`) is not taken from its folder: a person is asked.
+    let home_dir = act_tool(
+        &d,
+        "notes-save",
+        json!({ "path": "~/.bashrc", "text": "x", "explanation": "the user asked" }),
+    );
+    assert_eq!(home_dir["outcome"], "suspended", "{home_dir}");
+    // Left out, the path is the schema's default (outside the workspace): asked too.
+    let defaulted = act_tool(
+        &d,
+        "notes-save",
+        json!({ "text": "x", "explanation": "the user asked" }),
+    );
+    assert_eq!(defaulted["outcome"], "suspended", "{defaulted}");
     let log = std::fs::read_to_string(srv.join("notes.log")).expect("log");
     assert_eq!(
         log, "buy milk\nsaved kept.txt\n",
@@ -341,8 +355,13 @@ fn an_mcp_server_behind_the_gates_runs_only_what_they_pass_and_comes_back_when_k
     );
     let log = std::fs::read_to_string(srv.join("notes.log")).expect("log");
     assert!(!log.contains("outside"), "{log}");
+    // Approved again, it runs (the person is not asked a third time); the server's
+    // confinement then refuses the write outside its folder.
     let again = outcome["token"].as_str().expect("a new token");
-    decide(&mut d.client(), "deny", again);
+    let ran = decide(&mut d.client(), "approve", again);
+    let outcome = &ran["result"]["steps"][0]["outcome"];
+    assert_eq!(outcome["outcome"], "tool_failed", "{ran}");
+    assert!(!std::path::Path::new("/tmp/outside.txt").exists());
 }
 
 /// `passepartout mcp pin SERVER --yes`: what it printed.
@@ -469,6 +488,9 @@ fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind
              bearer_file = \"{home}/token\"\n\n\
              # The same server by a name that resolves to loopback: refused, as http-fetch would.\n\
              [mcp.servers.named]\nurl = \"http://localhost:{port}/mcp\"\n\n\
+             # ... unless the operator lists the addresses it may resolve to.\n\
+             [mcp.servers.listed]\nurl = \"http://localhost:{port}/mcp\"\n\
+             addresses = [\"127.0.0.1\", \"::1\"]\n\n\
              [mcp.servers.guess]\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
              bearer_file = \"{home}/wrong\"\n",
             home = home.path().display()
@@ -485,10 +507,20 @@ fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind
             .cloned()
             .unwrap_or_default()
     };
-    wait_for(&d, "both refused servers tried", || {
-        server("named")["restarts"].as_u64() >= Some(1)
-            && server("guess")["restarts"].as_u64() >= Some(1)
+    wait_for(&d, "the refused servers tried", || {
+        ["named", "listed", "guess"]
+            .iter()
+            .all(|s| server(s)["restarts"].as_u64() >= Some(1))
     });
+    // Listed, the name is connected to (at the checked address): the server itself answers
+    // (no token was given, so it refuses).
+    let listed = server("listed");
+    assert!(
+        listed["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("HTTP 401")),
+        "{listed}"
+    );
     let named = server("named");
     assert_ne!(named["state"], "running", "{named}");
     assert!(

@@ -7,6 +7,7 @@ mod approvals;
 mod auth;
 mod bounds;
 mod chat;
+mod events;
 mod gateway;
 mod mcp;
 mod providers;
@@ -37,6 +38,16 @@ impl Daemon {
     /// A client with both keys (the operator's).
     fn client(&self) -> Client {
         Client::connect(&self.addr, Some(&self.keys())).expect("connect")
+    }
+
+    /// A connection with the client key only: what the agent's own tools could at most get,
+    /// never the approver key.
+    fn client_only(&self) -> Client {
+        let keys = Keys {
+            client: self.keys().client,
+            approver: None,
+        };
+        Client::connect(&self.addr, Some(&keys)).expect("connect")
     }
 
     /// The daemon's resident memory, KiB.

@@ -531,7 +531,7 @@ fn call(door: &Door, action: Action, name: &str) -> anyhow::Result<(Vec<GateTrac
         .into_iter()
         .filter_map(|e| match e {
             Event::GateTrace { trace } => Some(trace),
-            Event::Message { .. } => None,
+            _ => None,
         })
         .collect();
     Ok((traces, started(client, &reply)?))

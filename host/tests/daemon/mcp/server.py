@@ -26,7 +26,7 @@ def note(text: str) -> str:
 
 
 @app.tool()
-def save(path: str, text: str) -> str:
+def save(text: str, path: str = "/tmp/notes-default.txt") -> str:
     """Saves text to a file."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

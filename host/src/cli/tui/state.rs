@@ -1,0 +1,405 @@
+//! What `passepartout tui` shows, as plain data: updated by the frames the daemon sends and
+//! by the keys pressed, drawn by [`super::view`]. Every text that came from a model, a tool, a
+//! plugin or the journal is made safe for the terminal when it is kept here, so nothing drawn
+//! can move the cursor or paint over another pane.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+use passepartout::daemon::answer::{self, Ran};
+use passepartout::daemon::ops::Status;
+use passepartout::daemon::request::Event;
+use passepartout::pipeline::StepOutcome;
+use passepartout::signal::Told;
+use serde_json::Value;
+
+/// Lines kept in the conversation, the trace and the journal panes.
+const KEPT: usize = 1000;
+
+/// A text from outside, safe to draw.
+pub fn clean(text: &str) -> String {
+    passepartout::terminal::safe(text).into_owned()
+}
+
+/// Who said a line of the conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// The person at the keyboard.
+    You,
+    /// The model, its answer passed by the gates.
+    Answer,
+    /// A tool's output.
+    Tool,
+    /// A rejection, a failure, a refusal.
+    Refused,
+    /// Passepartout itself (approvals asked, connection news).
+    Note,
+}
+
+/// One line of the conversation.
+#[derive(Clone, Debug)]
+pub struct Said {
+    /// Who.
+    pub who: Who,
+    /// What, safe to draw.
+    pub text: String,
+}
+
+/// One gate verdict in the trace pane.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    /// The action it was on (its summary), safe to draw.
+    pub action: String,
+    /// The gate.
+    pub gate: String,
+    /// `pass`, `reject`, ...
+    pub verdict: String,
+    /// Why, when it said.
+    pub reason: Option<String>,
+    /// How long it took, µs.
+    pub micros: u64,
+    /// Whether it was the last-mile check.
+    pub last_mile: bool,
+    /// The request it was for.
+    pub session: Option<String>,
+}
+
+/// One approval waiting.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    /// Its token.
+    pub token: String,
+    /// The digest shown (what a decision names).
+    pub digest: String,
+    /// The action, as one line.
+    pub action: String,
+    /// The action, whole, for `inspect`.
+    pub detail: String,
+    /// Why the gates asked.
+    pub reasons: Vec<String>,
+}
+
+/// The panes beside the conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pane {
+    /// The gate trace.
+    Trace,
+    /// Approvals waiting.
+    Approvals,
+    /// Plugins and their telemetry.
+    Plugins,
+    /// The journal.
+    Journal,
+}
+
+impl Pane {
+    /// Every pane, in Tab order.
+    pub const ALL: [Pane; 4] = [Pane::Trace, Pane::Approvals, Pane::Plugins, Pane::Journal];
+
+    /// Its title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Trace => "gates",
+            Pane::Approvals => "approvals",
+            Pane::Plugins => "plugins",
+            Pane::Journal => "journal",
+        }
+    }
+}
+
+/// What a request the TUI sent was for.
+#[derive(Clone, Debug)]
+pub enum Sent {
+    /// A question.
+    Ask(String),
+    /// An approval decided here.
+    Decide { approve: bool, action: String },
+    /// The approvals listed at start.
+    Approvals,
+    /// Anything whose reply is not shown.
+    Quiet,
+}
+
+/// Everything the TUI shows.
+pub struct App {
+    /// The conversation, oldest first.
+    pub said: VecDeque<Said>,
+    /// What is being typed.
+    pub input: String,
+    /// The question waiting for its answer, and since when.
+    pub waiting: Option<(u64, Instant)>,
+    /// Gate verdicts, oldest first.
+    pub trace: VecDeque<Verdict>,
+    /// Approvals waiting, oldest first.
+    pub approvals: Vec<Waiting>,
+    /// The selected approval.
+    pub selected: usize,
+    /// The daemon's last status.
+    pub status: Option<Status>,
+    /// Journal records as lines, oldest first.
+    pub journal: VecDeque<String>,
+    /// The journal pane's search (`/`), while typed or applied.
+    pub search: Option<String>,
+    /// Whether the search is being typed.
+    pub searching: bool,
+    /// The pane beside the conversation.
+    pub pane: Pane,
+    /// Whether keys go to that pane (else to the input line).
+    pub pane_focus: bool,
+    /// The help overlay.
+    pub help: bool,
+    /// An approval's action shown whole.
+    pub inspect: Option<String>,
+    /// What each request id was for.
+    pub sent: HashMap<u64, Sent>,
+    /// The subscription's request id.
+    pub subscription: Option<u64>,
+    /// The daemon, as it named itself.
+    pub server: String,
+    /// Whether this connection may decide approvals.
+    pub approver: bool,
+    /// Whether colours are off (`NO_COLOR`).
+    pub no_color: bool,
+    /// Set to leave.
+    pub quit: bool,
+}
+
+impl App {
+    /// An empty screen for `server`.
+    pub fn new(server: String, approver: bool, no_color: bool) -> App {
+        App {
+            said: VecDeque::new(),
+            input: String::new(),
+            waiting: None,
+            trace: VecDeque::new(),
+            approvals: Vec::new(),
+            selected: 0,
+            status: None,
+            journal: VecDeque::new(),
+            search: None,
+            searching: false,
+            pane: Pane::Trace,
+            pane_focus: false,
+            help: false,
+            inspect: None,
+            sent: HashMap::new(),
+            subscription: None,
+            server,
+            approver,
+            no_color,
+            quit: false,
+        }
+    }
+
+    /// Add a line to the conversation.
+    pub fn say(&mut self, who: Who, text: &str) {
+        push(
+            &mut self.said,
+            Said {
+                who,
+                text: clean(text),
+            },
+        );
+    }
+
+    /// Take in one frame from the daemon.
+    pub fn frame(&mut self, frame: &Value) {
+        let id = frame["id"].as_u64();
+        if id.is_some() && id == self.subscription {
+            if let Ok(event) = serde_json::from_value::<Event>(frame.clone()) {
+                self.event(event);
+            }
+            return;
+        }
+        let Some(id) = id else { return };
+        let sent = self.sent.get(&id).cloned().unwrap_or(Sent::Quiet);
+        match frame["type"].as_str() {
+            Some("event") => {
+                // An answer to an earlier question (approved since) says which.
+                let label = match &sent {
+                    Sent::Ask(q) if self.waiting.is_none_or(|(w, _)| w != id) => {
+                        format!("[answer to {q:?}] ")
+                    }
+                    _ => String::new(),
+                };
+                for event in answer::events(std::slice::from_ref(frame)) {
+                    if let Event::Message { text, told } = event {
+                        self.message(&format!("{label}{text}"), told);
+                    }
+                }
+            }
+            Some("reply" | "error") => {
+                self.sent.remove(&id);
+                if self.waiting.is_some_and(|(w, _)| w == id) {
+                    self.waiting = None;
+                }
+                self.reply(frame, &sent);
+            }
+            _ => {}
+        }
+    }
+
+    /// A `message` event about a request of ours.
+    fn message(&mut self, text: &str, told: Option<Told>) {
+        let who = match told {
+            None => Who::Answer,
+            Some(Told::Ran) => Who::Tool,
+            Some(Told::Suspended) => Who::Note,
+            Some(_) => Who::Refused,
+        };
+        self.say(who, text);
+    }
+
+    /// The reply to a request of ours.
+    fn reply(&mut self, frame: &Value, sent: &Sent) {
+        match sent {
+            Sent::Approvals => {
+                let listed = frame["result"].as_array().cloned().unwrap_or_default();
+                self.approvals = listed.iter().filter_map(waiting_of).collect();
+            }
+            Sent::Ask(_) | Sent::Decide { .. } => match answer::read::<Ran>(frame, "a run") {
+                Err(e) => self.say(Who::Refused, &format!("error: {e}")),
+                Ok(ran) => {
+                    for step in ran.steps.0.iter().flatten() {
+                        match &step.outcome {
+                            StepOutcome::Failed { error } => {
+                                self.say(Who::Refused, &format!("error: {error}"));
+                            }
+                            StepOutcome::Dropped { why } => {
+                                self.say(Who::Refused, &format!("stopped: {why}"));
+                            }
+                            _ => {}
+                        }
+                    }
+                    if let Sent::Decide { approve, action } = sent {
+                        let what = if *approve { "approved" } else { "denied" };
+                        self.say(Who::Note, &format!("{what}: {action}"));
+                    }
+                }
+            },
+            Sent::Quiet => {}
+        }
+    }
+
+    /// An event of the subscription.
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Gate { verdict } => push(
+                &mut self.trace,
+                Verdict {
+                    action: clean(&verdict.action),
+                    gate: clean(&verdict.record.gate),
+                    verdict: verdict.record.verdict.name().to_owned(),
+                    reason: verdict.record.reason.as_deref().map(clean),
+                    micros: verdict.record.micros,
+                    last_mile: verdict.last_mile,
+                    session: verdict.session,
+                },
+            ),
+            Event::ApprovalRequested {
+                token,
+                action,
+                digest,
+                reasons,
+                ..
+            } => {
+                if !self.approvals.iter().any(|a| a.token == token) {
+                    let detail = serde_json::to_string_pretty(&action).unwrap_or_default();
+                    self.approvals.push(Waiting {
+                        token,
+                        digest,
+                        action: clean(&one_line(&action)),
+                        detail: clean(&detail),
+                        reasons: reasons.iter().map(|r| clean(r)).collect(),
+                    });
+                }
+            }
+            Event::ApprovalDecided { token, .. } => {
+                self.approvals.retain(|a| a.token != token);
+                self.selected = self.selected.min(self.approvals.len().saturating_sub(1));
+            }
+            Event::Journal { record } => push(
+                &mut self.journal,
+                clean(&format!(
+                    "{:>6} {:<20} {}",
+                    record.seq, record.kind, record.body
+                )),
+            ),
+            Event::Health { status } => self.status = Some(*status),
+            Event::Lagged { topic, missed } => {
+                self.say(Who::Note, &format!("{missed} {topic:?} events were missed"));
+            }
+            Event::Subscribed { .. } | Event::GateTrace { .. } | Event::Message { .. } => {}
+        }
+    }
+
+    /// The journal lines the search keeps.
+    pub fn journal_shown(&self) -> Vec<&String> {
+        let needle = self.search.as_deref().unwrap_or("").to_lowercase();
+        self.journal
+            .iter()
+            .filter(|l| needle.is_empty() || l.to_lowercase().contains(&needle))
+            .collect()
+    }
+}
+
+/// Keep `item` at the end of `list`, dropping the oldest past [`KEPT`].
+fn push<T>(list: &mut VecDeque<T>, item: T) {
+    if list.len() == KEPT {
+        list.pop_front();
+    }
+    list.push_back(item);
+}
+
+/// An action as one line: `tool NAME with ARGS`, or its text.
+fn one_line(action: &passepartout::signal::Action) -> String {
+    match &action.tool {
+        Some(tool) => format!("{tool} {}", Value::Object(action.args.clone())),
+        None => action.text.clone().unwrap_or_default(),
+    }
+}
+
+/// An entry of the `approvals` reply.
+fn waiting_of(v: &Value) -> Option<Waiting> {
+    let action: passepartout::signal::Action = serde_json::from_value(v["action"].clone()).ok()?;
+    Some(Waiting {
+        token: v["token"].as_str()?.to_owned(),
+        digest: v["digest"].as_str()?.to_owned(),
+        action: clean(&one_line(&action)),
+        detail: clean(&serde_json::to_string_pretty(&action).unwrap_or_default()),
+        reasons: v["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(clean)
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_from_outside_cannot_move_the_cursor() {
+        let mut app = App::new("d".into(), true, true);
+        app.subscription = Some(1);
+        app.frame(
+            &json!({ "type": "event", "id": 1, "event": "approval-requested", "seq": 3,
+            "token": "t", "digest": "d", "reasons": ["\u{1b}[2J\u{1b}[Hfake approval"],
+            "action": { "tool": "x\u{1b}[31m", "args": {} } }),
+        );
+        let drawn = format!(
+            "{:?}{:?}",
+            app.approvals[0].reasons, app.approvals[0].action
+        );
+        assert!(!drawn.contains('\u{1b}'), "{drawn}");
+        app.frame(
+            &json!({ "type": "event", "id": 1, "event": "approval-decided", "seq": 4,
+            "token": "t", "decision": "approved" }),
+        );
+        assert!(app.approvals.is_empty(), "decided elsewhere: gone");
+    }
+}

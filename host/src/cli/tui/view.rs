@@ -1,0 +1,336 @@
+//! Drawing [`App`]: a status line; the conversation with the input line under it; beside it
+//! one of the gate trace, the approvals, the plugins and the journal (Tab); the keys at the
+//! bottom; the help and inspect overlays on top. Fits 80×24; colours off with `NO_COLOR`.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap};
+
+use super::state::{App, Pane, Who};
+
+/// A style, or none with `NO_COLOR`.
+fn colour(app: &App, c: Color) -> Style {
+    if app.no_color {
+        Style::default()
+    } else {
+        Style::default().fg(c)
+    }
+}
+
+/// Draw everything.
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let [top, middle, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(5),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    frame.render_widget(Paragraph::new(status_line(app)), top);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
+    conversation(frame, app, left);
+    match app.pane {
+        Pane::Trace => trace(frame, app, right),
+        Pane::Approvals => approvals(frame, app, right),
+        Pane::Plugins => plugins(frame, app, right),
+        Pane::Journal => journal(frame, app, right),
+    }
+    let hint = if app.pane_focus {
+        "Esc: type  Tab: next pane  ↑↓: select  a/d: approve/deny  i: inspect  /: search  ?: help  q: quit"
+    } else {
+        "Enter: ask  Esc: to the pane  Tab: next pane  ?: help (empty line)  Ctrl-Q: quit"
+    };
+    frame.render_widget(
+        Paragraph::new(hint).style(colour(app, Color::DarkGray)),
+        keys,
+    );
+    if let Some(detail) = &app.inspect {
+        overlay(frame, "inspect (Esc to close)", detail);
+    } else if app.help {
+        overlay(frame, "help (Esc to close)", HELP);
+    }
+}
+
+const HELP: &str = "\
+Type a question and press Enter: the answer shows once every gate passed it.
+Tab cycles the pane on the right: gates, approvals, plugins, journal.
+Esc moves the keys between the input line and that pane.
+
+In the pane:
+  ↑ ↓      select an approval, or scroll
+  a        approve the selected action (its digest is the one shown)
+  d        deny it
+  i        show the selected action whole
+  /        search the journal (Enter to keep, Esc to clear)
+  q        quit
+
+Anywhere: Ctrl-Q or Ctrl-C quits and restores the terminal.";
+
+/// The top line: the daemon, health, model spend, approvals waiting, plugins.
+fn status_line(app: &App) -> Line<'static> {
+    let mut spans = vec![Span::styled(
+        format!(" {} ", app.server),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    match &app.status {
+        None => spans.push(Span::raw(" connecting…")),
+        Some(s) => {
+            let health = match s.health.as_str() {
+                "healthy" => colour(app, Color::Green),
+                "loading" => colour(app, Color::Yellow),
+                _ => colour(app, Color::Red),
+            };
+            spans.push(Span::styled(format!("[{}]", s.health), health));
+            if let Some(p) = s.providers.first() {
+                spans.push(Span::raw(format!(" model {} ({})", p.provider, p.state)));
+            }
+            let failed: usize = s
+                .plugins
+                .iter()
+                .filter(|p| p.telemetry.failures > 0)
+                .count();
+            spans.push(Span::raw(format!(
+                " plugins {} ({} with failures, {} missing)",
+                s.plugins.len(),
+                failed,
+                s.missing_gates.len()
+            )));
+        }
+    }
+    spans.push(Span::styled(
+        format!(" approvals {}", app.approvals.len()),
+        if app.approvals.is_empty() {
+            Style::default()
+        } else {
+            colour(app, Color::Yellow)
+        },
+    ));
+    Line::from(spans)
+}
+
+/// The conversation and, under it, the input line.
+fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let [talk, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(area);
+    let lines: Vec<Line<'_>> = app
+        .said
+        .iter()
+        .map(|s| {
+            let (who, c) = match s.who {
+                Who::You => ("you", Color::Cyan),
+                Who::Answer => ("answer", Color::White),
+                Who::Tool => ("tool", Color::Blue),
+                Who::Refused => ("refused", Color::Red),
+                Who::Note => ("note", Color::Yellow),
+            };
+            Line::from(vec![
+                Span::styled(format!("{who:>7} "), colour(app, c)),
+                Span::raw(s.text.clone()),
+            ])
+        })
+        .collect();
+    let text = Text::from(lines);
+    // Scroll to the end: the newest lines stay in view.
+    let inner_width = talk.width.saturating_sub(2).max(1) as usize;
+    let rows: usize = text
+        .lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_width).max(1))
+        .sum();
+    let visible = talk.height.saturating_sub(2) as usize;
+    let scroll = u16::try_from(rows.saturating_sub(visible)).unwrap_or(u16::MAX);
+    frame.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0))
+            .block(Block::bordered().title(" conversation ")),
+        talk,
+    );
+    let title = match app.waiting {
+        Some((_, since)) => format!(" waiting for the answer… {}s ", since.elapsed().as_secs()),
+        None => " ask ".into(),
+    };
+    let style = if app.pane_focus {
+        colour(app, Color::DarkGray)
+    } else {
+        Style::default()
+    };
+    frame.render_widget(
+        Paragraph::new(format!("> {}", app.input))
+            .style(style)
+            .block(Block::bordered().title(title)),
+        input,
+    );
+}
+
+fn pane_block(app: &App, pane: Pane) -> Block<'static> {
+    let tabs: Vec<String> = Pane::ALL
+        .iter()
+        .map(|p| {
+            if *p == pane {
+                format!("[{}]", p.title())
+            } else {
+                p.title().to_owned()
+            }
+        })
+        .collect();
+    let block = Block::bordered().title(format!(" {} ", tabs.join(" ")));
+    if app.pane_focus {
+        block.border_style(colour(app, Color::Yellow))
+    } else {
+        block
+    }
+}
+
+/// The newest verdicts, each with its gate, verdict, time and reason.
+fn trace(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let visible = area.height.saturating_sub(2) as usize;
+    let mut lines = Vec::new();
+    let mut last_action = None;
+    let start = app.trace.len().saturating_sub(visible);
+    for v in app.trace.iter().skip(start) {
+        if last_action != Some((&v.action, &v.session, v.last_mile)) {
+            let walk = if v.last_mile { "last mile" } else { "gates" };
+            lines.push(Line::styled(
+                format!("{walk}: {}", v.action),
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+            last_action = Some((&v.action, &v.session, v.last_mile));
+        }
+        let c = match v.verdict.as_str() {
+            "pass" => Color::Green,
+            "require_approval" | "modify" => Color::Yellow,
+            _ => Color::Red,
+        };
+        let mut spans = vec![
+            Span::raw(format!("  {:<14}", v.gate)),
+            Span::styled(format!("{:<17}", v.verdict), colour(app, c)),
+            Span::raw(format!("{:>6}µs ", v.micros)),
+        ];
+        if let Some(r) = &v.reason {
+            spans.push(Span::raw(r.clone()));
+        }
+        lines.push(Line::from(spans));
+    }
+    let skip = lines.len().saturating_sub(visible);
+    let lines: Vec<Line<'_>> = lines.into_iter().skip(skip).collect();
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block(app, Pane::Trace)),
+        area,
+    );
+}
+
+/// Approvals waiting: the action, the gates' reasons.
+fn approvals(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let items: Vec<ListItem<'_>> = app
+        .approvals
+        .iter()
+        .map(|a| {
+            let mut lines = vec![Line::from(a.action.clone())];
+            lines.extend(a.reasons.iter().map(|r| Line::from(format!("  {r}"))));
+            lines.push(Line::styled(
+                format!("  token {}", a.token),
+                colour(app, Color::DarkGray),
+            ));
+            ListItem::new(lines)
+        })
+        .collect();
+    let empty = items.is_empty();
+    let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
+    let list = List::new(items)
+        .block(pane_block(app, Pane::Approvals))
+        .highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("> ");
+    if empty {
+        let note = if app.approver {
+            "nothing waits for a person"
+        } else {
+            "this connection has no approver key: approvals are not shown"
+        };
+        frame.render_widget(
+            Paragraph::new(note).block(pane_block(app, Pane::Approvals)),
+            area,
+        );
+    } else {
+        frame.render_stateful_widget(list, area, &mut state);
+    }
+}
+
+/// Each plugin with its telemetry.
+fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let mut lines = vec![Line::styled(
+        format!("{:<16}{:>7}{:>6}{:>10}", "plugin", "calls", "fail", "ms"),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    if let Some(s) = &app.status {
+        for p in &s.plugins {
+            let t = &p.telemetry;
+            lines.push(Line::from(format!(
+                "{:<16}{:>7}{:>6}{:>10}",
+                p.name,
+                t.executions,
+                t.failures,
+                t.total_micros / 1000
+            )));
+        }
+        for g in &s.missing_gates {
+            lines.push(Line::styled(
+                format!("{g}: did not load (every action is refused)"),
+                colour(app, Color::Red),
+            ));
+        }
+        for m in &s.mcp_servers {
+            lines.push(Line::from(format!(
+                "mcp:{:<12} {:?}, {} restarts",
+                m.name, m.state, m.restarts
+            )));
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block(app, Pane::Plugins)),
+        area,
+    );
+}
+
+/// The newest journal records, filtered by the search.
+fn journal(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let visible = area.height.saturating_sub(3) as usize;
+    let shown = app.journal_shown();
+    let start = shown.len().saturating_sub(visible);
+    let mut lines: Vec<Line<'_>> = shown
+        .into_iter()
+        .skip(start)
+        .map(|l| Line::from(l.clone()))
+        .collect();
+    let search = match (&app.search, app.searching) {
+        (Some(s), true) => format!("/{s}▏"),
+        (Some(s), false) => format!("/{s}"),
+        (None, _) => String::new(),
+    };
+    lines.insert(0, Line::styled(search, colour(app, Color::Yellow)));
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block(app, Pane::Journal)),
+        area,
+    );
+}
+
+/// A box over the middle of the screen.
+fn overlay(frame: &mut Frame<'_>, title: &str, text: &str) {
+    let area = frame.area();
+    let w = area.width.saturating_sub(8).min(90);
+    let h = area.height.saturating_sub(4);
+    let rect = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(text.to_owned())
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(format!(" {title} "))),
+        rect,
+    );
+}

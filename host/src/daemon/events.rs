@@ -1,0 +1,181 @@
+//! Subscriptions (`subscribe`, docs/protocol.md): what a client follows until its connection
+//! closes. Gate verdicts come live from the walks ([`crate::gates::Tap`]); approvals and
+//! journal records are read from the journal after each commit (and once a second, for
+//! records another process wrote), so none is missed while the client keeps reading; the
+//! daemon's status is sent when it changes, at most once a second. A plain request gets none
+//! of this.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::ops::{Role, Status};
+use super::outbox::{Class, Outbox};
+use super::request::{Event, Topic};
+use super::server::Server;
+use crate::journal::Record;
+
+/// Journal records read at a time.
+const BATCH: usize = 256;
+/// How often the journal is looked at without a commit seen, and the status compared.
+const TICK: Duration = Duration::from_secs(1);
+
+/// One subscription: who asked and what for.
+pub(super) struct Subscription {
+    /// What is followed (each once).
+    pub topics: Vec<Topic>,
+    /// The connection's role: an approver hears every request's verdicts.
+    pub role: Role,
+    /// The connection, as requests' `Meta::client` names it.
+    pub client: String,
+    /// The subscribing request's id: every event carries it.
+    pub id: Value,
+}
+
+/// Send `sub`'s events to `outbox` until `closing` is cancelled or the client is gone.
+pub(super) async fn follow(
+    server: Arc<Server>,
+    mut sub: Subscription,
+    outbox: Arc<Outbox>,
+    closing: tokio_util::sync::CancellationToken,
+) {
+    sub.topics.sort();
+    sub.topics.dedup();
+    let has = |t| sub.topics.contains(&t);
+    let (traces, approvals, journal, health) = (
+        has(Topic::Traces),
+        has(Topic::Approvals),
+        has(Topic::Journal),
+        has(Topic::Health),
+    );
+    let send = |event: &Event, class| outbox.push(&event.frame(&sub.id), class);
+    send(
+        &Event::Subscribed {
+            topics: sub.topics.clone(),
+        },
+        Class::Must,
+    );
+    let mut verdicts = server.router.gate_events().subscribe();
+    let mut agent = server.swap.current();
+    let mut commits = agent.journal().commits();
+    // From now on: what was before is listed by `approvals` and `journal show`.
+    let mut seq = if approvals || journal {
+        crate::blocking::in_place(|| agent.journal().last_seq()).unwrap_or(0)
+    } else {
+        0
+    };
+    let mut last_status = String::new();
+    let mut tick = tokio::time::interval(TICK);
+    loop {
+        let mut look = false;
+        tokio::select! {
+            // Verdicts first: a walk's verdicts are all sent before the journal commit that
+            // follows it (an approval asked), and are heard before it.
+            biased;
+            () = closing.cancelled() => return,
+            () = outbox.aborted() => return,
+            verdict = verdicts.recv(), if traces => match verdict {
+                Ok(v) if sub.role == Role::Approver || v.client.as_deref() == Some(&sub.client) => {
+                    send(&Event::Gate { verdict: v }, Class::May);
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(missed)) => {
+                    send(&Event::Lagged { topic: Topic::Traces, missed }, Class::Must);
+                }
+                Err(RecvError::Closed) => return,
+            },
+            changed = commits.changed(), if approvals || journal => {
+                if changed.is_err() {
+                    // This set's journal is gone (a reload): follow the new one.
+                    agent = server.swap.current();
+                    commits = agent.journal().commits();
+                }
+                look = true;
+            }
+            _ = tick.tick() => {
+                let now = server.swap.current();
+                if !Arc::ptr_eq(&now, &agent) {
+                    agent = now;
+                    commits = agent.journal().commits();
+                }
+                look = true;
+                if health {
+                    let status = crate::blocking::in_place(|| {
+                        super::ops::status(&agent, &server.swap, server.facts())
+                    });
+                    let key = steady(&status);
+                    if key != last_status {
+                        last_status = key;
+                        send(&Event::Health { status: Box::new(status) }, Class::May);
+                    }
+                }
+            }
+        }
+        if look && (approvals || journal) {
+            loop {
+                let records =
+                    match crate::blocking::in_place(|| agent.journal().records_after(seq, BATCH)) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            tracing::warn!("subscription: cannot read the journal: {e}");
+                            break;
+                        }
+                    };
+                let full = records.len() == BATCH;
+                for record in records {
+                    seq = record.seq;
+                    if approvals && let Some(event) = approval_event(&record) {
+                        send(&event, Class::Must);
+                    }
+                    if journal {
+                        send(&Event::Journal { record }, Class::May);
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The status without what changes every second by itself (uptime, bytes queued): what a
+/// follower is told again when it changes.
+fn steady(status: &Status) -> String {
+    let mut s = status.clone();
+    s.uptime_secs = 0;
+    s.outgoing_bytes = 0;
+    s.handshaking = 0;
+    s.connection_tasks = 0;
+    serde_json::to_string(&s).unwrap_or_default()
+}
+
+/// The approval event a journal record is, if it is one.
+fn approval_event(record: &Record) -> Option<Event> {
+    let b = &record.body;
+    let token = b["token"].as_str()?.to_owned();
+    match record.kind.as_str() {
+        "approval-requested" => Some(Event::ApprovalRequested {
+            seq: record.seq,
+            token,
+            action: serde_json::from_value(b["action"].clone()).ok()?,
+            digest: b["digest"].as_str().unwrap_or_default().to_owned(),
+            reasons: serde_json::from_value(b["reasons"].clone()).unwrap_or_default(),
+        }),
+        "approval" => Some(Event::ApprovalDecided {
+            seq: record.seq,
+            token,
+            decision: b["decision"].as_str().unwrap_or("decided").to_owned(),
+            by: b["by"].as_str().map(str::to_owned),
+        }),
+        "approval-interrupted" => Some(Event::ApprovalDecided {
+            seq: record.seq,
+            token,
+            decision: "interrupted".into(),
+            by: None,
+        }),
+        _ => None,
+    }
+}

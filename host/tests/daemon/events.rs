@@ -1,0 +1,161 @@
+//! Subscriptions: a client that follows the daemon hears each gate's verdict as the walk makes
+//! it, approvals as they are asked for and decided (by anyone), journal records and status
+//! changes; a client with only the client key hears its own requests' verdicts and may not
+//! follow approvals or the journal; a plain request hears none of it.
+
+use super::*;
+use passepartout::daemon::client::Reader;
+use passepartout::daemon::request::{Request, Topic};
+
+/// Read frames of request `id` until one satisfies `want` (60 s at most); the frames read.
+fn until(reader: &mut Reader, id: &Value, mut want: impl FnMut(&Value) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    loop {
+        assert!(Instant::now() < deadline, "not heard: {seen:?}");
+        let frame = reader.read().expect("a frame");
+        if frame["id"] != *id {
+            continue;
+        }
+        let done = want(&frame);
+        seen.push(frame);
+        if done {
+            return seen;
+        }
+    }
+}
+
+#[test]
+fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+
+    // The operator's follower: everything.
+    let (mut tx, mut follower) = d.client().split().expect("split");
+    let id = tx
+        .send(&Request::Subscribe {
+            topics: vec![
+                Topic::Traces,
+                Topic::Approvals,
+                Topic::Journal,
+                Topic::Health,
+            ],
+        })
+        .expect("subscribe");
+    until(&mut follower, &id, |f| f["event"] == "subscribed");
+
+    // Another client asks for an action a gate flags: its verdicts, then the approval.
+    let mut asker = d.client();
+    let token = needs_approval(&mut asker);
+    let heard = until(&mut follower, &id, |f| {
+        f["event"] == "approval-requested" && f["token"] == token.as_str()
+    });
+    let verdicts: Vec<&Value> = heard.iter().filter(|f| f["event"] == "gate").collect();
+    assert!(
+        verdicts
+            .iter()
+            .any(|f| f["verdict"]["record"]["verdict"] == "require_approval"),
+        "{heard:?}"
+    );
+    assert!(
+        verdicts.iter().all(|f| f["verdict"]["action"]
+            .as_str()
+            .is_some_and(|a| a.contains("eval"))),
+        "{verdicts:?}"
+    );
+    assert!(
+        heard.iter().any(|f| f["event"] == "journal"),
+        "journal records as they are committed: {heard:?}"
+    );
+
+    // Decided by a third client: the follower hears it, with who decided.
+    let mut operator = d.client();
+    assert_eq!(result(&decide(&mut operator, "approve", &token)), "3");
+    let heard = until(&mut follower, &id, |f| {
+        f["event"] == "approval-decided" && f["token"] == token.as_str()
+    });
+    let decided = heard.last().expect("decided");
+    assert_eq!(decided["decision"], "approved", "{decided}");
+
+    // The status changes (a pending approval came and went): heard as health.
+    until(&mut follower, &id, |f| {
+        f["event"] == "health" && f["status"]["plugins"].is_array()
+    });
+}
+
+#[test]
+fn a_client_key_follows_only_its_own_verdicts_and_a_plain_request_hears_nothing_more() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+
+    // Approvals and the journal need the approver key.
+    let mut tool = d.client_only();
+    for topic in ["approvals", "journal"] {
+        let (_, refused) = tool
+            .request_raw("subscribe", json!({ "topics": ["traces", topic] }))
+            .expect("request");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("needs the approver key")),
+            "{refused}"
+        );
+    }
+
+    let (mut tx, mut own) = d.client_only().split().expect("split");
+    let id = tx
+        .send(&Request::Subscribe {
+            topics: vec![Topic::Traces],
+        })
+        .expect("subscribe");
+    until(&mut own, &id, |f| f["event"] == "subscribed");
+
+    // Another connection's request: not heard. Its own: heard, verdict by verdict.
+    let other = eval(&mut d.client(), 40, 2);
+    assert_eq!(result(&other), "42");
+    let act = tx
+        .send(&Request::Act {
+            action: serde_json::from_value(
+                json!({ "tool": "eval", "args": { "expression": "(+ 1 1)" } }),
+            )
+            .expect("action"),
+        })
+        .expect("act");
+    // Read up to the reply of `act`; then a ping (sent after it: whatever the subscription
+    // had queued by then comes before the pong).
+    let mut on_subscription = Vec::new();
+    let answered = loop {
+        let frame = own.read().expect("a frame");
+        if frame["id"] == act && frame["type"] == "reply" {
+            break frame;
+        } else if frame["id"] == id {
+            on_subscription.push(frame);
+        }
+    };
+    assert_eq!(answered["result"]["steps"][0]["outcome"]["result"], "2");
+    let ping = tx.send(&Request::Ping).expect("ping");
+    loop {
+        let frame = own.read().expect("a frame");
+        if frame["id"] == ping {
+            break;
+        } else if frame["id"] == id {
+            on_subscription.push(frame);
+        }
+    }
+    assert!(
+        on_subscription.iter().all(|f| f["verdict"]["action"]
+            .as_str()
+            .is_some_and(|a| a.contains("(+ 1 1)"))),
+        "another connection's verdicts leaked: {on_subscription:?}"
+    );
+    assert!(!on_subscription.is_empty(), "its own verdicts, live");
+
+    // A connection that subscribed to nothing hears nothing of others' requests.
+    let mut plain = d.client();
+    assert_eq!(result(&eval(&mut d.client(), 2, 2)), "4");
+    let (events, pong) = plain.call(&Request::Ping).expect("ping");
+    assert_eq!(pong["result"], "pong");
+    assert!(events.is_empty(), "{events:?}");
+}
