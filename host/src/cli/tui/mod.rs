@@ -87,10 +87,7 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         Sent::Quiet,
     )?;
     app.subscription = Some(id);
-    app.say(
-        Who::Note,
-        "type a question and press Enter; ? on an empty line for help",
-    );
+    app.say(Who::Note, "Enter asks; ? on an empty line: help");
 
     let mut terminal = ratatui::try_init()?;
     let ended = main_loop(&mut terminal, &mut app, &mut sender, &told);
@@ -139,7 +136,7 @@ fn main_loop(
             }
         }
         // The daemon closes connections silent past its read timeout.
-        if last_ping.elapsed() > Duration::from_secs(30) {
+        if last_ping.elapsed() > Duration::from_secs(1) {
             last_ping = Instant::now();
             let _ = send(sender, app, &Request::Ping, Sent::Quiet);
         }

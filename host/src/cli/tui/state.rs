@@ -73,6 +73,8 @@ pub struct Waiting {
     pub digest: String,
     /// The action, as one line.
     pub action: String,
+    /// The action as the approvals pane shows it: the tool, then each argument.
+    pub lines: Vec<String>,
     /// The action, whole, for `inspect`.
     pub detail: String,
     /// Why the gates asked.
@@ -260,24 +262,41 @@ impl App {
             Sent::Ask(_) | Sent::Decide { .. } => match answer::read::<Ran>(frame, "a run") {
                 Err(e) => self.say(Who::Refused, &format!("error: {e}")),
                 Ok(ran) => {
-                    for step in ran.steps.0.iter().flatten() {
-                        match &step.outcome {
-                            StepOutcome::Failed { error } => {
-                                self.say(Who::Refused, &format!("error: {error}"));
-                            }
-                            StepOutcome::Dropped { why } => {
-                                self.say(Who::Refused, &format!("stopped: {why}"));
-                            }
-                            _ => {}
-                        }
-                    }
                     if let Sent::Decide { approve, action } = sent {
                         let what = if *approve { "approved" } else { "denied" };
                         self.say(Who::Note, &format!("{what}: {action}"));
                     }
+                    // A question's answer came as `message` events; an approval decided here
+                    // has only its steps to say what happened.
+                    let decided = matches!(sent, Sent::Decide { .. });
+                    for step in ran.steps.0.iter().flatten() {
+                        self.outcome(&step.outcome, decided);
+                    }
                 }
             },
             Sent::Quiet => {}
+        }
+    }
+
+    /// What a step's `outcome` says that no event said: failures always; the rest only for an
+    /// approval `decided` here.
+    fn outcome(&mut self, outcome: &StepOutcome, decided: bool) {
+        match outcome {
+            StepOutcome::Failed { error } => self.say(Who::Refused, &format!("error: {error}")),
+            StepOutcome::Dropped { why } => self.say(Who::Refused, &format!("stopped: {why}")),
+            _ if !decided => {}
+            StepOutcome::Ran { result, .. } => self.say(Who::Tool, result),
+            StepOutcome::ToolFailed { tool, message } => {
+                self.say(Who::Refused, &format!("{tool} failed: {message}"));
+            }
+            StepOutcome::Rejected { gate, reason, .. } => {
+                self.say(Who::Refused, &format!("rejected by gate {gate}: {reason}"));
+            }
+            StepOutcome::Suspended { reasons, .. } => {
+                self.say(Who::Note, &format!("waits again: {}", reasons.join("; ")));
+            }
+            StepOutcome::Invalid { reason } => self.say(Who::Refused, reason),
+            _ => {}
         }
     }
 
@@ -308,6 +327,7 @@ impl App {
                     self.approvals.push(Waiting {
                         token,
                         digest,
+                        lines: shown_lines(&action),
                         action: clean(&one_line(&action)),
                         detail: clean(&detail),
                         reasons: reasons.iter().map(|r| clean(r)).collect(),
@@ -359,12 +379,30 @@ fn one_line(action: &passepartout::signal::Action) -> String {
     }
 }
 
+/// An action as the approvals pane lists it: the tool (or the text), then `name: value` for
+/// each argument.
+fn shown_lines(action: &passepartout::signal::Action) -> Vec<String> {
+    let Some(tool) = &action.tool else {
+        return vec![clean(&one_line(action))];
+    };
+    let mut lines = vec![clean(tool)];
+    for (name, value) in &action.args {
+        let value = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        lines.push(clean(&format!("  {name}: {value}")));
+    }
+    lines
+}
+
 /// An entry of the `approvals` reply.
 fn waiting_of(v: &Value) -> Option<Waiting> {
     let action: passepartout::signal::Action = serde_json::from_value(v["action"].clone()).ok()?;
     Some(Waiting {
         token: v["token"].as_str()?.to_owned(),
         digest: v["digest"].as_str()?.to_owned(),
+        lines: shown_lines(&action),
         action: clean(&one_line(&action)),
         detail: clean(&serde_json::to_string_pretty(&action).unwrap_or_default()),
         reasons: v["reasons"]

@@ -38,9 +38,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         Pane::Journal => journal(frame, app, right),
     }
     let hint = if app.pane_focus {
-        "Esc: type  Tab: next pane  ↑↓: select  a/d: approve/deny  i: inspect  /: search  ?: help  q: quit"
+        "Esc: type  Tab: pane  ↑↓: select  a/d: approve/deny  i: inspect  /: search  ?: help"
     } else {
-        "Enter: ask  Esc: to the pane  Tab: next pane  ?: help (empty line)  Ctrl-Q: quit"
+        "Enter: ask  Esc: to the pane  Tab: next pane  ?: help  Ctrl-Q: quit"
     };
     frame.render_widget(
         Paragraph::new(hint).style(colour(app, Color::DarkGray)),
@@ -68,37 +68,23 @@ In the pane:
 
 Anywhere: Ctrl-Q or Ctrl-C quits and restores the terminal.";
 
-/// The top line: the daemon, health, model spend, approvals waiting, plugins.
+/// The top line: the daemon, its health, approvals waiting, the model, plugins (what matters
+/// most first: at 80 columns the end may not fit).
 fn status_line(app: &App) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(" {} ", app.server),
         Style::default().add_modifier(Modifier::BOLD),
     )];
-    match &app.status {
-        None => spans.push(Span::raw(" connecting…")),
-        Some(s) => {
-            let health = match s.health.as_str() {
-                "healthy" => colour(app, Color::Green),
-                "loading" => colour(app, Color::Yellow),
-                _ => colour(app, Color::Red),
-            };
-            spans.push(Span::styled(format!("[{}]", s.health), health));
-            if let Some(p) = s.providers.first() {
-                spans.push(Span::raw(format!(" model {} ({})", p.provider, p.state)));
-            }
-            let failed: usize = s
-                .plugins
-                .iter()
-                .filter(|p| p.telemetry.failures > 0)
-                .count();
-            spans.push(Span::raw(format!(
-                " plugins {} ({} with failures, {} missing)",
-                s.plugins.len(),
-                failed,
-                s.missing_gates.len()
-            )));
-        }
-    }
+    let Some(s) = &app.status else {
+        spans.push(Span::raw(" connecting…"));
+        return Line::from(spans);
+    };
+    let health = match s.health.as_str() {
+        "healthy" => colour(app, Color::Green),
+        "loading" => colour(app, Color::Yellow),
+        _ => colour(app, Color::Red),
+    };
+    spans.push(Span::styled(format!("[{}]", s.health), health));
     spans.push(Span::styled(
         format!(" approvals {}", app.approvals.len()),
         if app.approvals.is_empty() {
@@ -107,6 +93,27 @@ fn status_line(app: &App) -> Line<'static> {
             colour(app, Color::Yellow)
         },
     ));
+    if let Some(p) = s.providers.first() {
+        spans.push(Span::raw(format!(" · model {} ({})", p.provider, p.state)));
+    }
+    let failing = s
+        .plugins
+        .iter()
+        .filter(|p| p.telemetry.failures > 0)
+        .count();
+    spans.push(Span::raw(format!(" · plugins {}", s.plugins.len())));
+    if failing > 0 {
+        spans.push(Span::styled(
+            format!(", {failing} failing"),
+            colour(app, Color::Yellow),
+        ));
+    }
+    if !s.missing_gates.is_empty() {
+        spans.push(Span::styled(
+            format!(", {} gate(s) missing", s.missing_gates.len()),
+            colour(app, Color::Red),
+        ));
+    }
     Line::from(spans)
 }
 
@@ -223,12 +230,23 @@ fn trace(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 /// Approvals waiting: the action, the gates' reasons.
 fn approvals(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let width = usize::from(area.width.saturating_sub(4)).max(10);
     let items: Vec<ListItem<'_>> = app
         .approvals
         .iter()
         .map(|a| {
-            let mut lines = vec![Line::from(a.action.clone())];
-            lines.extend(a.reasons.iter().map(|r| Line::from(format!("  {r}"))));
+            let mut lines: Vec<Line<'_>> = a
+                .lines
+                .iter()
+                .flat_map(|l| wrap(l, width))
+                .map(Line::from)
+                .collect();
+            lines.extend(
+                a.reasons
+                    .iter()
+                    .flat_map(|r| wrap(&format!("why: {r}"), width))
+                    .map(|l| Line::styled(l, colour(app, Color::Yellow))),
+            );
             lines.push(Line::styled(
                 format!("  token {}", a.token),
                 colour(app, Color::DarkGray),
@@ -313,6 +331,32 @@ fn journal(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Paragraph::new(lines).block(pane_block(app, Pane::Journal)),
         area,
     );
+}
+
+/// `text` cut into lines of at most `width` characters, at spaces where it can.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let fits = line.chars().count() + word.chars().count() < width;
+        if !line.is_empty() && !fits {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+        // A word longer than a line is cut.
+        while line.chars().count() > width {
+            let head: String = line.chars().take(width).collect();
+            line = line.chars().skip(width).collect();
+            lines.push(head);
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// A box over the middle of the screen.

@@ -1,0 +1,210 @@
+//! `passepartout tui` driven inside tmux (send-keys, capture-pane) against a real daemon and a
+//! loopback model server: a question's answer lands in the conversation once the gates passed
+//! it, each gate's verdict shows as the walk makes it, an action another client asked for
+//! appears in the approvals pane and is approved there with its result in the conversation, the
+//! screen fits 80×24 and back, and quitting restores the terminal. Every wait is for something
+//! on the screen, never a guessed sleep.
+
+use std::path::Path;
+use std::process::Command;
+
+use passepartout_tests::http::{Canned, Server};
+
+use super::*;
+
+/// One tmux session running the TUI; killed when dropped.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    /// Start `passepartout tui` for the daemon of `home` in a `width`×`height` window, in a
+    /// session called `name` (with this process's id).
+    fn start(home: &Path, name: &str, width: u16, height: u16) -> Tmux {
+        let name = format!("passepartout-{name}-{}", std::process::id());
+        let tui = command(home, &["tui"], &[]);
+        let mut line = vec!["env".to_owned(), "-i".to_owned()];
+        for (k, v) in tui.get_envs() {
+            if let Some(v) = v {
+                line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
+            }
+        }
+        line.push("TERM=xterm-256color".into());
+        line.push(env!("CARGO_BIN_EXE_passepartout").into());
+        line.push("tui".into());
+        let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+        // The shell stays after the TUI ends, to say how it ended.
+        let script = format!("{}; echo \"TUI EXITED $?\"; sleep 600", quoted.join(" "));
+        let started = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .args(["sh", "-c", &script])
+            .status()
+            .expect("tmux (.ci/run installs it)");
+        assert!(started.success());
+        Tmux { name }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").args(args).output().expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// What the pane shows now.
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.name])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.name];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Wait (60 s at most) until the screen satisfies `want`; the screen then.
+    fn wait(&self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if want(&screen) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "{what}; the screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn resize(&self, width: u16, height: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            &self.name,
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+#[test]
+fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the_terminal() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // The daemon probes the provider at boot; then the answer.
+    let model = Server::start(vec![
+        Canned::json("{\"data\": []}"),
+        Canned::text("The answer is 42."),
+    ]);
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!(
+            "[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n",
+            model.url
+        ),
+    )
+    .expect("config");
+    let d = start(home.path(), &[], None);
+    let tui = Tmux::start(home.path(), "tui", 120, 36);
+    tui.wait("the daemon's health", |s| s.contains("[healthy]"));
+
+    // A question: the answer shows once the gates passed it, and their verdicts beside it.
+    tui.keys(&["what is six times seven", "Enter"]);
+    let screen = tui.wait("the answer", |s| s.contains("The answer is 42."));
+    assert!(screen.contains("you what is six times seven"), "{screen}");
+    let screen = tui.wait("the reply's verdicts", |s| {
+        s.contains("a reply to client") && s.contains("pii")
+    });
+    assert!(screen.contains("pass"), "{screen}");
+
+    // Another client's action waits for a person: it shows in the approvals pane at once.
+    let (_, reply) = d
+        .client()
+        .request_raw(
+            "act",
+            json!({ "action": { "tool": "write-file", "args": { "path": "/etc/tui-test.txt", "content": "x" }, "explanation": "the test asks" } }),
+        )
+        .expect("act");
+    assert_eq!(
+        reply["result"]["steps"][0]["outcome"]["outcome"], "suspended",
+        "{reply}"
+    );
+    tui.wait("the approval counted", |s| s.contains("approvals 1"));
+    tui.keys(&["Tab"]);
+    tui.wait("the approvals pane", |s| {
+        s.contains("[approvals]") && s.contains("/etc/tui-test.txt")
+    });
+    // Approved here: its result lands in the conversation, and it leaves the pane.
+    tui.keys(&["Escape"]);
+    tui.keys(&["a"]);
+    let screen = tui.wait("the approved action's result", |s| {
+        s.contains("approved: write-file") && s.contains("write-file failed")
+    });
+    assert!(screen.contains("approvals 0"), "{screen}");
+    assert!(screen.contains("nothing waits for a person"), "{screen}");
+
+    // 80×24: everything still drawn, nothing past the edge; and back.
+    tui.resize(80, 24);
+    let small = tui.wait("redrawn at 80x24", |s| {
+        s.lines().count() <= 24 && s.contains("conversation") && s.contains("approvals 0")
+    });
+    assert!(small.lines().all(|l| l.chars().count() <= 80), "{small}");
+    tui.resize(120, 36);
+    tui.wait("redrawn at 120x36", |s| {
+        s.lines().any(|l| l.chars().count() > 80)
+    });
+
+    // Help, then quit: the terminal is as it was (not in the alternate screen).
+    tui.keys(&["Escape", "?"]);
+    tui.wait("the help", |s| s.contains("help (Esc to close)"));
+    tui.keys(&["Escape"]);
+    tui.keys(&["C-q"]);
+    tui.wait("the TUI ended", |s| s.contains("TUI EXITED 0"));
+    let alternate = tui.tmux(&["display-message", "-p", "-t", &tui.name, "#{alternate_on}"]);
+    assert_eq!(alternate.trim(), "0", "still in the alternate screen");
+
+    // Ended by a signal (a closed terminal, a kill), it restores the terminal too.
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let other = Tmux::start(home.path(), &format!("tui-signal-{signal}"), 100, 30);
+        other.wait("the TUI", |s| s.contains("[healthy]"));
+        let shell: i32 = other
+            .tmux(&["display-message", "-p", "-t", &other.name, "#{pane_pid}"])
+            .trim()
+            .parse()
+            .expect("the pane's pid");
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .expect("the shell's children");
+        let tui_pid: i32 = children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("the TUI's pid");
+        // SAFETY: kill(2) only signals.
+        unsafe {
+            libc::kill(tui_pid, signal);
+        }
+        other.wait("the TUI ended", |s| s.contains("TUI EXITED 0"));
+        let alternate = other.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &other.name,
+            "#{alternate_on}",
+        ]);
+        assert_eq!(
+            alternate.trim(),
+            "0",
+            "signal {signal}: still in the alternate screen"
+        );
+    }
+    drop(d);
+}
