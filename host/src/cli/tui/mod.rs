@@ -208,7 +208,10 @@ fn key(
         KeyCode::Backspace => {
             app.input.pop();
         }
-        KeyCode::Char(c) => app.input.push(c),
+        // Alt- and Ctrl- combinations are not text.
+        KeyCode::Char(c) if !mods.intersects(KeyModifiers::ALT | KeyModifiers::CONTROL) => {
+            app.input.push(c);
+        }
         _ => {}
     }
     Ok(())

@@ -338,13 +338,7 @@ impl App {
                 self.approvals.retain(|a| a.token != token);
                 self.selected = self.selected.min(self.approvals.len().saturating_sub(1));
             }
-            Event::Journal { record } => push(
-                &mut self.journal,
-                clean(&format!(
-                    "{:>6} {:<20} {}",
-                    record.seq, record.kind, record.body
-                )),
-            ),
+            Event::Journal { record } => push(&mut self.journal, clean(&journal_line(&record))),
             Event::Health { status } => self.status = Some(*status),
             Event::Lagged { topic, missed } => {
                 self.say(Who::Note, &format!("{missed} {topic:?} events were missed"));
@@ -394,6 +388,45 @@ fn shown_lines(action: &passepartout::signal::Action) -> Vec<String> {
         lines.push(clean(&format!("  {name}: {value}")));
     }
     lines
+}
+
+/// A journal record as one line: its seq, kind, and what matters of its body.
+fn journal_line(record: &passepartout::journal::Record) -> String {
+    let b = &record.body;
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let what = match record.kind.as_str() {
+        "verdict" => format!(
+            "{} {} {}",
+            text(&b["gate"]),
+            text(&b["verdict"]),
+            text(&b["reason"])
+        ),
+        "proposal" => {
+            let a = &b["action"];
+            match a["tool"].as_str() {
+                Some(tool) => format!("{tool} {}", a["args"]),
+                None => format!("to {}: {}", text(&a["target"]), text(&a["text"])),
+            }
+        }
+        "tool-result" => format!(
+            "{} {} {}",
+            text(&b["tool"]),
+            if b["ok"] == true { "ok" } else { "failed" },
+            text(&b["result"])
+        ),
+        "approval-requested" | "approval" | "approval-interrupted" => format!(
+            "{} {} {}",
+            text(&b["token"]),
+            text(&b["decision"]),
+            text(&b["by"])
+        ),
+        _ => b.to_string(),
+    };
+    format!("{:>5} {:<12} {}", record.seq, record.kind, what.trim())
 }
 
 /// An entry of the `approvals` reply.
