@@ -290,12 +290,16 @@ impl Tap {
         if self.sender.receiver_count() == 0 {
             return;
         }
+        // Bounded, whatever the action's names and the gate's reason hold.
+        let cap = |s: &str, n: usize| s.chars().take(n).collect::<String>();
+        let mut record = record.clone();
+        record.reason = record.reason.map(|r| cap(&r, 2000));
         let _ = self.sender.send(LiveVerdict {
             client: self.client.clone(),
             session: self.session.clone(),
-            action: crate::pipeline::reason::summary(action),
+            action: cap(&crate::pipeline::reason::summary(action), 400),
             last_mile: self.last_mile,
-            record: record.clone(),
+            record,
         });
     }
 }

@@ -19,6 +19,9 @@ use super::protocol::{
 };
 use super::request::{Event, Op, Request, refused_frame, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
+
+/// Subscriptions one connection may hold (each holds one of its request slots).
+const MAX_SUBSCRIPTIONS: usize = 4;
 use crate::signal::Meta;
 
 /// Frames up to this size are read without asking the daemon-wide read budget.
@@ -322,11 +325,15 @@ impl Server {
         let mut stopping = self.stopping.subscribe();
         // Ends this connection's subscriptions when its conversation ends.
         let closing = tokio_util::sync::CancellationToken::new();
+        let subscriptions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let ended = loop {
             // Requests that have answered are reaped as they end.
             while in_flight.try_join_next().is_some() {}
+            // Idle: nothing running but its subscriptions (a follower that stays silent past
+            // the read timeout is closed like any silent client; the TUI pings).
             let idle = || {
-                (slots.available_permits() == MAX_IN_FLIGHT)
+                let following = subscriptions.load(std::sync::atomic::Ordering::Relaxed);
+                (slots.available_permits() + following == MAX_IN_FLIGHT)
                     .then(|| *answered.lock().unwrap_or_else(|p| p.into_inner()))
             };
             let read = tokio::select! {
@@ -371,7 +378,21 @@ impl Server {
             let me = self.clone();
             let outbox = outbox.clone();
             if let Request::Subscribe { topics } = request {
-                // Answered with events until the connection closes; its slot is held as long.
+                // A few per connection: each holds a slot until the connection closes.
+                if subscriptions.load(std::sync::atomic::Ordering::Relaxed) >= MAX_SUBSCRIPTIONS {
+                    outbox.push(
+                        &request_error(
+                            &id,
+                            &format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
+                        ),
+                        Class::Must,
+                    );
+                    drop(slot);
+                    continue;
+                }
+                subscriptions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // Its frame's share of the read budget is not held while it follows.
+                drop(budget);
                 let sub = super::events::Subscription {
                     topics,
                     role,
@@ -379,10 +400,11 @@ impl Server {
                     id,
                 };
                 let closing = closing.clone();
+                let subscriptions = subscriptions.clone();
                 in_flight.spawn(async move {
                     let _slot = slot;
-                    let _budget = budget;
                     super::events::follow(me, sub, outbox, closing).await;
+                    subscriptions.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                 });
                 continue;
             }
@@ -554,6 +576,22 @@ impl Server {
         serde_json::from_slice(&payload)
             .map(|v| Some((v, budget)))
             .map_err(|e| ProtocolError::BadJson(e.to_string()))
+    }
+
+    /// The status `health` followers are sent: computed at most once a second for all of
+    /// them.
+    pub(super) fn health_status(&self) -> ops::Status {
+        let mut cached = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, status)) = cached.as_ref()
+            && at.elapsed() < Duration::from_millis(900)
+        {
+            return status.clone();
+        }
+        let status = crate::blocking::in_place(|| {
+            ops::status(&self.swap.current(), &self.swap, self.facts())
+        });
+        *cached = Some((Instant::now(), status.clone()));
+        status
     }
 
     pub(super) fn facts(&self) -> Facts {

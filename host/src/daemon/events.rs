@@ -57,15 +57,33 @@ pub(super) async fn follow(
         },
         Class::Must,
     );
-    let mut verdicts = server.router.gate_events().subscribe();
+    // Only a `traces` follower holds a receiver: an unread one would keep every verdict.
+    let mut verdicts = traces.then(|| server.router.gate_events().subscribe());
     let mut agent = server.swap.current();
     let mut commits = agent.journal().commits();
     // From now on: what was before is listed by `approvals` and `journal show`.
-    let mut seq = if approvals || journal {
-        crate::blocking::in_place(|| agent.journal().last_seq()).unwrap_or(0)
-    } else {
-        0
-    };
+    let mut seq = 0;
+    if approvals || journal {
+        match crate::blocking::in_place(|| agent.journal().last_seq()) {
+            Ok(s) => seq = s,
+            Err(e) => {
+                // Never from the start of the journal: say so, and follow nothing of it.
+                tracing::warn!("subscription: cannot read the journal: {e}");
+                send(
+                    &Event::Lagged {
+                        topic: if journal {
+                            Topic::Journal
+                        } else {
+                            Topic::Approvals
+                        },
+                        missed: 0,
+                    },
+                    Class::Must,
+                );
+                return;
+            }
+        }
+    }
     let mut last_status = String::new();
     let mut tick = tokio::time::interval(TICK);
     loop {
@@ -76,12 +94,14 @@ pub(super) async fn follow(
             biased;
             () = closing.cancelled() => return,
             () = outbox.aborted() => return,
-            verdict = verdicts.recv(), if traces => match verdict {
+            verdict = next(&mut verdicts), if traces => match verdict {
                 Ok(v) if sub.role == Role::Approver || v.client.as_deref() == Some(&sub.client) => {
                     send(&Event::Gate { verdict: v }, Class::May);
                 }
                 Ok(_) => {}
                 Err(RecvError::Lagged(missed)) => {
+                    // How many (others' too) is not this client's to know.
+                    let missed = if sub.role == Role::Approver { missed } else { 0 };
                     send(&Event::Lagged { topic: Topic::Traces, missed }, Class::Must);
                 }
                 Err(RecvError::Closed) => return,
@@ -102,9 +122,7 @@ pub(super) async fn follow(
                 }
                 look = true;
                 if health {
-                    let status = crate::blocking::in_place(|| {
-                        super::ops::status(&agent, &server.swap, server.facts())
-                    });
+                    let status = server.health_status();
                     let key = steady(&status);
                     if key != last_status {
                         last_status = key;
@@ -138,6 +156,16 @@ pub(super) async fn follow(
                 }
             }
         }
+    }
+}
+
+/// The next verdict of `verdicts` (never, without a receiver).
+async fn next(
+    verdicts: &mut Option<tokio::sync::broadcast::Receiver<crate::gates::LiveVerdict>>,
+) -> Result<crate::gates::LiveVerdict, RecvError> {
+    match verdicts {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -220,6 +220,8 @@ pub struct Server {
     pub(super) config: ServerConfig,
     next_conn: AtomicU64,
     pub(super) started: Instant,
+    /// The last status sent to `health` followers, and when it was made.
+    pub(super) health: std::sync::Mutex<Option<(Instant, super::ops::Status)>>,
     /// Set when the daemon stops: idle clients are closed at once.
     pub(super) stopping: watch::Sender<bool>,
 }
@@ -267,6 +269,7 @@ impl Server {
             config,
             next_conn: AtomicU64::new(1),
             started: Instant::now(),
+            health: std::sync::Mutex::new(None),
         })
     }
 

@@ -31,8 +31,12 @@ fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
     let plugins = hostile_gate_dir(home.path());
     let d = start(home.path(), &[], Some(&plugins));
 
-    // The operator's follower: everything.
-    let (mut tx, mut follower) = d.client().split().expect("split");
+    // The operator's follower: everything (a read that waits past 60 s fails the test).
+    let client = d.client();
+    client
+        .set_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let (mut tx, mut follower) = client.split().expect("split");
     let id = tx
         .send(&Request::Subscribe {
             topics: vec![
@@ -78,9 +82,9 @@ fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
     let decided = heard.last().expect("decided");
     assert_eq!(decided["decision"], "approved", "{decided}");
 
-    // The status changes (a pending approval came and went): heard as health.
+    // The status changes: heard as health (the decided approval no longer pending).
     until(&mut follower, &id, |f| {
-        f["event"] == "health" && f["status"]["plugins"].is_array()
+        f["event"] == "health" && f["status"]["pending_approvals"] == 0
     });
 }
 
@@ -104,7 +108,10 @@ fn a_client_key_follows_only_its_own_verdicts_and_a_plain_request_hears_nothing_
         );
     }
 
-    let (mut tx, mut own) = d.client_only().split().expect("split");
+    let own = d.client_only();
+    own.set_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let (mut tx, mut own) = own.split().expect("split");
     let id = tx
         .send(&Request::Subscribe {
             topics: vec![Topic::Traces],

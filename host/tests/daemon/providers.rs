@@ -82,7 +82,8 @@ fn each_client_session_has_its_own_token_budget() {
     };
     let mut alice = d.client();
     let mut bob = d.client();
-    assert_eq!(ask(&mut alice)["outcome"], "ran");
+    let first = ask(&mut alice);
+    assert_eq!(first["outcome"], "ran", "{first}");
     let refused = ask(&mut alice);
     assert_eq!(refused["outcome"], "failed", "{refused}");
     assert!(

@@ -143,8 +143,16 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     tui.wait("the approvals pane", |s| {
         s.contains("[approvals]") && s.contains("/etc/tui-test.txt")
     });
-    // Approved here: its result lands in the conversation, and it leaves the pane.
+    // Nothing is approved before the person selects it.
     tui.keys(&["Escape"]);
+    tui.wait("the keys in the pane", |s| s.contains("Esc: type"));
+    tui.keys(&["a"]);
+    tui.wait("asked to select", |s| {
+        s.contains("select an approval first")
+    });
+    // Selected and approved here: its result lands in the conversation, and it leaves the pane.
+    tui.keys(&["Down"]);
+    tui.wait("selected", |s| s.contains("> write-file"));
     tui.keys(&["a"]);
     let screen = tui.wait("the approved action's result", |s| {
         s.contains("approved: write-file") && s.contains("write-file failed")
@@ -164,7 +172,9 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     });
 
     // Help, then quit: the terminal is as it was (not in the alternate screen).
-    tui.keys(&["Escape", "?"]);
+    tui.keys(&["Escape"]);
+    tui.wait("the keys in the input line", |s| s.contains("Enter: ask"));
+    tui.keys(&["?"]);
     tui.wait("the help", |s| s.contains("help (Esc to close)"));
     tui.keys(&["Escape"]);
     tui.keys(&["C-q"]);

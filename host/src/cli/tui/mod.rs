@@ -74,12 +74,12 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
     }
     watch_signals(tell)?;
     let no_color = passepartout::settings::named("NO_COLOR").is_some();
-    let mut app = App::new(server, approver, no_color);
+    let mut app = App::new(&server, approver, no_color);
     let mut topics = vec![Topic::Traces, Topic::Health];
     if approver {
         topics.extend([Topic::Approvals, Topic::Journal]);
-        send(&mut sender, &mut app, &Request::Approvals, Sent::Approvals)?;
     }
+    // Subscribed first, then listed: an approval asked in between is in one or the other.
     let id = send(
         &mut sender,
         &mut app,
@@ -87,6 +87,9 @@ pub fn run(common: &Common) -> anyhow::Result<ExitCode> {
         Sent::Quiet,
     )?;
     app.subscription = Some(id);
+    if approver {
+        send(&mut sender, &mut app, &Request::Approvals, Sent::Approvals)?;
+    }
     app.say(Who::Note, "Enter asks; ? on an empty line: help");
 
     let mut terminal = ratatui::try_init()?;
@@ -222,27 +225,34 @@ fn pane_key(app: &mut App, sender: &mut Sender, code: KeyCode) -> anyhow::Result
     match code {
         KeyCode::Char('q') => app.quit = true,
         KeyCode::Char('?') => app.help = true,
-        KeyCode::Up => app.selected = app.selected.saturating_sub(1),
-        KeyCode::Down => {
-            app.selected = (app.selected + 1).min(app.approvals.len().saturating_sub(1));
-        }
+        KeyCode::Up => app.select(-1),
+        KeyCode::Down => app.select(1),
         KeyCode::Char('/') if app.pane == Pane::Journal => {
             app.search = Some(String::new());
             app.searching = true;
         }
         KeyCode::Char('i') if app.pane == Pane::Approvals => {
-            app.inspect = app.approvals.get(app.selected).map(|a| {
-                format!(
-                    "{}\n\nwhy:\n{}\n\ndigest {}\ntoken {}",
-                    a.detail,
-                    a.reasons.join("\n"),
-                    a.digest,
-                    a.token
-                )
-            });
+            app.inspect = app
+                .selected_index()
+                .and_then(|i| app.approvals.get(i))
+                .map(|a| {
+                    format!(
+                        "{}\n\nwhy:\n{}\n\ndigest {}\ntoken {}",
+                        a.detail,
+                        a.reasons.join("\n"),
+                        a.digest,
+                        a.token
+                    )
+                });
         }
         KeyCode::Char(c @ ('a' | 'd')) if app.pane == Pane::Approvals => {
-            let Some(a) = app.approvals.get(app.selected).cloned() else {
+            // Only the approval the person selected (and saw), never one that slid into place.
+            let Some(a) = app
+                .selected_index()
+                .and_then(|i| app.approvals.get(i))
+                .cloned()
+            else {
+                app.say(Who::Note, "select an approval first (↑ ↓)");
                 return Ok(());
             };
             let approve = c == 'a';

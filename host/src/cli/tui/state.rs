@@ -16,9 +16,16 @@ use serde_json::Value;
 /// Lines kept in the conversation, the trace and the journal panes.
 const KEPT: usize = 1000;
 
-/// A text from outside, safe to draw.
+/// A text from outside, safe to draw: no control sequences, tabs as spaces (a tab would move
+/// the terminal's cursor past what the screen buffer thinks); line breaks are kept and drawn
+/// as separate lines.
 pub fn clean(text: &str) -> String {
-    passepartout::terminal::safe(text).into_owned()
+    passepartout::terminal::safe(text).replace('\t', "    ")
+}
+
+/// A text from outside as one row of a pane: [`clean`], its line breaks as spaces.
+pub fn one_row(text: &str) -> String {
+    clean(text).replace(['\n', '\r'], " ")
 }
 
 /// Who said a line of the conversation.
@@ -134,8 +141,9 @@ pub struct App {
     pub trace: VecDeque<Verdict>,
     /// Approvals waiting, oldest first.
     pub approvals: Vec<Waiting>,
-    /// The selected approval.
-    pub selected: usize,
+    /// The selected approval, by token (an index would move to another action when one above
+    /// it is decided elsewhere).
+    pub selected: Option<String>,
     /// The daemon's last status.
     pub status: Option<Status>,
     /// Journal records as lines, oldest first.
@@ -168,14 +176,14 @@ pub struct App {
 
 impl App {
     /// An empty screen for `server`.
-    pub fn new(server: String, approver: bool, no_color: bool) -> App {
+    pub fn new(server: &str, approver: bool, no_color: bool) -> App {
         App {
             said: VecDeque::new(),
             input: String::new(),
             waiting: None,
             trace: VecDeque::new(),
             approvals: Vec::new(),
-            selected: 0,
+            selected: None,
             status: None,
             journal: VecDeque::new(),
             search: None,
@@ -186,7 +194,7 @@ impl App {
             inspect: None,
             sent: HashMap::new(),
             subscription: None,
-            server,
+            server: clean(server),
             approver,
             no_color,
             quit: false,
@@ -256,8 +264,13 @@ impl App {
     fn reply(&mut self, frame: &Value, sent: &Sent) {
         match sent {
             Sent::Approvals => {
+                // Merged: what the subscription said meanwhile stays.
                 let listed = frame["result"].as_array().cloned().unwrap_or_default();
-                self.approvals = listed.iter().filter_map(waiting_of).collect();
+                for w in listed.iter().filter_map(waiting_of) {
+                    if !self.approvals.iter().any(|a| a.token == w.token) {
+                        self.approvals.push(w);
+                    }
+                }
             }
             Sent::Ask(_) | Sent::Decide { .. } => match answer::read::<Ran>(frame, "a run") {
                 Err(e) => self.say(Who::Refused, &format!("error: {e}")),
@@ -309,7 +322,7 @@ impl App {
                     action: clean(&verdict.action),
                     gate: clean(&verdict.record.gate),
                     verdict: verdict.record.verdict.name().to_owned(),
-                    reason: verdict.record.reason.as_deref().map(clean),
+                    reason: verdict.record.reason.as_deref().map(one_row),
                     micros: verdict.record.micros,
                     last_mile: verdict.last_mile,
                     session: verdict.session,
@@ -336,15 +349,35 @@ impl App {
             }
             Event::ApprovalDecided { token, .. } => {
                 self.approvals.retain(|a| a.token != token);
-                self.selected = self.selected.min(self.approvals.len().saturating_sub(1));
+                if self.selected.as_deref() == Some(token.as_str()) {
+                    self.selected = None;
+                }
             }
-            Event::Journal { record } => push(&mut self.journal, clean(&journal_line(&record))),
+            Event::Journal { record } => push(&mut self.journal, one_row(&journal_line(&record))),
             Event::Health { status } => self.status = Some(*status),
             Event::Lagged { topic, missed } => {
                 self.say(Who::Note, &format!("{missed} {topic:?} events were missed"));
             }
             Event::Subscribed { .. } | Event::GateTrace { .. } | Event::Message { .. } => {}
         }
+    }
+
+    /// The index of the selected approval, if one is selected and still waits.
+    pub fn selected_index(&self) -> Option<usize> {
+        let token = self.selected.as_deref()?;
+        self.approvals.iter().position(|a| a.token == token)
+    }
+
+    /// Select the approval `by` places after (or before) the selected one; the first when none
+    /// is.
+    pub fn select(&mut self, by: isize) {
+        let i = match self.selected_index() {
+            Some(i) => i
+                .saturating_add_signed(by)
+                .min(self.approvals.len().saturating_sub(1)),
+            None => 0,
+        };
+        self.selected = self.approvals.get(i).map(|a| a.token.clone());
     }
 
     /// The journal lines the search keeps.
@@ -385,7 +418,7 @@ fn shown_lines(action: &passepartout::signal::Action) -> Vec<String> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        lines.push(clean(&format!("  {name}: {value}")));
+        lines.push(one_row(&format!("  {name}: {value}")));
     }
     lines
 }
@@ -455,7 +488,7 @@ mod tests {
 
     #[test]
     fn text_from_outside_cannot_move_the_cursor() {
-        let mut app = App::new("d".into(), true, true);
+        let mut app = App::new("d", true, true);
         app.subscription = Some(1);
         app.frame(
             &json!({ "type": "event", "id": 1, "event": "approval-requested", "seq": 3,
@@ -472,5 +505,6 @@ mod tests {
             "token": "t", "decision": "approved" }),
         );
         assert!(app.approvals.is_empty(), "decided elsewhere: gone");
+        assert_eq!(clean("a\tb"), "a    b", "a tab would move the cursor");
     }
 }

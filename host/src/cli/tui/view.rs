@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap};
 
-use super::state::{App, Pane, Who};
+use super::state::{App, Pane, Who, one_row};
 
 /// A style, or none with `NO_COLOR`.
 fn colour(app: &App, c: Color) -> Style {
@@ -59,7 +59,7 @@ Tab cycles the pane on the right: gates, approvals, plugins, journal.
 Esc moves the keys between the input line and that pane.
 
 In the pane:
-  ↑ ↓      select an approval, or scroll
+  ↑ ↓      select an approval
   a        approve the selected action (its digest is the one shown)
   d        deny it
   i        show the selected action whole
@@ -84,7 +84,7 @@ fn status_line(app: &App) -> Line<'static> {
         "loading" => colour(app, Color::Yellow),
         _ => colour(app, Color::Red),
     };
-    spans.push(Span::styled(format!("[{}]", s.health), health));
+    spans.push(Span::styled(format!("[{}]", one_row(&s.health)), health));
     spans.push(Span::styled(
         format!(" approvals {}", app.approvals.len()),
         if app.approvals.is_empty() {
@@ -94,7 +94,11 @@ fn status_line(app: &App) -> Line<'static> {
         },
     ));
     if let Some(p) = s.providers.first() {
-        spans.push(Span::raw(format!(" · model {} ({})", p.provider, p.state)));
+        spans.push(Span::raw(format!(
+            " · model {} ({})",
+            one_row(&p.provider),
+            one_row(&p.state)
+        )));
     }
     let failing = s
         .plugins
@@ -123,7 +127,7 @@ fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let lines: Vec<Line<'_>> = app
         .said
         .iter()
-        .map(|s| {
+        .flat_map(|s| {
             let (who, c) = match s.who {
                 Who::You => ("you", Color::Cyan),
                 Who::Answer => ("answer", Color::White),
@@ -131,10 +135,14 @@ fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 Who::Refused => ("refused", Color::Red),
                 Who::Note => ("note", Color::Yellow),
             };
-            Line::from(vec![
-                Span::styled(format!("{who:>7} "), colour(app, c)),
-                Span::raw(s.text.clone()),
-            ])
+            // Each line of a text on a row of its own, under its speaker.
+            s.text.lines().enumerate().map(move |(i, text)| {
+                let label = if i == 0 { who } else { "" };
+                Line::from(vec![
+                    Span::styled(format!("{label:>7} "), colour(app, c)),
+                    Span::raw(text.to_owned()),
+                ])
+            })
         })
         .collect();
     let text = Text::from(lines);
@@ -255,7 +263,7 @@ fn approvals(frame: &mut Frame<'_>, app: &App, area: Rect) {
         })
         .collect();
     let empty = items.is_empty();
-    let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
+    let mut state = ListState::default().with_selected(app.selected_index());
     let list = List::new(items)
         .block(pane_block(app, Pane::Approvals))
         .highlight_style(Style::default().add_modifier(Modifier::REVERSED))
@@ -286,7 +294,7 @@ fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
             let t = &p.telemetry;
             lines.push(Line::from(format!(
                 "{:<16}{:>7}{:>6}{:>10}",
-                p.name,
+                one_row(&p.name),
                 t.executions,
                 t.failures,
                 t.total_micros / 1000
@@ -294,14 +302,16 @@ fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         for g in &s.missing_gates {
             lines.push(Line::styled(
-                format!("{g}: did not load (every action is refused)"),
+                format!("{}: did not load (every action is refused)", one_row(g)),
                 colour(app, Color::Red),
             ));
         }
         for m in &s.mcp_servers {
             lines.push(Line::from(format!(
                 "mcp:{:<12} {:?}, {} restarts",
-                m.name, m.state, m.restarts
+                one_row(&m.name),
+                m.state,
+                m.restarts
             )));
         }
     }
