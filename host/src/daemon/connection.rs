@@ -19,10 +19,10 @@ use super::protocol::{
 };
 use super::request::{Event, Op, Request, refused_frame, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
+use crate::signal::Meta;
 
 /// Subscriptions one connection may hold (each holds one of its request slots).
 const MAX_SUBSCRIPTIONS: usize = 4;
-use crate::signal::Meta;
 
 /// Frames up to this size are read without asking the daemon-wide read budget.
 const SMALL_FRAME: usize = 64 << 10;
