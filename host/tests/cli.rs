@@ -792,7 +792,6 @@ fn ask_goes_to_the_configured_provider_and_status_shows_the_spend() {
         (status["spend"][0]["cost"].as_f64().expect("cost") - (42.0 + 14.0) / 1e6).abs() < 1e-12
     );
 
-    server.push(Canned::json("{\"data\": []}"));
     let doctor = json(&passepartout(home.path(), &["doctor", "--json"]));
     let provider = doctor["checks"]
         .as_array()

@@ -1,5 +1,8 @@
 //! A real HTTP/1.1 server on 127.0.0.1 for provider tests: it answers each request with the
 //! next canned response (status, headers, body, optional delay) and records what it received.
+//! A provider probe (`GET …/models`, which the daemon sends at boot while it may already be
+//! serving) is answered with an empty model list and takes nothing from the queue, so the
+//! canned answers go to the calls they were meant for whatever the order.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -91,7 +94,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Start a server that will answer with `responses`, in order (then 500s).
+    /// Start a server that will answer with `responses`, in order (then 500s); probes
+    /// (`GET …/models`) are answered apart.
     ///
     /// # Panics
     /// When it cannot bind 127.0.0.1.
@@ -171,17 +175,22 @@ fn serve(stream: TcpStream, responses: &Mutex<VecDeque<Canned>>, requests: &Mute
         return;
     }
     let body = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+    let probe = method == "GET" && path.ends_with("/models");
     requests.lock().expect("lock").push(Recorded {
         method,
         path,
         headers,
         body,
     });
-    let canned = responses
-        .lock()
-        .expect("lock")
-        .pop_front()
-        .unwrap_or_else(|| Canned::status(500, "{\"error\":\"no canned response left\"}"));
+    let canned = if probe {
+        Canned::json("{\"object\": \"list\", \"data\": []}")
+    } else {
+        responses
+            .lock()
+            .expect("lock")
+            .pop_front()
+            .unwrap_or_else(|| Canned::status(500, "{\"error\":\"no canned response left\"}"))
+    };
     std::thread::sleep(canned.delay);
     let mut out = format!(
         "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",

@@ -47,9 +47,8 @@ fn until(rx: &mpsc::Receiver<String>, marker: &str) -> Vec<String> {
 
 #[test]
 fn a_result_approved_elsewhere_reaches_the_chat_that_asked_at_once_and_labelled() {
-    // The daemon probes the provider at boot (GET /v1/models), then the questions come.
+    // The daemon probes the provider at boot (GET /v1/models, answered apart by the server).
     let model = Server::start(vec![
-        Canned::json("{\"data\": []}"),
         Canned::text("Two."),
         Canned::tool_call(
             "call-1",

@@ -514,19 +514,10 @@ fn the_approve_command_goes_through_the_running_daemon() {
 fn chat_starts_a_daemon_and_talks_to_the_model() {
     use passepartout_tests::http::{Canned, Server, fixture};
     let home = tempfile::tempdir().expect("temp dir");
-    // The daemon probes the provider at boot (GET /v1/models), then the question comes.
-    let server = Server::start(vec![
-        Canned::json("{\"data\": []}"),
-        Canned::json(fixture("openai/text.json")),
-    ]);
-    let config = home.path().join("config/passepartout");
-    std::fs::create_dir_all(&config).expect("mkdir");
+    // The daemon probes the provider at boot (GET /v1/models, answered apart by the server).
+    let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
     std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
-    std::fs::write(
-        config.join("passepartout.toml"),
-        format!("[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n", server.url),
-    )
-    .expect("config");
+    providers::config(home.path(), &providers::openai(&server.url));
     let mut chat = command(home.path(), &["chat"], &[])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -583,9 +574,17 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
         String::from_utf8_lossy(&out.stdout).trim(),
         "Hello from the fixture."
     );
-    assert_eq!(server.requests()[0].path, "/v1/models", "the boot probe");
+    let requests = server.requests();
+    assert!(
+        requests.iter().any(|r| r.path == "/v1/models"),
+        "the boot probe"
+    );
+    let asked = requests
+        .iter()
+        .find(|r| r.method == "POST")
+        .expect("the question reached the model");
     // The chat skill frames what the person typed; their words end the prompt.
-    let prompt = server.requests()[1].body["messages"][1]["content"]
+    let prompt = asked.body["messages"][1]["content"]
         .as_str()
         .unwrap_or_default()
         .to_owned();

@@ -10,10 +10,18 @@ use serde_json::json;
 
 use super::{command, start};
 
-fn config(home: &Path, providers: &str) {
+/// Write `home`'s passepartout.toml.
+pub(super) fn config(home: &Path, providers: &str) {
     let dir = home.join("config/passepartout");
     std::fs::create_dir_all(&dir).expect("mkdir");
     std::fs::write(dir.join("passepartout.toml"), providers).expect("config");
+}
+
+/// One OpenAI-protocol provider `local` (model `test-model`) at the loopback server `url`.
+pub(super) fn openai(url: &str) -> String {
+    format!(
+        "[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"test-model\"\n"
+    )
 }
 
 #[test]
@@ -59,13 +67,7 @@ fn each_client_session_has_its_own_token_budget() {
     let costly = Canned::json(
         json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": {"prompt_tokens": 100_000, "completion_tokens": 0}}).to_string(),
     );
-    // The daemon probes the provider once at boot.
-    let server = Server::start(vec![
-        Canned::json("{\"data\": []}"),
-        costly.clone(),
-        costly.clone(),
-        costly,
-    ]);
+    let server = Server::start(vec![costly.clone(), costly.clone(), costly]);
     config(
         home.path(),
         &format!(

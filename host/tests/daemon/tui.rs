@@ -98,21 +98,8 @@ impl Drop for Tmux {
 #[test]
 fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the_terminal() {
     let home = tempfile::tempdir().expect("temp dir");
-    // The daemon probes the provider at boot; then the answer.
-    let model = Server::start(vec![
-        Canned::json("{\"data\": []}"),
-        Canned::text("The answer is 42."),
-    ]);
-    let config = home.path().join("config/passepartout");
-    std::fs::create_dir_all(&config).expect("mkdir");
-    std::fs::write(
-        config.join("passepartout.toml"),
-        format!(
-            "[[providers]]\nname = \"local\"\nprotocol = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n",
-            model.url
-        ),
-    )
-    .expect("config");
+    let model = Server::start(vec![Canned::text("The answer is 42.")]);
+    super::providers::config(home.path(), &super::providers::openai(&model.url));
     let d = start(home.path(), &[], None);
     let tui = Tmux::start(home.path(), "tui", 120, 36);
     tui.wait("the daemon's health", |s| s.contains("[healthy]"));
