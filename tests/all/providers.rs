@@ -39,6 +39,7 @@ fn endpoint(name: &str, protocol: Protocol, server: &Server, timeout: Duration) 
         key: Some(Secret::new(KEY)),
         timeout,
         client: passepartout::providers::config::client(),
+        stream: true,
     }
 }
 

@@ -43,7 +43,8 @@ pub fn build(
         Some(g) => agent.with_gateway(g.clone(), mcp_policy),
         None => agent,
     }
-    .with_gate_events(router.gate_events());
+    .with_gate_events(router.gate_events())
+    .with_progress(router.progress());
     Ok((agent, problems))
 }
 

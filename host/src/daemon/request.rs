@@ -271,6 +271,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         told: Option<crate::signal::Told>,
     },
+    /// How far the model got with a streamed answer to this request (its text comes only once
+    /// the gates have passed it).
+    Model {
+        /// Provider, model, tokens so far, time since asked.
+        progress: crate::pipeline::Progress,
+    },
     /// A subscription is in place: these topics follow.
     Subscribed {
         /// What is followed.

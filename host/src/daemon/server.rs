@@ -133,6 +133,36 @@ impl Router {
     pub(super) fn boot(&self) -> &str {
         &self.boot
     }
+
+    /// The connection and request id a session (`boot:conn:request`) of this daemon start
+    /// names; `None` for another start's or none.
+    fn route(&self, session: Option<&str>) -> Option<(u64, Value)> {
+        let mut parts = session?.splitn(3, ':');
+        let (boot, conn, id) = (parts.next()?, parts.next()?, parts.next()?);
+        // The request id is kept as the client sent it (JSON: a string or a number).
+        (boot == self.boot)
+            .then(|| Some((conn.parse().ok()?, serde_json::from_str(id).ok()?)))
+            .flatten()
+    }
+
+    /// Where the agents send a streamed answer's progress ([`Agent::with_progress`]): as a
+    /// `model` event under the request it answers, which a busy client may miss (the reply
+    /// never is).
+    pub fn progress(self: &Arc<Router>) -> crate::pipeline::ProgressSink {
+        let me = Arc::downgrade(self);
+        Arc::new(move |meta, progress| {
+            let Some(me) = me.upgrade() else { return };
+            if let Some((conn, id)) = me.route(meta.session.as_deref()) {
+                let event = super::request::Event::Model {
+                    progress: progress.clone(),
+                };
+                let outbox = me.clients().get(&conn).cloned();
+                if let Some(o) = outbox {
+                    o.push(&event.frame(&id), Class::May);
+                }
+            }
+        })
+    }
 }
 
 /// The actuator a pipeline uses for clients of this daemon.
@@ -162,18 +192,7 @@ impl RouterActuator {
             .text
             .clone()
             .unwrap_or_else(|| Value::Object(action.args.clone()).to_string());
-        let mut parts = signal
-            .meta
-            .session
-            .as_deref()
-            .unwrap_or_default()
-            .splitn(3, ':');
-        // The request id is kept as the client sent it (JSON: a string or a number).
-        if let (Some(boot), Some(conn), Some(id)) = (parts.next(), parts.next(), parts.next())
-            && boot == self.0.boot
-            && let Ok(conn) = conn.parse()
-            && let Ok(id) = serde_json::from_str::<Value>(id)
-        {
+        if let Some((conn, id)) = self.0.route(signal.meta.session.as_deref()) {
             let mut frame = json!({ "type": "event", "id": id, "event": "message", "text": text });
             if let Some(told) = told {
                 frame["told"] = json!(told);

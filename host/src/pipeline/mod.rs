@@ -37,7 +37,9 @@ use crate::signal::{Action, GateTrace};
 
 pub use actuators::Actuator;
 pub use error::{JournalWriteError, PipelineError, Recovery};
-pub use provider::{Provider, ProviderReply, ProviderRequest, ToolSchema, ToolTurn};
+pub use provider::{
+    OnProgress, Progress, Provider, ProviderReply, ProviderRequest, ToolSchema, ToolTurn,
+};
 pub use turn::{Answer, Origin, Turn};
 
 /// Settings of the pipeline, with the seed's defaults.
@@ -243,7 +245,13 @@ pub struct Agent {
     gateway: Option<crate::gateway::Offer>,
     /// Where each gate's verdict goes as a walk makes it (the daemon's live traces).
     gate_events: Option<tokio::sync::broadcast::Sender<crate::gates::LiveVerdict>>,
+    /// Where a streamed answer's progress goes (the daemon: to the request it answers).
+    progress: Option<ProgressSink>,
 }
+
+/// Where the progress of a streamed answer goes, with the signal's meta it answers (the
+/// daemon routes it to the asking request by its session).
+pub type ProgressSink = Arc<dyn Fn(&crate::signal::Meta, &Progress) + Send + Sync>;
 
 /// Lines of recent activity kept for the prompt's LOGS section.
 const LOG_LINES: usize = 20;
@@ -288,6 +296,7 @@ impl Agent {
             memory: None,
             gateway: None,
             gate_events: None,
+            progress: None,
         };
         p.sort_gates();
         Ok(p)
@@ -387,6 +396,12 @@ impl Agent {
         sender: tokio::sync::broadcast::Sender<crate::gates::LiveVerdict>,
     ) -> Agent {
         self.gate_events = Some(sender);
+        self
+    }
+
+    /// Stream the model's answers, and send their progress to `sink` as they come.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Agent {
+        self.progress = Some(sink);
         self
     }
 

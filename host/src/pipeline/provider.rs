@@ -53,17 +53,46 @@ pub enum ProviderReply {
     },
 }
 
+/// How far a streamed answer got: what the asking client is shown while the model writes
+/// (never the text, which only the gates may let through).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Progress {
+    /// The provider writing it.
+    pub provider: String,
+    /// Its model.
+    pub model: String,
+    /// Tokens received so far (one per streamed piece; the provider's own count at the end).
+    pub tokens: u64,
+    /// Milliseconds since the request was sent.
+    pub elapsed_ms: u64,
+}
+
+/// Where a provider reports a streamed answer's [`Progress`].
+pub type OnProgress<'a> = &'a (dyn Fn(&Progress) + Send + Sync);
+
 /// A language model.
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     /// Its name, for errors and the journal.
     fn name(&self) -> &str;
-    /// Ask the model.
+    /// Ask the model, for an answer whole.
     ///
     /// # Errors
     /// [`PipelineError::Llm`] (unreachable, error status, malformed answer),
     /// [`PipelineError::Budget`] or [`PipelineError::DailySpend`].
-    async fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError>;
+    async fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
+        self.complete_with(request, None).await
+    }
+    /// Ask the model; with `progress`, the answer is streamed where the provider can and its
+    /// progress reported as it comes (the reply is still the whole answer).
+    ///
+    /// # Errors
+    /// As [`Provider::complete`].
+    async fn complete_with(
+        &self,
+        request: &ProviderRequest,
+        progress: Option<OnProgress<'_>>,
+    ) -> Result<ProviderReply, PipelineError>;
     /// Each provider behind it and its circuit breaker's state, for `status` and `doctor`.
     fn health(&self) -> Vec<crate::providers::breaker::ProviderHealth> {
         Vec::new()

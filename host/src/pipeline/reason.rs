@@ -267,7 +267,16 @@ impl Agent {
         };
         let mut request = self.prompt(origin, rejection, skill);
         request.turns = turns;
-        let reply = provider.complete(&request).await?;
+        // Streamed when the progress has somewhere to go; the text itself goes nowhere before
+        // the gates have passed it.
+        let report = self.progress.as_ref().map(|sink| {
+            let meta = &signal.meta;
+            move |p: &crate::pipeline::Progress| sink(meta, p)
+        });
+        let progress = report
+            .as_ref()
+            .map(|f| f as crate::pipeline::OnProgress<'_>);
+        let reply = provider.complete_with(&request, progress).await?;
         Ok(parse_reply(reply))
     }
 

@@ -1,10 +1,12 @@
 //! Anthropic Messages, with `tool_use` and `tool_result` blocks.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
-use super::http::{CallError, get_status, post_json};
-use super::{Endpoint, PROBE_TIMEOUT, Usage};
-use crate::pipeline::{ProviderReply, ProviderRequest};
+use super::http::{CallError, get_status, is_event_stream, json_of, post};
+use super::{Endpoint, PROBE_TIMEOUT, Usage, sse, stream};
+use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
 /// The API version header value this client speaks.
 pub const VERSION: &str = "2023-06-01";
@@ -81,7 +83,7 @@ fn headers(endpoint: &Endpoint) -> Vec<(&'static str, String)> {
     h
 }
 
-/// Call `endpoint` with `req`.
+/// Call `endpoint` with `req`; streamed (`stream: true`) when `progress` follows it.
 ///
 /// # Errors
 /// Any [`CallError`].
@@ -89,17 +91,121 @@ pub async fn call(
     endpoint: &Endpoint,
     req: &ProviderRequest,
     model: &str,
+    progress: Option<OnProgress<'_>>,
 ) -> Result<(ProviderReply, Usage), CallError> {
     let url = format!("{}/v1/messages", endpoint.base_url.trim_end_matches('/'));
-    let answer = post_json(
+    let streaming = stream::wanted(endpoint, progress);
+    let mut body = body(req, model);
+    if streaming {
+        body["stream"] = json!(true);
+    }
+    let resp = post(
         &endpoint.client,
         &url,
         &headers(endpoint),
-        &body(req, model),
+        &body,
         endpoint.timeout,
     )
     .await?;
-    parse(&answer)
+    match progress.filter(|_| streaming && is_event_stream(&resp)) {
+        Some(p) => stream::read(resp, Events::default(), endpoint, model, p).await,
+        None => parse(&json_of(resp, endpoint.timeout).await?),
+    }
+}
+
+/// A streamed Messages answer: `message_start` (input tokens), per content block a
+/// `content_block_start`, its `content_block_delta`s (text, or a tool's input as pieces of
+/// JSON) and `content_block_stop`, then `message_delta` (output tokens) and `message_stop`.
+#[derive(Debug, Default)]
+pub struct Events {
+    /// By index: the block as started, and what its deltas brought so far (text, or the tool
+    /// input's JSON).
+    blocks: BTreeMap<u64, (Value, String)>,
+    input_tokens: u64,
+    output_tokens: u64,
+    tokens: u64,
+    done: bool,
+}
+
+impl stream::Fold for Events {
+    fn event(&mut self, event: &sse::Event) -> Result<(), CallError> {
+        let v = stream::json(event)?;
+        let index = v["index"].as_u64().unwrap_or(0);
+        match v["type"].as_str().or(event.event.as_deref()).unwrap_or("") {
+            "message_start" => {
+                let usage = &v["message"]["usage"];
+                self.input_tokens = usage["input_tokens"].as_u64().unwrap_or(0);
+                self.output_tokens = usage["output_tokens"].as_u64().unwrap_or(0);
+            }
+            "content_block_start" => {
+                self.blocks
+                    .insert(index, (v["content_block"].clone(), String::new()));
+            }
+            "content_block_delta" => {
+                let Some((_, streamed)) = self.blocks.get_mut(&index) else {
+                    return Err(CallError::Malformed(format!(
+                        "a streamed delta for block {index}, which was never started"
+                    )));
+                };
+                let delta = &v["delta"];
+                match delta["type"].as_str() {
+                    Some("text_delta") => {
+                        streamed.push_str(delta["text"].as_str().unwrap_or_default());
+                    }
+                    Some("input_json_delta") => {
+                        streamed.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
+                    // Thinking and signatures are not the answer.
+                    _ => return Ok(()),
+                }
+                self.tokens += 1;
+            }
+            "message_delta" => {
+                if let Some(n) = v["usage"]["output_tokens"].as_u64() {
+                    self.output_tokens = n;
+                }
+            }
+            "message_stop" => self.done = true,
+            "error" => {
+                let e = &v["error"];
+                let message = e["message"].as_str().map_or_else(|| e.to_string(), str::to_owned);
+                let kind = e["type"].as_str().unwrap_or("error");
+                let said: String = message.chars().take(300).collect();
+                return Err(CallError::Stream(format!("{kind}: {said}")));
+            }
+            // `ping`, `content_block_stop`, and what a later API version adds.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(self) -> Result<(ProviderReply, Usage), CallError> {
+        let mut content = Vec::with_capacity(self.blocks.len());
+        for (mut block, streamed) in self.blocks.into_values() {
+            if block["type"] == "tool_use" && !streamed.trim().is_empty() {
+                block["input"] = serde_json::from_str(&streamed).map_err(|e| {
+                    CallError::Malformed(format!("a streamed tool input is not JSON: {e}"))
+                })?;
+            } else if block["type"] == "text" {
+                let start = block["text"].as_str().unwrap_or_default();
+                block["text"] = json!(format!("{start}{streamed}"));
+            }
+            content.push(block);
+        }
+        // The answer as it would have come whole, read the one way.
+        parse(&json!({
+            "content": content,
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+        }))
+    }
 }
 
 /// Is the endpoint there? (`GET /v1/models`)

@@ -125,6 +125,11 @@ impl Breakers {
         let now = Instant::now();
         let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
         let before = states.get(provider).cloned();
+        // A stream that broke off counts as what broke it.
+        let error = match error {
+            CallError::Cut { cause, .. } => cause,
+            other => other,
+        };
         let cooling = match error {
             CallError::Timeout(_) | CallError::Connect(_) | CallError::Truncated(_) => {
                 match before {
@@ -137,7 +142,11 @@ impl Breakers {
             CallError::RateLimited { retry_after } => retry_after
                 .unwrap_or(RATE_LIMIT_COOLING)
                 .min(super::http::MAX_RETRY_AFTER),
-            CallError::Status(..) | CallError::Malformed(_) | CallError::Redirect { .. } => {
+            CallError::Status(..)
+            | CallError::Malformed(_)
+            | CallError::Stream(_)
+            | CallError::Redirect { .. }
+            | CallError::Cut { .. } => {
                 states.remove(provider);
                 return;
             }

@@ -2,6 +2,7 @@
 //! ([`super::breaker`]: timeouts, connection failures and 429s leave a provider alone for a
 //! while); a selector may pick the model or skip a provider; the budgets ([`super::budget`])
 //! refuse a call that could overspend. When all fail, one error lists each provider and why.
+//! A streamed answer that breaks off after its first token is not asked of the next provider.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use super::breaker::{Admit, Breakers, ProviderHealth};
 use super::budget::{Budget, DailyRefusal, Spending, SpentToday};
 use super::config::{Price, SelectorRule};
 use super::{Endpoint, Usage, prices};
-use crate::pipeline::{PipelineError, Provider, ProviderReply, ProviderRequest};
+use crate::pipeline::{OnProgress, PipelineError, Provider, ProviderReply, ProviderRequest};
 
 /// Tokens assumed for an answer when checking the budget before a call.
 const ANSWER_ALLOWANCE: u64 = 1024;
@@ -212,7 +213,11 @@ impl Provider for Cascade {
         )
     }
 
-    async fn complete(&self, req: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
+    async fn complete_with(
+        &self,
+        req: &ProviderRequest,
+        progress: Option<OnProgress<'_>>,
+    ) -> Result<ProviderReply, PipelineError> {
         let session = req.session.as_deref();
         let requested = estimate(req);
         self.budget.check_tokens(session, requested)?;
@@ -221,6 +226,8 @@ impl Provider for Cascade {
         let mut attempts = 0;
         // The day's budget refused this provider's price: a cheaper one later may still fit.
         let mut over = None;
+        // A streamed answer broke off: the providers after it were not asked.
+        let mut cut = false;
         for endpoint in &self.endpoints {
             let Some(model) = self.select(endpoint, req) else {
                 failures.push(format!("{}: skipped by the model selector", endpoint.name));
@@ -264,7 +271,7 @@ impl Provider for Cascade {
             }
             attempts += 1;
             last = Some(endpoint.name.clone());
-            match endpoint.call(req, &model).await {
+            match endpoint.call(req, &model, progress).await {
                 Ok((reply, usage)) => {
                     self.breakers.succeeded(&key);
                     // The spend log's sink writes to SQLite.
@@ -279,6 +286,20 @@ impl Provider for Cascade {
                     // daemon's operator, not as a second copy on a one-shot command's stderr.
                     tracing::info!("provider {} ({model}) failed: {e}", endpoint.name);
                     failures.push(format!("{} ({model}): {e}", endpoint.name));
+                    // Part of this answer was received (and its progress shown): another
+                    // provider's would not continue it. What it cost is counted, the prompt
+                    // by estimate.
+                    if let crate::providers::http::CallError::Cut { tokens, .. } = e {
+                        let usage = Usage {
+                            input_tokens: requested.saturating_sub(ANSWER_ALLOWANCE),
+                            output_tokens: tokens,
+                        };
+                        crate::blocking::in_place(|| {
+                            self.account(session, endpoint, &model, price, usage);
+                        });
+                        cut = true;
+                        break;
+                    }
                 }
             }
         }
@@ -290,7 +311,12 @@ impl Provider for Cascade {
                 limit_usd,
             });
         }
-        let message = if self.endpoints.is_empty() {
+        let message = if cut {
+            format!(
+                "{}; the providers after it were not asked, since part of this answer had come",
+                failures.join("; ")
+            )
+        } else if self.endpoints.is_empty() {
             "no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or GEMINI_API_KEY, or [[providers]] in passepartout.toml".to_owned()
         } else if self.endpoints.len() == 1
             && self.endpoints[0].name == "ollama"

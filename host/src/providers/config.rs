@@ -40,6 +40,10 @@ pub struct ProviderConfig {
     /// Seconds one call may take (default 60; 1 to 86400).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Ask for streamed answers when someone follows them (default true; false for a server
+    /// that mishandles `stream`).
+    #[serde(default)]
+    pub stream: Option<bool>,
 }
 
 /// `[budget]`.
@@ -147,6 +151,7 @@ impl ProvidersConfig {
             // overflow the clocks that keep them.
             timeout: timeout.map_or(DEFAULT_TIMEOUT, |s| Duration::from_secs(s.clamp(1, 86_400))),
             client: client(),
+            stream: true,
         };
         if !self.providers.is_empty() {
             return self
@@ -160,14 +165,16 @@ impl ProvidersConfig {
                         .or_else(|| default_key(&p.name, p.protocol));
                     let base =
                         base_override(p.protocol, &p.name).unwrap_or_else(|| p.base_url.clone());
-                    endpoint(
+                    let mut e = endpoint(
                         &p.name,
                         p.protocol,
                         base,
                         p.model.clone(),
                         key,
                         p.timeout_secs,
-                    )
+                    );
+                    e.stream = p.stream.unwrap_or(true);
+                    e
                 })
                 .collect();
         }

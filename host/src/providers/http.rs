@@ -30,6 +30,16 @@ pub enum CallError {
     Status(u16, String),
     /// A 2xx body that is not the protocol.
     Malformed(String),
+    /// The provider reported an error in the middle of a streamed answer.
+    Stream(String),
+    /// A streamed answer failed after its first token: no other provider is asked (what was
+    /// shown of it would not be theirs).
+    Cut {
+        /// Tokens received before it failed.
+        tokens: u64,
+        /// Why it failed.
+        cause: Box<CallError>,
+    },
 }
 
 impl std::fmt::Display for CallError {
@@ -55,6 +65,10 @@ impl std::fmt::Display for CallError {
             CallError::RateLimited { retry_after: None } => write!(f, "rate limited (HTTP 429)"),
             CallError::Status(code, body) => write!(f, "HTTP {code}: {body}"),
             CallError::Malformed(e) => write!(f, "the answer is not the protocol: {e}"),
+            CallError::Stream(e) => write!(f, "the provider stopped the answer: {e}"),
+            CallError::Cut { tokens, cause } => {
+                write!(f, "the answer broke off after {tokens} token(s): {cause}")
+            }
         }
     }
 }
@@ -70,6 +84,21 @@ pub async fn post_json(
     body: &Value,
     timeout: Duration,
 ) -> Result<Value, CallError> {
+    json_of(post(client, url, headers, body, timeout).await?, timeout).await
+}
+
+/// POST `body` to `url` with `headers`, within `timeout` (the whole exchange, the answer's
+/// body included): the response, when its status is a success.
+///
+/// # Errors
+/// A [`CallError`] for a transport failure, a 429, a redirect, or another status.
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &Value,
+    timeout: Duration,
+) -> Result<reqwest::Response, CallError> {
     let mut req = client.post(url).timeout(timeout).json(body);
     for (k, v) in headers {
         req = req.header(*k, v);
@@ -92,21 +121,43 @@ pub async fn post_json(
             location: header("location").map(|l| redact(&l, headers)),
         });
     }
-    let text = resp.text().await.map_err(|e| {
-        if e.is_timeout() {
-            CallError::Timeout(timeout)
-        } else {
-            CallError::Truncated(crate::runtime::chain(&e.without_url()))
-        }
-    })?;
     if !status.is_success() {
+        let text = resp.text().await.unwrap_or_default();
         let snippet: String = text.chars().take(300).collect();
         return Err(CallError::Status(
             status.as_u16(),
             redact(&snippet, headers),
         ));
     }
+    Ok(resp)
+}
+
+/// Whether `resp` is a stream of server-sent events (else a server that ignored `stream`
+/// answered whole).
+pub fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
+}
+
+/// A successful response's body as JSON.
+///
+/// # Errors
+/// [`CallError::Timeout`] or [`CallError::Truncated`] while reading it,
+/// [`CallError::Malformed`] when it is not JSON.
+pub async fn json_of(resp: reqwest::Response, timeout: Duration) -> Result<Value, CallError> {
+    let text = resp.text().await.map_err(|e| body_error(e, timeout))?;
     serde_json::from_str(&text).map_err(|e| CallError::Malformed(format!("not JSON ({e})")))
+}
+
+/// A failure while reading a response's body.
+pub fn body_error(e: reqwest::Error, timeout: Duration) -> CallError {
+    if e.is_timeout() {
+        CallError::Timeout(timeout)
+    } else {
+        CallError::Truncated(crate::runtime::chain(&e.without_url()))
+    }
 }
 
 /// GET `url` (for `doctor`): the status code.

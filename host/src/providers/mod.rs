@@ -16,6 +16,8 @@ pub mod http;
 pub mod openai;
 pub mod prices;
 pub mod spend;
+pub mod sse;
+pub mod stream;
 
 use std::time::Duration;
 
@@ -83,10 +85,13 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// The HTTP client.
     pub client: reqwest::Client,
+    /// Whether to ask for a streamed answer when someone follows it (`stream = false` in its
+    /// `[[providers]]` section for a server that cannot).
+    pub stream: bool,
 }
 
 impl Endpoint {
-    /// Ask this provider.
+    /// Ask this provider; with `progress`, for a streamed answer whose progress it is told.
     ///
     /// # Errors
     /// Any [`http::CallError`].
@@ -94,10 +99,11 @@ impl Endpoint {
         &self,
         req: &crate::pipeline::ProviderRequest,
         model: &str,
+        progress: Option<crate::pipeline::OnProgress<'_>>,
     ) -> Result<(crate::pipeline::ProviderReply, Usage), http::CallError> {
         match self.protocol {
-            Protocol::Openai => openai::call(self, req, model).await,
-            Protocol::Anthropic => anthropic::call(self, req, model).await,
+            Protocol::Openai => openai::call(self, req, model, progress).await,
+            Protocol::Anthropic => anthropic::call(self, req, model, progress).await,
         }
     }
 

@@ -1,11 +1,13 @@
 //! OpenAI-compatible Chat Completions (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp, LM Studio,
 //! Gemini's OpenAI endpoint), with `tools` and `tool_calls`.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
-use super::http::{CallError, get_status, post_json};
-use super::{Endpoint, PROBE_TIMEOUT, Usage};
-use crate::pipeline::{ProviderReply, ProviderRequest};
+use super::http::{CallError, get_status, is_event_stream, json_of, post};
+use super::{Endpoint, PROBE_TIMEOUT, Usage, sse, stream};
+use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
 /// The request body for `req`, as the Chat Completions API documents it.
 pub fn body(req: &ProviderRequest, model: &str) -> Value {
@@ -84,7 +86,8 @@ pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
     }
 }
 
-/// Call `endpoint` with `req`.
+/// Call `endpoint` with `req`; streamed (`stream: true`, usage included) when `progress`
+/// follows it.
 ///
 /// # Errors
 /// Any [`CallError`].
@@ -92,20 +95,117 @@ pub async fn call(
     endpoint: &Endpoint,
     req: &ProviderRequest,
     model: &str,
+    progress: Option<OnProgress<'_>>,
 ) -> Result<(ProviderReply, Usage), CallError> {
     let url = format!(
         "{}/chat/completions",
         endpoint.base_url.trim_end_matches('/')
     );
-    let answer = post_json(
+    let streaming = stream::wanted(endpoint, progress);
+    let mut body = body(req, model);
+    if streaming {
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    let resp = post(
         &endpoint.client,
         &url,
         &headers(endpoint),
-        &body(req, model),
+        &body,
         endpoint.timeout,
     )
     .await?;
-    parse(&answer)
+    match progress.filter(|_| streaming && is_event_stream(&resp)) {
+        Some(p) => stream::read(resp, Chunks::default(), endpoint, model, p).await,
+        None => parse(&json_of(resp, endpoint.timeout).await?),
+    }
+}
+
+/// A streamed Chat Completions answer, read chunk by chunk: `choices[0].delta` carries text
+/// or pieces of tool calls (by `index`), a last chunk the `usage`, then `data: [DONE]`.
+#[derive(Debug, Default)]
+pub struct Chunks {
+    text: String,
+    /// By index: id, name, arguments so far.
+    calls: BTreeMap<u64, (String, String, String)>,
+    usage: Option<Value>,
+    tokens: u64,
+    finished: bool,
+    done: bool,
+}
+
+impl stream::Fold for Chunks {
+    fn event(&mut self, event: &sse::Event) -> Result<(), CallError> {
+        if event.data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let v = stream::json(event)?;
+        if let Some(e) = v.get("error") {
+            let message = e["message"].as_str().map_or_else(|| e.to_string(), str::to_owned);
+            return Err(CallError::Stream(message.chars().take(300).collect()));
+        }
+        if v["usage"].is_object() {
+            self.usage = Some(v["usage"].clone());
+        }
+        let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
+            return Ok(());
+        };
+        let delta = &choice["delta"];
+        if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            self.text.push_str(t);
+            self.tokens += 1;
+        }
+        for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            let index = call["index"].as_u64().unwrap_or(0);
+            let (id, name, args) = self.calls.entry(index).or_default();
+            if let Some(i) = call["id"].as_str() {
+                i.clone_into(id);
+            }
+            if let Some(n) = call["function"]["name"].as_str() {
+                name.push_str(n);
+            }
+            if let Some(a) = call["function"]["arguments"].as_str() {
+                args.push_str(a);
+                self.tokens += 1;
+            }
+        }
+        self.finished |= choice["finish_reason"].is_string();
+        Ok(())
+    }
+
+    fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+
+    fn may_end(&self) -> bool {
+        self.done || self.finished
+    }
+
+    fn finish(self) -> Result<(ProviderReply, Usage), CallError> {
+        let calls: Vec<Value> = self
+            .calls
+            .into_values()
+            .map(|(id, name, arguments)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            })
+            .collect();
+        let content = if self.text.is_empty() && !self.finished {
+            Value::Null
+        } else {
+            json!(self.text)
+        };
+        let mut message = json!({"role": "assistant", "content": content});
+        if !calls.is_empty() {
+            message["tool_calls"] = json!(calls);
+        }
+        // The answer as it would have come whole, read the one way.
+        parse(&json!({"choices": [{"message": message}], "usage": self.usage}))
+    }
 }
 
 fn headers(endpoint: &Endpoint) -> Vec<(&'static str, String)> {

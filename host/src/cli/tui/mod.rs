@@ -206,6 +206,7 @@ fn key(
                     Sent::Ask(text),
                 )?;
                 app.waiting = Some((id, Instant::now()));
+                app.streamed = None;
             }
         }
         KeyCode::Backspace => {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use passepartout::daemon::answer::{self, Ran};
 use passepartout::daemon::ops::Status;
 use passepartout::daemon::request::Event;
-use passepartout::pipeline::StepOutcome;
+use passepartout::pipeline::{Progress, StepOutcome};
 use passepartout::signal::Told;
 use serde_json::Value;
 
@@ -137,6 +137,8 @@ pub struct App {
     pub input: String,
     /// The question waiting for its answer, and since when.
     pub waiting: Option<(u64, Instant)>,
+    /// How far the model got with that answer, as it streams (never its text).
+    pub streamed: Option<Progress>,
     /// Gate verdicts, oldest first.
     pub trace: VecDeque<Verdict>,
     /// Approvals waiting, oldest first.
@@ -181,6 +183,7 @@ impl App {
             said: VecDeque::new(),
             input: String::new(),
             waiting: None,
+            streamed: None,
             trace: VecDeque::new(),
             approvals: Vec::new(),
             selected: None,
@@ -233,8 +236,18 @@ impl App {
                     _ => String::new(),
                 };
                 for event in answer::events(std::slice::from_ref(frame)) {
-                    if let Event::Message { text, told } = event {
-                        self.message(&format!("{label}{text}"), told);
+                    match event {
+                        Event::Message { text, told } => {
+                            self.message(&format!("{label}{text}"), told);
+                        }
+                        Event::Model { progress } if self.waiting.is_some_and(|(w, _)| w == id) => {
+                            self.streamed = Some(Progress {
+                                provider: one_row(&progress.provider),
+                                model: one_row(&progress.model),
+                                ..progress
+                            });
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -242,6 +255,7 @@ impl App {
                 self.sent.remove(&id);
                 if self.waiting.is_some_and(|(w, _)| w == id) {
                     self.waiting = None;
+                    self.streamed = None;
                 }
                 self.reply(frame, &sent);
             }
@@ -358,7 +372,10 @@ impl App {
             Event::Lagged { topic, missed } => {
                 self.say(Who::Note, &format!("{missed} {topic:?} events were missed"));
             }
-            Event::Subscribed { .. } | Event::GateTrace { .. } | Event::Message { .. } => {}
+            Event::Subscribed { .. }
+            | Event::GateTrace { .. }
+            | Event::Message { .. }
+            | Event::Model { .. } => {}
         }
     }
 

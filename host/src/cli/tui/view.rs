@@ -162,9 +162,17 @@ fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
             .block(Block::bordered().title(" conversation ")),
         talk,
     );
-    let title = match app.waiting {
-        Some((_, since)) => format!(" waiting for the answer… {}s ", since.elapsed().as_secs()),
-        None => " ask ".into(),
+    let title = match (app.waiting, &app.streamed) {
+        (Some((_, since)), Some(p)) => format!(
+            " {} writing: {} tokens, {}s (gates check it before it shows) ",
+            p.provider,
+            p.tokens,
+            since.elapsed().as_secs()
+        ),
+        (Some((_, since)), None) => {
+            format!(" waiting for the answer… {}s ", since.elapsed().as_secs())
+        }
+        (None, _) => " ask ".into(),
     };
     let style = if app.pane_focus {
         colour(app, Color::DarkGray)
