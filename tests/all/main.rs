@@ -18,6 +18,7 @@ mod pipeline;
 mod programs;
 mod providers;
 mod standard;
+mod streaming;
 mod trust;
 
 use passepartout::runtime::types::{Action, SignalView};

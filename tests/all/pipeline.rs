@@ -34,7 +34,11 @@ impl Provider for Scripted {
     fn name(&self) -> &str {
         "scripted"
     }
-    async fn complete(&self, request: &ProviderRequest) -> Result<ProviderReply, PipelineError> {
+    async fn complete_with(
+        &self,
+        request: &ProviderRequest,
+        _: Option<passepartout::pipeline::OnProgress<'_>>,
+    ) -> Result<ProviderReply, PipelineError> {
         self.0.requests.lock().expect("lock").push(request.clone());
         self.0
             .replies

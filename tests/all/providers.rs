@@ -19,9 +19,14 @@ use serde_json::{Value, json};
 
 use crate::fresh_runtime;
 
-const KEY: &str = "sk-test-SECRET-never-print-me";
+pub(crate) const KEY: &str = "sk-test-SECRET-never-print-me";
 
-fn endpoint(name: &str, protocol: Protocol, server: &Server, timeout: Duration) -> Endpoint {
+pub(crate) fn endpoint(
+    name: &str,
+    protocol: Protocol,
+    server: &Server,
+    timeout: Duration,
+) -> Endpoint {
     let base_url = match protocol {
         Protocol::Openai => format!("{}/v1", server.url),
         Protocol::Anthropic => server.url.clone(),
@@ -55,7 +60,7 @@ fn eval_tool() -> ToolSchema {
     }
 }
 
-fn request(turns: Vec<ToolTurn>) -> ProviderRequest {
+pub(crate) fn request(turns: Vec<ToolTurn>) -> ProviderRequest {
     ProviderRequest {
         system: "IDENTITY: Agent".into(),
         prompt: "what is 1 + 2?".into(),

@@ -8,8 +8,46 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+
+/// Lets a streamed answer's writes out one at a time, when the test says: the server waits
+/// for a permit before each write (at most a minute, then it gives up and closes).
+#[derive(Clone, Debug, Default)]
+pub struct Release(Arc<(Mutex<usize>, Condvar)>);
+
+impl Release {
+    /// Let `n` more writes out.
+    pub fn allow(&self, n: usize) {
+        let (count, cv) = &*self.0;
+        *count.lock().expect("lock") += n;
+        cv.notify_all();
+    }
+
+    /// Wait for a permit; false when none came within a minute.
+    fn take(&self) -> bool {
+        let (count, cv) = &*self.0;
+        let guard = count.lock().expect("lock");
+        let (mut guard, timeout) = cv
+            .wait_timeout_while(guard, Duration::from_secs(60), |n| *n == 0)
+            .expect("lock");
+        if timeout.timed_out() {
+            return false;
+        }
+        *guard -= 1;
+        true
+    }
+}
+
+/// A streamed answer: `text/event-stream`, each write sent when its [`Release`] (if any)
+/// allows, then the connection closed.
+#[derive(Clone, Debug)]
+pub struct Streamed {
+    /// The writes, each any number of events (or parts of one).
+    pub writes: Vec<String>,
+    /// Who lets them out; `None`: all at once.
+    pub release: Option<Release>,
+}
 
 /// A response to send.
 #[derive(Clone, Debug)]
@@ -24,6 +62,8 @@ pub struct Canned {
     pub delay: Duration,
     /// Announce this many bytes more than the body has, then close: a cut-off answer.
     pub missing: usize,
+    /// Stream these instead of the body.
+    pub streamed: Option<Streamed>,
 }
 
 impl Canned {
@@ -35,6 +75,7 @@ impl Canned {
             body: body.into(),
             delay: Duration::ZERO,
             missing: 0,
+            streamed: None,
         }
     }
     /// An OpenAI Chat Completions answer calling tool `name` with `args`.
@@ -48,6 +89,16 @@ impl Canned {
     pub fn text(t: &str) -> Canned {
         Canned::json(serde_json::json!({"choices": [{"message": {"role": "assistant", "content": t}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).to_string())
     }
+    /// Server-sent events, written as `writes`, each when `release` allows.
+    pub fn events(writes: Vec<String>, release: Option<&Release>) -> Canned {
+        Canned {
+            streamed: Some(Streamed {
+                writes,
+                release: release.cloned(),
+            }),
+            ..Canned::json("")
+        }
+    }
     /// A status with a body.
     pub fn status(status: u16, body: &str) -> Canned {
         Canned {
@@ -56,6 +107,7 @@ impl Canned {
             body: body.into(),
             delay: Duration::ZERO,
             missing: 0,
+            streamed: None,
         }
     }
 }
@@ -192,6 +244,26 @@ fn serve(stream: TcpStream, responses: &Mutex<VecDeque<Canned>>, requests: &Mute
             .unwrap_or_else(|| Canned::status(500, "{\"error\":\"no canned response left\"}"))
     };
     std::thread::sleep(canned.delay);
+    let mut stream = stream;
+    if let Some(streamed) = &canned.streamed {
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+        if stream.write_all(head.as_bytes()).is_err() {
+            return;
+        }
+        for w in &streamed.writes {
+            if streamed.release.as_ref().is_some_and(|r| !r.take()) {
+                return;
+            }
+            if stream
+                .write_all(w.as_bytes())
+                .and_then(|()| stream.flush())
+                .is_err()
+            {
+                return;
+            }
+        }
+        return;
+    }
     let mut out = format!(
         "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
         canned.status,
@@ -202,7 +274,6 @@ fn serve(stream: TcpStream, responses: &Mutex<VecDeque<Canned>>, requests: &Mute
     }
     out.push_str("\r\n");
     out.push_str(&canned.body);
-    let mut stream = stream;
     let _ = stream.write_all(out.as_bytes());
 }
 
@@ -215,4 +286,39 @@ pub fn fixture(path: &str) -> String {
         .join("fixtures")
         .join(path);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
+}
+
+/// An OpenAI Chat Completions stream's events (`data: {…}` and a blank line each).
+pub mod openai_stream {
+    use serde_json::json;
+
+    /// A chunk carrying `text`.
+    pub fn text(text: &str) -> String {
+        chunk(&json!({"role": "assistant", "content": text}), None)
+    }
+
+    /// A chunk carrying a piece of tool call `index`: its id and name in the first piece.
+    pub fn tool(index: u64, first: Option<(&str, &str)>, arguments: &str) -> String {
+        let mut call = json!({"index": index, "function": {"arguments": arguments}});
+        if let Some((id, name)) = first {
+            call["id"] = json!(id);
+            call["type"] = json!("function");
+            call["function"]["name"] = json!(name);
+        }
+        chunk(&json!({"tool_calls": [call]}), None)
+    }
+
+    /// The end: the finish reason, the usage chunk (`stream_options.include_usage`), `[DONE]`.
+    pub fn end(reason: &str, prompt: u64, completion: u64) -> String {
+        let usage = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model", "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}});
+        format!(
+            "{}data: {usage}\n\ndata: [DONE]\n\n",
+            chunk(&json!({}), Some(reason))
+        )
+    }
+
+    fn chunk(delta: &serde_json::Value, finish: Option<&str>) -> String {
+        let v = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {v}\n\n")
+    }
 }

@@ -168,7 +168,9 @@ impl stream::Fold for Events {
             "message_stop" => self.done = true,
             "error" => {
                 let e = &v["error"];
-                let message = e["message"].as_str().map_or_else(|| e.to_string(), str::to_owned);
+                let message = e["message"]
+                    .as_str()
+                    .map_or_else(|| e.to_string(), str::to_owned);
                 let kind = e["type"].as_str().unwrap_or("error");
                 let said: String = message.chars().take(300).collect();
                 return Err(CallError::Stream(format!("{kind}: {said}")));

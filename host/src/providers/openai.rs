@@ -142,7 +142,9 @@ impl stream::Fold for Chunks {
         }
         let v = stream::json(event)?;
         if let Some(e) = v.get("error") {
-            let message = e["message"].as_str().map_or_else(|| e.to_string(), str::to_owned);
+            let message = e["message"]
+                .as_str()
+                .map_or_else(|| e.to_string(), str::to_owned);
             return Err(CallError::Stream(message.chars().take(300).collect()));
         }
         if v["usage"].is_object() {

@@ -86,7 +86,8 @@ pub async fn read<F: Fold>(
         };
         read = read.saturating_add(piece.len());
         if read > MAX_ANSWER {
-            let e = CallError::Malformed(format!("a streamed answer longer than {MAX_ANSWER} bytes"));
+            let e =
+                CallError::Malformed(format!("a streamed answer longer than {MAX_ANSWER} bytes"));
             return Err(cut(fold.tokens(), e));
         }
         let events = decoder

@@ -1,6 +1,7 @@
 //! `passepartout tui` driven inside tmux (send-keys, capture-pane) against a real daemon and a
-//! loopback model server: a question's answer lands in the conversation once the gates passed
-//! it, each gate's verdict shows as the walk makes it, an action another client asked for
+//! loopback model server that streams when the test lets it: the answer's progress builds up
+//! token by token, its text lands in the conversation only once the gates passed it, each
+//! gate's verdict shows as the walk makes it, an action another client asked for
 //! appears in the approvals pane and is approved there with its result in the conversation, the
 //! screen fits 80×24 and back, and quitting restores the terminal. Every wait is for something
 //! on the screen, never a guessed sleep.
@@ -8,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use passepartout_tests::http::{Canned, Server};
+use passepartout_tests::http::{Canned, Release, Server, openai_stream};
 
 use super::*;
 
@@ -98,14 +99,30 @@ impl Drop for Tmux {
 #[test]
 fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the_terminal() {
     let home = tempfile::tempdir().expect("temp dir");
-    let model = Server::start(vec![Canned::text("The answer is 42.")]);
+    let release = Release::default();
+    let model = Server::start(vec![Canned::events(
+        vec![
+            openai_stream::text("The answer"),
+            openai_stream::text(" is") + &openai_stream::text(" 42."),
+            openai_stream::end("stop", 40, 3),
+        ],
+        Some(&release),
+    )]);
     super::providers::config(home.path(), &super::providers::openai(&model.url));
     let d = start(home.path(), &[], None);
     let tui = Tmux::start(home.path(), "tui", 120, 36);
     tui.wait("the daemon's health", |s| s.contains("[healthy]"));
 
-    // A question: the answer shows once the gates passed it, and their verdicts beside it.
+    // A question: its progress shows as the model streams, never its text; the answer shows
+    // once the gates passed it, and their verdicts beside it.
     tui.keys(&["what is six times seven", "Enter"]);
+    tui.wait("the question asked", |s| s.contains("waiting for the answer"));
+    release.allow(1);
+    tui.wait("the first token", |s| s.contains("local writing: 1 tokens"));
+    release.allow(1);
+    let screen = tui.wait("more tokens", |s| s.contains("local writing: 3 tokens"));
+    assert!(!screen.contains("The answer"), "unverified text on screen: {screen}");
+    release.allow(1);
     let screen = tui.wait("the answer", |s| s.contains("The answer is 42."));
     assert!(screen.contains("you what is six times seven"), "{screen}");
     let screen = tui.wait("the reply's verdicts", |s| {
