@@ -16,13 +16,11 @@ use crate::providers::{endpoint, request};
 
 const T: Duration = Duration::from_secs(5);
 
+/// The question asked on its thread: its reply (or error's text) and the cascade.
+type Asking = std::thread::JoinHandle<(Result<ProviderReply, String>, Cascade)>;
+
 /// Ask `cascade` on a thread of its own, with progress collected.
-fn ask(
-    cascade: Cascade,
-) -> (
-    std::thread::JoinHandle<(Result<ProviderReply, String>, Cascade)>,
-    Arc<Mutex<Vec<Progress>>>,
-) {
+fn ask(cascade: Cascade) -> (Asking, Arc<Mutex<Vec<Progress>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let into = seen.clone();
     let asking = std::thread::spawn(move || {

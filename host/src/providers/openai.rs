@@ -232,3 +232,38 @@ pub async fn probe(endpoint: &Endpoint) -> Result<u16, CallError> {
     )
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::providers::stream::Fold;
+
+    fn event(data: Value) -> sse::Event {
+        sse::Event {
+            event: None,
+            data: data.to_string(),
+        }
+    }
+
+    proptest! {
+        /// However the text is cut into chunks, the answer is the text, one token per chunk
+        /// that carried some.
+        #[test]
+        fn chunks_join_into_the_text(pieces in proptest::collection::vec(".{0,8}", 1..20)) {
+            let mut fold = Chunks::default();
+            for p in &pieces {
+                fold.event(&event(json!({"choices": [{"index": 0, "delta": {"content": p}}]})))
+                    .expect("a chunk");
+            }
+            fold.event(&event(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})))
+                .expect("the end");
+            let carried = pieces.iter().filter(|p| !p.is_empty()).count() as u64;
+            prop_assert_eq!(fold.tokens(), carried);
+            prop_assert!(fold.may_end() && !fold.done());
+            let (reply, _) = fold.finish().expect("an answer");
+            prop_assert_eq!(reply, ProviderReply::Text(pieces.concat()));
+        }
+    }
+}

@@ -116,12 +116,17 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     // A question: its progress shows as the model streams, never its text; the answer shows
     // once the gates passed it, and their verdicts beside it.
     tui.keys(&["what is six times seven", "Enter"]);
-    tui.wait("the question asked", |s| s.contains("waiting for the answer"));
+    tui.wait("the question asked", |s| {
+        s.contains("waiting for the answer")
+    });
     release.allow(1);
     tui.wait("the first token", |s| s.contains("local writing: 1 tokens"));
     release.allow(1);
     let screen = tui.wait("more tokens", |s| s.contains("local writing: 3 tokens"));
-    assert!(!screen.contains("The answer"), "unverified text on screen: {screen}");
+    assert!(
+        !screen.contains("The answer"),
+        "unverified text on screen: {screen}"
+    );
     release.allow(1);
     let screen = tui.wait("the answer", |s| s.contains("The answer is 42."));
     assert!(screen.contains("you what is six times seven"), "{screen}");
