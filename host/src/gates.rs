@@ -50,6 +50,16 @@ pub trait GateCheck: Send + Sync {
         signal: &wit::SignalView,
         context: &Arc<ActionContext>,
     ) -> Result<wit::Verdict, PluginError>;
+    /// As [`GateCheck::check`], with the fuel the call used when the gate is metered (a
+    /// plugin's is; a stand-in's is not).
+    async fn check_fueled(
+        &self,
+        action: &wit::Action,
+        signal: &wit::SignalView,
+        context: &Arc<ActionContext>,
+    ) -> (Result<wit::Verdict, PluginError>, Option<u64>) {
+        (self.check(action, signal, context).await, None)
+    }
 }
 
 #[async_trait::async_trait]
@@ -78,6 +88,17 @@ impl GateCheck for Plugin {
         context: &Arc<ActionContext>,
     ) -> Result<wit::Verdict, PluginError> {
         Plugin::check_in_async(self, action, signal, context).await
+    }
+    async fn check_fueled(
+        &self,
+        action: &wit::Action,
+        signal: &wit::SignalView,
+        context: &Arc<ActionContext>,
+    ) -> (Result<wit::Verdict, PluginError>, Option<u64>) {
+        match Plugin::check_in_metered_async(self, action, signal, context).await {
+            Ok((verdict, fuel)) => (Ok(verdict), Some(fuel)),
+            Err(e) => (Err(e), None),
+        }
     }
 }
 
@@ -269,6 +290,9 @@ pub struct LiveVerdict {
     pub last_mile: bool,
     /// The verdict.
     pub record: GateRecord,
+    /// The action as the gate rewrote it, as a person reads it (a `modify` verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewritten: Option<String>,
 }
 
 /// Where a walk sends each verdict as it makes it.
@@ -285,7 +309,7 @@ pub struct Tap {
 }
 
 impl Tap {
-    fn send(&self, action: &Action, record: &GateRecord) {
+    fn send(&self, action: &Action, record: &GateRecord, rewritten: Option<&Action>) {
         // Nobody follows: not even the summary is made.
         if self.sender.receiver_count() == 0 {
             return;
@@ -300,14 +324,31 @@ impl Tap {
             action: cap(&crate::pipeline::reason::summary(action), 400),
             last_mile: self.last_mile,
             record,
+            rewritten: rewritten.map(|new| cap(&rewrite_summary(action, new), 400)),
         });
+    }
+}
+
+/// What a gate's rewrite of `old` into `new` looks like to a person: `new`'s summary; a
+/// reply's text is never shown before every gate passed it, so a changed text is counted.
+fn rewrite_summary(old: &Action, new: &Action) -> String {
+    let summary = crate::pipeline::reason::summary(new);
+    match (&old.text, &new.text) {
+        (Some(a), Some(b)) if a != b && summary == crate::pipeline::reason::summary(old) => {
+            format!(
+                "{summary}, its text rewritten ({} → {} characters)",
+                a.chars().count(),
+                b.chars().count()
+            )
+        }
+        _ => summary,
     }
 }
 
 /// Keep `record` in `trace`, and send it to `tap` (it was made on `action`).
 fn note(trace: &mut GateTrace, tap: Option<&Tap>, action: &Action, record: GateRecord) {
     if let Some(t) = tap {
-        t.send(action, &record);
+        t.send(action, &record, None);
     }
     trace.push(record);
 }
@@ -346,7 +387,7 @@ async fn walk(
             continue;
         }
         let start = Instant::now();
-        let result = gate.check(&proposed, view, &context).await;
+        let (result, fuel) = gate.check_fueled(&proposed, view, &context).await;
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         let record = |verdict, reason: Option<String>| GateRecord {
             gate: gate.name().to_owned(),
@@ -356,6 +397,7 @@ async fn walk(
             verdict,
             reason,
             micros,
+            fuel,
         };
         // A rejection, a failed gate or a malformed modification stops the walk (fail closed).
         let (verdict, reason) = match result {
@@ -374,7 +416,11 @@ async fn walk(
                         note(trace, tap, current, record(TraceVerdict::Pass, None));
                         continue;
                     }
-                    note(trace, tap, current, record(TraceVerdict::Modify, None));
+                    let record = record(TraceVerdict::Modify, None);
+                    if let Some(t) = tap {
+                        t.send(current, &record, Some(&new));
+                    }
+                    trace.push(record);
                     *current = new;
                     return Walk::Rewritten(gate.name().to_owned());
                 }

@@ -336,6 +336,10 @@ pub struct GateRecord {
     pub reason: Option<String>,
     /// Wall-clock time of the call, microseconds.
     pub micros: u64,
+    /// Fuel the call used (instantiation included), for a plugin gate's call that answered;
+    /// absent for a stand-in, a failed call, and records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<u64>,
 }
 
 /// Every gate that ran, in order.

@@ -588,7 +588,7 @@ impl Server {
             return status.clone();
         }
         let status = crate::blocking::in_place(|| {
-            ops::status(&self.swap.current(), &self.swap, self.facts())
+            ops::status(&self.swap.current(), &self.swap, self.facts(), None)
         });
         *cached = Some((Instant::now(), status.clone()));
         status

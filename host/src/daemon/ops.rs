@@ -68,7 +68,16 @@ pub struct PluginStatus {
     pub name: String,
     /// Its version.
     pub version: String,
-    /// Its calls and failures so far.
+    /// Its roles (`gate`, `tool`, `skill`).
+    #[serde(default)]
+    pub kinds: Vec<crate::runtime::Kind>,
+    /// What its tool and skill calls get, one line per grant ([`crate::runtime::Grants::lines`]).
+    #[serde(default)]
+    pub grants: Vec<String>,
+    /// Its limits in one line ([`crate::runtime::Limits::summary`]).
+    #[serde(default)]
+    pub limits: String,
+    /// Its calls, failures, time and fuel so far, and its last error.
     pub telemetry: crate::runtime::plugin::TelemetrySnapshot,
 }
 
@@ -115,6 +124,9 @@ pub struct Status {
     /// a reload or an operator's approval changes them.
     #[serde(default)]
     pub tools_set: String,
+    /// What was spent against the model's budgets (none without a model).
+    #[serde(default)]
+    pub spend: Option<crate::providers::budget::SpendStatus>,
 }
 
 /// What `status` tells of the daemon itself.
@@ -224,7 +236,7 @@ pub async fn handle(
         .map(Reply::Approvals)
         .map_err(|e| Refused::Failed(e.to_string())),
         Request::Status => Ok(Reply::Status(Box::new(crate::blocking::in_place(|| {
-            status(pipeline, swap, facts)
+            status(pipeline, swap, facts, Some(meta.client.as_deref()))
         })))),
         // The connection follows a subscription itself (`events`): it never gets here.
         Request::Subscribe { .. } => Err(Refused::Request(
@@ -233,8 +245,14 @@ pub async fn handle(
     }
 }
 
-/// What `status` answers, now.
-pub(super) fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
+/// What `status` answers, now; with the tokens `session` spent when `Some` (a client's own
+/// `status`, not the `health` events every follower shares).
+pub(super) fn status(
+    pipeline: &Agent,
+    swap: &Swap,
+    facts: Facts,
+    session: Option<Option<&str>>,
+) -> Status {
     let pending_approvals = crate::approvals::Approvals::new(pipeline.journal())
         .and_then(|a| a.pending())
         .map(|p| p.len())
@@ -262,6 +280,9 @@ pub(super) fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
             .map(|p| PluginStatus {
                 name: p.id.name.clone(),
                 version: p.id.version.clone(),
+                kinds: p.manifest.kinds.clone(),
+                grants: p.grants.lines(),
+                limits: p.limits.summary(&p.manifest.kinds),
                 telemetry: p.telemetry.snapshot(),
             })
             .collect(),
@@ -273,5 +294,6 @@ pub(super) fn status(pipeline: &Agent, swap: &Swap, facts: Facts) -> Status {
         mcp_servers: pipeline.mcp_servers(),
         mcp_problems: pipeline.mcp_problems(),
         tools_set: pipeline.tools_set(),
+        spend: pipeline.spend(session),
     }
 }

@@ -427,6 +427,15 @@ impl Agent {
         self
     }
 
+    /// What was spent against the model's budgets, with `session`'s tokens when `Some`
+    /// (none without a model). May read the spend log.
+    pub fn spend(
+        &self,
+        session: Option<Option<&str>>,
+    ) -> Option<crate::providers::budget::SpendStatus> {
+        self.provider.as_ref().and_then(|p| p.spend(session))
+    }
+
     /// Each model provider and its circuit breaker's state (none without a model).
     pub fn provider_health(&self) -> Vec<crate::providers::breaker::ProviderHealth> {
         self.provider.as_ref().map_or_else(Vec::new, |p| p.health())

@@ -97,4 +97,13 @@ pub trait Provider: Send + Sync {
     fn health(&self) -> Vec<crate::providers::breaker::ProviderHealth> {
         Vec::new()
     }
+    /// What was spent against its budgets, with `session`'s tokens when `Some` (for
+    /// `status`); `None` when it keeps no budget. May read the spend log (SQLite).
+    fn spend(
+        &self,
+        session: Option<Option<&str>>,
+    ) -> Option<crate::providers::budget::SpendStatus> {
+        let _ = session;
+        None
+    }
 }

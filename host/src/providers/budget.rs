@@ -33,6 +33,22 @@ impl Default for Spending {
     }
 }
 
+/// What has been spent against the budgets, for `status`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SpendStatus {
+    /// Tokens the asking client's session has spent (absent when the status is not for one
+    /// client, as in `health` events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_tokens: Option<u64>,
+    /// Tokens a session may spend (`[budget] session_tokens`), if limited.
+    pub session_limit: Option<u64>,
+    /// Dollars spent today (UTC) by every session and process on this database.
+    pub today_usd: f64,
+    /// Dollars a day may cost (`[budget] daily_usd`), if limited.
+    pub daily_limit_usd: Option<f64>,
+}
+
 /// The budgets of a cascade.
 pub struct Budget {
     session_tokens: Option<u64>,
@@ -67,6 +83,17 @@ impl Budget {
     /// The daily limit, if any.
     pub fn daily_usd(&self) -> Option<f64> {
         self.daily_usd
+    }
+
+    /// What has been spent, with `session`'s tokens when `Some` (`Some(None)`: calls made
+    /// without a session). Reads the spend log.
+    pub fn status(&self, session: Option<Option<&str>>) -> SpendStatus {
+        SpendStatus {
+            session_tokens: session.map(|s| self.spent(s)),
+            session_limit: self.session_tokens,
+            today_usd: self.spent_today(),
+            daily_limit_usd: self.daily_usd,
+        }
     }
 
     /// Tokens `session` has spent.

@@ -213,6 +213,10 @@ impl Provider for Cascade {
         )
     }
 
+    fn spend(&self, session: Option<Option<&str>>) -> Option<super::budget::SpendStatus> {
+        Some(self.budget.status(session))
+    }
+
     async fn complete_with(
         &self,
         req: &ProviderRequest,

@@ -328,6 +328,21 @@ impl Plugin {
             .map(|(verdict, _)| verdict)
     }
 
+    /// As [`Plugin::check_in_async`], also returning the fuel the call used (instantiation
+    /// included): the walk's way, whose trace records it.
+    ///
+    /// # Errors
+    /// As for [`Plugin::check`].
+    pub async fn check_in_metered_async(
+        &self,
+        action: &types::Action,
+        signal: &types::SignalView,
+        context: &Arc<ActionContext>,
+    ) -> Result<(types::Verdict, u64), PluginError> {
+        self.counted(self.check_metered_uncounted(action, signal, context))
+            .await
+    }
+
     /// As [`Plugin::check`], also returning the fuel the call used (instantiation included).
     /// For a given gate and input this number is the same on every machine.
     ///
@@ -355,7 +370,11 @@ impl Plugin {
             self.gate_pres(),
             passepartout_plugin_gate().call_check(store, action, signal)
         );
-        let used = self.limits.gate_fuel - store.get_fuel().unwrap_or(0);
+        let used = self
+            .limits
+            .gate_fuel
+            .saturating_sub(store.get_fuel().unwrap_or(0));
+        self.telemetry.fuel(used);
         Ok((self.check_verdict_size(verdict?)?, used))
     }
 
@@ -428,7 +447,7 @@ impl Plugin {
     ) -> Result<T, PluginError> {
         let start = Instant::now();
         let result = call.await;
-        self.telemetry.record(start, result.is_ok());
+        self.telemetry.record(start, &result);
         result
     }
 
@@ -491,7 +510,7 @@ impl Plugin {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.tool_timeout(own),
         };
-        let (result, _) = call_fresh!(
+        let (result, store) = call_fresh!(
             self,
             Role::Tool,
             budget,
@@ -499,6 +518,9 @@ impl Plugin {
             self.tool_pres(),
             passepartout_plugin_tool().call_call(store, own, args)
         );
+        let given = budget.fuel.unwrap_or(u64::MAX);
+        self.telemetry
+            .fuel(given.saturating_sub(store.get_fuel().unwrap_or(given)));
         match result? {
             Ok(output) => {
                 self.check_output_size(output.len())?;
@@ -737,7 +759,7 @@ impl LiveGate<'_> {
     ) -> Result<types::Verdict, PluginError> {
         let start = Instant::now();
         let result = self.check_uncounted(action, signal, context);
-        self.plugin.telemetry.record(start, result.is_ok());
+        self.plugin.telemetry.record(start, &result);
         result
     }
 

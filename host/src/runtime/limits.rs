@@ -173,6 +173,29 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// The limits of a plugin with `kinds` in one line, as `status` shows them: fuel per gate
+    /// check and per tool or skill call (of the roles it takes), deadline, memory, output.
+    pub fn summary(&self, kinds: &[Kind]) -> String {
+        let millions = |f: u64| format!("{}M", f as f64 / 1e6);
+        let mut fuel = Vec::new();
+        if kinds.contains(&Kind::Gate) {
+            fuel.push(format!("{} per check", millions(self.gate_fuel)));
+        }
+        if kinds.iter().any(|k| *k != Kind::Gate) {
+            let per_call = self
+                .tool_fuel
+                .map_or_else(|| "unbounded".to_owned(), millions);
+            fuel.push(format!("{per_call} per call"));
+        }
+        format!(
+            "fuel {}; {} ms; memory {} MiB; output {} KiB",
+            fuel.join(", "),
+            self.timeout.as_millis(),
+            self.memory_bytes >> 20,
+            self.max_output_bytes >> 10
+        )
+    }
+
     /// Resolve the limits for a plugin with `kinds` from its manifest and its policy entry.
     ///
     /// # Errors

@@ -160,10 +160,12 @@ pub struct Telemetry {
     executions: AtomicU64,
     failures: AtomicU64,
     total_micros: AtomicU64,
+    fuel: AtomicU64,
+    last_error: std::sync::Mutex<Option<String>>,
 }
 
 /// A snapshot of [`Telemetry`], as `passepartout plugins --json` prints it.
-#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct TelemetrySnapshot {
     /// Calls made.
     pub executions: u64,
@@ -171,17 +173,38 @@ pub struct TelemetrySnapshot {
     pub failures: u64,
     /// Time spent in calls, microseconds.
     pub total_micros: u64,
+    /// Fuel the gate checks and tool calls used (instantiation included).
+    #[serde(default)]
+    pub fuel: u64,
+    /// The last failure, as its error says it (at most 500 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
+/// The most of a failure's text kept as a plugin's last error.
+const LAST_ERROR_CHARS: usize = 500;
+
 impl Telemetry {
-    /// Count one call that started at `start`.
-    pub fn record(&self, start: Instant, ok: bool) {
+    /// Count one call that started at `start` and ended as `result`.
+    pub fn record<T, E: std::fmt::Display>(&self, start: Instant, result: &Result<T, E>) {
         self.executions.fetch_add(1, Ordering::Relaxed);
-        if !ok {
+        if let Err(e) = result {
             self.failures.fetch_add(1, Ordering::Relaxed);
+            let said: String = e.to_string().chars().take(LAST_ERROR_CHARS).collect();
+            *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(said);
         }
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         self.total_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// Count `used` units of fuel.
+    pub fn fuel(&self, used: u64) {
+        // Saturating: a sum that would wrap says "very much", not "little".
+        let _ = self
+            .fuel
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+                Some(f.saturating_add(used))
+            });
     }
 
     /// The counters now.
@@ -190,6 +213,12 @@ impl Telemetry {
             executions: self.executions.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
             total_micros: self.total_micros.load(Ordering::Relaxed),
+            fuel: self.fuel.load(Ordering::Relaxed),
+            last_error: self
+                .last_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }
     }
 }

@@ -134,6 +134,15 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
         s.contains("a reply to client") && s.contains("pii")
     });
     assert!(screen.contains("pass"), "{screen}");
+    // Grouped under their request, each with the fuel it used.
+    assert!(
+        screen.contains("request ") && screen.contains("Mf"),
+        "{screen}"
+    );
+    // What the answer cost (the stream's usage: 40 + 3 tokens), in the status line.
+    tui.wait("the answer's cost", |s| {
+        s.contains("$0.0000 today · 43 tokens")
+    });
 
     // Another client's action waits for a person: it shows in the approvals pane at once.
     let (_, reply) = d
@@ -168,6 +177,17 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     });
     assert!(screen.contains("approvals 0"), "{screen}");
     assert!(screen.contains("nothing waits for a person"), "{screen}");
+
+    // The plugins pane: each plugin's roles, limits, grants, fuel, and the last error.
+    tui.keys(&["Tab"]);
+    let screen = tui.wait("the plugins pane", |s| {
+        s.contains("[plugins]") && s.contains("Mfuel") && s.contains("last error:")
+    });
+    assert!(
+        screen.contains("gate 0.1.0 · fuel 10M per check;"),
+        "{screen}"
+    );
+    assert!(screen.contains("grants: none"), "{screen}");
 
     // 80×24: everything still drawn, nothing past the edge; and back.
     tui.resize(80, 24);

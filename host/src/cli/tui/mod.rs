@@ -138,6 +138,9 @@ fn main_loop(
                 break;
             }
         }
+        if std::mem::take(&mut app.want_status) {
+            send(sender, app, &Request::Status, Sent::Status)?;
+        }
         // The daemon closes connections silent past its read timeout.
         if last_ping.elapsed() > Duration::from_secs(1) {
             last_ping = Instant::now();
@@ -226,6 +229,12 @@ fn pane_key(app: &mut App, sender: &mut Sender, code: KeyCode) -> anyhow::Result
     match code {
         KeyCode::Char('q') => app.quit = true,
         KeyCode::Char('?') => app.help = true,
+        KeyCode::Up if app.pane == Pane::Plugins => {
+            app.plugins_scroll = app.plugins_scroll.saturating_sub(1);
+        }
+        KeyCode::Down if app.pane == Pane::Plugins => {
+            app.plugins_scroll = app.plugins_scroll.saturating_add(1);
+        }
         KeyCode::Up => app.select(-1),
         KeyCode::Down => app.select(1),
         KeyCode::Char('/') if app.pane == Pane::Journal => {

@@ -65,6 +65,10 @@ pub struct Verdict {
     pub reason: Option<String>,
     /// How long it took, µs.
     pub micros: u64,
+    /// Fuel it used, when metered.
+    pub fuel: Option<u64>,
+    /// The action as a `modify` verdict rewrote it, safe to draw.
+    pub rewritten: Option<String>,
     /// Whether it was the last-mile check.
     pub last_mile: bool,
     /// The request it was for.
@@ -125,6 +129,8 @@ pub enum Sent {
     Decide { approve: bool, action: String },
     /// The approvals listed at start.
     Approvals,
+    /// A `status` asked for (after each answer: what it cost).
+    Status,
     /// Anything whose reply is not shown.
     Quiet,
 }
@@ -148,6 +154,10 @@ pub struct App {
     pub selected: Option<String>,
     /// The daemon's last status.
     pub status: Option<Status>,
+    /// Tokens this connection's session spent, from the last `status` it asked for.
+    pub session_tokens: Option<u64>,
+    /// Ask for `status` (an answer came: what it cost).
+    pub want_status: bool,
     /// Journal records as lines, oldest first.
     pub journal: VecDeque<String>,
     /// The journal pane's search (`/`), while typed or applied.
@@ -156,6 +166,8 @@ pub struct App {
     pub searching: bool,
     /// The pane beside the conversation.
     pub pane: Pane,
+    /// Rows the plugins pane is scrolled down.
+    pub plugins_scroll: u16,
     /// Whether keys go to that pane (else to the input line).
     pub pane_focus: bool,
     /// The help overlay.
@@ -188,10 +200,13 @@ impl App {
             approvals: Vec::new(),
             selected: None,
             status: None,
+            session_tokens: None,
+            want_status: true,
             journal: VecDeque::new(),
             search: None,
             searching: false,
             pane: Pane::Trace,
+            plugins_scroll: 0,
             pane_focus: false,
             help: false,
             inspect: None,
@@ -276,6 +291,8 @@ impl App {
 
     /// The reply to a request of ours.
     fn reply(&mut self, frame: &Value, sent: &Sent) {
+        // What it cost shows in the status line.
+        self.want_status |= matches!(sent, Sent::Ask(_) | Sent::Decide { .. });
         match sent {
             Sent::Approvals => {
                 // Merged: what the subscription said meanwhile stays.
@@ -301,6 +318,12 @@ impl App {
                     }
                 }
             },
+            Sent::Status => {
+                if let Ok(status) = answer::read::<Status>(frame, "a status") {
+                    self.session_tokens = status.spend.as_ref().and_then(|s| s.session_tokens);
+                    self.status = Some(status);
+                }
+            }
             Sent::Quiet => {}
         }
     }
@@ -338,6 +361,8 @@ impl App {
                     verdict: verdict.record.verdict.name().to_owned(),
                     reason: verdict.record.reason.as_deref().map(one_row),
                     micros: verdict.record.micros,
+                    fuel: verdict.record.fuel,
+                    rewritten: verdict.rewritten.as_deref().map(one_row),
                     last_mile: verdict.last_mile,
                     session: verdict.session,
                 },

@@ -85,9 +85,15 @@ fn status_line(app: &App) -> Line<'static> {
         _ => colour(app, Color::Red),
     };
     spans.push(Span::styled(format!("[{}]", one_row(&s.health)), health));
+    // A client-key connection is not told of approvals one by one: the daemon's count.
+    let pending = if app.approver {
+        app.approvals.len()
+    } else {
+        s.pending_approvals
+    };
     spans.push(Span::styled(
-        format!(" approvals {}", app.approvals.len()),
-        if app.approvals.is_empty() {
+        format!(" approvals {pending}"),
+        if pending == 0 {
             Style::default()
         } else {
             colour(app, Color::Yellow)
@@ -118,7 +124,36 @@ fn status_line(app: &App) -> Line<'static> {
             colour(app, Color::Red),
         ));
     }
+    if let Some(spend) = &s.spend {
+        spans.push(Span::raw(spend_text(spend, app.session_tokens)));
+    }
     Line::from(spans)
+}
+
+/// ` · $0.0123 of $5.00 today · 1.2k of 200k tokens`: what was spent and what is left.
+fn spend_text(
+    spend: &passepartout::providers::budget::SpendStatus,
+    session: Option<u64>,
+) -> String {
+    let tokens = |n: u64| match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    };
+    let mut out = format!(" · ${:.4}", spend.today_usd);
+    if let Some(limit) = spend.daily_limit_usd {
+        out.push_str(&format!(" of ${limit:.2}"));
+    }
+    out.push_str(" today");
+    match (session, spend.session_limit) {
+        (Some(used), Some(limit)) => {
+            out.push_str(&format!(" · {} of {} tokens", tokens(used), tokens(limit)));
+        }
+        (Some(used), None) => out.push_str(&format!(" · {} tokens", tokens(used))),
+        (None, Some(limit)) => out.push_str(&format!(" · {} tokens a session", tokens(limit))),
+        (None, None) => {}
+    }
+    out
 }
 
 /// The conversation and, under it, the input line.
@@ -211,30 +246,60 @@ fn trace(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let visible = area.height.saturating_sub(2) as usize;
     let mut lines = Vec::new();
     let mut last_action = None;
+    let mut last_session = None;
+    // A walk after a rejection in the same request is the model's retry.
+    let mut rejected = false;
     let start = app.trace.len().saturating_sub(visible);
     for v in app.trace.iter().skip(start) {
-        if last_action != Some((&v.action, &v.session, v.last_mile)) {
-            let walk = if v.last_mile { "last mile" } else { "gates" };
+        if last_session != Some(&v.session) {
+            last_session = Some(&v.session);
+            last_action = None;
+            rejected = false;
             lines.push(Line::styled(
-                format!("{walk}: {}", v.action),
+                format!("request {}", request_of(v.session.as_deref())),
                 Style::default().add_modifier(Modifier::BOLD),
             ));
-            last_action = Some((&v.action, &v.session, v.last_mile));
+        }
+        if last_action != Some((&v.action, v.last_mile)) {
+            let walk = match (v.last_mile, rejected) {
+                (true, _) => "last mile",
+                (false, true) => "retry",
+                (false, false) => "gates",
+            };
+            lines.push(Line::styled(
+                format!(" {walk}: {}", v.action),
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+            last_action = Some((&v.action, v.last_mile));
         }
         let c = match v.verdict.as_str() {
             "pass" => Color::Green,
             "require_approval" | "modify" => Color::Yellow,
             _ => Color::Red,
         };
+        rejected |= matches!(v.verdict.as_str(), "reject" | "error");
+        let fuel = v
+            .fuel
+            .map_or_else(String::new, |f| format!("{:>5.1}Mf ", f as f64 / 1e6));
         let mut spans = vec![
-            Span::raw(format!("  {:<14}", v.gate)),
+            Span::raw(format!("   {:<14}", v.gate)),
             Span::styled(format!("{:<17}", v.verdict), colour(app, c)),
-            Span::raw(format!("{:>6}µs ", v.micros)),
+            Span::raw(format!("{:>6}µs {fuel}", v.micros)),
         ];
         if let Some(r) = &v.reason {
             spans.push(Span::raw(r.clone()));
         }
         lines.push(Line::from(spans));
+        if let Some(new) = &v.rewritten {
+            lines.push(Line::styled(
+                format!("   - {}", v.action),
+                colour(app, Color::Red),
+            ));
+            lines.push(Line::styled(
+                format!("   + {new}"),
+                colour(app, Color::Green),
+            ));
+        }
     }
     let skip = lines.len().saturating_sub(visible);
     let lines: Vec<Line<'_>> = lines.into_iter().skip(skip).collect();
@@ -242,6 +307,13 @@ fn trace(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Paragraph::new(lines).block(pane_block(app, Pane::Trace)),
         area,
     );
+}
+
+/// A request as the trace pane names it: its connection and id (`BOOT:CONN:ID` → `CONN:ID`).
+fn request_of(session: Option<&str>) -> String {
+    session
+        .and_then(|s| s.split_once(':'))
+        .map_or_else(|| "(no request)".to_owned(), |(_, rest)| one_row(rest))
 }
 
 /// Approvals waiting: the action, the gates' reasons.
@@ -294,19 +366,52 @@ fn approvals(frame: &mut Frame<'_>, app: &App, area: Rect) {
 /// Each plugin with its telemetry.
 fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mut lines = vec![Line::styled(
-        format!("{:<16}{:>7}{:>6}{:>10}", "plugin", "calls", "fail", "ms"),
+        format!(
+            "{:<16}{:>7}{:>6}{:>9}{:>10}",
+            "plugin", "calls", "fail", "ms", "Mfuel"
+        ),
         Style::default().add_modifier(Modifier::BOLD),
     )];
     if let Some(s) = &app.status {
         for p in &s.plugins {
             let t = &p.telemetry;
+            let kinds: Vec<String> = p
+                .kinds
+                .iter()
+                .map(|k| format!("{k:?}").to_lowercase())
+                .collect();
             lines.push(Line::from(format!(
-                "{:<16}{:>7}{:>6}{:>10}",
+                "{:<16}{:>7}{:>6}{:>9}{:>10.1}",
                 one_row(&p.name),
                 t.executions,
                 t.failures,
-                t.total_micros / 1000
+                t.total_micros / 1000,
+                t.fuel as f64 / 1e6
             )));
+            let what = format!(
+                "  {} {} · {}",
+                kinds.join(","),
+                one_row(&p.version),
+                one_row(&p.limits)
+            );
+            lines.push(Line::styled(what, colour(app, Color::DarkGray)));
+            for g in &p.grants {
+                lines.push(Line::from(format!("  {}", one_row(g))));
+            }
+            if p.grants.is_empty()
+                && !p
+                    .kinds
+                    .iter()
+                    .all(|k| *k == passepartout::runtime::Kind::Gate)
+            {
+                lines.push(Line::from("  grants: none"));
+            }
+            if let Some(e) = &t.last_error {
+                lines.push(Line::styled(
+                    format!("  last error: {}", one_row(e)),
+                    colour(app, Color::Red),
+                ));
+            }
         }
         for g in &s.missing_gates {
             lines.push(Line::styled(
@@ -324,7 +429,10 @@ fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
     }
     frame.render_widget(
-        Paragraph::new(lines).block(pane_block(app, Pane::Plugins)),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.plugins_scroll, 0))
+            .block(pane_block(app, Pane::Plugins)),
         area,
     );
 }

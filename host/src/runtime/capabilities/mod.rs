@@ -43,6 +43,21 @@ pub struct Grants {
 }
 
 impl Grants {
+    /// What the plugin gets, one line per item, each after its capability's name
+    /// (`filesystem: /workspace -> /home/me/work (ReadWrite)`): what `status` shows.
+    pub fn lines(&self) -> Vec<String> {
+        let (asked, policy) = (CapabilityRequest::default(), PluginPolicy::default());
+        FACTORS
+            .iter()
+            .flat_map(|f| {
+                f.sides(&asked, &policy, self)
+                    .effective
+                    .into_iter()
+                    .map(move |e| format!("{}: {e}", f.name()))
+            })
+            .collect()
+    }
+
     /// Whether these grants let a plugin change anything outside itself: a read-write mount,
     /// a network host, a program, or memory writes. What a plugin says of its tools
     /// (`read-only`) is its word; this is what the runtime enforces.
