@@ -88,7 +88,8 @@ pub enum ApprovalError {
     NoRandomness(String),
 }
 
-fn epoch() -> f64 {
+/// Seconds since the epoch, now.
+pub(crate) fn epoch() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -249,7 +250,7 @@ impl<'a> Approvals<'a> {
             self.journal.append_in(
                 tx,
                 "approval-requested",
-                &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons, "tool": pending.tool }),
+                &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons, "tool": pending.tool, "expires_at": pending.expires_at }),
             )
         })?;
         Ok(pending)

@@ -84,6 +84,19 @@ pub(super) async fn follow(
             }
         }
     }
+    // Approvals waiting, with when they expire: an approval that expires unanswered writes no
+    // record, so the follower says so itself.
+    let mut deadlines = Deadlines::default();
+    if approvals {
+        let pending = crate::blocking::in_place(|| {
+            crate::approvals::Approvals::new(agent.journal()).and_then(|a| a.pending())
+        });
+        for p in pending.into_iter().flatten() {
+            if p.state == "pending" {
+                deadlines.add(p.token, 0, p.expires_at);
+            }
+        }
+    }
     let mut last_status = String::new();
     let mut tick = tokio::time::interval(TICK);
     loop {
@@ -121,6 +134,12 @@ pub(super) async fn follow(
                     commits = agent.journal().commits();
                 }
                 look = true;
+                if approvals {
+                    for (token, seq) in deadlines.expired(crate::approvals::epoch()) {
+                        let decision = "expired".to_owned();
+                        send(&Event::ApprovalDecided { seq, token, decision, by: None }, Class::Must);
+                    }
+                }
                 if health {
                     let status = server.health_status();
                     let key = steady(&status);
@@ -145,6 +164,7 @@ pub(super) async fn follow(
                 for record in records {
                     seq = record.seq;
                     if approvals && let Some(event) = approval_event(&record) {
+                        deadlines.saw(&event);
                         send(&event, Class::Must);
                     }
                     if journal {
@@ -156,6 +176,52 @@ pub(super) async fn follow(
                 }
             }
         }
+    }
+}
+
+/// Most approvals a follower watches for expiry (beyond, the newest are not watched).
+const WATCHED: usize = 10_000;
+
+/// The approvals a follower has heard of that wait, by token: the seq of their request and
+/// when they expire.
+#[derive(Default)]
+struct Deadlines(std::collections::HashMap<String, (i64, f64)>);
+
+impl Deadlines {
+    fn add(&mut self, token: String, seq: i64, expires_at: f64) {
+        if self.0.len() < WATCHED {
+            self.0.insert(token, (seq, expires_at));
+        }
+    }
+
+    /// Note what `event` says of an approval.
+    fn saw(&mut self, event: &Event) {
+        match event {
+            Event::ApprovalRequested {
+                token,
+                seq,
+                expires_at: Some(at),
+                ..
+            } => self.add(token.clone(), *seq, *at),
+            Event::ApprovalDecided { token, .. } => {
+                self.0.remove(token);
+            }
+            _ => {}
+        }
+    }
+
+    /// The approvals expired by `now` (forgotten once told).
+    fn expired(&mut self, now: f64) -> Vec<(String, i64)> {
+        let gone: Vec<(String, i64)> = self
+            .0
+            .iter()
+            .filter(|(_, (_, at))| *at < now)
+            .map(|(t, (seq, _))| (t.clone(), *seq))
+            .collect();
+        for (t, _) in &gone {
+            self.0.remove(t);
+        }
+        gone
     }
 }
 
@@ -191,6 +257,7 @@ fn approval_event(record: &Record) -> Option<Event> {
             action: serde_json::from_value(b["action"].clone()).ok()?,
             digest: b["digest"].as_str().unwrap_or_default().to_owned(),
             reasons: serde_json::from_value(b["reasons"].clone()).unwrap_or_default(),
+            expires_at: b["expires_at"].as_f64(),
         }),
         "approval" => Some(Event::ApprovalDecided {
             seq: record.seq,

@@ -299,6 +299,9 @@ pub enum Event {
         digest: String,
         /// Why the gates asked.
         reasons: Vec<String>,
+        /// When it expires unanswered (seconds since the epoch), when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires_at: Option<f64>,
     },
     /// An approval was decided, interrupted, or ended (`approvals`): it no longer waits.
     ApprovalDecided {
@@ -306,7 +309,8 @@ pub enum Event {
         seq: i64,
         /// The token.
         token: String,
-        /// `approved`, `denied`, `interrupted`, or how it ended.
+        /// `approved`, `denied`, `interrupted`, `expired` (then `seq` is the request's), or how
+        /// it ended.
         decision: String,
         /// Who decided, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]

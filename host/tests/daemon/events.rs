@@ -29,7 +29,12 @@ fn until(reader: &mut Reader, id: &Value, mut want: impl FnMut(&Value) -> bool) 
 fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
     let home = tempfile::tempdir().expect("temp dir");
     let plugins = hostile_gate_dir(home.path());
-    let d = start(home.path(), &[], Some(&plugins));
+    // A follower that only listens is a silent client: it is given a minute.
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        Some(&plugins),
+    );
 
     // The operator's follower: everything (a read that waits past 60 s fails the test).
     let client = d.client();
@@ -165,4 +170,60 @@ fn a_client_key_follows_only_its_own_verdicts_and_a_plain_request_hears_nothing_
     let (events, pong) = plain.call(&Request::Ping).expect("ping");
     assert_eq!(pong["result"], "pong");
     assert!(events.is_empty(), "{events:?}");
+}
+
+#[test]
+fn an_approval_that_expires_unanswered_is_heard_as_expired() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(
+        home.path(),
+        &[
+            ("PASSEPARTOUT_APPROVAL_EXPIRY_SECS", "2"),
+            ("PASSEPARTOUT_READ_TIMEOUT_SECS", "60"),
+        ],
+        Some(&plugins),
+    );
+    // One waits before the follower subscribes, one is asked after.
+    let mut asker = d.client();
+    let before = needs_approval(&mut asker);
+    let client = d.client();
+    client
+        .set_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let (mut tx, mut follower) = client.split().expect("split");
+    let id = tx
+        .send(&Request::Subscribe {
+            topics: vec![Topic::Approvals],
+        })
+        .expect("subscribe");
+    until(&mut follower, &id, |f| f["event"] == "subscribed");
+    let after = needs_approval(&mut asker);
+    let heard = until(&mut follower, &id, |f| {
+        f["event"] == "approval-requested" && f["token"] == after.as_str()
+    });
+    let requested = heard.last().expect("requested");
+    assert!(requested["expires_at"].as_f64().is_some(), "{requested}");
+
+    // Nobody answers: each is heard as expired, the one asked later with its request's seq.
+    let mut expired = std::collections::BTreeMap::new();
+    until(&mut follower, &id, |f| {
+        if f["event"] == "approval-decided" && f["decision"] == "expired" {
+            expired.insert(
+                f["token"].as_str().unwrap_or_default().to_owned(),
+                f["seq"].clone(),
+            );
+        }
+        expired.len() == 2
+    });
+    assert!(
+        expired.contains_key(&before) && expired.contains_key(&after),
+        "{expired:?}"
+    );
+    assert_eq!(expired[&after], requested["seq"]);
+    // And the daemon agrees: nothing waits.
+    let (_, listed) = asker
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    assert_eq!(listed["result"], json!([]), "{listed}");
 }
