@@ -106,6 +106,10 @@ fn status_line(app: &App) -> Line<'static> {
             one_row(&p.state)
         )));
     }
+    // Before the plugins: on a narrow terminal what it costs matters more.
+    if let Some(spend) = &s.spend {
+        spans.push(Span::raw(spend_text(spend, app.session_tokens)));
+    }
     let failing = s
         .plugins
         .iter()
@@ -124,9 +128,6 @@ fn status_line(app: &App) -> Line<'static> {
             colour(app, Color::Red),
         ));
     }
-    if let Some(spend) = &s.spend {
-        spans.push(Span::raw(spend_text(spend, app.session_tokens)));
-    }
     Line::from(spans)
 }
 
@@ -135,11 +136,7 @@ fn spend_text(
     spend: &passepartout::providers::budget::SpendStatus,
     session: Option<u64>,
 ) -> String {
-    let tokens = |n: u64| match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    };
+    let tokens = qty;
     let mut out = format!(" · ${:.4}", spend.today_usd);
     if let Some(limit) = spend.daily_limit_usd {
         out.push_str(&format!(" of ${limit:.2}"));
@@ -180,19 +177,13 @@ fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
             })
         })
         .collect();
-    let text = Text::from(lines);
-    // Scroll to the end: the newest lines stay in view.
-    let inner_width = talk.width.saturating_sub(2).max(1) as usize;
-    let rows: usize = text
-        .lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_width).max(1))
-        .sum();
+    let talk_text = Paragraph::new(Text::from(lines)).wrap(Wrap { trim: false });
+    // Scroll to the end: the newest lines stay in view, counted as the words wrap them.
+    let rows = talk_text.line_count(talk.width.saturating_sub(2).max(1));
     let visible = talk.height.saturating_sub(2) as usize;
     let scroll = u16::try_from(rows.saturating_sub(visible)).unwrap_or(u16::MAX);
     frame.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
+        talk_text
             .scroll((scroll, 0))
             .block(Block::bordered().title(" conversation ")),
         talk,
@@ -278,12 +269,16 @@ fn trace(frame: &mut Frame<'_>, app: &App, area: Rect) {
             _ => Color::Red,
         };
         rejected |= matches!(v.verdict.as_str(), "reject" | "error");
+        let verdict = match v.verdict.as_str() {
+            "require_approval" => "approve?",
+            other => other,
+        };
         let fuel = v
             .fuel
-            .map_or_else(String::new, |f| format!("{:>5.1}Mf ", f as f64 / 1e6));
+            .map_or_else(String::new, |f| format!("{:>4}f ", qty(f)));
         let mut spans = vec![
-            Span::raw(format!("   {:<14}", v.gate)),
-            Span::styled(format!("{:<17}", v.verdict), colour(app, c)),
+            Span::raw(format!("   {:<12} ", v.gate)),
+            Span::styled(format!("{verdict:<8} "), colour(app, c)),
             Span::raw(format!("{:>6}µs {fuel}", v.micros)),
         ];
         if let Some(r) = &v.reason {
@@ -307,6 +302,16 @@ fn trace(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Paragraph::new(lines).block(pane_block(app, Pane::Trace)),
         area,
     );
+}
+
+/// A count in at most four characters: `950`, `12k`, `3.4M`, `1.2G`.
+fn qty(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..999_500 => format!("{}k", (n + 500) / 1_000),
+        999_500..999_950_000 => format!("{:.1}M", n as f64 / 1e6),
+        _ => format!("{:.1}G", n as f64 / 1e9),
+    }
 }
 
 /// A request as the trace pane names it: its connection and id (`BOOT:CONN:ID` → `CONN:ID`).
@@ -367,8 +372,8 @@ fn approvals(frame: &mut Frame<'_>, app: &App, area: Rect) {
 fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mut lines = vec![Line::styled(
         format!(
-            "{:<16}{:>7}{:>6}{:>9}{:>10}",
-            "plugin", "calls", "fail", "ms", "Mfuel"
+            "{:<14}{:>6}{:>5}{:>8}{:>6}",
+            "plugin", "calls", "fail", "ms", "fuel"
         ),
         Style::default().add_modifier(Modifier::BOLD),
     )];
@@ -381,12 +386,12 @@ fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 .map(|k| format!("{k:?}").to_lowercase())
                 .collect();
             lines.push(Line::from(format!(
-                "{:<16}{:>7}{:>6}{:>9}{:>10.1}",
+                "{:<14}{:>6}{:>5}{:>8}{:>6}",
                 one_row(&p.name),
                 t.executions,
                 t.failures,
                 t.total_micros / 1000,
-                t.fuel as f64 / 1e6
+                qty(t.fuel)
             )));
             let what = format!(
                 "  {} {} · {}",
@@ -503,4 +508,38 @@ fn overlay(frame: &mut Frame<'_>, title: &str, text: &str) {
             .block(Block::bordered().title(format!(" {title} "))),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    /// What an 80×24 screen shows of `app`.
+    fn screen(app: &App) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        terminal.draw(|f| draw(f, app)).expect("drawn");
+        let buffer = terminal.backend().buffer().clone();
+        buffer
+            .content()
+            .chunks(80)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_newest_answer_stays_in_view_however_its_words_wrap() {
+        let mut app = App::new("d", true, true);
+        // Words that wrap early leave rows a character count would not expect.
+        let long = "abcdefghijklmnopqrstuvwxyz0123456789 ".repeat(12);
+        for i in 0..6 {
+            app.say(Who::Answer, &format!("answer-{i} {long}"));
+        }
+        app.say(Who::Answer, "the newest line END-MARK");
+        let shown = screen(&app);
+        assert!(shown.contains("END-MARK"), "{shown}");
+    }
 }
