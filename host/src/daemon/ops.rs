@@ -124,6 +124,9 @@ pub struct Status {
     /// a reload or an operator's approval changes them.
     #[serde(default)]
     pub tools_set: String,
+    /// The plugins that did not load: disabled, or failed, and why.
+    #[serde(default)]
+    pub not_loaded: Vec<crate::pipeline::NotLoaded>,
     /// What was spent against the model's budgets (none without a model).
     #[serde(default)]
     pub spend: Option<crate::providers::budget::SpendStatus>,
@@ -295,5 +298,6 @@ pub(super) fn status(
         mcp_problems: pipeline.mcp_problems(),
         tools_set: pipeline.tools_set(),
         spend: pipeline.spend(session),
+        not_loaded: pipeline.not_loaded().to_vec(),
     }
 }

@@ -247,6 +247,20 @@ pub struct Agent {
     gate_events: Option<tokio::sync::broadcast::Sender<crate::gates::LiveVerdict>>,
     /// Where a streamed answer's progress goes (the daemon: to the request it answers).
     progress: Option<ProgressSink>,
+    /// The plugins that did not load, and why.
+    not_loaded: Vec<NotLoaded>,
+}
+
+/// A plugin that did not load: disabled (it needs a grant the policy does not give, or the
+/// policy disables it) or failed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NotLoaded {
+    /// The plugin (or the file, when no plugin could be named).
+    pub plugin: String,
+    /// Whether it is disabled on purpose (else it failed).
+    pub disabled: bool,
+    /// Why, as the loader said it.
+    pub why: String,
 }
 
 /// Where the progress of a streamed answer goes, with the signal's meta it answers (the
@@ -297,6 +311,7 @@ impl Agent {
             gateway: None,
             gate_events: None,
             progress: None,
+            not_loaded: Vec::new(),
         };
         p.sort_gates();
         Ok(p)
@@ -315,6 +330,17 @@ impl Agent {
     ) -> Result<Agent, PipelineError> {
         let mut p = Agent::new(report.plugins, journal, config)?;
         p.plugin_set = report.set;
+        let not_loaded = |disabled: bool| {
+            move |e: &crate::runtime::LoadError| NotLoaded {
+                plugin: e.plugin_name().unwrap_or("(a plugin file)").to_owned(),
+                disabled: disabled
+                    || matches!(e, crate::runtime::LoadError::DisabledByPolicy { .. }),
+                why: e.to_string(),
+            }
+        };
+        p.not_loaded = report.disabled.iter().map(not_loaded(true)).collect();
+        p.not_loaded
+            .extend(report.errors.iter().map(not_loaded(false)));
         p.missing_gates = report
             .missing_gates
             .iter()
@@ -331,6 +357,11 @@ impl Agent {
     fn sort_gates(&mut self) {
         self.gates
             .sort_by(|a, b| crate::gates::walk_order(a.as_ref(), b.as_ref()));
+    }
+
+    /// The plugins that did not load, and why.
+    pub fn not_loaded(&self) -> &[NotLoaded] {
+        &self.not_loaded
     }
 
     /// Use `provider` for Reason. Without one, user input gets a clear error and direct

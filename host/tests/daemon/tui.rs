@@ -192,6 +192,10 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     );
     assert!(screen.contains("grants: none"), "{screen}");
     assert!(screen.contains("last error: plugin \"files\""), "{screen}");
+    // Plugins the policy does not enable are listed, and counted in the status line.
+    tui.keys(&["Down"; 60]);
+    let screen = tui.wait("the plugins not loaded", |s| s.contains("shell disabled:"));
+    assert!(screen.contains("4 disabled"), "{screen}");
 
     // 80×24: everything still drawn, nothing past the edge; and back.
     tui.resize(80, 24);

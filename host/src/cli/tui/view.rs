@@ -116,6 +116,17 @@ fn status_line(app: &App) -> Line<'static> {
         .filter(|p| p.telemetry.failures > 0)
         .count();
     spans.push(Span::raw(format!(" · plugins {}", s.plugins.len())));
+    let disabled = s.not_loaded.iter().filter(|n| n.disabled).count();
+    let failed = s.not_loaded.len() - disabled;
+    if disabled > 0 {
+        spans.push(Span::raw(format!(", {disabled} disabled")));
+    }
+    if failed > 0 {
+        spans.push(Span::styled(
+            format!(", {failed} failed to load"),
+            colour(app, Color::Red),
+        ));
+    }
     if failing > 0 {
         spans.push(Span::styled(
             format!(", {failing} failing"),
@@ -424,6 +435,17 @@ fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 colour(app, Color::Red),
             ));
         }
+        for n in &s.not_loaded {
+            let (what, c) = if n.disabled {
+                ("disabled", Color::DarkGray)
+            } else {
+                ("failed", Color::Red)
+            };
+            lines.push(Line::styled(
+                format!("{} {what}: {}", one_row(&n.plugin), one_row(&n.why)),
+                colour(app, c),
+            ));
+        }
         for m in &s.mcp_servers {
             lines.push(Line::from(format!(
                 "mcp:{:<12} {:?}, {} restarts",
@@ -433,10 +455,15 @@ fn plugins(frame: &mut Frame<'_>, app: &App, area: Rect) {
             )));
         }
     }
+    let list = Paragraph::new(lines).wrap(Wrap { trim: false });
+    // Scrolled no further than its last row at the bottom.
+    let rows = list.line_count(area.width.saturating_sub(2).max(1));
+    let end = rows.saturating_sub(area.height.saturating_sub(2) as usize);
+    let scroll = app
+        .plugins_scroll
+        .min(u16::try_from(end).unwrap_or(u16::MAX));
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.plugins_scroll, 0))
+        list.scroll((scroll, 0))
             .block(pane_block(app, Pane::Plugins)),
         area,
     );
