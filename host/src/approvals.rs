@@ -394,6 +394,25 @@ impl<'a> Approvals<'a> {
             .filter_map(|r| pending_of(r).ok())
             .collect())
     }
+
+    /// Whether `token` ran out of time unanswered: still pending past its expiry, or marked
+    /// expired (a decision that came too late). Decided, running or unknown: false.
+    ///
+    /// # Errors
+    /// The database could not be read.
+    pub fn has_expired(&self, token: &str) -> Result<bool, ApprovalError> {
+        let row: Option<(String, f64)> = self.journal.with_conn(|c| {
+            c.query_row(
+                "SELECT status, expires_at FROM approvals WHERE token = ?1",
+                [token],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+        })?;
+        Ok(row.is_some_and(|(status, at)| {
+            status == "expired" || (status == "pending" && at < epoch())
+        }))
+    }
 }
 
 fn to_json<T: Serialize>(v: &T) -> String {

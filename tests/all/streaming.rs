@@ -202,7 +202,45 @@ fn falls_through(first: Canned) -> String {
     let (reply, cascade) = asking.join().expect("asked");
     assert_eq!(reply, Ok(ProviderReply::Text("fine".into())));
     assert_eq!(good.requests().len(), 1);
-    format!("{:?}", cascade.records())
+    // Only the provider that answered is charged.
+    let records = format!("{:?}", cascade.records());
+    assert!(
+        records.contains("provider: \"good\"") && !records.contains("provider: \"bad\""),
+        "{records}"
+    );
+    records
+}
+
+#[test]
+fn a_stream_without_its_usage_chunk_is_still_charged() {
+    // A server that ignores `stream_options.include_usage`: the finish, then `[DONE]`.
+    let server = Server::start(vec![Canned::events(
+        vec![
+            openai_stream::text("Hello there, this is an answer."),
+            openai_stream::finish("stop"),
+        ],
+        None,
+    )]);
+    let (asking, _) = ask(Cascade::new(vec![endpoint("local", Protocol::Openai, &server, T)]));
+    let (reply, cascade) = asking.join().expect("asked");
+    assert!(reply.is_ok(), "{reply:?}");
+    // The prompt by estimate and the answer by its length: never nothing.
+    let usage = cascade.records()[0].usage;
+    assert!(usage.input_tokens > 0 && usage.output_tokens >= 8, "{usage:?}");
+}
+
+#[test]
+fn many_tool_call_indices_are_refused_not_kept() {
+    let pieces: String = (0..100)
+        .map(|i| openai_stream::tool(i, Some(("c", "eval")), "{}"))
+        .collect();
+    let server = Server::start(vec![Canned::events(
+        vec![pieces, openai_stream::end("tool_calls", 1, 1)],
+        None,
+    )]);
+    let (asking, _) = ask(Cascade::new(vec![endpoint("local", Protocol::Openai, &server, T)]));
+    let error = asking.join().expect("asked").0.expect_err("refused");
+    assert!(error.contains("more than 64 tool calls"), "{error}");
 }
 
 #[test]

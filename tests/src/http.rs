@@ -317,6 +317,11 @@ pub mod openai_stream {
         )
     }
 
+    /// The end without a usage chunk (a server that ignores `include_usage`).
+    pub fn finish(reason: &str) -> String {
+        format!("{}data: [DONE]\n\n", chunk(&json!({}), Some(reason)))
+    }
+
     fn chunk(delta: &serde_json::Value, finish: Option<&str>) -> String {
         let v = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         format!("data: {v}\n\n")

@@ -439,6 +439,10 @@ impl Server {
                     Err(ops::Refused::Failed(format!(
                         "the request failed inside the daemon: {e}"
                     )))
+                })
+                .map(|reply| match reply {
+                    ops::Reply::Status(s) => ops::Reply::Status(Box::new(s.for_role(role))),
+                    other => other,
                 });
                 let reply = match answer {
                     Ok(result) => {

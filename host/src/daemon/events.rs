@@ -101,6 +101,7 @@ pub(super) async fn follow(
     let mut tick = tokio::time::interval(TICK);
     loop {
         let mut look = false;
+        let mut expiring = false;
         tokio::select! {
             // Verdicts first: a walk's verdicts are all sent before the journal commit that
             // follows it (an approval asked), and are heard before it.
@@ -134,18 +135,13 @@ pub(super) async fn follow(
                     commits = agent.journal().commits();
                 }
                 look = true;
-                if approvals {
-                    for (token, seq) in deadlines.expired(crate::approvals::epoch()) {
-                        let decision = "expired".to_owned();
-                        send(&Event::ApprovalDecided { seq, token, decision, by: None }, Class::Must);
-                    }
-                }
+                expiring = approvals;
                 if health {
                     let status = server.health_status();
                     let key = steady(&status);
                     if key != last_status {
                         last_status = key;
-                        send(&Event::Health { status: Box::new(status) }, Class::May);
+                        send(&Event::Health { status: Box::new(status.for_role(sub.role)) }, Class::May);
                     }
                 }
             }
@@ -173,6 +169,20 @@ pub(super) async fn follow(
                 }
                 if !full {
                     break;
+                }
+            }
+        }
+        // After the records: a decision committed meanwhile is heard as itself. Told only of
+        // what the database says ran out of time unanswered.
+        if expiring {
+            for (token, seq) in deadlines.expired(crate::approvals::epoch()) {
+                let expired = crate::blocking::in_place(|| {
+                    crate::approvals::Approvals::new(agent.journal())
+                        .and_then(|a| a.has_expired(&token))
+                });
+                if expired.unwrap_or(false) {
+                    let decision = "expired".to_owned();
+                    send(&Event::ApprovalDecided { seq, token, decision, by: None }, Class::Must);
                 }
             }
         }

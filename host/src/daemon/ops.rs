@@ -132,6 +132,25 @@ pub struct Status {
     pub spend: Option<crate::providers::budget::SpendStatus>,
 }
 
+impl Status {
+    /// The status as a client-key connection may see it: without what one client's calls
+    /// left behind for another to read (each plugin's last error, which quotes a call's
+    /// arguments) and without this machine's paths (grants, why a plugin did not load).
+    pub fn for_role(mut self, role: Role) -> Status {
+        if role == Role::Approver {
+            return self;
+        }
+        for p in &mut self.plugins {
+            p.telemetry.last_error = None;
+            p.grants.clear();
+        }
+        for n in &mut self.not_loaded {
+            n.why = "(told to the approver key only)".into();
+        }
+        self
+    }
+}
+
 /// What `status` tells of the daemon itself.
 #[derive(Clone, Copy, Debug)]
 pub struct Facts {

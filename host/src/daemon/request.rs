@@ -309,8 +309,8 @@ pub enum Event {
         seq: i64,
         /// The token.
         token: String,
-        /// `approved`, `denied`, `interrupted`, `expired` (then `seq` is the request's), or how
-        /// it ended.
+        /// `approved`, `denied`, `interrupted`, `expired` (then `seq` is the request's, or 0
+        /// for one that waited before the subscription), or how it ended.
         decision: String,
         /// Who decided, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -267,9 +267,10 @@ impl Agent {
         };
         let mut request = self.prompt(origin, rejection, skill);
         request.turns = turns;
-        // Streamed when the progress has somewhere to go; the text itself goes nowhere before
-        // the gates have passed it.
-        let report = self.progress.as_ref().map(|sink| {
+        // Streamed when the progress has somewhere to go (a client's request); the text itself
+        // goes nowhere before the gates have passed it.
+        let asked = signal.meta.session.is_some();
+        let report = self.progress.as_ref().filter(|_| asked).map(|sink| {
             let meta = &signal.meta;
             move |p: &crate::pipeline::Progress| sink(meta, p)
         });

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::http::{CallError, get_status, is_event_stream, json_of, post};
+use super::http::{CallError, get_status, is_event_stream, json_of, post, redact_error};
 use super::{Endpoint, PROBE_TIMEOUT, Usage, sse, stream};
 use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
@@ -95,20 +95,17 @@ pub async fn call(
 ) -> Result<(ProviderReply, Usage), CallError> {
     let url = format!("{}/v1/messages", endpoint.base_url.trim_end_matches('/'));
     let streaming = stream::wanted(endpoint, progress);
+    let started = std::time::Instant::now();
     let mut body = body(req, model);
     if streaming {
         body["stream"] = json!(true);
     }
-    let resp = post(
-        &endpoint.client,
-        &url,
-        &headers(endpoint),
-        &body,
-        endpoint.timeout,
-    )
-    .await?;
+    let headers = headers(endpoint);
+    let resp = post(&endpoint.client, &url, &headers, &body, endpoint.timeout).await?;
     match progress.filter(|_| streaming && is_event_stream(&resp)) {
-        Some(p) => stream::read(resp, Events::default(), endpoint, model, p).await,
+        Some(p) => stream::read(resp, Events::default(), endpoint, (model, started), p)
+            .await
+            .map_err(|e| redact_error(e, &headers)),
         None => parse(&json_of(resp, endpoint.timeout).await?),
     }
 }
@@ -171,7 +168,7 @@ impl stream::Fold for Events {
                 let message = e["message"]
                     .as_str()
                     .map_or_else(|| e.to_string(), str::to_owned);
-                let kind = e["type"].as_str().unwrap_or("error");
+                let kind: String = e["type"].as_str().unwrap_or("error").chars().take(64).collect();
                 let said: String = message.chars().take(300).collect();
                 return Err(CallError::Stream(format!("{kind}: {said}")));
             }

@@ -182,6 +182,28 @@ impl Cascade {
     }
 }
 
+/// What an answer is charged: the provider's counts, or where it gave none (a stream without
+/// its usage chunk, a server that leaves `usage` out) the prompt's estimate and the answer's
+/// length at 4 characters a token. Never nothing: a budget must run out.
+fn charged(usage: Usage, requested: u64, reply: &ProviderReply) -> Usage {
+    let answer_chars = match reply {
+        ProviderReply::Text(t) => t.len(),
+        ProviderReply::ToolCall {
+            name, arguments, ..
+        } => name.len() + arguments.to_string().len(),
+    };
+    Usage {
+        input_tokens: match usage.input_tokens {
+            0 => requested.saturating_sub(ANSWER_ALLOWANCE).max(1),
+            n => n,
+        },
+        output_tokens: match usage.output_tokens {
+            0 => (answer_chars as u64).div_ceil(4).max(1),
+            n => n,
+        },
+    }
+}
+
 /// A rough token count: 4 characters a token.
 fn estimate(req: &ProviderRequest) -> u64 {
     let chars = req.system.len()
@@ -278,6 +300,7 @@ impl Provider for Cascade {
             match endpoint.call(req, &model, progress).await {
                 Ok((reply, usage)) => {
                     self.breakers.succeeded(&key);
+                    let usage = charged(usage, requested, &reply);
                     // The spend log's sink writes to SQLite.
                     crate::blocking::in_place(|| {
                         self.account(session, endpoint, &model, price, usage);

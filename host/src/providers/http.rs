@@ -122,8 +122,16 @@ pub async fn post(
         });
     }
     if !status.is_success() {
-        let text = resp.text().await.unwrap_or_default();
-        let snippet: String = text.chars().take(300).collect();
+        // The start of the body is all that is told: never more than a few KiB read.
+        let mut resp = resp;
+        let mut head = Vec::new();
+        while head.len() < 4096 {
+            match resp.chunk().await {
+                Ok(Some(piece)) => head.extend_from_slice(&piece),
+                _ => break,
+            }
+        }
+        let snippet: String = String::from_utf8_lossy(&head).chars().take(300).collect();
         return Err(CallError::Status(
             status.as_u16(),
             redact(&snippet, headers),
@@ -146,9 +154,32 @@ pub fn is_event_stream(resp: &reqwest::Response) -> bool {
 /// # Errors
 /// [`CallError::Timeout`] or [`CallError::Truncated`] while reading it,
 /// [`CallError::Malformed`] when it is not JSON.
-pub async fn json_of(resp: reqwest::Response, timeout: Duration) -> Result<Value, CallError> {
-    let text = resp.text().await.map_err(|e| body_error(e, timeout))?;
-    serde_json::from_str(&text).map_err(|e| CallError::Malformed(format!("not JSON ({e})")))
+pub async fn json_of(mut resp: reqwest::Response, timeout: Duration) -> Result<Value, CallError> {
+    let mut body = Vec::new();
+    while let Some(piece) = resp.chunk().await.map_err(|e| body_error(e, timeout))? {
+        if body.len() + piece.len() > super::stream::MAX_ANSWER {
+            return Err(CallError::Malformed(format!(
+                "an answer longer than {} bytes",
+                super::stream::MAX_ANSWER
+            )));
+        }
+        body.extend_from_slice(&piece);
+    }
+    serde_json::from_slice(&body).map_err(|e| CallError::Malformed(format!("not JSON ({e})")))
+}
+
+/// `e` with every header value we sent replaced by `***` in what the provider said (a
+/// streamed error event may echo the key, as an error body may).
+pub fn redact_error(e: CallError, headers: &[(&str, String)]) -> CallError {
+    match e {
+        CallError::Stream(m) => CallError::Stream(redact(&m, headers)),
+        CallError::Malformed(m) => CallError::Malformed(redact(&m, headers)),
+        CallError::Cut { tokens, cause } => CallError::Cut {
+            tokens,
+            cause: Box::new(redact_error(*cause, headers)),
+        },
+        other => other,
+    }
 }
 
 /// A failure while reading a response's body.

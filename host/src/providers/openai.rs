@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::http::{CallError, get_status, is_event_stream, json_of, post};
+use super::http::{CallError, get_status, is_event_stream, json_of, post, redact_error};
 use super::{Endpoint, PROBE_TIMEOUT, Usage, sse, stream};
 use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
@@ -102,24 +102,24 @@ pub async fn call(
         endpoint.base_url.trim_end_matches('/')
     );
     let streaming = stream::wanted(endpoint, progress);
+    let started = std::time::Instant::now();
     let mut body = body(req, model);
     if streaming {
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
     }
-    let resp = post(
-        &endpoint.client,
-        &url,
-        &headers(endpoint),
-        &body,
-        endpoint.timeout,
-    )
-    .await?;
+    let headers = headers(endpoint);
+    let resp = post(&endpoint.client, &url, &headers, &body, endpoint.timeout).await?;
     match progress.filter(|_| streaming && is_event_stream(&resp)) {
-        Some(p) => stream::read(resp, Chunks::default(), endpoint, model, p).await,
+        Some(p) => stream::read(resp, Chunks::default(), endpoint, (model, started), p)
+            .await
+            .map_err(|e| redact_error(e, &headers)),
         None => parse(&json_of(resp, endpoint.timeout).await?),
     }
 }
+
+/// The most tool calls one streamed answer may carry (the first is the one read).
+const MAX_CALLS: usize = 64;
 
 /// A streamed Chat Completions answer, read chunk by chunk: `choices[0].delta` carries text
 /// or pieces of tool calls (by `index`), a last chunk the `usage`, then `data: [DONE]`.
@@ -141,7 +141,7 @@ impl stream::Fold for Chunks {
             return Ok(());
         }
         let v = stream::json(event)?;
-        if let Some(e) = v.get("error") {
+        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
             let message = e["message"]
                 .as_str()
                 .map_or_else(|| e.to_string(), str::to_owned);
@@ -160,6 +160,11 @@ impl stream::Fold for Chunks {
         }
         for call in delta["tool_calls"].as_array().into_iter().flatten() {
             let index = call["index"].as_u64().unwrap_or(0);
+            if !self.calls.contains_key(&index) && self.calls.len() >= MAX_CALLS {
+                return Err(CallError::Malformed(format!(
+                    "a streamed answer with more than {MAX_CALLS} tool calls"
+                )));
+            }
             let (id, name, args) = self.calls.entry(index).or_default();
             if let Some(i) = call["id"].as_str() {
                 i.clone_into(id);

@@ -42,8 +42,8 @@ pub fn wanted(endpoint: &Endpoint, progress: Option<OnProgress<'_>>) -> bool {
     progress.is_some() && endpoint.stream
 }
 
-/// Read `resp` (an event stream) with `fold`, reporting to `progress` after each piece that
-/// brought tokens.
+/// Read `resp` (an event stream, asked for at `started`) with `fold`, reporting to `progress`
+/// after each piece that brought tokens.
 ///
 /// # Errors
 /// The stream broke, was too long, ended before the protocol said it was done, or the answer
@@ -52,10 +52,9 @@ pub async fn read<F: Fold>(
     mut resp: reqwest::Response,
     mut fold: F,
     endpoint: &Endpoint,
-    model: &str,
+    (model, started): (&str, Instant),
     progress: OnProgress<'_>,
 ) -> Result<(ProviderReply, Usage), CallError> {
-    let started = Instant::now();
     let cut = |tokens: u64, e: CallError| match tokens {
         0 => e,
         _ => CallError::Cut {
@@ -93,7 +92,8 @@ pub async fn read<F: Fold>(
         let events = decoder
             .push(&piece)
             .map_err(|e| cut(fold.tokens(), CallError::Malformed(e.to_string())))?;
-        for event in &events {
+        // An event with no data (a bare `data:`) says nothing.
+        for event in events.iter().filter(|e| !e.data.is_empty()) {
             fold.event(event).map_err(|e| cut(fold.tokens(), e))?;
             if fold.done() {
                 break;
@@ -119,7 +119,7 @@ pub async fn read<F: Fold>(
 /// [`CallError::Malformed`], naming the event.
 pub fn json(event: &sse::Event) -> Result<serde_json::Value, CallError> {
     serde_json::from_str(&event.data).map_err(|e| {
-        let what = event.event.as_deref().unwrap_or("data");
+        let what: String = event.event.as_deref().unwrap_or("data").chars().take(64).collect();
         CallError::Malformed(format!("a streamed `{what}` event is not JSON ({e})"))
     })
 }

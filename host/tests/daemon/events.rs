@@ -227,3 +227,44 @@ fn an_approval_that_expires_unanswered_is_heard_as_expired() {
         .expect("approvals");
     assert_eq!(listed["result"], json!([]), "{listed}");
 }
+
+#[test]
+fn a_client_key_is_not_shown_what_others_calls_left_behind() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    // One client's tool call fails, quoting what it was asked.
+    let (_, failed) = d
+        .client()
+        .request_raw(
+            "act",
+            json!({ "action": { "tool": "read-file", "args": { "path": "/srv/secret-plans.txt" } } }),
+        )
+        .expect("act");
+    assert!(failed.to_string().contains("secret-plans"), "{failed}");
+    let files = |status: &Value| {
+        status["result"]["plugins"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == "files").cloned())
+            .unwrap_or_else(|| panic!("no files plugin: {status}"))
+    };
+    // The operator sees the last error; another client with the client key does not.
+    let (_, operator) = d.client().request_raw("status", json!({})).expect("status");
+    assert!(
+        files(&operator)["telemetry"]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("secret-plans")),
+        "{operator}"
+    );
+    let (_, other) = d
+        .client_only()
+        .request_raw("status", json!({}))
+        .expect("status");
+    assert!(!other.to_string().contains("secret-plans"), "{other}");
+    assert_eq!(files(&other)["telemetry"]["failures"], 1, "{other}");
+    assert!(
+        other["result"]["not_loaded"]
+            .as_array()
+            .is_some_and(|n| n.iter().all(|n| n["why"] == "(told to the approver key only)")),
+        "{other}"
+    );
+}
