@@ -221,12 +221,20 @@ fn a_stream_without_its_usage_chunk_is_still_charged() {
         ],
         None,
     )]);
-    let (asking, _) = ask(Cascade::new(vec![endpoint("local", Protocol::Openai, &server, T)]));
+    let (asking, _) = ask(Cascade::new(vec![endpoint(
+        "local",
+        Protocol::Openai,
+        &server,
+        T,
+    )]));
     let (reply, cascade) = asking.join().expect("asked");
     assert!(reply.is_ok(), "{reply:?}");
     // The prompt by estimate and the answer by its length: never nothing.
     let usage = cascade.records()[0].usage;
-    assert!(usage.input_tokens > 0 && usage.output_tokens >= 8, "{usage:?}");
+    assert!(
+        usage.input_tokens > 0 && usage.output_tokens >= 8,
+        "{usage:?}"
+    );
 }
 
 #[test]
@@ -238,7 +246,12 @@ fn many_tool_call_indices_are_refused_not_kept() {
         vec![pieces, openai_stream::end("tool_calls", 1, 1)],
         None,
     )]);
-    let (asking, _) = ask(Cascade::new(vec![endpoint("local", Protocol::Openai, &server, T)]));
+    let (asking, _) = ask(Cascade::new(vec![endpoint(
+        "local",
+        Protocol::Openai,
+        &server,
+        T,
+    )]));
     let error = asking.join().expect("asked").0.expect_err("refused");
     assert!(error.contains("more than 64 tool calls"), "{error}");
 }

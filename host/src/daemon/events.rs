@@ -182,7 +182,15 @@ pub(super) async fn follow(
                 });
                 if expired.unwrap_or(false) {
                     let decision = "expired".to_owned();
-                    send(&Event::ApprovalDecided { seq, token, decision, by: None }, Class::Must);
+                    send(
+                        &Event::ApprovalDecided {
+                            seq,
+                            token,
+                            decision,
+                            by: None,
+                        },
+                        Class::Must,
+                    );
                 }
             }
         }

@@ -168,7 +168,12 @@ impl stream::Fold for Events {
                 let message = e["message"]
                     .as_str()
                     .map_or_else(|| e.to_string(), str::to_owned);
-                let kind: String = e["type"].as_str().unwrap_or("error").chars().take(64).collect();
+                let kind: String = e["type"]
+                    .as_str()
+                    .unwrap_or("error")
+                    .chars()
+                    .take(64)
+                    .collect();
                 let said: String = message.chars().take(300).collect();
                 return Err(CallError::Stream(format!("{kind}: {said}")));
             }

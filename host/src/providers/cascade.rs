@@ -183,9 +183,12 @@ impl Cascade {
 }
 
 /// What an answer is charged: the provider's counts, or where it gave none (a stream without
-/// its usage chunk, a server that leaves `usage` out) the prompt's estimate and the answer's
-/// length at 4 characters a token. Never nothing: a budget must run out.
+/// its usage chunk, a server that leaves `usage` out: both counts zero) the prompt's estimate
+/// and the answer's length at 4 characters a token. Never nothing: a budget must run out.
 fn charged(usage: Usage, requested: u64, reply: &ProviderReply) -> Usage {
+    if usage != Usage::default() {
+        return usage;
+    }
     let answer_chars = match reply {
         ProviderReply::Text(t) => t.len(),
         ProviderReply::ToolCall {
@@ -193,14 +196,8 @@ fn charged(usage: Usage, requested: u64, reply: &ProviderReply) -> Usage {
         } => name.len() + arguments.to_string().len(),
     };
     Usage {
-        input_tokens: match usage.input_tokens {
-            0 => requested.saturating_sub(ANSWER_ALLOWANCE).max(1),
-            n => n,
-        },
-        output_tokens: match usage.output_tokens {
-            0 => (answer_chars as u64).div_ceil(4).max(1),
-            n => n,
-        },
+        input_tokens: requested.saturating_sub(ANSWER_ALLOWANCE).max(1),
+        output_tokens: (answer_chars as u64).div_ceil(4).max(1),
     }
 }
 

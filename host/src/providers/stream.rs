@@ -119,7 +119,13 @@ pub async fn read<F: Fold>(
 /// [`CallError::Malformed`], naming the event.
 pub fn json(event: &sse::Event) -> Result<serde_json::Value, CallError> {
     serde_json::from_str(&event.data).map_err(|e| {
-        let what: String = event.event.as_deref().unwrap_or("data").chars().take(64).collect();
+        let what: String = event
+            .event
+            .as_deref()
+            .unwrap_or("data")
+            .chars()
+            .take(64)
+            .collect();
         CallError::Malformed(format!("a streamed `{what}` event is not JSON ({e})"))
     })
 }

@@ -262,9 +262,9 @@ fn a_client_key_is_not_shown_what_others_calls_left_behind() {
     assert!(!other.to_string().contains("secret-plans"), "{other}");
     assert_eq!(files(&other)["telemetry"]["failures"], 1, "{other}");
     assert!(
-        other["result"]["not_loaded"]
-            .as_array()
-            .is_some_and(|n| n.iter().all(|n| n["why"] == "(told to the approver key only)")),
+        other["result"]["not_loaded"].as_array().is_some_and(|n| n
+            .iter()
+            .all(|n| n["why"] == "(told to the approver key only)")),
         "{other}"
     );
 }
