@@ -86,6 +86,11 @@ pub struct Meta {
     /// client key may say anything here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The memory headline (its `ID`) the request is about: the seeds' foveal focus. The
+    /// model's CONTEXT opens with that headline, its body and its children, before the outline
+    /// of the whole store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 impl Meta {

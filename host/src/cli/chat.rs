@@ -265,7 +265,10 @@ pub fn run(common: &Common, trace: bool) -> anyhow::Result<ExitCode> {
             continue;
         }
         let _ = editor.add_history_entry(text);
-        let ask = Request::Ask { text: text.into() };
+        let ask = Request::Ask {
+            text: text.into(),
+            focus: None,
+        };
         // A connection that broke while the prompt waited (a daemon restart) is replaced
         // before the question goes; a question that could not be sent is sent again, once,
         // on a new connection. One sent and not answered is not: the daemon may have acted

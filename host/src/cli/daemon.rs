@@ -555,6 +555,7 @@ pub fn send(
     common: &Common,
     text: Option<&str>,
     action: Option<&str>,
+    focus: Option<String>,
     trace: bool,
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -571,7 +572,10 @@ pub fn send(
             };
             client.call(&Request::Act { action })?
         }
-        (Some(t), None) => client.call(&Request::Ask { text: t.into() })?,
+        (Some(t), None) => client.call(&Request::Ask {
+            text: t.into(),
+            focus,
+        })?,
         (None, None) => anyhow::bail!("give the text to send, or --action JSON"),
     };
     if json_out {

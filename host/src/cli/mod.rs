@@ -110,6 +110,9 @@ enum Command {
         /// Send this action as a direct request instead.
         #[arg(long)]
         action: Option<String>,
+        /// The memory headline (its ID) the text is about: the model is shown it whole.
+        #[arg(long, value_name = "ID", conflicts_with = "action")]
+        focus: Option<String>,
         /// Show the gate trace.
         #[arg(long)]
         trace: bool,
@@ -367,6 +370,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
         Command::Send {
             text,
             action,
+            focus,
             trace,
             json,
         } => {
@@ -374,6 +378,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
                 &cli.common,
                 text.as_deref(),
                 action.as_deref(),
+                focus.clone(),
                 *trace,
                 *json,
             );

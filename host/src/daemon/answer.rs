@@ -60,6 +60,9 @@ pub struct Ran {
     /// Each step, in order.
     #[serde(default)]
     pub steps: Steps,
+    /// The memory headline the request was about (an `ask` with a `focus`).
+    #[serde(default)]
+    pub focus: Option<crate::pipeline::Focus>,
 }
 
 /// `{"dropped": action}`: what `deny` answers.

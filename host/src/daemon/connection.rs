@@ -420,6 +420,7 @@ impl Server {
                     session: Some(format!("{}:{conn}:{id}", me.router.boot())),
                     client: Some(format!("{}:{conn}", me.router.boot())),
                     via: Some(via),
+                    focus: None,
                 };
                 let swap = me.swap.clone();
                 let facts = me.facts();

@@ -214,10 +214,7 @@ pub async fn handle(
                 Answer::Report(report) => Reply::Report(report),
                 Answer::Denied(dropped) => Reply::Dropped { dropped },
             })
-            .map_err(|e| match e {
-                crate::pipeline::PipelineError::Protocol { .. } => Refused::Request(e.to_string()),
-                other => Refused::Failed(other.to_string()),
-            })
+            .map_err(refused)
     };
     match request {
         Request::Ping => Ok(Reply::Pong("pong")),
@@ -237,7 +234,28 @@ pub async fn handle(
                 .map_err(Refused::Failed)
         }
         Request::Act { action } => answer(Origin::Act(action)).await,
-        Request::Ask { text } => answer(Origin::Ask(text)).await,
+        Request::Ask { text, focus: None } => answer(Origin::Ask(text)).await,
+        Request::Ask {
+            text,
+            focus: Some(id),
+        } => {
+            let focus = crate::blocking::in_place(|| focused(pipeline, &id))?;
+            let meta = Meta {
+                focus: Some(id),
+                ..meta.clone()
+            };
+            let report = pipeline
+                .take(Turn::new(Origin::Ask(text), meta))
+                .await
+                .map_err(refused)?;
+            Ok(match report {
+                Answer::Report(mut report) => {
+                    report.focus = Some(focus);
+                    Reply::Report(report)
+                }
+                Answer::Denied(dropped) => Reply::Dropped { dropped },
+            })
+        }
         Request::Approve { token, digest } => {
             answer(Origin::Approve {
                 token,
@@ -264,6 +282,48 @@ pub async fn handle(
         Request::Subscribe { .. } => Err(Refused::Request(
             "`subscribe` is answered with events, on the connection that sent it".into(),
         )),
+    }
+}
+
+/// A pipeline's failure as the client is told it: its request's fault, or the daemon's.
+fn refused(e: crate::pipeline::PipelineError) -> Refused {
+    match e {
+        crate::pipeline::PipelineError::Protocol { .. } => Refused::Request(e.to_string()),
+        other => Refused::Failed(other.to_string()),
+    }
+}
+
+/// Most characters of an `ask`'s `focus`.
+const MAX_FOCUS: usize = 256;
+
+/// The headline `id` an `ask` is about, or why it cannot be.
+fn focused(pipeline: &Agent, id: &str) -> Result<crate::pipeline::Focus, Refused> {
+    if id.is_empty() || id.chars().count() > MAX_FOCUS {
+        return Err(Refused::Request(format!(
+            "`focus` is the ID of a memory headline: 1 to {MAX_FOCUS} characters, not {}",
+            id.chars().count()
+        )));
+    }
+    let Some(memory) = pipeline.memory() else {
+        return Err(Refused::Request(
+            "`focus` names a memory headline, and this daemon has no memory store: add \
+             `[memory] paths = [...]` to passepartout.toml, or ask without a focus"
+                .into(),
+        ));
+    };
+    match memory.get(id) {
+        Ok(Some(hit)) => Ok(crate::pipeline::Focus {
+            id: hit.id,
+            title: hit.title,
+            todo: hit.todo,
+        }),
+        Ok(None) => Err(Refused::Request(format!(
+            "`focus`: no headline has the ID {id:?} in the memory store; \
+             `passepartout memory query` lists them"
+        ))),
+        Err(e) => Err(Refused::Failed(format!(
+            "the memory store cannot be read: {e}"
+        ))),
     }
 }
 

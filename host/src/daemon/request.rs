@@ -96,6 +96,10 @@ pub enum Request {
     Ask {
         /// What the user said.
         text: String,
+        /// The memory headline (its `ID`) the question is about: the model's CONTEXT opens
+        /// with it, and the reply names it ([`crate::pipeline::Report::focus`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
     },
     /// The daemon's health, plugins and counters.
     Status,
@@ -380,7 +384,10 @@ mod tests {
                     ..Action::default()
                 },
             },
-            Request::Ask { text: "hi".into() },
+            Request::Ask {
+                text: "hi".into(),
+                focus: Some("release-1".into()),
+            },
             Request::Status,
             Request::Reload,
             Request::Ping,

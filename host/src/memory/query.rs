@@ -300,6 +300,33 @@ impl Memory {
         Ok(out)
     }
 
+    /// The headline with ID `id` as the model's CONTEXT opens with it when a request is about
+    /// it (seed: the foveal focus): its outline line, body and child headlines, at most
+    /// `max_bytes`; `None` when no headline has that ID.
+    ///
+    /// # Errors
+    /// A node the tree refers to is missing.
+    pub fn focus(&self, id: &str, max_bytes: usize) -> Result<Option<String>, MemoryError> {
+        let Some(hit) = self.get(id)? else {
+            return Ok(None);
+        };
+        let node = self.db.node(&hit.hash)?;
+        let mut out = format!("{} (ID: {})\n", outline_line(&node), node.id);
+        for line in node.body.lines().filter(|l| !l.trim().is_empty()) {
+            out.push_str(&format!("  {line}\n"));
+        }
+        for child in &node.children {
+            let c = self.db.node(child)?;
+            if c.kind == NodeKind::Headline {
+                out.push_str(&format!("  - {} (ID: {})\n", outline_line(&c), c.id));
+            }
+            if out.len() > max_bytes {
+                break;
+            }
+        }
+        Ok(Some(cut(out, max_bytes)))
+    }
+
     pub(crate) fn hit(&self, node: &Node, hash: &str, parent: Option<&str>) -> Hit {
         let line = self.db.line(&node.file, &node.id);
         Hit {

@@ -512,6 +512,7 @@ impl Agent {
                 trace,
                 outcome,
             }],
+            focus: None,
         };
         if let Some(fb) = feedback {
             report.steps.extend(self.run(fb).await.steps);

@@ -214,6 +214,22 @@ pub enum StepOutcome {
 pub struct Report {
     /// Each round, in order.
     pub steps: Vec<Step>,
+    /// The memory headline the request was about (an `ask` with a `focus`), as it stood when
+    /// the request began: the seeds' foveal line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<Focus>,
+}
+
+/// A memory headline a request is about ([`crate::signal::Meta::focus`]), as a person reads it.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Focus {
+    /// Its `ID`.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its TODO keyword.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todo: Option<String>,
 }
 
 impl Report {

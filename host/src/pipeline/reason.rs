@@ -18,6 +18,9 @@ pub type SkillPrompt = (String, String);
 /// Most bytes of memory outline in the prompt's CONTEXT.
 const CONTEXT_BYTES: usize = 4000;
 
+/// Most bytes of the focused headline (body and children) in the prompt's CONTEXT.
+const FOCUS_BYTES: usize = 4000;
+
 /// What Reason decided.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reasoned {
@@ -281,17 +284,27 @@ impl Agent {
         Ok(parse_reply(reply))
     }
 
-    /// The CONTEXT section: the memory's awareness outline, bounded.
-    fn context(&self) -> String {
-        match &self.memory {
-            None => "(no memory store)".to_owned(),
-            Some(m) => {
-                crate::blocking::in_place(|| m.awareness(CONTEXT_BYTES)).unwrap_or_else(|e| {
-                    tracing::warn!("memory context unavailable: {e}");
-                    format!("(memory unavailable: {e})")
-                })
-            }
-        }
+    /// The CONTEXT section: the headline `focus` names, if any (the seeds' foveal focus), then
+    /// the memory's awareness outline (their peripheral vision), each bounded.
+    fn context(&self, focus: Option<&str>) -> String {
+        let Some(m) = &self.memory else {
+            return "(no memory store)".to_owned();
+        };
+        let unavailable = |e: crate::memory::MemoryError| {
+            tracing::warn!("memory context unavailable: {e}");
+            format!("(memory unavailable: {e})")
+        };
+        let outline =
+            crate::blocking::in_place(|| m.awareness(CONTEXT_BYTES)).unwrap_or_else(unavailable);
+        let Some(id) = focus else {
+            return outline;
+        };
+        let foveal = match crate::blocking::in_place(|| m.focus(id, FOCUS_BYTES)) {
+            Ok(Some(text)) => text,
+            Ok(None) => format!("(no headline with ID {id} any more)\n"),
+            Err(e) => unavailable(e),
+        };
+        format!("FOCUS: the headline this request is about:\n{foveal}\n{outline}")
     }
 
     /// The request `think` sends: system prompt, user prompt (the skill's, else the
@@ -326,7 +339,7 @@ impl Agent {
         let logs = self.recent_logs();
         let system = format!(
             "{identity}\n\nTOOLS:\n{belt}\n\nCONTEXT:\n{}\n\nLOGS:\n{}",
-            self.context(),
+            self.context(signal.meta.focus.as_deref()),
             if logs.is_empty() {
                 "(none)".to_owned()
             } else {

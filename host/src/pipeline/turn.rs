@@ -29,7 +29,7 @@ pub enum Origin {
         digest: Option<String>,
     },
     /// A sensor's signal (a heartbeat, a file change...): Reason decides what it is.
-    Event(Signal),
+    Event(Box<Signal>),
 }
 
 /// One request: what started it and whom it came from.
@@ -76,7 +76,7 @@ impl Agent {
                 signal.meta = meta;
                 Ok(Answer::Report(self.run(signal).await))
             }
-            Origin::Event(signal) => Ok(Answer::Report(self.run(signal).await)),
+            Origin::Event(signal) => Ok(Answer::Report(self.run(*signal).await)),
             Origin::Approve { token, digest } => self
                 .approve(&token, digest.as_deref(), meta.via.as_deref())
                 .await

@@ -100,3 +100,108 @@ fn each_client_session_has_its_own_token_budget() {
         "bob's session has its own budget"
     );
 }
+
+#[test]
+fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let org = home.path().join("org");
+    std::fs::create_dir_all(&org).expect("mkdir");
+    std::fs::write(
+        org.join("work.org"),
+        "* TODO Ship the release :project:\n:PROPERTIES:\n:ID: release-1\n:END:\nThe tag is cut on Friday.\n** TODO Write the notes\n* TODO Paint the shed :project:\n",
+    )
+    .expect("write");
+    let server = Server::start(vec![Canned::text("noted")]);
+    config(
+        home.path(),
+        &format!(
+            "{}\n[memory]\npaths = [\"{}\"]\n",
+            openai(&server.url),
+            org.display()
+        ),
+    );
+    // In the store before the daemon listens (the daemon ingests its paths after).
+    let ingest = command(
+        home.path(),
+        &["memory", "ingest", org.to_str().expect("utf-8")],
+        &[],
+    )
+    .output()
+    .expect("ingest");
+    assert!(ingest.status.success(), "{ingest:?}");
+    let d = start(home.path(), &[], None);
+    let mut client = d.client();
+
+    // An unknown headline is the request's fault, named, and no model is asked.
+    let (_, refused) = client
+        .request_raw("ask", json!({ "text": "when?", "focus": "nope" }))
+        .expect("ask");
+    assert_eq!(refused["type"], "error", "{refused}");
+    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("no headline has the ID \"nope\""), "{refused}");
+    let (_, refused) = client
+        .request_raw("ask", json!({ "text": "when?", "focus": "x".repeat(300) }))
+        .expect("ask");
+    assert_eq!(refused["type"], "error", "{refused}");
+
+    let (_, reply) = client
+        .request_raw("ask", json!({ "text": "when?", "focus": "release-1" }))
+        .expect("ask");
+    assert_eq!(reply["type"], "reply", "{reply}");
+    let focus = &reply["result"]["focus"];
+    assert_eq!(focus["id"], "release-1", "{reply}");
+    assert_eq!(focus["title"], "Ship the release", "{reply}");
+    assert_eq!(focus["todo"], "TODO", "{reply}");
+    let asked: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    assert_eq!(asked.len(), 1, "the refused asks reached no model");
+    let system = asked[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let focus_at = system.find("FOCUS").expect("a FOCUS section");
+    let body_at = system.find("The tag is cut on Friday.").expect("its body");
+    assert!(system.contains("Write the notes (ID:"), "{system}");
+    // The whole store's outline still follows, with the other project.
+    let outline_at = system.rfind("Paint the shed").expect("the outline");
+    assert!(focus_at < body_at && body_at < outline_at, "{system}");
+
+    // The system prompt of the last question the model was asked.
+    let last_system = |server: &Server| {
+        let last = server.requests().into_iter().rfind(|r| r.method == "POST");
+        let system = last.map(|r| r.body["messages"][0]["content"].clone());
+        system
+            .and_then(|s| s.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    // Without a focus, no FOCUS section and no `focus` in the reply.
+    server.push(Canned::text("fine"));
+    let (_, reply) = client
+        .request_raw("ask", json!({ "text": "and?" }))
+        .expect("ask");
+    assert!(reply["result"].get("focus").is_none(), "{reply}");
+    let system = last_system(&server);
+    assert!(!system.contains("FOCUS"), "{system}");
+
+    // The command line's `send --focus`: the same, and a bad focus is a bad request (exit 2).
+    let send = |focus: &str| {
+        command(home.path(), &["send", "--focus", focus, "and now?"], &[])
+            .output()
+            .expect("send")
+    };
+    let bad = send("nope");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no headline has the ID \"nope\""),
+        "{stderr}"
+    );
+    server.push(Canned::text("on it"));
+    let good = send("release-1");
+    assert!(good.status.success(), "{good:?}");
+    let system = last_system(&server);
+    assert!(system.contains("The tag is cut on Friday."), "{system}");
+}

@@ -200,14 +200,13 @@ fn key(
         KeyCode::Enter => {
             let text = app.input.trim().to_owned();
             app.input.clear();
-            if !text.is_empty() {
+            if !text.is_empty() && app.focus_command(&text).is_none() {
                 app.say(Who::You, &text);
-                let id = send(
-                    sender,
-                    app,
-                    &Request::Ask { text: text.clone() },
-                    Sent::Ask(text),
-                )?;
+                let ask = Request::Ask {
+                    text: text.clone(),
+                    focus: app.focus.clone(),
+                };
+                let id = send(sender, app, &ask, Sent::Ask(text))?;
                 app.waiting = Some((id, Instant::now()));
                 app.streamed = None;
             }

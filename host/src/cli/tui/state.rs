@@ -9,6 +9,7 @@ use std::time::Instant;
 use passepartout::daemon::answer::{self, Ran};
 use passepartout::daemon::ops::Status;
 use passepartout::daemon::request::Event;
+use passepartout::pipeline::Focus;
 use passepartout::pipeline::{Progress, StepOutcome};
 use passepartout::signal::Told;
 use serde_json::Value;
@@ -184,6 +185,10 @@ pub struct App {
     pub approver: bool,
     /// Whether colours are off (`NO_COLOR`).
     pub no_color: bool,
+    /// The memory headline (its ID) every question goes with (`/focus ID`).
+    pub focus: Option<String>,
+    /// That headline as the daemon named it in the last answer about it.
+    pub focused: Option<Focus>,
     /// Set to leave.
     pub quit: bool,
 }
@@ -215,8 +220,38 @@ impl App {
             server: clean(server),
             approver,
             no_color,
+            focus: None,
+            focused: None,
             quit: false,
         }
+    }
+
+    /// `/focus ID` (or `/focus` alone, to clear it): the memory headline the next questions
+    /// are about. `None` when `text` is not that command.
+    pub fn focus_command(&mut self, text: &str) -> Option<()> {
+        let rest = text.strip_prefix("/focus")?;
+        if !(rest.is_empty() || rest.starts_with(' ')) {
+            return None;
+        }
+        let id = rest.trim();
+        self.focused = None;
+        if id.is_empty() {
+            self.focus = None;
+            self.say(
+                Who::Note,
+                "no focus: questions go without a memory headline",
+            );
+        } else {
+            self.focus = Some(id.to_owned());
+            self.say(
+                Who::Note,
+                &format!(
+                    "focus {id}: the model is shown that memory headline with every question \
+                     (/focus alone clears it)"
+                ),
+            );
+        }
+        Some(())
     }
 
     /// Add a line to the conversation.
@@ -306,6 +341,9 @@ impl App {
             Sent::Ask(_) | Sent::Decide { .. } => match answer::read::<Ran>(frame, "a run") {
                 Err(e) => self.say(Who::Refused, &format!("error: {e}")),
                 Ok(ran) => {
+                    if ran.focus.is_some() {
+                        self.focused = ran.focus;
+                    }
                     if let Sent::Decide { approve, action } = sent {
                         let what = if *approve { "approved" } else { "denied" };
                         self.say(Who::Note, &format!("{what}: {action}"));

@@ -57,6 +57,7 @@ const HELP: &str = "\
 Type a question and press Enter: the answer shows once every gate passed it.
 Tab cycles the pane on the right: gates, approvals, plugins, journal.
 Esc moves the keys between the input line and that pane.
+/focus ID: every question goes with memory headline ID (/focus alone: none).
 
 In the pane:
   ↑ ↓      select an approval
@@ -99,6 +100,22 @@ fn status_line(app: &App) -> Line<'static> {
             colour(app, Color::Yellow)
         },
     ));
+    // The seeds' foveal line: what the questions are about, as the daemon last named it.
+    match (&app.focus, &app.focused) {
+        (Some(id), Some(f)) if *id == f.id => spans.push(Span::styled(
+            format!(
+                " · focus {}{}",
+                f.todo
+                    .as_deref()
+                    .map(|t| format!("{} ", one_row(t)))
+                    .unwrap_or_default(),
+                one_row(&f.title)
+            ),
+            colour(app, Color::Cyan),
+        )),
+        (Some(id), _) => spans.push(Span::raw(format!(" · focus {}?", one_row(id)))),
+        (None, _) => {}
+    }
     if let Some(p) = s.providers.first() {
         spans.push(Span::raw(format!(
             " · model {} ({})",
@@ -568,5 +585,31 @@ mod tests {
         app.say(Who::Answer, "the newest line END-MARK");
         let shown = screen(&app);
         assert!(shown.contains("END-MARK"), "{shown}");
+    }
+
+    #[test]
+    fn the_focus_line_names_the_headline_once_the_daemon_did() {
+        let mut app = App::new("d", true, true);
+        app.status = Some(passepartout::daemon::ops::Status::default());
+        assert!(
+            app.focus_command("/focused on it").is_none(),
+            "not the command"
+        );
+        assert!(app.focus_command("/focus release-1").is_some());
+        assert_eq!(app.focus.as_deref(), Some("release-1"));
+        let first = screen(&app);
+        assert!(first.contains("focus release-1?"), "{first}");
+        // The daemon's answer names it; a title is drawn without its control sequences.
+        app.sent
+            .insert(7, super::super::state::Sent::Ask("when?".into()));
+        app.frame(&serde_json::json!({ "type": "reply", "id": 7, "ok": true, "result": {
+            "steps": [], "focus": { "id": "release-1", "title": "Ship\u{1b}[2J it", "todo": "TODO" } } }));
+        let named = screen(&app);
+        // The escape is shown as text (`\x1b[2J`), never sent to the terminal.
+        assert!(named.contains("focus TODO Ship\\x1b[2J it"), "{named}");
+        assert!(!named.contains('\u{1b}'), "{named}");
+        app.focus_command("/focus");
+        let cleared = screen(&app);
+        assert!(!cleared.contains("· focus"), "{cleared}");
     }
 }
