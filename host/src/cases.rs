@@ -412,27 +412,39 @@ pub fn mounts(
                     root.display()
                 ));
             }
-            copy_tree(&source, &host)?;
+            copy_tree(&source, &host).map_err(|e| e.to_string())?;
         }
         out.push((guest.clone(), host));
     }
     Ok(out)
 }
 
+/// A fixture file or directory that could not be copied into a case's mount.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+struct CopyError {
+    /// The path that failed: the one read, or the copy being made.
+    path: PathBuf,
+    /// Why.
+    #[source]
+    source: std::io::Error,
+}
+
 /// Copy the files and directories under `from` into `to`; links are left out.
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
+fn copy_tree(from: &Path, to: &Path) -> Result<(), CopyError> {
+    let at = |path: &Path| {
+        let path = path.to_owned();
+        move |source| CopyError { path, source }
+    };
+    let entries = std::fs::read_dir(from).map_err(at(from))?;
     for entry in entries.flatten() {
-        let kind = entry
-            .file_type()
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        let kind = entry.file_type().map_err(at(&entry.path()))?;
         let target = to.join(entry.file_name());
         if kind.is_dir() {
-            std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+            std::fs::create_dir_all(&target).map_err(at(&target))?;
             copy_tree(&entry.path(), &target)?;
         } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target)
-                .map_err(|e| format!("{}: {e}", target.display()))?;
+            std::fs::copy(entry.path(), &target).map_err(at(&target))?;
         }
     }
     Ok(())

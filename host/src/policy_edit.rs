@@ -2,7 +2,7 @@
 //! ([`starter`]), and grants written into an existing one keeping its comments and layout
 //! (toml_edit): `plugin install` writes the limits the operator consented to.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item, Table, value};
 
@@ -60,28 +60,106 @@ pub fn starter(workspace: &Path) -> String {
     STARTER.replace("{WORKSPACE}", &quoted)
 }
 
+/// Why a grant could not be written into `policy.toml`: each names the file, or the limit.
+#[derive(Debug, thiserror::Error)]
+pub enum GrantError {
+    /// The policy exists but cannot be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The policy.
+        path: PathBuf,
+        /// Why it cannot be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The policy is not valid TOML.
+    #[error("{path}: not valid TOML: {source}")]
+    Parse {
+        /// The policy.
+        path: PathBuf,
+        /// Where and why it does not parse.
+        #[source]
+        source: Box<toml_edit::TomlError>,
+    },
+    /// `[plugins.NAME]` or its `limits` is something other than a table.
+    #[error("{path}: [plugins.{plugin}] or its `limits` is not a table: edit it by hand")]
+    NotATable {
+        /// The policy.
+        path: PathBuf,
+        /// The plugin.
+        plugin: String,
+    },
+    /// `[plugins.NAME.limits] tool_timeout_ms` is something other than an inline table.
+    #[error(
+        "{path}: [plugins.{plugin}.limits] tool_timeout_ms is not an inline table: edit it by hand"
+    )]
+    NotInlineTable {
+        /// The policy.
+        path: PathBuf,
+        /// The plugin.
+        plugin: String,
+    },
+    /// A limit beyond TOML's integers (64-bit signed).
+    #[error("limits.{name} = {value} does not fit in TOML")]
+    TooLarge {
+        /// The limit.
+        name: String,
+        /// Its value.
+        value: u64,
+    },
+    /// The policy's directory cannot be made.
+    #[error("{dir}: {source}")]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why it cannot be made.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The policy cannot be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The policy.
+        path: PathBuf,
+        /// Why it cannot be written.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Set each limit `spec` sets under `[plugins.NAME.limits]` of the policy at `path` (created
 /// when missing). Other keys, comments and formatting stay as they are.
 ///
 /// # Errors
-/// The policy cannot be read or parsed, a value does not fit TOML's integers, or the file
-/// cannot be written; the message names the file.
-pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), String> {
-    let shown = path.display();
+/// [`GrantError`]: the policy cannot be read or parsed, a value does not fit TOML's integers,
+/// or the file cannot be written; each names the file (or the limit).
+pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), GrantError> {
     // ambient authority: the operator's own policy file.
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("{shown}: cannot read: {e}")),
+        Err(source) => {
+            return Err(GrantError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
     };
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| format!("{shown}: not valid TOML: {e}"))?;
-    let limits = limits_table(&mut doc, plugin).ok_or_else(|| {
-        format!("{shown}: [plugins.{plugin}] or its `limits` is not a table: edit it by hand")
+    let mut doc = text
+        .parse::<DocumentMut>()
+        .map_err(|source| GrantError::Parse {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })?;
+    let limits = limits_table(&mut doc, plugin).ok_or_else(|| GrantError::NotATable {
+        path: path.to_owned(),
+        plugin: plugin.to_owned(),
     })?;
     let int = |name: &str, v: u64| {
-        i64::try_from(v).map_err(|_| format!("limits.{name} = {v} does not fit in TOML"))
+        i64::try_from(v).map_err(|_| GrantError::TooLarge {
+            name: name.to_owned(),
+            value: v,
+        })
     };
     for (name, v) in spec.scalars() {
         if let Some(v) = v {
@@ -93,21 +171,28 @@ pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), S
             .entry("tool_timeout_ms")
             .or_insert_with(|| value(toml_edit::InlineTable::new()));
         let Some(tools) = tools.as_inline_table_mut() else {
-            return Err(format!(
-                "{shown}: [plugins.{plugin}.limits] tool_timeout_ms is not an inline table: edit it by hand"
-            ));
+            return Err(GrantError::NotInlineTable {
+                path: path.to_owned(),
+                plugin: plugin.to_owned(),
+            });
         };
         for (tool, ms) in &spec.tool_timeout_ms {
             tools.insert(tool, int("tool_timeout_ms", *ms)?.into());
         }
     }
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| GrantError::CreateDir {
+            dir: dir.to_owned(),
+            source,
+        })?;
     }
     let partial = path.with_extension("toml.partial");
     std::fs::write(&partial, doc.to_string())
         .and_then(|()| std::fs::rename(&partial, path))
-        .map_err(|e| format!("{shown}: cannot write: {e}"))
+        .map_err(|source| GrantError::Write {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// `[plugins.NAME.limits]`, made when missing; an inline `limits = { … }` is used as it is.

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::reload::Swap;
+use super::reload::{ReloadError, Swap};
 pub use super::request::{Op, Request};
 use crate::pipeline::{Agent, Answer, Origin, Report, Turn};
 use crate::signal::{Action, Meta};
@@ -229,9 +229,10 @@ pub async fn handle(
             let swap = swap.clone();
             tokio::task::spawn_blocking(move || swap.reload_if_changed("requested by a client"))
                 .await
-                .unwrap_or_else(|e| Err(format!("the reload failed inside the daemon: {e}")))
+                .unwrap_or_else(|source| Err(ReloadError::Crashed { source }))
                 .map(Reply::Reloaded)
-                .map_err(Refused::Failed)
+                // The wire carries the message.
+                .map_err(|e| Refused::Failed(e.to_string()))
         }
         Request::Act { action } => answer(Origin::Act(action)).await,
         Request::Ask { text, focus: None } => answer(Origin::Ask(text)).await,

@@ -54,6 +54,35 @@ pub struct ReloadStatus {
     /// The fingerprint of the files the last attempt loaded from (not shown).
     #[serde(skip)]
     attempted: Option<String>,
+    /// What the last attempt failed with (not shown): set and cleared with `last_error`, so
+    /// that an attempt answered again keeps its causes.
+    #[serde(skip)]
+    cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+/// Why a reload left the running plugin set in place.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    /// The daemon was started without a [`Reload`]: there is nothing to reload from.
+    #[error("this daemon was started without a plugin set to reload")]
+    NotReloadable,
+    /// The new set did not load (in this attempt, or in the last one from the same files).
+    #[error("the new plugin set did not load, so the running one stays: {why}")]
+    NotLoaded {
+        /// The whole chain of causes, on one line (what `status` shows as `last_error`).
+        why: String,
+        /// What [`Reload::load`] failed with.
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
+    /// The thread the reload ran on ended without an answer (it panicked, or the runtime is
+    /// shutting down).
+    #[error("the reload failed inside the daemon: {source}")]
+    Crashed {
+        /// What joining that thread said.
+        #[source]
+        source: tokio::task::JoinError,
+    },
 }
 
 /// The running pipeline, swappable.
@@ -137,8 +166,9 @@ impl Swap {
     /// Load the set anew and swap it in. Blocking (it compiles plugins).
     ///
     /// # Errors
-    /// Why the new set could not be loaded; the running one stays.
-    pub fn reload(&self, why: &str) -> Result<Reloaded, String> {
+    /// [`ReloadError::NotLoaded`] with why the new set could not be loaded (the running one
+    /// stays); [`ReloadError::NotReloadable`] when there is nothing to reload from.
+    pub fn reload(&self, why: &str) -> Result<Reloaded, ReloadError> {
         self.reload_if(why, true)
     }
 
@@ -148,7 +178,7 @@ impl Swap {
     ///
     /// # Errors
     /// As [`Swap::reload`].
-    pub fn reload_if_changed(&self, why: &str) -> Result<Reloaded, String> {
+    pub fn reload_if_changed(&self, why: &str) -> Result<Reloaded, ReloadError> {
         self.reload_if(why, false)
     }
 
@@ -162,18 +192,21 @@ impl Swap {
         }
     }
 
-    fn reload_if(&self, why: &str, always: bool) -> Result<Reloaded, String> {
+    fn reload_if(&self, why: &str, always: bool) -> Result<Reloaded, ReloadError> {
         let Some(reload) = &self.reload else {
-            return Err("this daemon was started without a plugin set to reload".into());
+            return Err(ReloadError::NotReloadable);
         };
         let _one_at_a_time = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         let fingerprint = reload.fingerprint();
         {
             let status = self.status.lock().unwrap_or_else(|p| p.into_inner());
             if !always && status.attempted.as_deref() == Some(fingerprint.as_str()) {
-                return match &status.last_error {
-                    Some(e) => Err(failed(e)),
-                    None => Ok(self.running(false)),
+                return match (&status.last_error, &status.cause) {
+                    (Some(why), Some(source)) => Err(ReloadError::NotLoaded {
+                        why: why.clone(),
+                        source: source.clone(),
+                    }),
+                    _ => Ok(self.running(false)),
                 };
             }
         }
@@ -188,14 +221,17 @@ impl Swap {
             Ok(p) => p,
             Err(e) => {
                 // The whole chain: what failed, and why.
-                let e = crate::runtime::chain(e.as_ref());
-                tracing::error!("reload ({why}) failed; the running plugin set stays: {e}");
-                let message = failed(&e);
-                status.last_error = Some(e);
-                return Err(message);
+                let chain = crate::runtime::chain(e.as_ref());
+                tracing::error!("reload ({why}) failed; the running plugin set stays: {chain}");
+                let source: Arc<dyn std::error::Error + Send + Sync> =
+                    Arc::from(Box::<dyn std::error::Error + Send + Sync>::from(e));
+                status.last_error = Some(chain.clone());
+                status.cause = Some(source.clone());
+                return Err(ReloadError::NotLoaded { why: chain, source });
             }
         };
         status.last_error = None;
+        status.cause = None;
         let running = self.current();
         // Swapped even when the plugin set is the same: the providers' configuration may
         // have changed.
@@ -219,10 +255,6 @@ impl Swap {
         }
         Ok(outcome)
     }
-}
-
-fn failed(why: &str) -> String {
-    format!("the new plugin set did not load, so the running one stays: {why}")
 }
 
 /// Marks the swap ready when dropped (after the new set is in place, or the failure noted).

@@ -13,7 +13,7 @@ use tokio::sync::{Semaphore, oneshot, watch};
 
 use super::keys::Keys;
 use super::outbox::{Class, Outbox};
-use super::reload::{Reload, Reloaded, Swap};
+use super::reload::{Reload, ReloadError, Reloaded, Swap};
 use crate::pipeline::Agent;
 use crate::pipeline::actuators::{ActError, Actuator};
 use crate::signal::{Action, Signal};
@@ -349,12 +349,13 @@ impl Server {
     /// Reload the plugin set (SIGHUP, a changed file): off the async threads.
     ///
     /// # Errors
-    /// Why the new set did not load; the running one stays.
-    pub async fn reload(&self, why: &'static str) -> Result<Reloaded, String> {
+    /// As [`Swap::reload`], or [`ReloadError::Crashed`] when the reload's thread gave no
+    /// answer; the running set stays.
+    pub async fn reload(&self, why: &'static str) -> Result<Reloaded, ReloadError> {
         let swap = self.swap.clone();
         tokio::task::spawn_blocking(move || swap.reload(why))
             .await
-            .unwrap_or_else(|e| Err(format!("the reload failed inside the daemon: {e}")))
+            .unwrap_or_else(|source| Err(ReloadError::Crashed { source }))
     }
 
     /// Watch the files the plugin set comes from and reload when they change.

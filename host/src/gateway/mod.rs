@@ -10,6 +10,7 @@
 //! no effects, so gates treat them as opaque, unless the operator maps their arguments to
 //! effects in `policy.toml` (`[mcp.NAME.effects]`, [`McpServerPolicy`]).
 
+pub mod error;
 pub mod pins;
 pub mod remote;
 pub mod server;
@@ -27,6 +28,7 @@ use crate::runtime::effects::{
 };
 use crate::runtime::policy::McpServerPolicy;
 use crate::settings::McpServerConfig;
+pub use error::CallError;
 pub use server::{Launch, ServerStatus};
 
 /// A server tool as offered: the name the model and clients see, where it comes from, and what
@@ -58,6 +60,54 @@ pub enum GatewayError {
         /// What is wrong and what to do.
         why: String,
     },
+    /// A remote server's configuration (`url`) is not usable.
+    #[error("[mcp.servers.{server}]: {source}")]
+    Remote {
+        /// The server.
+        server: String,
+        /// What is wrong and what to do.
+        #[source]
+        source: RemoteError,
+    },
+}
+
+/// Why a remote server's configuration (`url` in `[mcp.servers.NAME]`) is not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// The URL is not usable.
+    #[error(transparent)]
+    Endpoint(#[from] remote::EndpointError),
+    /// `bearer_file` with a URL that would carry the token in the clear.
+    #[error(
+        "`bearer_file` with {url}: the token would cross the network in the clear; use \
+         https"
+    )]
+    ClearToken {
+        /// The URL as written.
+        url: String,
+    },
+    /// A setting for a server the daemon runs, which would not apply to a remote one.
+    #[error(
+        "`{key}` is for a server the daemon runs (`command`); a remote server (`url`) runs \
+         elsewhere"
+    )]
+    LocalOnly {
+        /// The setting.
+        key: &'static str,
+    },
+}
+
+/// Why a server tool's effect mapping (`[mcp.NAME.effects]` of `policy.toml`) does not fit
+/// the tool.
+#[derive(Debug, thiserror::Error)]
+#[error("{why}")]
+pub struct MappingError {
+    /// The server.
+    pub server: String,
+    /// The tool, by its own name on the server.
+    pub tool: String,
+    /// What does not fit (an argument the tool does not have, say).
+    pub why: String,
 }
 
 /// The servers, their supervisors and the operator's pins.
@@ -109,7 +159,12 @@ pub fn check(servers: &BTreeMap<String, McpServerConfig>) -> Result<(), GatewayE
                      server's streamable HTTP endpoint) is missing",
                 ));
             }
-            (None, Some(url)) => check_remote(config, url).map_err(|why| bad(&why))?,
+            (None, Some(url)) => {
+                check_remote(config, url).map_err(|source| GatewayError::Remote {
+                    server: name.clone(),
+                    source,
+                })?;
+            }
             (Some(_), None) => {
                 if config.bearer_file.is_some() || !config.addresses.is_empty() {
                     return Err(bad(
@@ -125,13 +180,12 @@ pub fn check(servers: &BTreeMap<String, McpServerConfig>) -> Result<(), GatewayE
 
 /// A remote server's configuration: a usable URL, a token only over a private channel, and
 /// none of the settings that confine a program the daemon runs (they would not apply).
-fn check_remote(config: &McpServerConfig, url: &str) -> Result<(), String> {
+fn check_remote(config: &McpServerConfig, url: &str) -> Result<(), RemoteError> {
     let endpoint = remote::endpoint(url)?;
     if config.bearer_file.is_some() && !endpoint.private_channel() {
-        return Err(format!(
-            "`bearer_file` with {url}: the token would cross the network in the clear; use \
-             https"
-        ));
+        return Err(RemoteError::ClearToken {
+            url: url.to_owned(),
+        });
     }
     let local_only = [
         ("args", !config.args.is_empty()),
@@ -143,10 +197,7 @@ fn check_remote(config: &McpServerConfig, url: &str) -> Result<(), String> {
         ("cpu_secs", config.cpu_secs.is_some()),
     ];
     if let Some((key, _)) = local_only.iter().find(|(_, set)| *set) {
-        return Err(format!(
-            "`{key}` is for a server the daemon runs (`command`); a remote server (`url`) runs \
-             elsewhere"
-        ));
+        return Err(RemoteError::LocalOnly { key });
     }
     Ok(())
 }
@@ -239,13 +290,21 @@ impl Gateway {
     /// Call `tool` of `server` with `args`.
     ///
     /// # Errors
-    /// No such server, it is not running, or the call failed (the tool's own error included).
-    pub async fn call(&self, server: &str, tool: &str, args: JsonObject) -> Result<String, String> {
+    /// No such server ([`CallError::NoServer`]), it is not running, or the call failed (the
+    /// tool's own error included): as [`server::Server::call`].
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: JsonObject,
+    ) -> Result<String, CallError> {
         let s = self
             .servers
             .iter()
             .find(|s| s.name == server)
-            .ok_or_else(|| format!("no MCP server {server:?}"))?;
+            .ok_or_else(|| CallError::NoServer {
+                server: server.to_owned(),
+            })?;
         s.call(tool, args).await
     }
 }
@@ -281,13 +340,17 @@ impl Offer {
     }
 
     /// The effects the operator mapped `tool`'s arguments to; none when unmapped.
-    fn spec(&self, tool: &OfferedTool) -> Result<EffectSpec, String> {
+    fn spec(&self, tool: &OfferedTool) -> Result<EffectSpec, MappingError> {
         match self
             .policy
             .get(&tool.server)
             .and_then(|p| p.effects.get(&tool.tool))
         {
-            Some(map) => EffectSpec::mapped(&tool.schema, map),
+            Some(map) => EffectSpec::mapped(&tool.schema, map).map_err(|why| MappingError {
+                server: tool.server.clone(),
+                tool: tool.tool.clone(),
+                why,
+            }),
             None => Ok(EffectSpec::default()),
         }
     }
@@ -342,7 +405,7 @@ impl Offer {
     ///
     /// # Errors
     /// As [`Gateway::call`].
-    pub async fn call(&self, tool: &OfferedTool, args: JsonObject) -> Result<String, String> {
+    pub async fn call(&self, tool: &OfferedTool, args: JsonObject) -> Result<String, CallError> {
         self.gateway.call(&tool.server, &tool.tool, args).await
     }
 }

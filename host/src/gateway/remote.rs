@@ -31,33 +31,81 @@ pub struct Endpoint {
     pub https: bool,
 }
 
+/// What is wrong with a remote server's `url`. Each names the URL.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// It is not a URL.
+    #[error("`url` {url:?}: {source}")]
+    Parse {
+        /// The URL as written.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: url::ParseError,
+    },
+    /// Its scheme is neither `http` nor `https`.
+    #[error("`url` {url:?}: the scheme is {scheme}; use http or https")]
+    Scheme {
+        /// The URL as written.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
+    /// It carries a user or a password.
+    #[error("`url` {url:?}: no user or password in the URL; put a token in `bearer_file`")]
+    Credentials {
+        /// The URL as written.
+        url: String,
+    },
+    /// It names no host.
+    #[error("`url` {url:?} names no host")]
+    NoHost {
+        /// The URL as written.
+        url: String,
+    },
+    /// It names no port, and its scheme has none by default.
+    #[error("`url` {url:?} names no port")]
+    NoPort {
+        /// The URL as written.
+        url: String,
+    },
+}
+
 /// Read `url`: `http` or `https`, with a host, no user or password.
 ///
 /// # Errors
-/// What is wrong with it.
-pub fn endpoint(url: &str) -> Result<Endpoint, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("`url` {url:?}: {e}"))?;
+/// What is wrong with it ([`EndpointError`]).
+pub fn endpoint(url: &str) -> Result<Endpoint, EndpointError> {
+    let parsed = reqwest::Url::parse(url).map_err(|source| EndpointError::Parse {
+        url: url.to_owned(),
+        source,
+    })?;
     let https = match parsed.scheme() {
         "https" => true,
         "http" => false,
         other => {
-            return Err(format!(
-                "`url` {url:?}: the scheme is {other}; use http or https"
-            ));
+            return Err(EndpointError::Scheme {
+                url: url.to_owned(),
+                scheme: other.to_owned(),
+            });
         }
     };
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(format!(
-            "`url` {url:?}: no user or password in the URL; put a token in `bearer_file`"
-        ));
+        return Err(EndpointError::Credentials {
+            url: url.to_owned(),
+        });
     }
     let host = parsed
         .host()
-        .ok_or_else(|| format!("`url` {url:?} names no host"))?
+        .ok_or_else(|| EndpointError::NoHost {
+            url: url.to_owned(),
+        })?
         .to_owned();
     let port = parsed
         .port_or_known_default()
-        .ok_or_else(|| format!("`url` {url:?} names no port"))?;
+        .ok_or_else(|| EndpointError::NoPort {
+            url: url.to_owned(),
+        })?;
     Ok(Endpoint {
         url: url.to_owned(),
         host,
@@ -127,7 +175,8 @@ pub async fn transport(
     config: &McpServerConfig,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     let url = config.url.as_deref().ok_or("no `url`")?;
-    let endpoint = endpoint(url)?;
+    // This function's errors are still messages.
+    let endpoint = endpoint(url).map_err(|e| e.to_string())?;
     let addrs = addresses(&endpoint, &config.addresses).await?;
     let mut builder = crate::tls::client_builder()
         .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))

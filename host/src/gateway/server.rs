@@ -13,6 +13,7 @@ use rmcp::service::{NotificationContext, Peer, RoleClient};
 use rmcp::{ClientHandler, ServiceExt as _};
 use serde::{Deserialize, Serialize};
 
+use super::error::{CallError, CommandError, ServeError, StartError, last_words};
 use super::pins::{SeenTool, save_seen};
 use crate::runtime::capabilities::confine::{self, Confine, Confinement};
 use crate::settings::McpServerConfig;
@@ -132,30 +133,29 @@ impl Server {
     /// Call `tool` with `args`: its text output, or its error.
     ///
     /// # Errors
-    /// The server is not running, the call failed or timed out, or the tool said it failed.
-    pub async fn call(&self, tool: &str, args: JsonObject) -> Result<String, String> {
+    /// [`CallError`]: the server is not running, the call failed or timed out, or the tool
+    /// said it failed ([`CallError::Tool`], with its output).
+    pub async fn call(&self, tool: &str, args: JsonObject) -> Result<String, CallError> {
         let peer = self
             .peer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or_else(|| {
-                format!(
-                    "the MCP server {} is not running (it is being restarted); try again",
-                    self.name
-                )
+            .ok_or_else(|| CallError::NotRunning {
+                server: self.name.clone(),
             })?;
         let timeout = Duration::from_secs(self.config.timeout_secs.unwrap_or(60));
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
         let result = tokio::time::timeout(timeout, peer.call_tool(params))
             .await
-            .map_err(|_| {
-                format!(
-                    "the MCP server {} did not answer within {timeout:?}",
-                    self.name
-                )
+            .map_err(|_| CallError::Timeout {
+                server: self.name.clone(),
+                timeout,
             })?
-            .map_err(|e| format!("the MCP server {}: {e}", self.name))?;
+            .map_err(|source| CallError::Service {
+                server: self.name.clone(),
+                source: Box::new(source),
+            })?;
         let text: Vec<&str> = result
             .content
             .iter()
@@ -163,7 +163,11 @@ impl Server {
             .collect();
         let text = text.join("\n");
         if result.is_error == Some(true) {
-            Err(text)
+            Err(CallError::Tool {
+                server: self.name.clone(),
+                tool: tool.to_owned(),
+                text,
+            })
         } else {
             Ok(text)
         }
@@ -187,7 +191,8 @@ pub async fn supervise(server: Arc<Server>, launch: Launch) {
         let started = Instant::now();
         server.update(|s| s.state = State::Starting);
         let why = match run_once(&server, &launch).await {
-            Ok(why) | Err(why) => why,
+            Ok(why) => why,
+            Err(e) => e.to_string(),
         };
         *server.peer.lock().unwrap_or_else(|p| p.into_inner()) = None;
         tracing::warn!(
@@ -209,10 +214,17 @@ pub async fn supervise(server: Arc<Server>, launch: Launch) {
 
 /// Start the server once (connect to it, when remote) and serve it until it stops: `Ok` says
 /// how it stopped, `Err` why it could not start.
-async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
+async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError> {
     if server.config.url.is_some() {
-        let transport = super::remote::transport(&server.config).await?;
-        return serve(server, launch, transport, std::future::pending()).await;
+        let transport = super::remote::transport(&server.config)
+            .await
+            .map_err(|why| StartError::Remote { why })?;
+        return serve(server, launch, transport, std::future::pending())
+            .await
+            .map_err(|source| StartError::Serve {
+                source,
+                said: Vec::new(),
+            });
     }
     let mut command = command(&server.config, &launch.trampoline)?;
     command
@@ -227,23 +239,12 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
     command.current_dir(working_dir(&server.config));
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot start it: {e}"))?;
+        .map_err(|source| StartError::Spawn { source })?;
     let _group = Group(child.id());
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err("no pipes to it".into());
+        return Err(StartError::NoPipes);
     };
-    let said = stderr_tail(child.stderr.take());
-    let with_stderr = |why: String| {
-        let tail = said.lock().unwrap_or_else(|p| p.into_inner());
-        if tail.is_empty() {
-            why
-        } else {
-            format!(
-                "{why}; its last words: {}",
-                tail.iter().cloned().collect::<Vec<_>>().join(" | ")
-            )
-        }
-    };
+    let tail = stderr_tail(child.stderr.take());
     let ended = async move {
         match child.wait().await {
             Ok(s) => format!("it stopped ({s})"),
@@ -253,7 +254,16 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, String> {
     let served = serve(server, launch, (stdout, stdin), ended).await;
     // Let the reader take what the server printed as it ended.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    served.map(&with_stderr).map_err(&with_stderr)
+    let said: Vec<String> = tail
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .cloned()
+        .collect();
+    match served {
+        Ok(why) => Ok(format!("{why}{}", last_words(&said))),
+        Err(source) => Err(StartError::Serve { source, said }),
+    }
 }
 
 /// The last lines `stderr` prints (logged as they come).
@@ -305,7 +315,7 @@ async fn serve<T, E, A>(
     launch: &Launch,
     transport: T,
     ended: impl Future<Output = String>,
-) -> Result<String, String>
+) -> Result<String, ServeError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -314,7 +324,7 @@ where
     let mut ended = std::pin::pin!(ended);
     let client = tokio::time::timeout(HANDSHAKE, Listener(changed.clone()).serve(transport))
         .await
-        .map_err(|_| format!("no MCP handshake within {HANDSHAKE:?}"))?
+        .map_err(|_| ServeError::HandshakeTimeout { within: HANDSHAKE })?
         .map_err(|e| {
             let said = plain(&e.to_string());
             let hint = if said.contains("HTTP 401") || said.contains("HTTP 403") {
@@ -322,13 +332,19 @@ where
             } else {
                 ""
             };
-            format!("the MCP handshake failed: {said}{hint}")
+            ServeError::Handshake {
+                said,
+                hint,
+                source: Box::new(e),
+            }
         })?;
     loop {
         let listed = tokio::time::timeout(HANDSHAKE, client.peer().list_all_tools())
             .await
-            .map_err(|_| format!("it did not list its tools within {HANDSHAKE:?}"))?
-            .map_err(|e| format!("it did not list its tools: {e}"))?;
+            .map_err(|_| ServeError::ListTimeout { within: HANDSHAKE })?
+            .map_err(|source| ServeError::List {
+                source: Box::new(source),
+            })?;
         let seen: Vec<SeenTool> = listed
             .into_iter()
             .map(|t| {
@@ -393,20 +409,20 @@ async fn closed(peer: &Peer<RoleClient>) {
 fn command(
     config: &McpServerConfig,
     trampoline: &std::path::Path,
-) -> Result<tokio::process::Command, String> {
-    let name = config
-        .command
-        .as_deref()
-        .ok_or("no `command` to start it with")?;
+) -> Result<tokio::process::Command, CommandError> {
+    let name = config.command.as_deref().ok_or(CommandError::NoCommand)?;
     let program = if name.starts_with('/') {
         PathBuf::from(name)
     } else if name.contains('/') || name.is_empty() {
-        return Err(format!(
-            "command {name:?}: give a program's name on PATH, or an absolute path"
-        ));
+        return Err(CommandError::NotAProgram {
+            name: name.to_owned(),
+        });
     } else {
-        crate::runtime::capabilities::process::on_path(name)
-            .ok_or_else(|| format!("command `{name}` is not on the PATH"))?
+        crate::runtime::capabilities::process::on_path(name).ok_or_else(|| {
+            CommandError::NotOnPath {
+                name: name.to_owned(),
+            }
+        })?
     };
     if config.confine == Confine::None {
         let mut c = tokio::process::Command::new(program);
@@ -414,15 +430,16 @@ fn command(
         return Ok(c);
     }
     if !confine::kernel_can_confine() {
-        return Err(
-            "this kernel has no Landlock, so the server cannot be confined and is not started; \
-             to run it unconfined anyway, set `confine = \"none\"` for it (audit reports it)"
-                .into(),
-        );
+        return Err(CommandError::NoLandlock);
     }
-    let existing = |dirs: &[PathBuf]| -> Result<Vec<PathBuf>, String> {
+    let existing = |dirs: &[PathBuf]| -> Result<Vec<PathBuf>, CommandError> {
         dirs.iter()
-            .map(|d| std::fs::canonicalize(d).map_err(|e| format!("{}: {e}", d.display())))
+            .map(|d| {
+                std::fs::canonicalize(d).map_err(|source| CommandError::Dir {
+                    dir: d.clone(),
+                    source,
+                })
+            })
             .collect()
     };
     let read = existing(&config.read)?;
@@ -430,16 +447,11 @@ fn command(
     // As root, it runs as the owner of its own directory, never as root.
     let home = write.first().or(read.first());
     let run_as = match home {
-        Some(dir) => confine::run_as(dir)?,
+        Some(dir) => confine::run_as(dir).map_err(|why| CommandError::RunAs { why })?,
         None => {
             // SAFETY: geteuid(2) has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
-                return Err(
-                    "the daemon runs as root, and a server runs as the owner of its \
-                            first `write` (or `read`) directory: give it one owned by the user \
-                            it should run as"
-                        .into(),
-                );
+                return Err(CommandError::RunsAsRoot);
             }
             None
         }
@@ -456,7 +468,7 @@ fn command(
         run_as,
         cgroup: None,
     };
-    let spec = serde_json::to_string(&spec).map_err(|e| format!("cannot describe it: {e}"))?;
+    let spec = serde_json::to_string(&spec).map_err(|source| CommandError::Describe { source })?;
     let mut c = tokio::process::Command::new(trampoline);
     c.arg(confine::ARG).arg(spec);
     Ok(c)

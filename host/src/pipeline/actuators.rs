@@ -19,8 +19,8 @@ pub enum ActError {
     #[error("{0}")]
     Tool(#[from] PluginError),
     /// An MCP server's tool failed, or the server did not answer (gateway mode).
-    #[error("{0}")]
-    Server(String),
+    #[error(transparent)]
+    Server(crate::gateway::CallError),
 }
 
 /// Performs approved actions for one target.
