@@ -14,7 +14,8 @@ use passepartout::pipeline::{
 use passepartout::runtime::{Plugin, Policy};
 use passepartout::signal::Signal;
 use passepartout_tests::{
-    ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM, source,
+    ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM,
+    HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, source,
 };
 use serde_json::json;
 
@@ -286,6 +287,59 @@ fn approval_suspends_then_runs_on_approve_and_drops_on_deny() {
         journal.iter().filter(|k| *k == "tool-result").count(),
         1,
         "only the approved one ran"
+    );
+}
+
+#[test]
+fn an_approval_does_not_run_a_tool_whose_code_changed_under_the_same_version() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("journal.db");
+    // The hostile tool beside the gate that asks a person about `{"do": "approve"}`, its
+    // component `bytes`, on one journal: what one daemon suspends, the next one approves.
+    let agent = |bytes: &[u8]| {
+        let mut tool = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| m);
+        tool.component = bytes.to_vec().into();
+        let gate = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m);
+        let (plugins, cache) = plugins("[plugins.hostile-gate]\npriority = 10\n", vec![tool, gate]);
+        let journal = Journal::open(&db).expect("journal");
+        let agent = Agent::new(plugins, journal, PipelineConfig::default()).expect("agent");
+        (agent, cache)
+    };
+    let built = std::fs::read(HOSTILE_TOOL_WASM).expect("component");
+    // The same plugin name, version and behaviour, other bytes (a custom section): what a
+    // plugin rebuilt, or replaced, without a new version looks like.
+    let mut rebuilt = built.clone();
+    rebuilt.extend_from_slice(&[0x00, 0x08, 0x07]);
+    rebuilt.extend_from_slice(b"rebuilt");
+    let suspended = |report: &passepartout::pipeline::Report| match &report.steps[0].outcome {
+        StepOutcome::Suspended { token, reasons } => (token.clone(), reasons.clone()),
+        other => panic!("expected a suspension, got {other:?}"),
+    };
+
+    let (first, _cache) = agent(&built);
+    let asked = request(json!({"tool": "args", "args": {"do": "approve"}}));
+    let (token, _) = suspended(&wait(first.run(asked)));
+    drop(first);
+
+    let (second, _cache) = agent(&rebuilt);
+    let again = wait(second.approve(&token, None, None)).expect("approve");
+    let (token, reasons) = suspended(&again);
+    assert!(
+        reasons
+            .last()
+            .is_some_and(|r| r.contains("its code changed")),
+        "{reasons:?}"
+    );
+    assert!(
+        !kinds(second.journal()).contains(&"tool-result".to_owned()),
+        "what was approved was other code: nothing ran"
+    );
+    // Approved again, of the code that is there now: it runs.
+    let ran = wait(second.approve(&token, None, None)).expect("approve");
+    assert!(
+        matches!(ran.steps[0].outcome, StepOutcome::Ran { .. }),
+        "{:?}",
+        ran.steps[0].outcome
     );
 }
 

@@ -437,6 +437,7 @@ fn identity(tool: &OfferedTool, declares_effects: bool) -> ToolIdentity {
         tool: tool.tool.clone(),
         read_only: false,
         declares_effects,
+        component: tool.sha256.clone(),
     }
 }
 

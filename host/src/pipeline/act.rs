@@ -289,10 +289,26 @@ impl Agent {
                     t => shown_identity(t.as_ref()),
                 };
                 let mut reasons = p.reasons.clone();
-                reasons.push(format!(
-                    "the tool is not the one approved ({then} then, {} now); approve it again",
-                    shown_identity(now.as_ref())
-                ));
+                let shown = shown_identity(now.as_ref());
+                let why = if then == shown {
+                    // Same name and version, other code: rebuilt, or replaced.
+                    let short = |t: Option<&crate::runtime::effects::ToolIdentity>| {
+                        t.map(|t| t.component.chars().take(12).collect::<String>())
+                            .filter(|c| !c.is_empty())
+                            .unwrap_or_else(|| "none recorded".into())
+                    };
+                    format!(
+                        "the tool is not the one approved: {shown}, but its code changed \
+                         (sha256 {} then, {} now); approve it again",
+                        short(p.tool.as_ref()),
+                        short(now.as_ref())
+                    )
+                } else {
+                    format!(
+                        "the tool is not the one approved ({then} then, {shown} now); approve it again"
+                    )
+                };
+                reasons.push(why);
                 let _ = self.flush(cycle).await;
                 let outcome = self.suspend(&action, signal, reasons).await?;
                 return Ok((outcome, trace, None));
@@ -553,7 +569,12 @@ fn same_tool(
     b: Option<&crate::runtime::effects::ToolIdentity>,
 ) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => a.plugin == b.plugin && a.version == b.version && a.tool == b.tool,
+        (Some(a), Some(b)) => {
+            a.plugin == b.plugin
+                && a.version == b.version
+                && a.tool == b.tool
+                && a.component == b.component
+        }
         (None, None) => true,
         _ => false,
     }

@@ -23,6 +23,11 @@ pub struct ToolIdentity {
     /// Whether its schema declares its effects; a tool that is not read-only and declares
     /// none is opaque.
     pub declares_effects: bool,
+    /// The sha256 of the code behind it (a plugin's component; an MCP tool's pinned
+    /// description): a plugin rebuilt under the same version is another tool. Empty in what
+    /// was recorded before it was kept.
+    #[serde(default)]
+    pub component: String,
 }
 
 /// What a gate may learn about the action under check, beyond the action itself.
@@ -82,6 +87,7 @@ impl Catalog {
                             tool: own.clone(),
                             read_only: t.read_only,
                             declares_effects: spec.declares(),
+                            component: p.sha256.clone(),
                         },
                         spec,
                         mounts: p.grants.fs.clone(),
