@@ -166,13 +166,20 @@ impl PartialEq for Memo {
 }
 
 impl Memo {
-    fn key(gate: &dyn GateCheck, action: &Action, view: &str) -> (String, String) {
+    /// What `gate` is asked about `subject` ([`Memo::subject`]).
+    fn key(gate: &dyn GateCheck, subject: &str) -> (String, String) {
         (
             format!("{}@{}", gate.name(), gate.version()),
-            format!(
-                "{}\0{view}",
-                serde_json::to_string(action).unwrap_or_default()
-            ),
+            subject.to_owned(),
+        )
+    }
+
+    /// The exact action and the signal's `view` (as text), once per walk: the same for every
+    /// gate of it.
+    fn subject(action: &Action, view: &str) -> String {
+        format!(
+            "{}\0{view}",
+            serde_json::to_string(action).unwrap_or_default()
         )
     }
 
@@ -376,13 +383,15 @@ async fn walk(
     let mut approvals = Vec::new();
     let proposed = current.to_wit();
     let context = Arc::new(catalog.context(current));
+    let memo = memo.map(|(m, view)| (*m, Memo::subject(current, view)));
     for gate in gates {
         if !gate.applies_to(current) {
             continue;
         }
         let key = memo
+            .as_ref()
             .filter(|_| gate.pure())
-            .map(|(m, view)| (*m, Memo::key(*gate, current, view)));
+            .map(|(m, subject)| (*m, Memo::key(*gate, subject)));
         if key.as_ref().is_some_and(|(m, k)| m.passed(k)) {
             continue;
         }
