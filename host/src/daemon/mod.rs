@@ -6,6 +6,7 @@ pub mod answer;
 pub mod client;
 mod connection;
 mod events;
+mod focus;
 pub mod keys;
 pub mod ops;
 pub mod outbox;

@@ -240,7 +240,7 @@ pub async fn handle(
             text,
             focus: Some(id),
         } => {
-            let focus = crate::blocking::in_place(|| focused(pipeline, &id))?;
+            let focus = super::focus::resolve(pipeline, meta, &id).await?;
             let meta = Meta {
                 focus: Some(id),
                 ..meta.clone()
@@ -291,40 +291,6 @@ fn refused(e: crate::pipeline::PipelineError) -> Refused {
     match e {
         crate::pipeline::PipelineError::Protocol { .. } => Refused::Request(e.to_string()),
         other => Refused::Failed(other.to_string()),
-    }
-}
-
-/// Most characters of an `ask`'s `focus`.
-const MAX_FOCUS: usize = 256;
-
-/// The headline `id` an `ask` is about, or why it cannot be.
-fn focused(pipeline: &Agent, id: &str) -> Result<crate::pipeline::Focus, Refused> {
-    if id.is_empty() || id.chars().count() > MAX_FOCUS {
-        return Err(Refused::Request(format!(
-            "`focus` is the ID of a memory headline: 1 to {MAX_FOCUS} characters, not {}",
-            id.chars().count()
-        )));
-    }
-    let Some(memory) = pipeline.memory() else {
-        return Err(Refused::Request(
-            "`focus` names a memory headline, and this daemon has no memory store: add \
-             `[memory] paths = [...]` to passepartout.toml, or ask without a focus"
-                .into(),
-        ));
-    };
-    match memory.get(id) {
-        Ok(Some(hit)) => Ok(crate::pipeline::Focus {
-            id: hit.id,
-            title: hit.title,
-            todo: hit.todo,
-        }),
-        Ok(None) => Err(Refused::Request(format!(
-            "`focus`: no headline has the ID {id:?} in the memory store; \
-             `passepartout memory query` lists them"
-        ))),
-        Err(e) => Err(Refused::Failed(format!(
-            "the memory store cannot be read: {e}"
-        ))),
     }
 }
 

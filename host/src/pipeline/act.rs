@@ -290,7 +290,13 @@ impl Agent {
                 };
                 let mut reasons = p.reasons.clone();
                 let shown = shown_identity(now.as_ref());
-                let why = if then == shown {
+                let recorded = p.tool.as_ref().is_some_and(|t| !t.component.is_empty());
+                let why = if then == shown && !recorded {
+                    format!(
+                        "{shown} was approved before the daemon kept which code a tool is; \
+                         approve it again"
+                    )
+                } else if then == shown {
                     // Same name and version, other code: rebuilt, or replaced.
                     let short = |t: Option<&crate::runtime::effects::ToolIdentity>| {
                         t.map(|t| t.component.chars().take(12).collect::<String>())

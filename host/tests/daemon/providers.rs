@@ -101,8 +101,9 @@ fn each_client_session_has_its_own_token_budget() {
     );
 }
 
-#[test]
-fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply() {
+/// A home whose memory store holds a project `release-1` (a body, a child) and another
+/// project, the model at `server`, under `policy`.
+fn focus_home(server: &Server, policy: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp dir");
     let org = home.path().join("org");
     std::fs::create_dir_all(&org).expect("mkdir");
@@ -111,7 +112,6 @@ fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply()
         "* TODO Ship the release :project:\n:PROPERTIES:\n:ID: release-1\n:END:\nThe tag is cut on Friday.\n** TODO Write the notes\n* TODO Paint the shed :project:\n",
     )
     .expect("write");
-    let server = Server::start(vec![Canned::text("noted")]);
     config(
         home.path(),
         &format!(
@@ -120,6 +120,7 @@ fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply()
             org.display()
         ),
     );
+    std::fs::write(home.path().join("config/passepartout/policy.toml"), policy).expect("policy");
     // In the store before the daemon listens (the daemon ingests its paths after).
     let ingest = command(
         home.path(),
@@ -129,6 +130,42 @@ fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply()
     .output()
     .expect("ingest");
     assert!(ingest.status.success(), "{ingest:?}");
+    home
+}
+
+#[test]
+fn a_focus_is_a_read_of_the_memory_the_gates_judge_first() {
+    let server = Server::start(vec![Canned::text("noted")]);
+    // The operator's policy: reading a headline needs a person.
+    let home = focus_home(
+        &server,
+        "[plugins.approval.config]\ndangerous_tools = [\"memory-get\"]\n",
+    );
+    let d = start(home.path(), &[], None);
+    let mut client = d.client();
+    let (_, refused) = client
+        .request_raw("ask", json!({ "text": "quote it", "focus": "release-1" }))
+        .expect("ask");
+    assert_eq!(refused["type"], "error", "{refused}");
+    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("reading headline \"release-1\" needs a person's approval"),
+        "{refused}"
+    );
+    assert!(
+        !refused.to_string().contains("Ship the release"),
+        "{refused}"
+    );
+    assert!(
+        server.requests().iter().all(|r| r.method != "POST"),
+        "no model was asked"
+    );
+}
+
+#[test]
+fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply() {
+    let server = Server::start(vec![Canned::text("noted")]);
+    let home = focus_home(&server, "");
     let d = start(home.path(), &[], None);
     let mut client = d.client();
 
