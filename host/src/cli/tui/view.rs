@@ -611,5 +611,15 @@ mod tests {
         app.focus_command("/focus");
         let cleared = screen(&app);
         assert!(!cleared.contains("· focus"), "{cleared}");
+        // A focus the daemon refuses is dropped, and the person is told.
+        app.focus_command("/focus nope");
+        app.sent
+            .insert(8, super::super::state::Sent::Ask("and?".into()));
+        app.frame(&serde_json::json!({ "type": "error", "id": 8, "error": {
+            "kind": "request", "message": "`focus`: no headline has the ID \"nope\"" } }));
+        assert_eq!(app.focus, None);
+        let dropped = screen(&app);
+        assert!(!dropped.contains("· focus"), "{dropped}");
+        assert!(dropped.contains("no focus now"), "{dropped}");
     }
 }
