@@ -133,6 +133,18 @@ fn focus_home(server: &Server, policy: &str) -> tempfile::TempDir {
     home
 }
 
+/// Ask about `focus` and expect it refused: the refusal's message.
+fn refused_focus(client: &mut passepartout::daemon::client::Client, focus: &str) -> String {
+    let (_, refused) = client
+        .request_raw("ask", json!({ "text": "when?", "focus": focus }))
+        .expect("ask");
+    assert_eq!(refused["type"], "error", "{refused}");
+    refused["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 #[test]
 fn a_focus_is_a_read_of_the_memory_the_gates_judge_first() {
     let server = Server::start(vec![Canned::text("noted")]);
@@ -143,19 +155,12 @@ fn a_focus_is_a_read_of_the_memory_the_gates_judge_first() {
     );
     let d = start(home.path(), &[], None);
     let mut client = d.client();
-    let (_, refused) = client
-        .request_raw("ask", json!({ "text": "quote it", "focus": "release-1" }))
-        .expect("ask");
-    assert_eq!(refused["type"], "error", "{refused}");
-    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    let why = refused_focus(&mut client, "release-1");
     assert!(
         why.contains("reading headline \"release-1\" needs a person's approval"),
-        "{refused}"
+        "{why}"
     );
-    assert!(
-        !refused.to_string().contains("Ship the release"),
-        "{refused}"
-    );
+    assert!(!why.contains("Ship the release"), "{why}");
     assert!(
         server.requests().iter().all(|r| r.method != "POST"),
         "no model was asked"
@@ -170,16 +175,10 @@ fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply()
     let mut client = d.client();
 
     // An unknown headline is the request's fault, named, and no model is asked.
-    let (_, refused) = client
-        .request_raw("ask", json!({ "text": "when?", "focus": "nope" }))
-        .expect("ask");
-    assert_eq!(refused["type"], "error", "{refused}");
-    let why = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(why.contains("no headline has the ID \"nope\""), "{refused}");
-    let (_, refused) = client
-        .request_raw("ask", json!({ "text": "when?", "focus": "x".repeat(300) }))
-        .expect("ask");
-    assert_eq!(refused["type"], "error", "{refused}");
+    let why = refused_focus(&mut client, "nope");
+    assert!(why.contains("no headline has the ID \"nope\""), "{why}");
+    let why = refused_focus(&mut client, &"x".repeat(300));
+    assert!(why.contains("1 to 256 characters"), "{why}");
 
     let (_, reply) = client
         .request_raw("ask", json!({ "text": "when?", "focus": "release-1" }))
