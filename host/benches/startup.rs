@@ -5,6 +5,11 @@
 //! process's resident memory once the set is loaded (what an idle daemon holds, less the
 //! daemon's own listener and tasks).
 //!
+//! Then the daemon as users start it (`passepartout init`'s policy and `passepartout.toml`,
+//! then `passepartout daemon` with the warm cache, authentication on): the time from spawning the process to its line saying the plugins
+//! loaded, beside a process that only prints its version; and an idle daemon's resident
+//! memory, read from /proc after it has served nothing for two seconds.
+//!
 //! Run: `cargo bench -p passepartout --bench startup`
 
 #[path = "common/estimates.rs"]
@@ -14,9 +19,9 @@ use criterion::Criterion;
 use passepartout::agent::Places;
 use passepartout::runtime::{Runtime, RuntimeConfig};
 
-/// The process's resident memory, in MiB, from /proc (Linux).
-fn rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+/// A process's resident memory, in MiB, from /proc (Linux): `self` or a pid.
+fn rss_mib(pid: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: f64 = status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))?
@@ -60,7 +65,7 @@ fn main() {
     );
     let plugins = loaded.report.plugins.len();
     drop(loaded);
-    let rss_loaded = rss_mib();
+    let rss_loaded = rss_mib("self");
 
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("startup");
@@ -82,6 +87,30 @@ fn main() {
         })
     });
     group.finish();
+
+    let daemon = Daemon {
+        cache: &cache,
+        home: &dir.path().join("home"),
+    };
+    daemon.init();
+    let mut group = c.benchmark_group("startup-process");
+    group.sample_size(10);
+    group.bench_function("version-only", |b| {
+        b.iter_custom(|n| (0..n).map(|_| daemon.version()).sum())
+    });
+    group.bench_function("daemon-until-loaded", |b| {
+        b.iter_custom(|n| {
+            (0..n)
+                .map(|_| {
+                    let (took, mut child) = daemon.start();
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    took
+                })
+                .sum()
+        })
+    });
+    group.finish();
     c.final_summary();
 
     let base = estimates::median_ns("startup", "runtime-only");
@@ -95,9 +124,93 @@ fn main() {
             load / base
         );
     }
+    let process = estimates::median_ns("startup-process", "version-only");
+    let ready = estimates::median_ns("startup-process", "daemon-until-loaded");
+    if let (Some(process), Some(ready)) = (process, ready) {
+        println!(
+            "  a process printing its version {:>6.1} ms   passepartout daemon until its plugins loaded {:>6.1} ms   = {:.1}x",
+            process / 1e6,
+            ready / 1e6,
+            ready / process
+        );
+    }
+    let (_, mut child) = daemon.start();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let idle = rss_mib(&child.id().to_string());
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Some(rss) = idle {
+        println!("  an idle daemon's resident memory: {rss:.0} MiB (every plugin the init policy loads)");
+    }
     if let Some(rss) = rss_loaded {
         println!(
             "  resident memory after one load: {rss:.0} MiB (this bench process, criterion included)"
         );
+    }
+}
+
+/// `passepartout daemon` started as a user starts it, in the bench's own directories.
+struct Daemon<'a> {
+    cache: &'a std::path::Path,
+    home: &'a std::path::Path,
+}
+
+impl Daemon<'_> {
+    fn command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_passepartout"));
+        for (var, sub) in [
+            ("XDG_RUNTIME_DIR", "run"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_CONFIG_HOME", "config"),
+            ("XDG_STATE_HOME", "state"),
+        ] {
+            let path = self.home.join(sub);
+            std::fs::create_dir_all(&path).expect("bench directory");
+            cmd.env(var, path);
+        }
+        cmd.env("HOME", self.home).stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// `passepartout init`: the policy and configuration a new user starts with.
+    fn init(&self) {
+        let out = self.command().arg("init").output().expect("passepartout init");
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// The time a process takes that prints its version and exits.
+    fn version(&self) -> std::time::Duration {
+        let started = std::time::Instant::now();
+        let out = self.command().arg("--version").output().expect("passepartout --version");
+        assert!(out.status.success(), "{out:?}");
+        started.elapsed()
+    }
+
+    /// Start the daemon; return the time until it said its plugins loaded, and the process.
+    fn start(&self) -> (std::time::Duration, std::process::Child) {
+        use std::io::BufRead;
+        let started = std::time::Instant::now();
+        let mut child = self
+            .command()
+            .args(["daemon", "--port", "0", "--cache"])
+            .arg(self.cache)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("passepartout daemon");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let took = loop {
+            let line = lines
+                .next()
+                .expect("the daemon stopped before loading its plugins")
+                .expect("the daemon's stderr");
+            if line.contains("plugin(s) loaded") {
+                break started.elapsed();
+            }
+        };
+        // Keep reading what it says, so that it never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        (took, child)
     }
 }
