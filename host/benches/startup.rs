@@ -140,7 +140,9 @@ fn main() {
     let _ = child.kill();
     let _ = child.wait();
     if let Some(rss) = idle {
-        println!("  an idle daemon's resident memory: {rss:.0} MiB (every plugin the init policy loads)");
+        println!(
+            "  an idle daemon's resident memory: {rss:.0} MiB (every plugin the init policy loads)"
+        );
     }
     if let Some(rss) = rss_loaded {
         println!(
@@ -168,20 +170,29 @@ impl Daemon<'_> {
             std::fs::create_dir_all(&path).expect("bench directory");
             cmd.env(var, path);
         }
-        cmd.env("HOME", self.home).stdin(std::process::Stdio::null());
+        cmd.env("HOME", self.home)
+            .stdin(std::process::Stdio::null());
         cmd
     }
 
     /// `passepartout init`: the policy and configuration a new user starts with.
     fn init(&self) {
-        let out = self.command().arg("init").output().expect("passepartout init");
+        let out = self
+            .command()
+            .arg("init")
+            .output()
+            .expect("passepartout init");
         assert!(out.status.success(), "{out:?}");
     }
 
     /// The time a process takes that prints its version and exits.
     fn version(&self) -> std::time::Duration {
         let started = std::time::Instant::now();
-        let out = self.command().arg("--version").output().expect("passepartout --version");
+        let out = self
+            .command()
+            .arg("--version")
+            .output()
+            .expect("passepartout --version");
         assert!(out.status.success(), "{out:?}");
         started.elapsed()
     }

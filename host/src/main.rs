@@ -4,6 +4,11 @@ mod cli;
 
 use passepartout::runtime::capabilities::confine;
 
+/// mimalloc: the daemon's requests allocate and free small values on two async workers and the
+/// journal's writer; glibc's allocator spent ~10% of a busy daemon's CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Started by the daemon to confine a granted program: nothing else runs first.
