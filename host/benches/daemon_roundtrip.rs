@@ -18,6 +18,9 @@
 //!
 //! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
 
+#[path = "common/allocator.rs"]
+mod allocator;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,11 +35,6 @@ use passepartout::signal::{Action, Signal};
 use serde_json::json;
 
 /// The bench's temporary directory (journals, policies).
-/// The allocator the `passepartout` binary uses (host/src/main.rs), so the daemon served here
-/// allocates as the real one does.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn temp() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))

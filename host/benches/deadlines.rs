@@ -10,6 +10,8 @@
 
 use std::hint::black_box;
 
+#[path = "common/allocator.rs"]
+mod allocator;
 #[path = "common/estimates.rs"]
 mod estimates;
 

@@ -54,11 +54,8 @@ pub enum CallError {
 pub enum StartError {
     /// A remote server could not be reached: its URL, where its name resolves, its token, or
     /// the HTTP client.
-    #[error("{why}")]
-    Remote {
-        /// What is wrong and what to do.
-        why: String,
-    },
+    #[error(transparent)]
+    Remote(#[from] super::remote::TransportError),
     /// The command that starts it could not be made.
     #[error(transparent)]
     Command(#[from] CommandError),

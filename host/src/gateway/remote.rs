@@ -71,6 +71,72 @@ pub enum EndpointError {
     },
 }
 
+/// Why a remote server's name gave no address to connect to.
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    /// The lookup did not finish in time.
+    #[error("looking up {name} took over {within:?}")]
+    Slow {
+        /// The name.
+        name: String,
+        /// How long it was given.
+        within: Duration,
+    },
+    /// The lookup failed.
+    #[error("cannot look up {name}: {source}")]
+    Lookup {
+        /// The name.
+        name: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The name has no address.
+    #[error("{name} resolves to no address")]
+    Nothing {
+        /// The name.
+        name: String,
+    },
+    /// The name leads somewhere a remote server may not be.
+    #[error(
+        "{name} resolves to {ip}, a loopback, private, link-local or otherwise restricted \
+         address: a remote server must be public, unless the operator lists that address in \
+         `addresses` (or writes it in `url`)"
+    )]
+    Restricted {
+        /// The name.
+        name: String,
+        /// The restricted address it resolves to.
+        ip: IpAddr,
+    },
+}
+
+/// Why no transport to a remote MCP server could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The server's configuration names no URL.
+    #[error("no `url`")]
+    NoUrl,
+    /// The URL is not usable.
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    /// Its name gives no address it may be reached at.
+    #[error(transparent)]
+    Address(#[from] AddressError),
+    /// No HTTP client could be built.
+    #[error("cannot build an HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// The token file cannot be read.
+    #[error("`bearer_file` {}: {source}", path.display())]
+    Bearer {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why it cannot be read.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Read `url`: `http` or `https`, with a host, no user or password.
 ///
 /// # Errors
@@ -135,8 +201,12 @@ impl Endpoint {
 /// name's, each checked.
 ///
 /// # Errors
-/// The name does not resolve, or resolves to a restricted address not in `allowed`.
-pub async fn addresses(endpoint: &Endpoint, allowed: &[IpAddr]) -> Result<Vec<SocketAddr>, String> {
+/// The name does not resolve, or resolves to a restricted address not in `allowed`
+/// ([`AddressError`]).
+pub async fn addresses(
+    endpoint: &Endpoint,
+    allowed: &[IpAddr],
+) -> Result<Vec<SocketAddr>, AddressError> {
     if let Some(ip) = endpoint.address() {
         return Ok(vec![SocketAddr::new(ip, endpoint.port)]);
     }
@@ -146,22 +216,23 @@ pub async fn addresses(endpoint: &Endpoint, allowed: &[IpAddr]) -> Result<Vec<So
         tokio::net::lookup_host((name.as_str(), endpoint.port)),
     )
     .await
-    .map_err(|_| format!("looking up {name} took over {CONNECT:?}"))?
-    .map_err(|e| format!("cannot look up {name}: {e}"))?
+    .map_err(|_| AddressError::Slow {
+        name: name.clone(),
+        within: CONNECT,
+    })?
+    .map_err(|source| AddressError::Lookup {
+        name: name.clone(),
+        source,
+    })?
     .collect();
     if found.is_empty() {
-        return Err(format!("{name} resolves to no address"));
+        return Err(AddressError::Nothing { name });
     }
     if let Some(bad) = found
         .iter()
         .find(|a| is_restricted(a.ip()) && !allowed.contains(&a.ip()))
     {
-        return Err(format!(
-            "{name} resolves to {}, a loopback, private, link-local or otherwise restricted \
-             address: a remote server must be public, unless the operator lists that address \
-             in `addresses` (or writes it in `url`)",
-            bad.ip()
-        ));
+        return Err(AddressError::Restricted { name, ip: bad.ip() });
     }
     Ok(found)
 }
@@ -170,13 +241,12 @@ pub async fn addresses(endpoint: &Endpoint, allowed: &[IpAddr]) -> Result<Vec<So
 ///
 /// # Errors
 /// The URL is not usable, its name resolves where it may not go, the token cannot be read,
-/// or no HTTP client can be built.
+/// or no HTTP client can be built ([`TransportError`]).
 pub async fn transport(
     config: &McpServerConfig,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    let url = config.url.as_deref().ok_or("no `url`")?;
-    // This function's errors are still messages.
-    let endpoint = endpoint(url).map_err(|e| e.to_string())?;
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, TransportError> {
+    let url = config.url.as_deref().ok_or(TransportError::NoUrl)?;
+    let endpoint = endpoint(url)?;
     let addrs = addresses(&endpoint, &config.addresses).await?;
     let mut builder = crate::tls::client_builder()
         .user_agent(concat!("passepartout/", env!("CARGO_PKG_VERSION")))
@@ -186,14 +256,14 @@ pub async fn transport(
     if let url::Host::Domain(name) = &endpoint.host {
         builder = builder.resolve_to_addrs(name, &addrs);
     }
-    let client = builder
-        .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let client = builder.build().map_err(TransportError::Client)?;
     let mut transport = StreamableHttpClientTransportConfig::with_uri(url);
     if let Some(file) = &config.bearer_file {
         // ambient authority: the operator's token file for this server.
-        let token = std::fs::read_to_string(file)
-            .map_err(|e| format!("`bearer_file` {}: {e}", file.display()))?;
+        let token = std::fs::read_to_string(file).map_err(|source| TransportError::Bearer {
+            path: file.clone(),
+            source,
+        })?;
         transport = transport.auth_header(token.trim());
     }
     Ok(StreamableHttpClientTransport::with_client(
@@ -229,7 +299,7 @@ mod tests {
         assert!(
             refused
                 .as_ref()
-                .is_err_and(|e| e.contains("restricted address")),
+                .is_err_and(|e| e.to_string().contains("restricted address")),
             "{refused:?}"
         );
         let loopback: Vec<IpAddr> =

@@ -216,9 +216,7 @@ pub async fn supervise(server: Arc<Server>, launch: Launch) {
 /// how it stopped, `Err` why it could not start.
 async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError> {
     if server.config.url.is_some() {
-        let transport = super::remote::transport(&server.config)
-            .await
-            .map_err(|why| StartError::Remote { why })?;
+        let transport = super::remote::transport(&server.config).await?;
         return serve(server, launch, transport, std::future::pending())
             .await
             .map_err(|source| StartError::Serve {

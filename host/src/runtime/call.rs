@@ -164,6 +164,17 @@ impl Plugin {
         }
     }
 
+    /// What every call's store holds for the host: who the plugin is, its memory limiter,
+    /// its configuration and its disk budget.
+    fn common(&self) -> HostCommon {
+        HostCommon::new(
+            self.id.clone(),
+            self.limits.memory_bytes,
+            self.config.clone(),
+            self.limits.disk_bytes,
+        )
+    }
+
     fn gate_store(&self, context: &Arc<ActionContext>) -> Result<Store<GateData>, PluginError> {
         self.gate_store_with(context, self.gate_budget())
     }
@@ -174,12 +185,7 @@ impl Plugin {
         budget: Budget,
     ) -> Result<Store<GateData>, PluginError> {
         let data = GateData {
-            common: HostCommon::new(
-                self.id.clone(),
-                self.limits.memory_bytes,
-                self.config.clone(),
-                self.limits.disk_bytes,
-            ),
+            common: self.common(),
             context: context.clone(),
             io: None,
         };
@@ -216,12 +222,7 @@ impl Plugin {
         // The call's own deadline, which host calls that wait (programs, HTTP) must respect.
         let deadline = Instant::now() + budget.timeout;
         let data = ToolData {
-            common: HostCommon::new(
-                self.id.clone(),
-                self.limits.memory_bytes,
-                self.config.clone(),
-                self.limits.disk_bytes,
-            ),
+            common: self.common(),
             wasi: b.build(),
             table: ResourceTable::new(),
             stderr,
