@@ -6,7 +6,8 @@
 //! daemon's own listener and tasks).
 //!
 //! Then the daemon as users start it (`passepartout init`'s policy and `passepartout.toml`,
-//! then `passepartout daemon` with the warm cache, authentication on): the time from spawning the process to its line saying the plugins
+//! then `passepartout daemon` with the warm cache, authentication on, none of the caller's
+//! environment): the time from spawning the process to its line saying the plugins
 //! loaded, beside a process that only prints its version; and an idle daemon's resident
 //! memory, read from /proc after it has served nothing for two seconds.
 //!
@@ -101,16 +102,7 @@ fn main() {
         b.iter_custom(|n| (0..n).map(|_| daemon.version()).sum())
     });
     group.bench_function("daemon-until-loaded", |b| {
-        b.iter_custom(|n| {
-            (0..n)
-                .map(|_| {
-                    let (took, mut child) = daemon.start();
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    took
-                })
-                .sum()
-        })
+        b.iter_custom(|n| (0..n).map(|_| daemon.start().0).sum())
     });
     group.finish();
     c.final_summary();
@@ -136,11 +128,10 @@ fn main() {
             ready / process
         );
     }
-    let (_, mut child) = daemon.start();
+    let (_, running) = daemon.start();
     std::thread::sleep(std::time::Duration::from_secs(2));
-    let idle = rss_mib(&child.id().to_string());
-    let _ = child.kill();
-    let _ = child.wait();
+    let idle = rss_mib(&running.0.id().to_string());
+    drop(running);
     if let Some(rss) = idle {
         println!(
             "  an idle daemon's resident memory: {rss:.0} MiB (every plugin the init policy loads)"
@@ -160,8 +151,18 @@ struct Daemon<'a> {
 }
 
 impl Daemon<'_> {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the caller's PATH, passed on to the daemon in a bench"
+    )]
     fn command(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_passepartout"));
+        // Nothing of the caller's environment (its PASSEPARTOUT_* paths, its providers' keys):
+        // the bench's own directories only.
+        cmd.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
         for (var, sub) in [
             ("XDG_RUNTIME_DIR", "run"),
             ("XDG_DATA_HOME", "data"),
@@ -199,8 +200,12 @@ impl Daemon<'_> {
         started.elapsed()
     }
 
-    /// Start the daemon; return the time until it said its plugins loaded, and the process.
-    fn start(&self) -> (std::time::Duration, std::process::Child) {
+    /// Start the daemon; return the time until it said its plugins loaded (its health line,
+    /// printed once the providers were probed), and the process, killed when dropped.
+    ///
+    /// # Panics
+    /// The daemon stops, says it is unhealthy, or says nothing of its plugins within 60 s.
+    fn start(&self) -> (std::time::Duration, Running) {
         use std::io::BufRead;
         let started = std::time::Instant::now();
         let mut child = self
@@ -212,18 +217,36 @@ impl Daemon<'_> {
             .spawn()
             .expect("passepartout daemon");
         let stderr = child.stderr.take().expect("stderr");
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let took = loop {
-            let line = lines
-                .next()
-                .expect("the daemon stopped before loading its plugins")
-                .expect("the daemon's stderr");
-            if line.contains("plugin(s) loaded") {
-                break started.elapsed();
+        let running = Running(child);
+        // Read on a thread of its own, to the end, so that the daemon never blocks on a full
+        // pipe and this side can stop waiting.
+        let (lines, said) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = lines.send(line);
             }
-        };
-        // Keep reading what it says, so that it never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        (took, child)
+        });
+        loop {
+            let line = said
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("the daemon stopped, or said nothing of its plugins within 60 s");
+            assert!(!line.contains("unhealthy"), "the daemon: {line}");
+            if line.contains("plugin(s) loaded") {
+                return (started.elapsed(), running);
+            }
+        }
+    }
+}
+
+/// A started daemon, killed and reaped when dropped (a failed assertion included).
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }

@@ -20,6 +20,9 @@ pub struct Refusal {
     pub kind: String,
     /// What was wrong and what to do, from the daemon.
     pub message: String,
+    /// The request's field the refusal is about (`focus`), when it is about one.
+    #[serde(default)]
+    pub field: Option<String>,
 }
 
 /// Why a reply could not be read.

@@ -175,6 +175,14 @@ pub enum Refused {
     Request(String),
     /// The daemon failed doing it.
     Failed(String),
+    /// Refused over one field of the request (an `ask`'s `focus`): the error frame names it
+    /// as `field`, so that a client can tell without reading the message.
+    Field {
+        /// The field's name in the request.
+        field: &'static str,
+        /// The refusal itself.
+        refused: Box<Refused>,
+    },
 }
 
 impl Refused {
@@ -183,6 +191,7 @@ impl Refused {
         match self {
             Refused::Request(_) => "request",
             Refused::Failed(_) => "failed",
+            Refused::Field { refused, .. } => refused.kind(),
         }
     }
 
@@ -190,6 +199,23 @@ impl Refused {
     pub fn message(&self) -> &str {
         match self {
             Refused::Request(m) | Refused::Failed(m) => m,
+            Refused::Field { refused, .. } => refused.message(),
+        }
+    }
+
+    /// The request's field it is about, if one.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            Refused::Field { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    /// This refusal, about `field`.
+    pub fn about(self, field: &'static str) -> Refused {
+        Refused::Field {
+            field,
+            refused: Box::new(self),
         }
     }
 }
@@ -240,7 +266,9 @@ pub async fn handle(
             text,
             focus: Some(id),
         } => {
-            let focus = super::focus::resolve(pipeline, meta, &id).await?;
+            let focus = super::focus::resolve(pipeline, meta, &id)
+                .await
+                .map_err(|r| r.about("focus"))?;
             let meta = Meta {
                 focus: Some(id),
                 ..meta.clone()

@@ -353,9 +353,14 @@ pub fn request_error(id: &Value, message: &str) -> Value {
 }
 
 /// The error frame of a request the daemon refused or failed: `{"type": "error", "id",
-/// "error": {"kind": "request" | "failed", "message"}}`.
+/// "error": {"kind": "request" | "failed", "message"}}`, and `"field"` when the refusal is
+/// about one field of the request.
 pub fn refused_frame(id: &Value, refused: &super::ops::Refused) -> Value {
-    serde_json::json!({ "type": "error", "id": id, "error": { "kind": refused.kind(), "message": refused.message() } })
+    let mut frame = serde_json::json!({ "type": "error", "id": id, "error": { "kind": refused.kind(), "message": refused.message() } });
+    if let Some(field) = refused.field() {
+        frame["error"]["field"] = field.into();
+    }
+    frame
 }
 
 /// `value`'s fields in a frame of `kind` for request `id` (flat: `{"type", "id", …fields}`).

@@ -139,6 +139,8 @@ fn refused_focus(client: &mut passepartout::daemon::client::Client, focus: &str)
         .request_raw("ask", json!({ "text": "when?", "focus": focus }))
         .expect("ask");
     assert_eq!(refused["type"], "error", "{refused}");
+    // Clients tell a refused focus by the field it names, not by the message's words.
+    assert_eq!(refused["error"]["field"], "focus", "{refused}");
     refused["error"]["message"]
         .as_str()
         .unwrap_or_default()

@@ -340,12 +340,14 @@ impl App {
             }
             Sent::Ask(_) | Sent::Decide { .. } => match answer::read::<Ran>(frame, "a run") {
                 Err(e) => {
-                    let e = e.to_string();
                     self.say(Who::Refused, &format!("error: {e}"));
                     // The daemon refused the focus itself: questions go without it until the
                     // person sets another.
-                    if matches!(sent, Sent::Ask(_)) && e.contains("`focus`") && self.focus.is_some()
-                    {
+                    let about_focus = matches!(
+                        &e,
+                        answer::AnswerError::Refused(r) if r.field.as_deref() == Some("focus")
+                    );
+                    if matches!(sent, Sent::Ask(_)) && about_focus && self.focus.is_some() {
                         self.focus = None;
                         self.focused = None;
                         self.say(Who::Note, "no focus now: /focus ID sets another");

@@ -611,12 +611,20 @@ mod tests {
         app.focus_command("/focus");
         let cleared = screen(&app);
         assert!(!cleared.contains("· focus"), "{cleared}");
-        // A focus the daemon refuses is dropped, and the person is told.
+        // Another refusal keeps the focus, whatever its words.
         app.focus_command("/focus nope");
         app.sent
             .insert(8, super::super::state::Sent::Ask("and?".into()));
         app.frame(&serde_json::json!({ "type": "error", "id": 8, "error": {
-            "kind": "request", "message": "`focus`: no headline has the ID \"nope\"" } }));
+            "kind": "failed", "message": "the model failed; `focus` was fine" } }));
+        assert_eq!(app.focus.as_deref(), Some("nope"));
+        // A focus the daemon refuses (the error names the field) is dropped, and the person
+        // is told.
+        app.sent
+            .insert(9, super::super::state::Sent::Ask("and?".into()));
+        app.frame(&serde_json::json!({ "type": "error", "id": 9, "error": {
+            "kind": "request", "field": "focus",
+            "message": "`focus`: no headline has the ID \"nope\"" } }));
         assert_eq!(app.focus, None);
         let dropped = screen(&app);
         assert!(!dropped.contains("· focus"), "{dropped}");
