@@ -229,9 +229,10 @@ impl Daemon<'_> {
                 let _ = lines.send(line);
             }
         });
+        let deadline = started + std::time::Duration::from_secs(60);
         loop {
             let line = said
-                .recv_timeout(std::time::Duration::from_secs(60))
+                .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
                 .expect("the daemon stopped, or said nothing of its plugins within 60 s");
             assert!(!line.contains("unhealthy"), "the daemon: {line}");
             if line.contains("plugin(s) loaded") {

@@ -17,13 +17,15 @@ const MAX_FOCUS: usize = 256;
 ///
 /// # Errors
 /// A request error for an ID that is not one (too long, unknown, no memory store); a failure
-/// when a gate refuses the read or wants a person to approve it.
+/// when a gate refuses the read or wants a person to approve it. Each is about the `focus`
+/// field ([`Refused::about`]); a store that cannot be read is a failure about none.
 pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<Focus, Refused> {
     if id.is_empty() || id.chars().count() > MAX_FOCUS {
         return Err(Refused::Request(format!(
             "`focus` is the ID of a memory headline: 1 to {MAX_FOCUS} characters, not {}",
             id.chars().count()
-        )));
+        ))
+        .about("focus"));
     }
     let read = Action {
         target: "tool".into(),
@@ -45,20 +47,23 @@ pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<F
             return Err(Refused::Failed(format!(
                 "`focus`: a gate changed the read of headline {id:?} into another; ask without \
                  a focus"
-            )));
+            ))
+            .about("focus"));
         }
         Outcome::Rejected { gate, reason } => {
             return Err(Refused::Failed(format!(
                 "`focus`: the gates do not let this headline be read ({gate}: {reason}); ask \
                  without a focus"
-            )));
+            ))
+            .about("focus"));
         }
         Outcome::NeedsApproval { reasons, .. } => {
             return Err(Refused::Failed(format!(
                 "`focus`: reading headline {id:?} needs a person's approval ({}); ask without \
                  a focus, or read it with `memory-get` and have that approved",
                 reasons.join("; ")
-            )));
+            ))
+            .about("focus"));
         }
     }
     let Some(memory) = pipeline.memory() else {
@@ -66,7 +71,8 @@ pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<F
             "`focus` names a memory headline, and this daemon has no memory store: add \
              `[memory] paths = [...]` to passepartout.toml, or ask without a focus"
                 .into(),
-        ));
+        )
+        .about("focus"));
     };
     match crate::blocking::in_place(|| memory.get(id)) {
         Ok(Some(hit)) => Ok(Focus {
@@ -77,7 +83,9 @@ pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<F
         Ok(None) => Err(Refused::Request(format!(
             "`focus`: no headline has the ID {id:?} in the memory store; \
              `passepartout memory query` lists them"
-        ))),
+        ))
+        .about("focus")),
+        // Not the focus's fault (a store busy with an ingest, say): a client keeps it.
         Err(e) => Err(Refused::Failed(format!(
             "the memory store cannot be read: {e}"
         ))),

@@ -266,9 +266,7 @@ pub async fn handle(
             text,
             focus: Some(id),
         } => {
-            let focus = super::focus::resolve(pipeline, meta, &id)
-                .await
-                .map_err(|r| r.about("focus"))?;
+            let focus = super::focus::resolve(pipeline, meta, &id).await?;
             let meta = Meta {
                 focus: Some(id),
                 ..meta.clone()

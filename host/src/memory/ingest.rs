@@ -282,10 +282,8 @@ impl Memory {
     ) -> Result<String, MemoryError> {
         let _writer = self.db.write_lock();
         let mut written = Vec::new();
-        let new_root;
-        let new_hash;
-        {
-            let mut conn = self.db.conn();
+        let mut conn = self.db.conn();
+        let (new_hash, new_root) = store::with_ingest_cache(&mut conn, |conn| {
             // IMMEDIATE: the head is read and moved in one write transaction, so a second
             // process (the CLI beside the daemon) cannot build on the same root meanwhile.
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -319,10 +317,9 @@ impl Memory {
             for b in &built {
                 files.insert(b.path.clone(), b.file_hash.clone());
             }
-            let mut r = store::empty_root();
-            r.children = files.into_values().collect();
-            new_hash = r.hash();
-            new_root = r;
+            let mut new_root = store::empty_root();
+            new_root.children = files.into_values().collect();
+            let new_hash = new_root.hash();
             for b in &built {
                 for ((hash, _), json) in b.nodes.iter().zip(&b.json) {
                     if store::insert_json(&tx, hash, json)? {
@@ -353,7 +350,9 @@ impl Memory {
                 )?;
             }
             tx.commit()?;
-        }
+            Ok((new_hash, new_root))
+        })?;
+        drop(conn);
         for b in &built {
             self.db.cache_lines(&b.file_hash, &b.lines);
         }
