@@ -18,9 +18,6 @@
 //!
 //! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
 
-#[path = "common/allocator.rs"]
-mod allocator;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -10,8 +10,6 @@
 
 use std::hint::black_box;
 
-#[path = "common/allocator.rs"]
-mod allocator;
 #[path = "common/estimates.rs"]
 mod estimates;
 

@@ -8,9 +8,6 @@
 //!
 //! Run: `cargo bench -p passepartout --bench journal`
 
-#[path = "common/allocator.rs"]
-mod allocator;
-
 use std::sync::Arc;
 use std::time::Instant;
 

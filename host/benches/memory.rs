@@ -8,8 +8,6 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
 
-#[path = "common/allocator.rs"]
-mod allocator;
 #[path = "common/estimates.rs"]
 mod estimates;
 

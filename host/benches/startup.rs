@@ -13,8 +13,6 @@
 //!
 //! Run: `cargo bench -p passepartout --bench startup`
 
-#[path = "common/allocator.rs"]
-mod allocator;
 #[path = "common/estimates.rs"]
 mod estimates;
 

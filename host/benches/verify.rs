@@ -11,8 +11,6 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-#[path = "common/allocator.rs"]
-mod allocator;
 #[path = "common/estimates.rs"]
 mod estimates;
 

@@ -4,12 +4,6 @@ mod cli;
 
 use passepartout::runtime::capabilities::confine;
 
-/// mimalloc: the daemon's requests allocate and free many small values across its async
-/// workers and the journal's writer; with it the daemon serves about 20% more actions a second
-/// with the Rust gates than with glibc's allocator (docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Started by the daemon to confine a granted program: nothing else runs first.
