@@ -93,11 +93,11 @@ fn main() {
         cache: &cache,
         home: &dir.path().join("home"),
     };
-    daemon.init();
+    daemon.run("init");
     let mut group = c.benchmark_group("startup-process");
     group.sample_size(10);
     group.bench_function("version-only", |b| {
-        b.iter_custom(|n| (0..n).map(|_| daemon.version()).sum())
+        b.iter_custom(|n| (0..n).map(|_| daemon.run("--version")).sum())
     });
     group.bench_function("daemon-until-loaded", |b| {
         b.iter_custom(|n| (0..n).map(|_| daemon.start().0).sum())
@@ -176,25 +176,12 @@ impl Daemon<'_> {
         cmd
     }
 
-    /// `passepartout init`: the policy and configuration a new user starts with.
-    fn init(&self) {
-        let out = self
-            .command()
-            .arg("init")
-            .output()
-            .expect("passepartout init");
-        assert!(out.status.success(), "{out:?}");
-    }
-
-    /// The time a process takes that prints its version and exits.
-    fn version(&self) -> std::time::Duration {
+    /// Run `passepartout ARG` to its end; how long it took. `init` writes the policy and
+    /// configuration a new user starts with; `--version` is a process that only prints.
+    fn run(&self, arg: &str) -> std::time::Duration {
         let started = std::time::Instant::now();
-        let out = self
-            .command()
-            .arg("--version")
-            .output()
-            .expect("passepartout --version");
-        assert!(out.status.success(), "{out:?}");
+        let out = self.command().arg(arg).output().expect("passepartout");
+        assert!(out.status.success(), "passepartout {arg}: {out:?}");
         started.elapsed()
     }
 

@@ -51,23 +51,15 @@ pub fn footprint(component: &Component, bytes: &[u8]) -> super::share::Footprint
 /// Core instances instantiated, memories and tables defined, counted over every nested
 /// module and component of `bytes`.
 fn sections(bytes: &[u8]) -> (usize, usize, usize) {
-    let (mut core_instances, mut memories, mut tables) = (0, 0, 0);
+    let mut counts = (0, 0, 0);
     let mut stack = Vec::new();
     let mut parser = wasmparser::Parser::new(0);
     let mut data = bytes;
     // A component that does not parse was refused by the compiler before this; stop quietly.
     while let Ok(wasmparser::Chunk::Parsed { consumed, payload }) = parser.parse(data, true) {
         data = data.get(consumed..).unwrap_or_default();
+        count(&payload, &mut counts);
         match payload {
-            wasmparser::Payload::InstanceSection(section) => {
-                core_instances += section
-                    .into_iter()
-                    .flatten()
-                    .filter(|i| matches!(i, wasmparser::Instance::Instantiate { .. }))
-                    .count();
-            }
-            wasmparser::Payload::MemorySection(s) => memories += s.count() as usize,
-            wasmparser::Payload::TableSection(s) => tables += s.count() as usize,
             wasmparser::Payload::CodeSectionStart { size, .. } => {
                 parser.skip_section();
                 data = data.get(size as usize..).unwrap_or_default();
@@ -83,29 +75,35 @@ fn sections(bytes: &[u8]) -> (usize, usize, usize) {
             _ => {}
         }
     }
-    (core_instances, memories, tables)
+    counts
+}
+
+/// Add what `payload` instantiates or defines to `counts` (core instances, memories, tables).
+fn count(payload: &wasmparser::Payload<'_>, counts: &mut (usize, usize, usize)) {
+    match payload {
+        wasmparser::Payload::InstanceSection(section) => {
+            counts.0 += section
+                .clone()
+                .into_iter()
+                .flatten()
+                .filter(|i| matches!(i, wasmparser::Instance::Instantiate { .. }))
+                .count();
+        }
+        wasmparser::Payload::MemorySection(s) => counts.1 += s.count() as usize,
+        wasmparser::Payload::TableSection(s) => counts.2 += s.count() as usize,
+        _ => {}
+    }
 }
 
 #[cfg(test)]
 mod tests {
     /// What `sections` counts, by reading every payload (code entries included).
     fn counted_whole(bytes: &[u8]) -> (usize, usize, usize) {
-        let (mut instances, mut memories, mut tables) = (0, 0, 0);
+        let mut counts = (0, 0, 0);
         for payload in wasmparser::Parser::new(0).parse_all(bytes).flatten() {
-            match payload {
-                wasmparser::Payload::InstanceSection(section) => {
-                    instances += section
-                        .into_iter()
-                        .flatten()
-                        .filter(|i| matches!(i, wasmparser::Instance::Instantiate { .. }))
-                        .count();
-                }
-                wasmparser::Payload::MemorySection(s) => memories += s.count() as usize,
-                wasmparser::Payload::TableSection(s) => tables += s.count() as usize,
-                _ => {}
-            }
+            super::count(&payload, &mut counts);
         }
-        (instances, memories, tables)
+        counts
     }
 
     #[test]
