@@ -53,11 +53,12 @@ pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
 /// With `page_scan`, a reused memory slot has the pages the last instance dirtied found with
 /// Linux's `PAGEMAP_SCAN` (6.7+) and copied back from the module's memory image, up to 1 MiB,
 /// instead of being unmapped: the next instance does not fault them in again. Measured on the
-/// Python gate (pii): 186 -> 106 page faults and 1.25 -> 0.96 ms per fresh-instance call (4 MiB
-/// measured the same: its dirty pages are scattered past the 32 regions a scan keeps, and 4 MiB
-/// could hold 512 MiB resident across the 128 memory slots; 1 MiB holds at most 128);
-/// shell-guard 25 -> 12 µs. Without the scan wasmtime resets the first `keep_resident` bytes of
-/// every memory on every reuse whether touched or not, so the budget stays small there.
+/// Python gate (pii): 186 -> 106 page faults and 1.25 -> 0.96 ms per fresh-instance call with
+/// wasmtime 48 as published, which keeps the first 32 regions a scan reports; with the scan
+/// continued past them (vendor/README.md) ~0 faults and ~0.53 ms. 1 MiB holds pii's ~110
+/// scattered pages and at most 128 MiB resident across the 128 memory slots; shell-guard
+/// 25 -> 12 µs. Without the scan wasmtime resets the first `keep_resident` bytes of every memory
+/// on every reuse whether touched or not, so the budget stays small there.
 fn pool(page_scan: bool) -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(super::share::POOL as u32)

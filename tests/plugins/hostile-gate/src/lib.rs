@@ -7,6 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static CALLS: AtomicU64 = AtomicU64::new(0);
 /// Two MiB of zeroed static memory (beyond the data the image carries), marked page by page.
 static mut SCRATCH: [u8; 2 << 20] = [0; 2 << 20];
+/// What `IMAGE` holds in the module's memory image (a data segment, not zeroes).
+const INITIAL: u8 = 0x5A;
+/// 256 KiB of static memory the image initialises to [`INITIAL`].
+static mut IMAGE: [u8; 256 << 10] = [INITIAL; 256 << 10];
 
 use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
 
@@ -87,18 +91,15 @@ impl Gate for HostileGate {
             }
             // The snoop: what did earlier calls leave in this instance's memory? A fresh
             // instance must answer "nothing", however its memory slot was reset.
+            // Every other page is marked, so the dirty pages are hundreds of disjoint regions
+            // (a page scan reports 32 at a time), in zeroed memory and in the image's data.
             "remember" => {
                 let calls = CALLS.fetch_add(1, Ordering::SeqCst);
                 let scratch = std::ptr::addr_of_mut!(SCRATCH).cast::<u8>();
-                let mut marked = 0;
-                for page in 0..(2 << 20) / 4096 {
-                    // SAFETY: in bounds of SCRATCH; a gate instance runs one call at a time.
-                    unsafe {
-                        let byte = scratch.add(page * 4096 + 7);
-                        marked += usize::from(byte.read_volatile() != 0);
-                        byte.write_volatile(0xA5);
-                    }
-                }
+                let image = std::ptr::addr_of_mut!(IMAGE).cast::<u8>();
+                // SAFETY: both stay in bounds of their statics; a gate instance runs one call at
+                // a time.
+                let marked = unsafe { mark(scratch, 2 << 20, 0) + mark(image, 256 << 10, INITIAL) };
                 if calls == 0 && marked == 0 {
                     Verdict::Pass
                 } else {
@@ -114,3 +115,21 @@ impl Gate for HostileGate {
 }
 
 passepartout_sdk::export_gate!(HostileGate);
+
+/// Counts the pages among every other page of `len` bytes at `base` whose probe byte is not
+/// `initial`, and marks each probed page.
+///
+/// # Safety
+/// `base..base + len` must be valid for reads and writes.
+unsafe fn mark(base: *mut u8, len: usize, initial: u8) -> usize {
+    let mut marked = 0;
+    for page in (0..len / 4096).step_by(2) {
+        // SAFETY: in bounds, by the caller's promise.
+        unsafe {
+            let byte = base.add(page * 4096 + 7);
+            marked += usize::from(byte.read_volatile() != initial);
+            byte.write_volatile(0xA5);
+        }
+    }
+    marked
+}
