@@ -428,9 +428,15 @@ impl<'a> ModuleWithCode<'a> {
         self.module
     }
 
+    /// The text section this module's code runs from in the store.
+    pub fn text(&self) -> &'a [u8] {
+        self.store_code.text()
+    }
+
     /// Returns the slice in the text section of the function that
     /// `key` points to.
     #[inline]
+    #[allow(dead_code, reason = "Passepartout's patch finds funcref code without it")]
     pub fn function(&self, key: FuncKey) -> &[u8] {
         let range = self.module.compiled_module().function_range(key);
         &self.store_code.text()[range]

@@ -10,6 +10,7 @@ use crate::runtime::vm::CompiledModuleId;
 use alloc::sync::Arc;
 use core::ops::Range;
 use core::str;
+use core::sync::atomic::{AtomicU64, Ordering};
 use wasmtime_environ::{
     CompiledFunctionsTable, CompiledModuleInfo, DefinedFuncIndex, FilePos, FuncIndex, FuncKey,
     FunctionLoc, FunctionName, Metadata, Module, ModuleInternedTypeIndex, StaticModuleIndex,
@@ -25,6 +26,14 @@ pub struct CompiledModule {
     index: Arc<CompiledFunctionsTable>,
     /// Sorted list, by function index, of names we have for this module.
     func_names: Vec<FunctionName>,
+    /// Passepartout's patch: the text ranges of each defined function's body
+    /// and array-to-wasm trampoline, looked up in `index` on first use and
+    /// kept here (`start << 32 | length`; 0 is "not looked up yet", as a
+    /// function's length is never 0). Every `VMFuncRef` an instance
+    /// initializes (each `ref.func`, each function import) asks for both;
+    /// componentize-py's guests make ~8,000 per instantiation, and the two
+    /// lookups in `index` were half of a fresh instance's CPU.
+    code_ranges: Box<[[AtomicU64; 2]]>,
 }
 
 impl CompiledModule {
@@ -58,7 +67,11 @@ impl CompiledModule {
             meta: info.meta,
             index,
             func_names: info.func_names,
+            code_ranges: Box::new([]),
         };
+        ret.code_ranges = (0..ret.module.num_defined_funcs())
+            .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+            .collect();
         ret.register_profiling(profiler)?;
 
         Ok(ret)
@@ -125,7 +138,30 @@ impl CompiledModule {
     /// points to.
     #[inline]
     pub fn function_range(&self, key: FuncKey) -> Range<usize> {
+        let slot = match key {
+            FuncKey::DefinedWasmFunction(m, i) if m == self.module_index() => {
+                self.code_ranges.get(i.as_u32() as usize).map(|s| &s[0])
+            }
+            FuncKey::ArrayToWasmTrampoline(m, i) if m == self.module_index() => {
+                self.code_ranges.get(i.as_u32() as usize).map(|s| &s[1])
+            }
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            let cached = slot.load(Ordering::Relaxed);
+            if cached != 0 {
+                let start = usize::try_from(cached >> 32).unwrap();
+                let length = usize::try_from(cached & u64::from(u32::MAX)).unwrap();
+                return start..start + length;
+            }
+        }
         let loc = self.func_loc(key);
+        if let Some(slot) = slot {
+            slot.store(
+                (u64::from(loc.start) << 32) | u64::from(loc.length),
+                Ordering::Relaxed,
+            );
+        }
         let start = usize::try_from(loc.start).unwrap();
         let end = usize::try_from(loc.start + loc.length).unwrap();
         start..end
