@@ -28,8 +28,8 @@ pub struct CompiledModule {
     func_names: Vec<FunctionName>,
     /// Passepartout's patch: the text ranges of each defined function's body
     /// and array-to-wasm trampoline, looked up in `index` on first use and
-    /// kept here (`start << 32 | length`; 0 is "not looked up yet", as a
-    /// function's length is never 0). Every `VMFuncRef` an instance
+    /// kept here (`start << 32 | length`; 0 is "not looked up yet": at worst
+    /// an empty function at offset 0 is looked up again each time). Every `VMFuncRef` an instance
     /// initializes (each `ref.func`, each function import) asks for both;
     /// componentize-py's guests make ~8,000 per instantiation, and the two
     /// lookups in `index` were half of a fresh instance's CPU.

@@ -968,7 +968,7 @@ impl Instance {
         let module = self
             .runtime_module()
             .expect("funcref impossible in fake module");
-        let text = if module.engine().tunables().debug_guest {
+        let text = if cfg!(feature = "debug") && module.engine().tunables().debug_guest {
             ModuleWithCode::in_store(registry, module)
                 .expect("module not in store")
                 .text()
@@ -977,9 +977,8 @@ impl Instance {
         };
         let compiled = module.compiled_module();
 
-        let array_call = VmPtr::from(
-            NonNull::from(&text[compiled.function_range(array_to_wasm_key)]).cast(),
-        );
+        let array_call =
+            VmPtr::from(NonNull::from(&text[compiled.function_range(array_to_wasm_key)]).cast());
 
         let wasm_call = Some(VmPtr::from(
             NonNull::new(

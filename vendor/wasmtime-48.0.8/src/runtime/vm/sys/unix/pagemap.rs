@@ -211,10 +211,10 @@ impl PageMap {
 ///   a region of memory to store a list of `page_region` structures. Below this
 ///   is always `MAX_REGIONS`. If there are more than this number of disjoint
 ///   regions of memory that need to be reported then the ioctl will also return
-///   early without reaching the end of memory. Note that this means that all
-///   further memory will be `decommit`'d with reported regions still going to
-///   `reset_manually`. This is arguably something we should detect and improve
-///   in Wasmtime, but for now `MAX_REGIONS` is hardcoded.
+///   early without reaching the end of memory. (Passepartout's patch: the scan
+///   then continues from where it stopped, so the regions past the first
+///   `MAX_REGIONS` also go to `reset_manually` within the `keep_resident`
+///   budget, instead of all further memory being `decommit`'d.)
 ///
 /// In the end this ends up being a "more clever" version of this function than
 /// the one in the `pagemap_disabled` module. By using `PAGEMAP_SCAN` we can
@@ -299,16 +299,17 @@ pub unsafe fn reset_with_pagemap(
                 // backed by files. Such pages mean that they haven't changed from their
                 // original contents, so they're inverted.
                 .category_inverted(Categories::PFNZERO | Categories::FILE)
-                // Search for pages that are written and present as those are the dirty
-                // pages. Additionally search for the zero page/file page as those are
+                // Search for pages that are written as those are the dirty pages.
+                // Additionally search for the zero page/file page as those are
                 // inverted above meaning we're searching for pages that specifically
                 // don't have those flags.
-                .category_mask(
-                    Categories::WRITTEN
-                        | Categories::PRESENT
-                        | Categories::PFNZERO
-                        | Categories::FILE,
-                )
+                .category_mask(Categories::WRITTEN | Categories::PFNZERO | Categories::FILE)
+                // Passepartout's patch (the second part of upstream's PR #14357): a
+                // dirty page is present or swapped out (or being migrated, which
+                // reads as swapped). Matching present pages only let a swapped-out
+                // one before `walk_end` be neither copied back nor decommitted: the
+                // next instance would read what the last one wrote.
+                .category_anyof_mask(Categories::PRESENT | Categories::SWAPPED)
                 // Don't return any categories back. This helps group regions together
                 // since the reported set of categories is always empty and we otherwise
                 // aren't looking for anything in particular.
@@ -499,7 +500,6 @@ mod ioctl {
         ///
         /// For more detail see the `pagemap_scan_is_interesting_page` function
         /// in the Linux kernel source.
-        #[expect(dead_code, reason = "bindings for the future if we need them")]
         pub fn category_anyof_mask(&mut self, flags: Categories) -> &mut PageMapScanBuilder {
             self.pm_scan_arg.category_anyof_mask = flags;
             self
