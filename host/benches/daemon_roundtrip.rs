@@ -8,6 +8,12 @@
 //! Then the same signed round trip with the Rust gates only (the Python `pii` gate disabled in
 //! the policy), beside its own in-process baseline.
 //!
+//! Those clients send their next request as soon as the answer comes (closed loop), so at 100
+//! or 200 clients the latency is mostly queueing: mean latency = clients / throughput. One row
+//! per set of gates has the clients send on a schedule instead (an open load below capacity:
+//! 2,000/s from 200 clients with every gate, 5,000/s from 100 with the Rust gates), the latency
+//! counted from when each request was due.
+//!
 //! Then MCP: `tools/call` of the same `eval` through `passepartout mcp` (the real binary, over
 //! its stdin/stdout, JSON-RPC as an MCP client sends it) to the signed daemon, beside the same
 //! action through our own protocol.
@@ -180,19 +186,60 @@ fn measure<F: FnMut()>(
     per_worker: usize,
     setup: impl Fn() -> F + Sync,
 ) -> (f64, Duration, Duration) {
+    measure_with(workers, per_worker, |_| {
+        let mut call = setup();
+        move || {
+            let t = Instant::now();
+            call();
+            t.elapsed()
+        }
+    })
+}
+
+/// `clients` clients that together send `rate` round trips a second, each on its own schedule
+/// (client i of n sends at start + (i/n + k) * n/rate): an open load, as many independent users
+/// make, below what the daemon can do. Latency counts from when a request was due, so a
+/// request sent late because the one before it was slow counts its wait (no coordinated
+/// omission): (round trips per second, p50, p99).
+fn paced(
+    addr: &str,
+    keys: Option<&Keys>,
+    clients: usize,
+    rate: f64,
+    per_client: usize,
+) -> (f64, Duration, Duration) {
+    let interval = Duration::from_secs_f64(clients as f64 / rate);
+    let start = Instant::now() + Duration::from_millis(100);
+    measure_with(clients, per_client, |i| {
+        let mut client = Client::connect(addr, keys).expect("connect");
+        let mut due = start + interval.mul_f64(i as f64 / clients as f64);
+        move || {
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            round_trip(&mut client);
+            let latency = due.elapsed();
+            due += interval;
+            latency
+        }
+    })
+}
+
+/// `per_worker` calls on each of `workers` threads at once, worker `i` calling the function
+/// `setup(i)` makes for it, which returns the call's latency: (calls per second, p50, p99).
+fn measure_with<F: FnMut() -> Duration>(
+    workers: usize,
+    per_worker: usize,
+    setup: impl Fn(usize) -> F + Sync,
+) -> (f64, Duration, Duration) {
     let start = Instant::now();
     let mut latencies: Vec<Duration> = std::thread::scope(|s| {
+        let setup = &setup;
         let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut call = setup();
-                    (0..per_worker)
-                        .map(|_| {
-                            let t = Instant::now();
-                            call();
-                            t.elapsed()
-                        })
-                        .collect::<Vec<_>>()
+            .map(|i| {
+                s.spawn(move || {
+                    let mut call = setup(i);
+                    (0..per_worker).map(|_| call()).collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -392,6 +439,15 @@ fn main() {
             );
         }
     }
+    // An open load below capacity: the latency a user sees when the daemon is busy, not
+    // saturated (closed-loop clients make mean latency = clients / throughput).
+    let offered = 2000.0;
+    row(
+        &format!("signed, 200 clients, {offered:.0}/s offered"),
+        paced(&signed_addr, Some(&keys), 200, offered, 15),
+        base_rps,
+        "",
+    );
     println!("\neval through MCP (passepartout mcp over stdio, every standard gate), one client");
     let (rps, p50, p99) = load(&signed_addr, Some(&keys), 1, 1000);
     row("protocol signed, 1 client", (rps, p50, p99), base_rps, "");
@@ -421,6 +477,13 @@ fn main() {
             "",
         );
     }
+    let offered = 5000.0;
+    row(
+        &format!("signed, 100 clients, {offered:.0}/s offered"),
+        paced(&rust_addr, Some(&keys), 100, offered, 50),
+        base_rps,
+        "",
+    );
 }
 
 /// The agent called directly, sequentially: the baseline of the rows after it. Prints its row
