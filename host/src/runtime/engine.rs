@@ -56,10 +56,10 @@ pub fn build(pooling: bool) -> anyhow::Result<(Engine, bool)> {
 /// Python gate (pii): 186 -> 106 page faults and 1.25 -> 0.96 ms per fresh-instance call with
 /// wasmtime 48 as published, which keeps the first 32 regions a scan reports; with the scan
 /// continued past them (vendor/README.md) ~0 faults and 0.53 ms (0.19 ms with the rest of the
-/// patch). 1 MiB holds pii's ~110
-/// scattered pages and at most 128 MiB resident across the 128 memory slots; shell-guard
-/// 25 -> 12 µs. Without the scan wasmtime resets the first `keep_resident` bytes of every memory
-/// on every reuse whether touched or not, so the budget stays small there.
+/// patch). 1 MiB holds pii's ~110 scattered pages, and at most 128 MiB stays resident across the
+/// 128 memory slots; shell-guard 25 -> 12 µs. Without the scan wasmtime resets the first
+/// `keep_resident` bytes of every memory on every reuse whether touched or not, so the budget
+/// stays small there.
 fn pool(page_scan: bool) -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(super::share::POOL as u32)
