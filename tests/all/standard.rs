@@ -486,7 +486,10 @@ fn minor_faults() -> u64 {
 /// Whether the kernel has `PAGEMAP_SCAN` (Linux 6.7), which the pool needs to keep pages.
 fn kernel_scans_pages() -> bool {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let mut parts = release.trim().split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut parts = release
+        .trim()
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     (major, minor) >= (6, 7)
 }
