@@ -441,13 +441,7 @@ fn main() {
     }
     // An open load below capacity: the latency a user sees when the daemon is busy, not
     // saturated (closed-loop clients make mean latency = clients / throughput).
-    let offered = 2000.0;
-    row(
-        &format!("signed, 200 clients, {offered:.0}/s offered"),
-        paced(&signed_addr, Some(&keys), 200, offered, 15),
-        base_rps,
-        "",
-    );
+    paced_row(&signed_addr, &keys, 200, 2000.0, 15, base_rps);
     println!("\neval through MCP (passepartout mcp over stdio, every standard gate), one client");
     let (rps, p50, p99) = load(&signed_addr, Some(&keys), 1, 1000);
     row("protocol signed, 1 client", (rps, p50, p99), base_rps, "");
@@ -477,10 +471,14 @@ fn main() {
             "",
         );
     }
-    let offered = 5000.0;
+    paced_row(&rust_addr, &keys, 100, 5000.0, 50, base_rps);
+}
+
+/// The row of [`paced`]: `clients` signed clients offering `rate` round trips a second in all.
+fn paced_row(addr: &str, keys: &Keys, clients: usize, rate: f64, per_client: usize, base_rps: f64) {
     row(
-        &format!("signed, 100 clients, {offered:.0}/s offered"),
-        paced(&rust_addr, Some(&keys), 100, offered, 50),
+        &format!("signed, {clients} clients, {rate:.0}/s offered"),
+        paced(addr, Some(keys), clients, rate, per_client),
         base_rps,
         "",
     );
