@@ -378,51 +378,94 @@ pub fn mounts(
     dir: &Path,
     guests: &[String],
     scratch: &Path,
-) -> Result<Vec<(String, PathBuf)>, String> {
+) -> Result<Vec<(String, PathBuf)>, MountsError> {
     if let Some(stray) = file.mounts.keys().find(|k| !guests.contains(k)) {
-        return Err(format!(
-            "`mounts` names {stray:?}, which the plugin does not ask for (it asks for: {})",
-            if guests.is_empty() {
+        return Err(MountsError::NotAsked {
+            guest: stray.clone(),
+            asked: if guests.is_empty() {
                 "nothing".to_owned()
             } else {
                 guests.join(", ")
-            }
-        ));
+            },
+        });
     }
-    let root = dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let root = dir.canonicalize().map_err(at(dir))?;
     let mut out = Vec::new();
     for (i, guest) in guests.iter().enumerate() {
         let host = scratch.join(format!("mount-{i}"));
-        std::fs::create_dir_all(&host).map_err(|e| format!("{}: {e}", host.display()))?;
+        std::fs::create_dir_all(&host).map_err(at(&host))?;
         if let Some(fixture) = file.mounts.get(guest) {
             let inside = fixture
                 .components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)));
-            let source = root
-                .join(fixture)
-                .canonicalize()
-                .map_err(|e| format!("`mounts` {guest:?}: {}: {e}", fixture.display()))?;
+            let source =
+                root.join(fixture)
+                    .canonicalize()
+                    .map_err(|source| MountsError::Fixture {
+                        guest: guest.clone(),
+                        fixture: fixture.clone(),
+                        source,
+                    })?;
             if !inside || !source.starts_with(&root) || !source.is_dir() {
-                return Err(format!(
-                    "`mounts` {guest:?}: {} must be a directory inside {} (named relative to \
-                     it, without `..`)",
-                    fixture.display(),
-                    root.display()
-                ));
+                return Err(MountsError::Outside {
+                    guest: guest.clone(),
+                    fixture: fixture.clone(),
+                    root,
+                });
             }
-            copy_tree(&source, &host).map_err(|e| e.to_string())?;
+            copy_tree(&source, &host)?;
         }
         out.push((guest.clone(), host));
     }
     Ok(out)
 }
 
+/// Why a file of cases' `mounts` cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum MountsError {
+    /// A mount the plugin's manifest does not ask for.
+    #[error("`mounts` names {guest:?}, which the plugin does not ask for (it asks for: {asked})")]
+    NotAsked {
+        /// The guest path named.
+        guest: String,
+        /// What the plugin asks for.
+        asked: String,
+    },
+    /// A fixture that cannot be found.
+    #[error("`mounts` {guest:?}: {}: {source}", fixture.display())]
+    Fixture {
+        /// The guest path.
+        guest: String,
+        /// The fixture, as the file names it.
+        fixture: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A fixture outside the cases' folder, or not a directory.
+    #[error(
+        "`mounts` {guest:?}: {} must be a directory inside {} (named relative to it, without \
+         `..`)",
+        fixture.display(),
+        root.display()
+    )]
+    Outside {
+        /// The guest path.
+        guest: String,
+        /// The fixture, as the file names it.
+        fixture: PathBuf,
+        /// The cases' folder.
+        root: PathBuf,
+    },
+    /// A folder or a copy failed.
+    #[error(transparent)]
+    Copy(#[from] CopyError),
+}
+
 /// A fixture file or directory that could not be copied into a case's mount.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {source}")]
-struct CopyError {
+pub struct CopyError {
     /// The path that failed: the one read, or the copy being made.
     path: PathBuf,
     /// Why.
@@ -430,12 +473,14 @@ struct CopyError {
     source: std::io::Error,
 }
 
+/// The error of an operation on `path`.
+fn at(path: &Path) -> impl FnOnce(std::io::Error) -> CopyError {
+    let path = path.to_owned();
+    move |source| CopyError { path, source }
+}
+
 /// Copy the files and directories under `from` into `to`; links are left out.
 fn copy_tree(from: &Path, to: &Path) -> Result<(), CopyError> {
-    let at = |path: &Path| {
-        let path = path.to_owned();
-        move |source| CopyError { path, source }
-    };
     let entries = std::fs::read_dir(from).map_err(at(from))?;
     for entry in entries.flatten() {
         let kind = entry.file_type().map_err(at(&entry.path()))?;

@@ -232,6 +232,23 @@ pub struct Action {
     pub call_id: Option<String>,
 }
 
+/// Why text or a gate's rewrite is not an [`Action`].
+#[derive(Debug, thiserror::Error)]
+pub enum ActionError {
+    /// The JSON is not an action (serde names the field, e.g. `unknown field "tol"`).
+    #[error("the action is not valid: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A gate's `modify` gave args that are not a JSON object.
+    #[error("modified args are not a JSON object: {args}")]
+    ModifiedArgs {
+        /// The args as the gate gave them.
+        args: String,
+        /// Why they did not parse, when they are not JSON at all.
+        #[source]
+        source: Option<serde_json::Error>,
+    },
+}
+
 impl Action {
     /// A reply to send back.
     pub fn reply(text: &str) -> Action {
@@ -244,9 +261,10 @@ impl Action {
     /// Parse an action from JSON.
     ///
     /// # Errors
-    /// A message naming the field that is wrong (serde's), e.g. `unknown field "tol"`.
-    pub fn from_json(text: &str) -> Result<Action, String> {
-        serde_json::from_str(text).map_err(|e| format!("the action is not valid: {e}"))
+    /// [`ActionError::Json`], naming the field that is wrong (serde's), e.g. `unknown field
+    /// "tol"`.
+    pub fn from_json(text: &str) -> Result<Action, ActionError> {
+        Ok(serde_json::from_str(text)?)
     }
 
     /// Fill in the target the seed's way: explicit, else `tool` for a tool call, else the
@@ -275,11 +293,16 @@ impl Action {
     /// Back from the WIT form a gate returned with `modify`.
     ///
     /// # Errors
-    /// The gate's args were not a JSON object.
-    pub fn from_wit(a: &wit::Action) -> Result<Action, String> {
+    /// [`ActionError::ModifiedArgs`]: the gate's args were not a JSON object.
+    pub fn from_wit(a: &wit::Action) -> Result<Action, ActionError> {
+        let not_object = |source| ActionError::ModifiedArgs {
+            args: a.args.clone(),
+            source,
+        };
         let args = match serde_json::from_str::<Value>(&a.args) {
             Ok(Value::Object(m)) => m,
-            _ => return Err(format!("modified args are not a JSON object: {}", a.args)),
+            Ok(_) => return Err(not_object(None)),
+            Err(e) => return Err(not_object(Some(e))),
         };
         Ok(Action {
             target: a.target.clone(),

@@ -540,7 +540,7 @@ fn capabilities(
         Err(e) => {
             audit
                 .findings
-                .push(finding(FindingKind::Invalid, Severity::High, e));
+                .push(finding(FindingKind::Invalid, Severity::High, e.to_string()));
             Grants::default()
         }
     };

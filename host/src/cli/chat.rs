@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use passepartout::daemon::answer::{self, AnswerError, Ran};
-use passepartout::daemon::client::{Reader, Sender};
+use passepartout::daemon::client::{ClientError, Reader, Sender};
 use passepartout::daemon::request::{Event, Request};
 use passepartout::pipeline::StepOutcome;
 use passepartout::signal::Told;
@@ -212,7 +212,7 @@ fn read(
 /// Send `ask` (the question `text`) on `line`. The question is registered before it is sent,
 /// and without holding the registry while writing (the reading thread takes it for every
 /// frame, and a write can wait on a full socket).
-fn ask_on(line: &Line, ask: &Request, text: &str) -> Result<(), String> {
+fn ask_on(line: &Line, ask: &Request, text: &str) -> Result<(), ClientError> {
     let mut sender = line.sender.lock().unwrap_or_else(|p| p.into_inner());
     {
         let mut asked = line.asked.lock().unwrap_or_else(|p| p.into_inner());
@@ -220,7 +220,7 @@ fn ask_on(line: &Line, ask: &Request, text: &str) -> Result<(), String> {
         asked.questions.insert(id, text.to_owned());
         asked.waiting = Some(id);
     }
-    sender.send(ask).map(|_| ()).map_err(|e| e.to_string())
+    sender.send(ask).map(|_| ())
 }
 
 /// Run the chat until end of input (Ctrl-D).
@@ -283,7 +283,7 @@ pub fn run(common: &Common, trace: bool) -> anyhow::Result<ExitCode> {
             sent = ask_on(&line, &ask, text);
         }
         let broke = match sent {
-            Err(e) => Some(e),
+            Err(e) => Some(e.to_string()),
             Ok(()) => match line.heard.recv() {
                 Ok(Heard::Answered) => None,
                 Ok(Heard::Closed(why)) => Some(why),

@@ -74,7 +74,7 @@ fn take(agent: &Agent, origin: Origin) -> Result<Answer, PipelineError> {
 pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitCode> {
     let mut action = match Action::from_json(raw) {
         Ok(a) => a,
-        Err(e) => return bad_input(&e, None, raw),
+        Err(e) => return bad_input(&e.to_string(), None, raw),
     };
     let outbox = Outbox::new();
     // A dry run: the journal is thrown away, and no model is asked.
@@ -178,7 +178,7 @@ pub fn act(loaded: Loaded, common: &Common, raw: &str, json_out: bool) -> anyhow
     let journal = common.places().journal()?;
     let action = match Action::from_json(raw) {
         Ok(a) => a,
-        Err(e) => return bad_input(&e, Some(&journal), raw),
+        Err(e) => return bad_input(&e.to_string(), Some(&journal), raw),
     };
     let outbox = Outbox::new();
     let pipeline = pipeline(loaded, journal, &outbox, common)?;

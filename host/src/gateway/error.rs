@@ -149,11 +149,8 @@ pub enum CommandError {
         source: std::io::Error,
     },
     /// The user to run it as cannot be told from its directory.
-    #[error("{why}")]
-    RunAs {
-        /// What is wrong and what to do.
-        why: String,
-    },
+    #[error(transparent)]
+    RunAs(#[from] crate::runtime::capabilities::confine::ConfineError),
     /// The daemon runs as root and the server has no directory whose owner it could run as.
     #[error(
         "the daemon runs as root, and a server runs as the owner of its \

@@ -445,7 +445,7 @@ fn command(
     // As root, it runs as the owner of its own directory, never as root.
     let home = write.first().or(read.first());
     let run_as = match home {
-        Some(dir) => confine::run_as(dir).map_err(|why| CommandError::RunAs { why })?,
+        Some(dir) => confine::run_as(dir)?,
         None => {
             // SAFETY: geteuid(2) has no preconditions.
             if unsafe { libc::geteuid() } == 0 {

@@ -18,17 +18,17 @@ impl Agent {
     /// actuator accepts it (a known tool, arguments matching its schema). Runs nothing.
     ///
     /// # Errors
-    /// What is wrong, naming the field.
-    pub fn validate(&self, action: &Action) -> Result<(), String> {
+    /// [`ActError::Invalid`]: what is wrong, naming the field or the target.
+    pub fn validate(&self, action: &Action) -> Result<(), ActError> {
         let Some(actuator) = self.actuators.get(&action.target) else {
             let known: Vec<&str> = self.actuators.keys().map(String::as_str).collect();
-            return Err(format!(
+            return Err(ActError::Invalid(format!(
                 "target {:?} has no actuator; known targets: {}",
                 action.target,
                 known.join(", ")
-            ));
+            )));
         };
-        actuator.validate(action).map_err(|e| e.to_string())
+        actuator.validate(action)
     }
 
     /// The Act stage for what Reason decided about `signal`. Returns the step and the feedback
@@ -275,7 +275,8 @@ impl Agent {
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
-        if let Err(reason) = self.validate(&action) {
+        if let Err(e) = self.validate(&action) {
+            let reason = e.to_string();
             return Ok((StepOutcome::Invalid { reason }, trace, None));
         }
         // A person approved a call of one tool; if its name now leads to another (a plugin

@@ -199,7 +199,7 @@ impl Agent {
         // Gates first (a rejection says more than "no such tool"), then whether the action can
         // be performed at all: nothing that cannot run is run or put to a person.
         let mut check = |action: &Action| {
-            let result = self.validate(action);
+            let result = self.validate(action).map_err(|e| e.to_string());
             if let Err(reason) = &result {
                 cycle.defer("invalid", json!({ "action": action, "reason": reason }));
             }

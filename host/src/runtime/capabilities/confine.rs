@@ -123,6 +123,77 @@ pub struct Confinement {
     pub cgroup: Option<PathBuf>,
 }
 
+/// Why a program could not be confined (the trampoline prints it, prefixed [`PREFIX`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    /// The mount's owner (the user a program would run as) could not be read.
+    #[error("{}: {source}", path.display())]
+    Mount {
+        /// The mount's root.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The daemon is root and the mount is root's: the program would run as root.
+    #[error(
+        "the daemon runs as root, and programs run as the unprivileged owner of the mount they \
+         work in; {} is owned by root. Give the mount to the user programs should run as \
+         (`chown -R nobody {}`), or run the daemon as an ordinary user",
+        path.display(),
+        path.display()
+    )]
+    RootMount {
+        /// The mount's root.
+        path: PathBuf,
+    },
+    /// An rlimit could not be set.
+    #[error("cannot limit {what}: {source}")]
+    Limit {
+        /// Which limit.
+        what: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The switch to the unprivileged user failed.
+    #[error("cannot {step}: {source}")]
+    SwitchUser {
+        /// The step that failed.
+        step: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// After the switch, the process could become root again.
+    #[error("could regain root after switching user")]
+    RegainedRoot,
+    /// Landlock refused a rule or the ruleset.
+    #[error("Landlock: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    /// The kernel enforces only part of the ruleset.
+    #[error(
+        "this kernel enforces only part of Landlock ABI {MIN_ABI} (signal scopes, TCP rules): \
+         the program cannot be confined"
+    )]
+    PartlyEnforced,
+    /// `no_new_privs` did not hold after Landlock.
+    #[error("could not set no_new_privs")]
+    NoNewPrivs,
+    /// A seccomp rule could not be written.
+    #[error("seccomp: {0}")]
+    SeccompRule(#[from] seccompiler::BackendError),
+    /// A seccomp filter could not be installed.
+    #[error("seccomp{}: {source}", if *.x32 { " (x32)" } else { "" })]
+    Seccomp {
+        /// The filter refusing the x32 ABI, rather than the rules.
+        x32: bool,
+        /// Seccompiler's error.
+        #[source]
+        source: seccompiler::Error,
+    },
+}
+
 /// Whether this kernel can confine programs (Landlock is available).
 pub fn kernel_can_confine() -> bool {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns the
@@ -149,21 +220,20 @@ pub const MIN_ABI: i32 = 6;
 /// # Errors
 /// The daemon is root and `dir` is owned by root: running the program as root would give it
 /// root's files, and as `nobody` it could not use the mount.
-pub fn run_as(dir: &Path) -> Result<Option<(u32, u32)>, String> {
+pub fn run_as(dir: &Path) -> Result<Option<(u32, u32)>, ConfineError> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid(2) has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Ok(None);
     }
-    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let meta = std::fs::metadata(dir).map_err(|source| ConfineError::Mount {
+        path: dir.to_owned(),
+        source,
+    })?;
     if meta.uid() == 0 {
-        return Err(format!(
-            "the daemon runs as root, and programs run as the unprivileged owner of the mount \
-             they work in; {} is owned by root. Give the mount to the user programs should run \
-             as (`chown -R nobody {}`), or run the daemon as an ordinary user",
-            dir.display(),
-            dir.display()
-        ));
+        return Err(ConfineError::RootMount {
+            path: dir.to_owned(),
+        });
     }
     // Never the root group either: a mount owned by `user:root` runs as `user:nogroup`.
     let gid = if meta.gid() == 0 { NOBODY } else { meta.gid() };
@@ -214,7 +284,7 @@ fn run(spec: &Confinement, supervised: bool) -> ! {
 }
 
 /// Apply `spec` to this process (steps 1–5 of the module's list).
-fn confine(spec: &Confinement, supervised: bool) -> Result<(), String> {
+fn confine(spec: &Confinement, supervised: bool) -> Result<(), ConfineError> {
     // A supervised program stays in its supervisor's session, so that the host's group kill
     // reaches it too.
     if !supervised {
@@ -236,23 +306,30 @@ fn confine(spec: &Confinement, supervised: bool) -> Result<(), String> {
     seccomp(!spec.connect_ports.is_empty())
 }
 
-fn limit(resource: libc::__rlimit_resource_t, value: u64, what: &str) -> Result<(), String> {
+fn limit(
+    resource: libc::__rlimit_resource_t,
+    value: u64,
+    what: &'static str,
+) -> Result<(), ConfineError> {
     let rl = libc::rlimit {
         rlim_cur: value,
         rlim_max: value,
     };
     // SAFETY: setrlimit(2) reads the rlimit we pass by reference.
     if unsafe { libc::setrlimit(resource, &rl) } != 0 {
-        return Err(format!(
-            "cannot limit {what}: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(ConfineError::Limit {
+            what,
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }
 
-fn switch_user(uid: u32, gid: u32) -> Result<(), String> {
-    let err = |what: &str| format!("cannot {what}: {}", std::io::Error::last_os_error());
+fn switch_user(uid: u32, gid: u32) -> Result<(), ConfineError> {
+    let err = |step: &str| ConfineError::SwitchUser {
+        step: step.to_owned(),
+        source: std::io::Error::last_os_error(),
+    };
     // SAFETY: setgroups(0, NULL) clears the supplementary groups; setgid/setuid take plain ids.
     unsafe {
         if libc::setgroups(0, std::ptr::null()) != 0 {
@@ -266,19 +343,18 @@ fn switch_user(uid: u32, gid: u32) -> Result<(), String> {
         }
         // From root to an ordinary user every capability goes; check that nothing came back.
         if libc::setuid(0) == 0 {
-            return Err("could regain root after switching user".into());
+            return Err(ConfineError::RegainedRoot);
         }
     }
     Ok(())
 }
 
-fn landlock(spec: &Confinement) -> Result<(), String> {
+fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
     use landlock::{
         ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, Ruleset, RulesetAttr,
         RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
     let abi = ABI::V6;
-    let err = |e: landlock::RulesetError| format!("Landlock: {e}");
     let make_special: BitFlags<AccessFs> = AccessFs::MakeSym
         | AccessFs::MakeSock
         | AccessFs::MakeFifo
@@ -300,32 +376,21 @@ fn landlock(spec: &Confinement) -> Result<(), String> {
     writable.extend(spec.write.iter().cloned());
 
     let mut ruleset = Ruleset::default()
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(err)?
-        .handle_access(AccessNet::from_all(abi))
-        .map_err(err)?
-        .scope(Scope::from_all(abi))
-        .map_err(err)?
-        .create()
-        .map_err(err)?
-        .add_rules(path_beneath_rules(&readable, read))
-        .map_err(err)?
-        .add_rules(path_beneath_rules(&writable, write))
-        .map_err(err)?;
+        .handle_access(AccessFs::from_all(abi))?
+        .handle_access(AccessNet::from_all(abi))?
+        .scope(Scope::from_all(abi))?
+        .create()?
+        .add_rules(path_beneath_rules(&readable, read))?
+        .add_rules(path_beneath_rules(&writable, write))?;
     for port in &spec.connect_ports {
-        ruleset = ruleset
-            .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
-            .map_err(err)?;
+        ruleset = ruleset.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
     }
-    let status = ruleset.restrict_self().map_err(err)?;
+    let status = ruleset.restrict_self()?;
     if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err(format!(
-            "this kernel enforces only part of Landlock ABI {MIN_ABI} (signal scopes, TCP \
-             rules): the program cannot be confined"
-        ));
+        return Err(ConfineError::PartlyEnforced);
     }
     if !status.no_new_privs {
-        return Err("could not set no_new_privs".into());
+        return Err(ConfineError::NoNewPrivs);
     }
     Ok(())
 }
@@ -333,7 +398,7 @@ fn landlock(spec: &Confinement) -> Result<(), String> {
 /// On x86_64, the x32 ABI reaches every syscall again with bit 30 set, past rules written for
 /// the plain numbers: refuse all of them, before anything else.
 #[cfg(target_arch = "x86_64")]
-fn refuse_x32() -> Result<(), String> {
+fn refuse_x32() -> Result<(), ConfineError> {
     use seccompiler::sock_filter;
     const X32_BIT: u32 = 0x4000_0000;
     let program: seccompiler::BpfProgram = vec![
@@ -364,11 +429,12 @@ fn refuse_x32() -> Result<(), String> {
             k: libc::SECCOMP_RET_ALLOW,
         },
     ];
-    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp (x32): {e}"))
+    seccompiler::apply_filter(&program)
+        .map_err(|source| ConfineError::Seccomp { x32: true, source })
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn refuse_x32() -> Result<(), String> {
+fn refuse_x32() -> Result<(), ConfineError> {
     Ok(())
 }
 
@@ -408,19 +474,18 @@ const DENIED_SYSCALLS: &[libc::c_long] = &[
     libc::SYS_reboot,
 ];
 
-fn seccomp(network: bool) -> Result<(), String> {
+fn seccomp(network: bool) -> Result<(), ConfineError> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
         SeccompFilter, SeccompRule, TargetArch,
     };
     use std::collections::BTreeMap;
-    let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| err(&e))?;
+    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     // One rule per (argument, mask, value): the call is refused when the masked argument
     // equals the value.
-    let when = |arg: u8, mask: u64, value: u64| -> Result<SeccompRule, String> {
-        let cond = Cond::new(arg, Len::Dword, Op::MaskedEq(mask), value).map_err(|e| err(&e))?;
-        SeccompRule::new(vec![cond]).map_err(|e| err(&e))
+    let when = |arg: u8, mask: u64, value: u64| -> Result<SeccompRule, ConfineError> {
+        let cond = Cond::new(arg, Len::Dword, Op::MaskedEq(mask), value)?;
+        Ok(SeccompRule::new(vec![cond])?)
     };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED_SYSCALLS.iter().map(|nr| (*nr, Vec::new())).collect();
@@ -439,10 +504,11 @@ fn seccomp(network: bool) -> Result<(), String> {
         }
         // A stream socket of another protocol (SCTP, MPTCP) is not TCP to Landlock's port
         // rules: only protocol 0 or IPPROTO_TCP.
-        let not = |value: u64| Cond::new(2, Len::Dword, Op::Ne, value).map_err(|e| err(&e));
-        refuse.push(
-            SeccompRule::new(vec![not(0)?, not(libc::IPPROTO_TCP as u64)?]).map_err(|e| err(&e))?,
-        );
+        let not = |value: u64| Cond::new(2, Len::Dword, Op::Ne, value);
+        refuse.push(SeccompRule::new(vec![
+            not(0)?,
+            not(libc::IPPROTO_TCP as u64)?,
+        ])?);
         refuse
     } else {
         Vec::new()
@@ -472,16 +538,16 @@ fn seccomp(network: bool) -> Result<(), String> {
         clone.push(when(0, flag, flag)?);
     }
     rules.insert(libc::SYS_clone, clone);
-    let install = |rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32| -> Result<(), String> {
+    let install = |rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32| {
         let filter = SeccompFilter::new(
             rules,
             SeccompAction::Allow,
             SeccompAction::Errno(errno as u32),
             arch,
-        )
-        .map_err(|e| err(&e))?;
-        let program: seccompiler::BpfProgram = filter.try_into().map_err(|e| err(&e))?;
-        seccompiler::apply_filter(&program).map_err(|e| err(&e))
+        )?;
+        let program: seccompiler::BpfProgram = filter.try_into()?;
+        seccompiler::apply_filter(&program)
+            .map_err(|source| ConfineError::Seccomp { x32: false, source })
     };
     refuse_x32()?;
     install(rules, libc::EPERM)?;

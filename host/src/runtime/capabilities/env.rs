@@ -44,7 +44,7 @@ impl super::Factor for Environment {
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
         grants: &mut super::Grants,
-    ) -> Result<(), String> {
+    ) -> Result<(), super::GrantRefused> {
         grants.env = resolve(&asked.env, &policy.env);
         Ok(())
     }

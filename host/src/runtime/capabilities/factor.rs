@@ -53,7 +53,7 @@ pub trait Factor: Sync {
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
         grants: &mut Grants,
-    ) -> Result<(), String>;
+    ) -> Result<(), GrantRefused>;
 
     /// Whether the plugin got any of it.
     fn granted(&self, grants: &Grants) -> bool;
@@ -75,6 +75,39 @@ pub trait Factor: Sync {
     /// How the runtime enforces it for a tool or skill with `grants`, in one sentence (the
     /// audit prints it; the code beside it in the capability's module is what keeps it).
     fn enforced(&self, grants: &Grants) -> String;
+}
+
+/// Why an operator's grant cannot be used on this machine (the plugin is not loaded; the audit
+/// reports it).
+#[derive(Debug, thiserror::Error)]
+pub enum GrantRefused {
+    /// A mounted directory that does not exist here.
+    #[error(
+        "the policy mounts {} at {guest}, but that is not a directory on this machine",
+        host.display()
+    )]
+    NotADirectory {
+        /// The directory on this machine.
+        host: std::path::PathBuf,
+        /// What the plugin would see.
+        guest: String,
+    },
+    /// A mount that holds, or is inside, the daemon's keys or database.
+    #[error(
+        "the policy mounts {} at {guest}, which holds {}, the daemon's own keys or database: no \
+         plugin may see them. Grant a directory that does not contain it (e.g. a workspace below \
+         it)",
+        host.display(),
+        protected.display()
+    )]
+    Protected {
+        /// The directory on this machine.
+        host: std::path::PathBuf,
+        /// What the plugin would see.
+        guest: String,
+        /// The protected path it would expose.
+        protected: std::path::PathBuf,
+    },
 }
 
 /// One capability as the audit shows it.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+use super::GrantRefused;
 use crate::runtime::manifest::CapabilityRequest;
 use crate::runtime::policy::PluginPolicy;
 
@@ -80,7 +81,7 @@ impl super::Factor for Filesystem {
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
         grants: &mut super::Grants,
-    ) -> Result<(), String> {
+    ) -> Result<(), super::GrantRefused> {
         grants.fs = resolve(&asked.fs, &policy.fs)?;
         Ok(())
     }
@@ -163,7 +164,7 @@ pub fn check_guest_path(guest: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// A grant whose host directory does not exist or is not a directory.
-pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, String> {
+pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, GrantRefused> {
     let mut mounts = Vec::new();
     for req in asked {
         let Some(grant) = granted.iter().find(|g| g.guest == req.guest) else {
@@ -172,11 +173,10 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, S
         let host = expand_home(&grant.host);
         // ambient authority: checking the operator's grant on the real filesystem.
         if !host.is_dir() {
-            return Err(format!(
-                "the policy mounts {} at {}, but that is not a directory on this machine",
-                host.display(),
-                grant.guest
-            ));
+            return Err(GrantRefused::NotADirectory {
+                host,
+                guest: grant.guest.clone(),
+            });
         }
         check_not_protected(&host, &grant.guest, &protected())?;
         mounts.push(Mount {
@@ -207,16 +207,20 @@ fn canonical(p: &Path) -> PathBuf {
 ///
 /// # Errors
 /// Which protected path the grant would expose, and what to grant instead.
-pub fn check_not_protected(host: &Path, guest: &str, protected: &[PathBuf]) -> Result<(), String> {
+pub fn check_not_protected(
+    host: &Path,
+    guest: &str,
+    protected: &[PathBuf],
+) -> Result<(), GrantRefused> {
     let host = canonical(host);
     for p in protected {
         let p = canonical(p);
         if p.starts_with(&host) || host.starts_with(&p) {
-            return Err(format!(
-                "the policy mounts {} at {guest}, which holds {}, the daemon's own keys or database: no plugin may see them. Grant a directory that does not contain it (e.g. a workspace below it)",
-                host.display(),
-                p.display()
-            ));
+            return Err(GrantRefused::Protected {
+                host,
+                guest: guest.to_owned(),
+                protected: p,
+            });
         }
     }
     Ok(())
@@ -281,7 +285,8 @@ mod tests {
         let protected = [keys.clone(), data.join("passepartout.db")];
         for host in [tmp.path(), &data, &keys] {
             let e = check_not_protected(host, "/w", &protected).expect_err("refused");
-            assert!(e.contains("no plugin may see them"), "{e}");
+            assert!(matches!(e, GrantRefused::Protected { .. }), "{e}");
+            assert!(e.to_string().contains("no plugin may see them"), "{e}");
         }
         // Through a symlink, too.
         let link = tmp.path().join("link");

@@ -87,7 +87,7 @@ impl super::Factor for MemoryFactor {
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
         grants: &mut super::Grants,
-    ) -> Result<(), String> {
+    ) -> Result<(), super::GrantRefused> {
         grants.memory = asked.memory.min(policy.memory);
         Ok(())
     }

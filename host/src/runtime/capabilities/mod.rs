@@ -22,7 +22,7 @@ use super::error::{LoadError, PluginId};
 use super::manifest::{CapabilityRequest, Kind, MemoryAccess};
 use super::policy::PluginPolicy;
 
-pub use factor::{FACTORS, Factor, NotGranted, Sides};
+pub use factor::{FACTORS, Factor, GrantRefused, NotGranted, Sides};
 pub use fs::Mount;
 
 /// The capabilities a plugin's tool and skill calls run with. Gate calls get none of them.
@@ -94,7 +94,7 @@ impl Grants {
                     .into(),
             ));
         }
-        let grants = Grants::intersect(asked, policy).map_err(invalid)?;
+        let grants = Grants::intersect(asked, policy).map_err(|e| invalid(e.to_string()))?;
         grants.check_enforceable(plugin)?;
         Ok(grants)
     }
@@ -104,7 +104,10 @@ impl Grants {
     ///
     /// # Errors
     /// A mount whose host directory is missing.
-    pub fn intersect(asked: &CapabilityRequest, policy: &PluginPolicy) -> Result<Grants, String> {
+    pub fn intersect(
+        asked: &CapabilityRequest,
+        policy: &PluginPolicy,
+    ) -> Result<Grants, GrantRefused> {
         let mut grants = Grants {
             confine: policy.confine,
             ..Grants::default()

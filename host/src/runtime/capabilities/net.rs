@@ -45,7 +45,7 @@ impl super::Factor for Network {
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
         grants: &mut super::Grants,
-    ) -> Result<(), String> {
+    ) -> Result<(), super::GrantRefused> {
         // A manifest asking for "*" takes whatever hosts the operator grants.
         grants.net = if asked.net.iter().any(|h| h == "*") {
             policy.net.clone()

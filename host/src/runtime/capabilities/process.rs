@@ -137,7 +137,7 @@ impl super::Factor for Process {
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
         grants: &mut super::Grants,
-    ) -> Result<(), String> {
+    ) -> Result<(), super::GrantRefused> {
         grants.process = super::intersect(&asked.process, &policy.process);
         Ok(())
     }
@@ -279,7 +279,7 @@ fn confined(
             "no passepartout executable to start programs through".into(),
         ));
     };
-    let run_as = run_as(mount_root).map_err(api::ProcessError::Denied)?;
+    let run_as = run_as(mount_root).map_err(|e| api::ProcessError::Denied(e.to_string()))?;
     let hosts = |access: crate::runtime::manifest::Access| -> Vec<PathBuf> {
         ctx.mounts
             .iter()
