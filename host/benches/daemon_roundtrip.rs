@@ -442,6 +442,9 @@ fn main() {
     // An open load below capacity: the latency a user sees when the daemon is busy, not
     // saturated (closed-loop clients make mean latency = clients / throughput).
     paced_row(&signed_addr, &keys, 200, 2000.0, 15, base_rps);
+    // A lone user: one act every 20 ms, the daemon idle in between (docs/performance.md: on
+    // these machines, memory not touched for a millisecond is slow to touch again).
+    paced_row(&signed_addr, &keys, 1, 50.0, 250, base_rps);
     println!("\neval through MCP (passepartout mcp over stdio, every standard gate), one client");
     let (rps, p50, p99) = load(&signed_addr, Some(&keys), 1, 1000);
     row("protocol signed, 1 client", (rps, p50, p99), base_rps, "");
@@ -477,7 +480,10 @@ fn main() {
 /// The row of [`paced`]: `clients` signed clients offering `rate` round trips a second in all.
 fn paced_row(addr: &str, keys: &Keys, clients: usize, rate: f64, per_client: usize, base_rps: f64) {
     row(
-        &format!("signed, {clients} clients, {rate:.0}/s offered"),
+        &format!(
+            "signed, {clients} client{}, {rate:.0}/s offered",
+            if clients == 1 { "" } else { "s" }
+        ),
         paced(addr, Some(keys), clients, rate, per_client),
         base_rps,
         "",
