@@ -205,7 +205,7 @@ impl Agent {
     /// question, and a rejection still stops it.
     pub(crate) async fn execute(
         &self,
-        action: Action,
+        proposed: Action,
         signal: &Signal,
         approved: Option<&Pending>,
         memo: Option<&crate::gates::Memo>,
@@ -215,7 +215,7 @@ impl Agent {
         let last_mile = crate::gates::verify_with(
             &self.gates(),
             self.catalog(),
-            &action,
+            &proposed,
             signal,
             memo,
             tap.as_ref(),
@@ -228,7 +228,6 @@ impl Agent {
             cycle.defer("verdict", record);
         }
         let trace = last_mile.trace;
-        let approved_action = approved.map(|_| action.clone());
         let action = match last_mile.outcome {
             Outcome::Passed(a) => a,
             Outcome::NeedsApproval { action: a, reasons }
@@ -265,7 +264,8 @@ impl Agent {
         };
         // A person approved one action; if the gates now rewrite it, that is not what they
         // approved: ask again.
-        if approved_action.is_some_and(|o| o != action) {
+        let rewritten = action != proposed;
+        if approved.is_some() && rewritten {
             let mut reasons = approved.map_or_else(Vec::new, |p| p.reasons.clone());
             reasons.push(format!(
                 "a gate changed the approved action into {}; approve the new one",
@@ -275,7 +275,12 @@ impl Agent {
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
-        if let Err(e) = self.validate(&action) {
+        // With a memo, Reason validated this very action in this Turn, on this agent: only a
+        // rewrite, or an approval decided later (no memo: a reload may have changed the tools),
+        // is validated again.
+        if (memo.is_none() || rewritten)
+            && let Err(e) = self.validate(&action)
+        {
             let reason = e.to_string();
             return Ok((StepOutcome::Invalid { reason }, trace, None));
         }

@@ -34,7 +34,8 @@ pub trait Actuator: Send + Sync {
         let _ = action;
         Ok(())
     }
-    /// Perform `action`, answering `signal`. Returns the result text.
+    /// Perform `action`, answering `signal`. Returns the result text. The pipeline calls it only
+    /// with an action [`Actuator::validate`] accepted on this agent.
     ///
     /// # Errors
     /// Anything that failed; for tools, the plugin's error naming the plugin.
@@ -140,8 +141,8 @@ impl Actuator for ToolActuator {
         }
     }
 
+    /// Runs the tool; the pipeline validated `action` first (`Agent::execute`).
     async fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
-        self.validate(action)?;
         match self.find(action)? {
             Found::Plugin(plugin, info) => {
                 let args = Value::Object(action.args.clone()).to_string();

@@ -123,8 +123,21 @@ impl GateCheck for FakeGate {
     }
 }
 
+/// An actuator that records what it ran, accepts only `n` below [`VALID_BELOW`] and counts how
+/// often it was asked to validate.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Action>>>);
+struct Recorder(Arc<Mutex<Vec<Action>>>, Arc<std::sync::atomic::AtomicUsize>);
+
+/// The `rec` actuator refuses an action whose `n` is this or more.
+const VALID_BELOW: i64 = 4;
+
+fn n_of(action: &Action) -> i64 {
+    action
+        .args
+        .get("n")
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(0)
+}
 
 /// A pipeline with no plugins, an in-memory journal and `recorder` as the `rec` actuator.
 fn recording(recorder: &Recorder) -> Agent {
@@ -141,10 +154,22 @@ impl Recorder {
     fn ran(&self) -> Vec<Action> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    fn validations(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 #[async_trait::async_trait]
 impl Actuator for Recorder {
+    fn validate(&self, action: &Action) -> Result<(), ActError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n_of(action) >= VALID_BELOW {
+            return Err(ActError::Invalid(format!("n must be below {VALID_BELOW}")));
+        }
+        Ok(())
+    }
+
     async fn act(&self, action: &Action, _signal: &Signal) -> Result<String, ActError> {
         self.0
             .lock()
@@ -212,9 +237,17 @@ proptest! {
         let report = crate::blocking::wait(pipeline.run(Signal::request(act(action), Default::default())));
         let first = &report.steps[0];
 
-        // Before any person approved: everything that ran, every gate passed as it is.
+        // Before any person approved: everything that ran, every gate passed as it is, and
+        // the actuator accepted it, asked once (the last mile reuses Reason's check).
         let ran = recorder.ran();
         prop_assert!(ran.len() <= 1, "ran twice: {ran:?}");
+        prop_assert!(ran.iter().all(|a| n_of(a) < VALID_BELOW), "ran an invalid action: {ran:?}");
+        if !ran.is_empty() {
+            prop_assert_eq!(recorder.validations(), 1, "validated more than once");
+        }
+        if let StepOutcome::Invalid { reason } = &first.outcome {
+            prop_assert!(reason.contains("n must be below"), "{reason}");
+        }
         for a in &ran {
             let asks = judged(&fakes, a).map_err(TestCaseError::fail)?;
             prop_assert!(!asks, "an action a gate wanted approved ran unapproved: {a:?}");
@@ -224,9 +257,9 @@ proptest! {
         let rounds: Vec<u32> = first.trace.iter().map(|g| g.round).collect();
         prop_assert!(rounds.windows(2).all(|w| w[0] <= w[1]), "{rounds:?}");
         prop_assert!(rounds.iter().all(|r| (1..=crate::gates::MAX_ROUNDS).contains(r)), "{rounds:?}");
-        // Only pass-through gates: the action runs unchanged.
+        // Only pass-through gates: the action runs unchanged, when it is valid.
         if fakes.iter().all(|g| matches!(g.verdict, V::Pass)) {
-            prop_assert_eq!(ran.len(), 1);
+            prop_assert_eq!(ran.len(), usize::from(n < VALID_BELOW));
         }
         if let StepOutcome::Suspended { token, .. } = &first.outcome {
             prop_assert!(ran.is_empty(), "an action awaiting approval reached the actuator");
@@ -235,6 +268,7 @@ proptest! {
                 let _ = crate::blocking::wait(pipeline.approve(token, None, None));
                 let after = recorder.ran();
                 prop_assert!(after.len() <= 1);
+                prop_assert!(after.iter().all(|a| n_of(a) < VALID_BELOW), "ran an invalid action: {after:?}");
                 for a in &after {
                     judged(&fakes, a).map_err(TestCaseError::fail)?;
                 }
