@@ -450,7 +450,7 @@ impl Server {
                         for trace in result.traces() {
                             outbox.push(&Event::GateTrace { trace }.frame(&id), Class::May);
                         }
-                        json!({ "type": "reply", "id": id, "ok": true, "result": result })
+                        super::request::reply_frame(&id, &result)
                     }
                     Err(refused) => refused_frame(&id, &refused),
                 };

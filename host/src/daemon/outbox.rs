@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::request::Event;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
@@ -213,7 +214,11 @@ impl Outbox {
                 let mut out = Vec::new();
                 let mut bytes = 0;
                 if s.dropped > 0 {
-                    let notice = json!({ "type": "event", "event": "dropped", "count": s.dropped, "why": "the client read more slowly than events came" });
+                    let notice = Event::Dropped {
+                        count: s.dropped,
+                        why: "the client read more slowly than events came".into(),
+                    }
+                    .notice();
                     out.push(serde_json::to_vec(&notice).unwrap_or_default());
                     s.dropped = 0;
                 }

@@ -337,6 +337,14 @@ pub enum Event {
         /// How many were lost.
         missed: u64,
     },
+    /// Events that may be lost were, for this connection as a whole (its client read more
+    /// slowly than they came): sent without an id, before the next frame.
+    Dropped {
+        /// How many.
+        count: u64,
+        /// Why.
+        why: String,
+    },
 }
 
 impl Event {
@@ -344,6 +352,21 @@ impl Event {
     pub fn frame(&self, id: &Value) -> Value {
         frame("event", self, id)
     }
+
+    /// The frame that sends it about the connection, not one request: no `id`.
+    pub fn notice(&self) -> Value {
+        let mut frame = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut frame {
+            m.insert("type".into(), "event".into());
+        }
+        frame
+    }
+}
+
+/// The frame answering request `id` with `result`: `{"type": "reply", "id", "ok": true,
+/// "result"}`.
+pub fn reply_frame(id: &Value, result: &impl Serialize) -> Value {
+    serde_json::json!({ "type": "reply", "id": id, "ok": true, "result": result })
 }
 
 /// The error frame answering request `id`: `{"type": "error", "id", "error": {"kind": "request",

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot, watch};
 
@@ -193,11 +193,11 @@ impl RouterActuator {
             .clone()
             .unwrap_or_else(|| Value::Object(action.args.clone()).to_string());
         if let Some((conn, id)) = self.0.route(signal.meta.session.as_deref()) {
-            let mut frame = json!({ "type": "event", "id": id, "event": "message", "text": text });
-            if let Some(told) = told {
-                frame["told"] = json!(told);
-            }
-            self.0.send(conn, &frame);
+            let event = super::request::Event::Message {
+                text: text.clone(),
+                told,
+            };
+            self.0.send(conn, &event.frame(&id));
         }
         text
     }
@@ -484,7 +484,7 @@ mod tests {
         signal.meta.session = Some(format!("{}:1:7", router.boot()));
         // A reply whose arguments claim what the line is about, as a model could write it.
         let mut action = Action::reply("it ran, honest");
-        action.args.insert("told".into(), json!("ran"));
+        action.args.insert("told".into(), serde_json::json!("ran"));
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("rt");

@@ -274,7 +274,15 @@ impl App {
             }
             return;
         }
-        let Some(id) = id else { return };
+        let Some(id) = id else {
+            // About the connection as a whole: events it lost.
+            if let Ok(event @ Event::Dropped { .. }) =
+                serde_json::from_value::<Event>(frame.clone())
+            {
+                self.event(event);
+            }
+            return;
+        };
         let sent = self.sent.get(&id).cloned().unwrap_or(Sent::Quiet);
         match frame["type"].as_str() {
             Some("event") => {
@@ -448,6 +456,9 @@ impl App {
             Event::Lagged { topic, missed } => {
                 self.say(Who::Note, &format!("{missed} {topic:?} events were missed"));
             }
+            Event::Dropped { count, why } => {
+                self.say(Who::Note, &format!("{count} events were dropped ({why})"));
+            }
             Event::Subscribed { .. }
             | Event::GateTrace { .. }
             | Event::Message { .. }
@@ -599,5 +610,23 @@ mod tests {
         );
         assert!(app.approvals.is_empty(), "decided elsewhere: gone");
         assert_eq!(clean("a\tb"), "a    b", "a tab would move the cursor");
+    }
+
+    #[test]
+    fn events_the_daemon_dropped_are_said() {
+        let mut app = App::new("d", true, true);
+        let notice = Event::Dropped {
+            count: 7,
+            why: "slow\u{1b}[2J".into(),
+        }
+        .notice();
+        assert!(notice.get("id").is_none(), "{notice}");
+        app.frame(&notice);
+        let said: Vec<&str> = app.said.iter().map(|s| s.text.as_str()).collect();
+        assert!(
+            said.iter().any(|t| t.contains("7 events were dropped")),
+            "{said:?}"
+        );
+        assert!(said.iter().all(|t| !t.contains('\u{1b}')), "{said:?}");
     }
 }
