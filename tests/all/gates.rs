@@ -171,6 +171,22 @@ fn a_gate_panicking_through_std_s_own_hook_says_what_it_said() {
     passes(&gate);
 }
 
+/// Saying "panicked" is not a panic: a gate that logs and prints what a panic would, then
+/// calls an import it was not granted, is reported as denied, naming the import.
+#[test]
+fn a_gate_that_only_says_it_panicked_is_reported_for_what_it_did() {
+    let (rt, _cache) = fresh_runtime();
+    let gate = hostile_gate(&rt, |m| m);
+    let err = gate
+        .check(&misbehave("fake-panic"), &signal())
+        .expect_err("denied");
+    match &err {
+        PluginError::Denied { import, .. } => assert!(import.starts_with("wasi:"), "{import}"),
+        other => panic!("expected the denial, got {other:?}"),
+    }
+    passes(&gate);
+}
+
 #[test]
 fn a_verdict_past_the_output_cap_is_refused() {
     let (rt, _cache) = fresh_runtime();

@@ -883,7 +883,13 @@ fn classify<T: CallData>(
             ),
         };
     }
-    if let Some(message) = common.panic.take() {
+    // A panic is a guest that aborted (`unreachable`) after saying so; what it said alone
+    // proves nothing (a plugin can log "panicked: " and then do anything else).
+    let aborted = matches!(
+        err.downcast_ref::<Trap>(),
+        Some(Trap::UnreachableCodeReached)
+    );
+    if let Some(message) = common.panic.take().filter(|_| aborted) {
         return PluginError::Panicked { plugin, message };
     }
     // A call to an import the plugin holds no capability for (a stub of ours).
@@ -902,7 +908,7 @@ fn classify<T: CallData>(
         }
         None => full,
     };
-    if let Some(message) = stderr.as_deref().and_then(panic_from_stderr) {
+    if aborted && let Some(message) = stderr.as_deref().and_then(panic_from_stderr) {
         return PluginError::Panicked { plugin, message };
     }
     let detail = match stderr {

@@ -84,6 +84,13 @@ impl Gate for HostileGate {
                 }
             }
             "panic" => panic!("hostile gate panics on purpose"),
+            // Says it panicked, as the SDK's hook and std's would, then reaches for an import
+            // it holds no capability for: the host must report the denial, not a panic.
+            "fake-panic" => {
+                passepartout_sdk::log(passepartout_sdk::LogLevel::Error, "panicked: not really");
+                eprintln!("thread 'main' panicked at src/lib.rs:1:1:\nnot really either");
+                Verdict::Reject(format!("{:?}", std::fs::read_to_string("/etc/passwd")))
+            }
             // A gate without the SDK's panic hook: std's own prints the message to stderr.
             "raw-panic" => {
                 drop(std::panic::take_hook());
