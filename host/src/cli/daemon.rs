@@ -659,13 +659,7 @@ pub fn decide_via_daemon(
             Some(d) => d.to_owned(),
             None => {
                 let (_, list) = client.call(&Request::Approvals)?;
-                // Each entry on its own: one this CLI cannot read does not hide the others.
-                let waiting: Vec<Value> = answer::read(&list, "the pending approvals")?;
-                let mine = waiting.into_iter().find(|p| p["token"] == token);
-                let Some(p) = mine
-                    .map(serde_json::from_value::<passepartout::approvals::Pending>)
-                    .transpose()?
-                else {
+                let Some(p) = answer::pending(&list, token)? else {
                     errln!(
                         "error: no pending approval has the token {token:?} (see `passepartout approvals`)"
                     );

@@ -89,6 +89,27 @@ pub fn read<T: DeserializeOwned>(frame: &Value, what: &'static str) -> Result<T,
     serde_json::from_value(frame["result"].clone()).map_err(unreadable)
 }
 
+/// The pending approval `token` in an `approvals` reply, if it lists one. Each entry is read
+/// on its own: one this client cannot read does not hide the others.
+///
+/// # Errors
+/// The daemon's refusal, a reply that is not a list, or the entry of `token` unreadable.
+pub fn pending(
+    frame: &Value,
+    token: &str,
+) -> Result<Option<crate::approvals::Pending>, AnswerError> {
+    let waiting: Vec<Value> = read(frame, "the pending approvals")?;
+    waiting
+        .into_iter()
+        .find(|p| p["token"] == token)
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|source| AnswerError::Unreadable {
+            what: "a pending approval",
+            source,
+        })
+}
+
 /// The events of a request that this client can read, in order.
 pub fn events(frames: &[Value]) -> Vec<Event> {
     frames
@@ -136,5 +157,31 @@ mod tests {
             matches!(&events[..], [Event::Message { text, told: None }] if text == "hi"),
             "{events:?}"
         );
+    }
+
+    #[test]
+    fn a_pending_approval_is_found_by_its_token_past_entries_this_client_cannot_read() {
+        let entry = |token: &str| {
+            let pending = crate::approvals::Pending {
+                token: token.into(),
+                action: Action::reply("hi"),
+                digest: "d".into(),
+                signal: crate::signal::Signal::request(Action::reply("hi"), Default::default()),
+                reasons: vec!["why".into()],
+                expires_at: 1.0,
+                state: "pending".into(),
+                tool: None,
+            };
+            serde_json::to_value(pending).expect("json")
+        };
+        let list = json!({"type": "reply", "id": 1, "ok": true, "result": [
+            {"token": "new", "from": "a newer daemon"},
+            entry("t1"),
+        ]});
+        let found = pending(&list, "t1").expect("read").expect("listed");
+        assert_eq!((found.token.as_str(), found.digest.as_str()), ("t1", "d"));
+        assert!(pending(&list, "t2").expect("read").is_none());
+        let e = pending(&list, "new").expect_err("unreadable").to_string();
+        assert!(e.contains("a pending approval"), "{e}");
     }
 }

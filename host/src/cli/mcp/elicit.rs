@@ -126,10 +126,5 @@ async fn try_ask(
 fn pending(door: &Door, name: &str, token: &str) -> anyhow::Result<Option<Pending>> {
     let mut client = door.connect_with(name, true)?;
     let (_, list) = client.call(&Request::Approvals)?;
-    let waiting: Vec<serde_json::Value> = answer::read(&list, "the pending approvals")?;
-    Ok(waiting
-        .into_iter()
-        .find(|p| p["token"] == token)
-        .map(serde_json::from_value::<Pending>)
-        .transpose()?)
+    Ok(answer::pending(&list, token)?)
 }

@@ -11,7 +11,7 @@ use passepartout::daemon::ops::Status;
 use passepartout::daemon::request::Event;
 use passepartout::pipeline::Focus;
 use passepartout::pipeline::{Progress, StepOutcome};
-use passepartout::signal::Told;
+use passepartout::signal::{Action, Told};
 use serde_json::Value;
 
 /// Lines kept in the conversation, the trace and the journal panes.
@@ -91,6 +91,21 @@ pub struct Waiting {
     pub detail: String,
     /// Why the gates asked.
     pub reasons: Vec<String>,
+}
+
+impl Waiting {
+    /// The approval `token` of `action`, as the pane shows it (text from outside cleaned).
+    fn new(token: String, digest: String, action: &Action, reasons: &[String]) -> Waiting {
+        let detail = serde_json::to_string_pretty(action).unwrap_or_default();
+        Waiting {
+            token,
+            digest,
+            lines: shown_lines(action),
+            action: clean(&one_line(action)),
+            detail: clean(&detail),
+            reasons: reasons.iter().map(|r| clean(r)).collect(),
+        }
+    }
 }
 
 /// The panes beside the conversation.
@@ -434,15 +449,8 @@ impl App {
                 ..
             } => {
                 if !self.approvals.iter().any(|a| a.token == token) {
-                    let detail = serde_json::to_string_pretty(&action).unwrap_or_default();
-                    self.approvals.push(Waiting {
-                        token,
-                        digest,
-                        lines: shown_lines(&action),
-                        action: clean(&one_line(&action)),
-                        detail: clean(&detail),
-                        reasons: reasons.iter().map(|r| clean(r)).collect(),
-                    });
+                    self.approvals
+                        .push(Waiting::new(token, digest, &action, &reasons));
                 }
             }
             Event::ApprovalDecided { token, .. } => {
@@ -568,21 +576,8 @@ fn journal_line(record: &passepartout::journal::Record) -> String {
 
 /// An entry of the `approvals` reply.
 fn waiting_of(v: &Value) -> Option<Waiting> {
-    let action: passepartout::signal::Action = serde_json::from_value(v["action"].clone()).ok()?;
-    Some(Waiting {
-        token: v["token"].as_str()?.to_owned(),
-        digest: v["digest"].as_str()?.to_owned(),
-        lines: shown_lines(&action),
-        action: clean(&one_line(&action)),
-        detail: clean(&serde_json::to_string_pretty(&action).unwrap_or_default()),
-        reasons: v["reasons"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(clean)
-            .collect(),
-    })
+    let p: passepartout::approvals::Pending = serde_json::from_value(v.clone()).ok()?;
+    Some(Waiting::new(p.token, p.digest, &p.action, &p.reasons))
 }
 
 #[cfg(test)]
