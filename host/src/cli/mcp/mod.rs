@@ -88,6 +88,10 @@ pub fn run(common: &Common, approval_wait: Duration, approver: bool) -> anyhow::
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Each call in flight holds one of these while it talks to the daemon (or waits for
+        // a person's approval): bounded as the daemon's own pool is, not tokio's 512; calls
+        // past it wait their turn.
+        .max_blocking_threads(128)
         .enable_all()
         .build()
         .context("cannot start the MCP server's runtime")?;
