@@ -422,7 +422,11 @@ async fn walk(
                     // The model's call id survives a gate's rewrite.
                     new.call_id = current.call_id.clone();
                     if new == *current {
+                        // Rewritten into itself: a pass, remembered as one.
                         note(trace, tap, current, record(TraceVerdict::Pass, None));
+                        if let Some((m, k)) = key {
+                            m.remember(k);
+                        }
                         continue;
                     }
                     let record = record(TraceVerdict::Modify, None);

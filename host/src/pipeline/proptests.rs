@@ -473,11 +473,17 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
 }
 
 /// A pure gate is asked once per turn for the action that runs: the last mile reuses the
-/// walk's pass.
+/// walk's pass, whether the gate passed or rewrote the action into itself.
 #[test]
 fn the_last_mile_does_not_ask_a_pure_gate_twice() {
+    for verdict in [V::Pass, V::Settle(0)] {
+        asked_once(verdict);
+    }
+}
+
+fn asked_once(verdict: V) {
     let recorder = Recorder::default();
-    let gate = Arc::new(FakeGate::new("counted", 0, V::Pass));
+    let gate = Arc::new(FakeGate::new("counted", 0, verdict));
     let pipeline = recording(&recorder).with_gate(gate.clone());
     let signal = Signal::request(
         act(json!({ "target": "rec", "text": "hello" })),
@@ -493,7 +499,8 @@ fn the_last_mile_does_not_ask_a_pure_gate_twice() {
     assert_eq!(
         gate.seen.lock().unwrap_or_else(|p| p.into_inner()).len(),
         1,
-        "asked once"
+        "asked once ({:?})",
+        gate.verdict
     );
     assert_eq!(
         report.steps[0].trace.len(),
