@@ -25,6 +25,12 @@ pub trait GateCheck: Send + Sync {
     fn version(&self) -> &str;
     /// Higher runs first.
     fn priority(&self) -> i32;
+    /// What a remembered pass is keyed by besides the question ([`Memo`]): the same text only
+    /// for the same code with the same configuration. By default the name and version; a
+    /// plugin adds its component's sha256 and its effective config.
+    fn identity(&self) -> String {
+        format!("{}@{}", self.name(), self.version())
+    }
     /// Whether the gate answers the same question the same way within one turn, so that a
     /// pass can be reused ([`Memo`]). A plugin gate is: each call is a fresh instance with no
     /// state, no files, no network and an empty environment. A stand-in with state of its own
@@ -72,6 +78,12 @@ impl GateCheck for Plugin {
     }
     fn priority(&self) -> i32 {
         self.priority
+    }
+    fn identity(&self) -> String {
+        format!(
+            "{}@{}\0{}\0{}",
+            self.id.name, self.id.version, self.sha256, self.config
+        )
     }
     fn applies_to(&self, action: &Action) -> bool {
         !self.is(crate::runtime::Kind::Tool)
@@ -140,7 +152,8 @@ pub fn walk_order(a: &dyn GateCheck, b: &dyn GateCheck) -> std::cmp::Ordering {
         .then_with(|| a.name().cmp(b.name()))
 }
 
-/// The passes already given in one turn, by gate, exact action and signal: a gate asked the
+/// The passes already given in one turn, by gate (its code and effective config,
+/// [`GateCheck::identity`]), exact action and signal: a gate asked the
 /// same question twice in a turn (the walk, then the last mile just before the action runs)
 /// answers once, and the last mile costs nothing when no gate rewrote the action. A gate that
 /// saw another action (one a gate below it rewrote), a changed plugin set (a new [`Memo`] per
@@ -168,10 +181,7 @@ impl PartialEq for Memo {
 impl Memo {
     /// What `gate` is asked about `subject` ([`Memo::subject`]).
     fn key(gate: &dyn GateCheck, subject: &str) -> (String, String) {
-        (
-            format!("{}@{}", gate.name(), gate.version()),
-            subject.to_owned(),
-        )
+        (gate.identity(), subject.to_owned())
     }
 
     /// The exact action and the signal's `view` (as text), once per walk: the same for every

@@ -513,3 +513,59 @@ fn asked_once(verdict: V) {
 fn act(value: serde_json::Value) -> crate::signal::Action {
     serde_json::from_value(value).expect("an action")
 }
+
+/// A stand-in gate whose code or configuration is `config` ([`GateCheck::identity`]).
+struct Configured(Arc<FakeGate>, &'static str);
+
+#[async_trait::async_trait]
+impl GateCheck for Configured {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn version(&self) -> &str {
+        self.0.version()
+    }
+    fn priority(&self) -> i32 {
+        self.0.priority()
+    }
+    fn identity(&self) -> String {
+        format!("{}@{}\0{}", self.name(), self.version(), self.1)
+    }
+    async fn check(
+        &self,
+        action: &wit::Action,
+        signal: &wit::SignalView,
+        context: &Arc<crate::runtime::effects::ActionContext>,
+    ) -> Result<wit::Verdict, PluginError> {
+        self.0.check(action, signal, context).await
+    }
+}
+
+/// A remembered pass answers only the same gate with the same configuration: a gate of the
+/// same name and version whose code or config differs is asked again.
+#[test]
+fn a_pass_is_remembered_for_the_same_code_and_config_only() {
+    let gate = Arc::new(FakeGate::new("g", 0, V::Pass));
+    let catalog = crate::runtime::effects::Catalog::new(std::iter::empty());
+    let action = act(json!({ "target": "rec", "text": "hello" }));
+    let signal = Signal::request(action.clone(), Default::default());
+    let memo = crate::gates::Memo::default();
+    let asked = || gate.seen.lock().unwrap_or_else(|p| p.into_inner()).len();
+    for (config, expected) in [("a", 1), ("a", 1), ("b", 2), ("a", 2)] {
+        let g = Configured(gate.clone(), config);
+        let v = crate::blocking::wait(crate::gates::verify_with(
+            &[&g],
+            &catalog,
+            &action,
+            &signal,
+            Some(&memo),
+            None,
+        ));
+        assert!(
+            matches!(v.outcome, crate::gates::Outcome::Passed(_)),
+            "{:?}",
+            v.outcome
+        );
+        assert_eq!(asked(), expected, "config {config}");
+    }
+}
