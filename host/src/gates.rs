@@ -159,14 +159,17 @@ pub fn walk_order(a: &dyn GateCheck, b: &dyn GateCheck) -> std::cmp::Ordering {
 /// saw another action (one a gate below it rewrote), a changed plugin set (a new [`Memo`] per
 /// turn, on the set the turn runs on), or an approval decided later (verified without a memo)
 /// is asked again. Only passes are kept: anything else stops the action and is never reused.
+/// It also holds the action Reason found valid in this turn (only the pipeline can mark one),
+/// so that the last mile checks it against its actuator again only when it changed.
 #[derive(Debug, Default)]
-pub struct Memo(Mutex<HashSet<(String, String)>>);
+pub struct Memo(Mutex<HashSet<(String, String)>>, Mutex<Option<Action>>);
 
 impl Clone for Memo {
     fn clone(&self) -> Memo {
-        Memo(Mutex::new(
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        ))
+        Memo(
+            Mutex::new(self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+            Mutex::new(self.1.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+        )
     }
 }
 
@@ -179,6 +182,16 @@ impl PartialEq for Memo {
 }
 
 impl Memo {
+    /// Note that `action` was validated against its actuator in this turn.
+    pub(crate) fn validated(&self, action: &Action) {
+        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(action.clone());
+    }
+
+    /// Whether `action`, exactly, was validated in this turn.
+    pub(crate) fn was_validated(&self, action: &Action) -> bool {
+        self.1.lock().unwrap_or_else(|p| p.into_inner()).as_ref() == Some(action)
+    }
+
     /// What `gate` is asked about `subject` ([`Memo::subject`]).
     fn key(gate: &dyn GateCheck, subject: &str) -> (String, String) {
         (gate.identity(), subject.to_owned())

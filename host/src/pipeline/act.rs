@@ -275,10 +275,10 @@ impl Agent {
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok((outcome, trace, None));
         }
-        // With a memo, Reason validated this very action in this Turn, on this agent: only a
-        // rewrite, or an approval decided later (no memo: a reload may have changed the tools),
-        // is validated again.
-        if (memo.is_none() || rewritten)
+        // Reason validated this very action in this Turn, on this agent, when the memo says
+        // so: a rewrite, an approval decided later (no memo: a reload may have changed the
+        // tools) or a memo Reason did not mark is validated (again).
+        if !memo.is_some_and(|m| m.was_validated(&action))
             && let Err(e) = self.validate(&action)
         {
             let reason = e.to_string();

@@ -569,3 +569,28 @@ fn a_pass_is_remembered_for_the_same_code_and_config_only() {
         assert_eq!(asked(), expected, "config {config}");
     }
 }
+
+/// Only Reason's own check lets the last mile skip the actuator's: an approved decision made
+/// outside the pipeline (every type of it is public) with a memo of its own, for an action the
+/// actuator refuses, runs nothing.
+#[test]
+fn a_decision_made_outside_reason_is_validated_before_it_runs() {
+    let recorder = Recorder::default();
+    let pipeline = recording(&recorder);
+    let action = act(json!({ "target": "rec", "args": { "n": VALID_BELOW } }));
+    let signal = Signal::request(action.clone(), Default::default());
+    let forged = super::reason::Reasoned::Approved {
+        action,
+        trace: Vec::new(),
+        memo: crate::gates::Memo::default(),
+    };
+    let mut cycle = super::cycle::Cycle::default();
+    let (step, _) = crate::blocking::wait(pipeline.act(&signal, forged, &mut cycle)).expect("act");
+    assert!(
+        matches!(&step.outcome, StepOutcome::Invalid { reason } if reason.contains("n must be below")),
+        "{:?}",
+        step.outcome
+    );
+    assert!(recorder.ran().is_empty(), "{:?}", recorder.ran());
+    assert_eq!(recorder.validations(), 1);
+}

@@ -207,11 +207,14 @@ impl Agent {
         };
         match verification.outcome {
             Outcome::Passed(action) => match check(&action) {
-                Ok(()) => Reasoned::Approved {
-                    action,
-                    trace,
-                    memo,
-                },
+                Ok(()) => {
+                    memo.validated(&action);
+                    Reasoned::Approved {
+                        action,
+                        trace,
+                        memo,
+                    }
+                }
                 Err(reason) => Reasoned::Invalid { action, reason },
             },
             Outcome::NeedsApproval { action, reasons } => match check(&action) {

@@ -326,9 +326,13 @@ fn limit(
 }
 
 fn switch_user(uid: u32, gid: u32) -> Result<(), ConfineError> {
-    let err = |step: &str| ConfineError::SwitchUser {
-        step: step.to_owned(),
-        source: std::io::Error::last_os_error(),
+    let err = |step: &str| {
+        // errno first: the allocation below may change it.
+        let source = std::io::Error::last_os_error();
+        ConfineError::SwitchUser {
+            step: step.to_owned(),
+            source,
+        }
     };
     // SAFETY: setgroups(0, NULL) clears the supplementary groups; setgid/setuid take plain ids.
     unsafe {
