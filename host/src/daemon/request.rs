@@ -254,7 +254,7 @@ impl Request {
 
     /// The frame that sends it as request `id`.
     pub fn frame(&self, id: &Value) -> Value {
-        frame("request", self, id)
+        frame("request", self, Some(id))
     }
 }
 
@@ -350,16 +350,12 @@ pub enum Event {
 impl Event {
     /// The frame that sends it for request `id`: `{"type": "event", "id", "event", …fields}`.
     pub fn frame(&self, id: &Value) -> Value {
-        frame("event", self, id)
+        frame("event", self, Some(id))
     }
 
     /// The frame that sends it about the connection, not one request: no `id`.
     pub fn notice(&self) -> Value {
-        let mut frame = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Value::Object(m) = &mut frame {
-            m.insert("type".into(), "event".into());
-        }
-        frame
+        frame("event", self, None)
     }
 }
 
@@ -386,12 +382,15 @@ pub fn refused_frame(id: &Value, refused: &super::ops::Refused) -> Value {
     frame
 }
 
-/// `value`'s fields in a frame of `kind` for request `id` (flat: `{"type", "id", …fields}`).
-fn frame(kind: &str, value: &impl Serialize, id: &Value) -> Value {
+/// `value`'s fields in a frame of `kind` for request `id` (flat: `{"type", "id", …fields}`;
+/// without an id, about the connection as a whole).
+fn frame(kind: &str, value: &impl Serialize, id: Option<&Value>) -> Value {
     let mut frame = serde_json::to_value(value).unwrap_or(Value::Null);
     if let Value::Object(m) = &mut frame {
         m.insert("type".into(), kind.into());
-        m.insert("id".into(), id.clone());
+        if let Some(id) = id {
+            m.insert("id".into(), id.clone());
+        }
     }
     frame
 }
