@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::ops::{Role, Status};
 use super::outbox::{Class, Outbox};
 use super::request::{Event, Topic};
 use super::server::Server;
+use crate::gates::LiveVerdict;
 use crate::journal::Record;
 
 /// Journal records read at a time.
@@ -102,24 +103,17 @@ pub(super) async fn follow(
     loop {
         let mut look = false;
         let mut expiring = false;
+        // No branch first: a flood of verdicts (a busy daemon) must not keep a follower from
+        // the journal, the approvals or the status. The order a walk's verdicts and the commit
+        // after it are heard in is kept below instead.
         tokio::select! {
-            // Verdicts first: a walk's verdicts are all sent before the journal commit that
-            // follows it (an approval asked), and are heard before it.
-            biased;
             () = closing.cancelled() => return,
             () = outbox.aborted() => return,
-            verdict = next(&mut verdicts), if traces => match verdict {
-                Ok(v) if sub.role == Role::Approver || v.client.as_deref() == Some(&sub.client) => {
-                    send(&Event::Gate { verdict: v }, Class::May);
+            verdict = next(&mut verdicts), if traces => {
+                if !hear(&sub, verdict, &send) {
+                    return;
                 }
-                Ok(_) => {}
-                Err(RecvError::Lagged(missed)) => {
-                    // How many (others' too) is not this client's to know.
-                    let missed = if sub.role == Role::Approver { missed } else { 0 };
-                    send(&Event::Lagged { topic: Topic::Traces, missed }, Class::Must);
-                }
-                Err(RecvError::Closed) => return,
-            },
+            }
             changed = commits.changed(), if approvals || journal => {
                 if changed.is_err() {
                     // This set's journal is gone (a reload): follow the new one.
@@ -157,6 +151,22 @@ pub(super) async fn follow(
                         }
                     };
                 let full = records.len() == BATCH;
+                // The verdicts of the walks these records follow were sent before the records
+                // were committed, so they are queued by now: heard first (those queued only,
+                // so a flood cannot hold the records back).
+                if let Some(r) = verdicts.as_mut() {
+                    for _ in 0..r.len() {
+                        let verdict = match r.try_recv() {
+                            Ok(v) => Ok(v),
+                            Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+                            Err(TryRecvError::Closed) => Err(RecvError::Closed),
+                            Err(TryRecvError::Empty) => break,
+                        };
+                        if !hear(&sub, verdict, &send) {
+                            return;
+                        }
+                    }
+                }
                 for record in records {
                     seq = record.seq;
                     if approvals && let Some(event) = approval_event(&record) {
@@ -243,10 +253,42 @@ impl Deadlines {
     }
 }
 
+/// Send `sub` one verdict it may hear (or the news that some were missed); `false` once no walk
+/// can send any more.
+fn hear(
+    sub: &Subscription,
+    verdict: Result<LiveVerdict, RecvError>,
+    send: &impl Fn(&Event, Class) -> bool,
+) -> bool {
+    match verdict {
+        Ok(v) if sub.role == Role::Approver || v.client.as_deref() == Some(&sub.client) => {
+            send(&Event::Gate { verdict: v }, Class::May);
+        }
+        Ok(_) => {}
+        Err(RecvError::Lagged(missed)) => {
+            // How many (others' too) is not this client's to know.
+            let missed = if sub.role == Role::Approver {
+                missed
+            } else {
+                0
+            };
+            send(
+                &Event::Lagged {
+                    topic: Topic::Traces,
+                    missed,
+                },
+                Class::Must,
+            );
+        }
+        Err(RecvError::Closed) => return false,
+    }
+    true
+}
+
 /// The next verdict of `verdicts` (never, without a receiver).
 async fn next(
-    verdicts: &mut Option<tokio::sync::broadcast::Receiver<crate::gates::LiveVerdict>>,
-) -> Result<crate::gates::LiveVerdict, RecvError> {
+    verdicts: &mut Option<tokio::sync::broadcast::Receiver<LiveVerdict>>,
+) -> Result<LiveVerdict, RecvError> {
     match verdicts {
         Some(r) => r.recv().await,
         None => std::future::pending().await,
@@ -290,5 +332,181 @@ fn approval_event(record: &Record) -> Option<Event> {
             by: None,
         }),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::daemon::outbox::{Next, OUTGOING_BYTES, Outgoing};
+    use crate::daemon::server::{Router, ServerConfig};
+    use crate::journal::Journal;
+    use crate::pipeline::{Agent, PipelineConfig};
+    use crate::signal::{Action, GateRecord, Signal, TraceVerdict};
+
+    fn verdict(action: &str) -> LiveVerdict {
+        LiveVerdict {
+            client: Some("busy".into()),
+            session: None,
+            action: action.into(),
+            last_mile: false,
+            record: GateRecord {
+                gate: "shell-guard".into(),
+                version: "1.0.0".into(),
+                priority: 10,
+                round: 1,
+                verdict: TraceVerdict::Pass,
+                reason: None,
+                micros: 20,
+                fuel: None,
+            },
+            rewritten: None,
+        }
+    }
+
+    /// An approver following the traces and the approvals of a daemon with no plugins, on one
+    /// thread (the order its tasks run in is the same each time).
+    struct Follower {
+        rt: tokio::runtime::Runtime,
+        router: Arc<Router>,
+        agent: Arc<Agent>,
+        outbox: Arc<Outbox>,
+        closing: tokio_util::sync::CancellationToken,
+    }
+
+    impl Follower {
+        fn start() -> Follower {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let router = Arc::new(Router::default());
+            let journal = Journal::in_memory().expect("journal");
+            let agent = Arc::new(
+                Agent::new(Vec::new(), journal, PipelineConfig::default()).expect("agent"),
+            );
+            let config = ServerConfig {
+                keys: None,
+                handshake_deadline: Duration::from_secs(5),
+                read_timeout: Duration::from_secs(60),
+                heartbeat: Duration::from_secs(3600),
+                auto_save: Duration::from_secs(3600),
+                max_frame: 1 << 20,
+                reload_poll: Duration::ZERO,
+            };
+            let server = Server::new(agent.clone(), router.clone(), config);
+            let outbox = Arc::new(Outbox::new(
+                1 << 20,
+                Arc::new(Outgoing::new(OUTGOING_BYTES)),
+            ));
+            let closing = tokio_util::sync::CancellationToken::new();
+            let sub = Subscription {
+                topics: vec![Topic::Traces, Topic::Approvals],
+                role: Role::Approver,
+                client: "follower".into(),
+                id: json!(1),
+            };
+            rt.spawn(follow(server, sub, outbox.clone(), closing.clone()));
+            Follower {
+                rt,
+                router,
+                agent,
+                outbox,
+                closing,
+            }
+        }
+
+        /// Ask for an approval (its journal record committed): its token.
+        fn ask(&self) -> String {
+            let action = Action::reply("hi");
+            let signal = Signal::request(action.clone(), Default::default());
+            crate::approvals::Approvals::new(self.agent.journal())
+                .and_then(|a| a.suspend(&action, &signal, vec!["a test".into()], None, TICK * 60))
+                .expect("suspend")
+                .token
+        }
+
+        /// The frames the follower sent, up to and with the first `want` says is the last;
+        /// `None` when none came within 10 s.
+        async fn until(&self, mut want: impl FnMut(&Value) -> bool) -> Option<Vec<Value>> {
+            let read = async {
+                let mut seen = Vec::new();
+                loop {
+                    let Next::Frames(frames, _) = self.outbox.next().await else {
+                        return seen;
+                    };
+                    for f in frames {
+                        let f: Value = serde_json::from_slice(&f).expect("json");
+                        let last = want(&f);
+                        seen.push(f);
+                        if last {
+                            return seen;
+                        }
+                    }
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), read)
+                .await
+                .ok()
+        }
+    }
+
+    impl Drop for Follower {
+        fn drop(&mut self) {
+            self.closing.cancel();
+        }
+    }
+
+    /// A busy daemon's walks send verdicts faster than a follower passes them on (here: more
+    /// per turn of the runtime than a task may take, so some always wait); an approval asked
+    /// meanwhile still reaches the approver who follows both.
+    #[test]
+    fn a_flood_of_verdicts_does_not_hold_an_approval_back() {
+        let f = Follower::start();
+        let sender = f.router.gate_events();
+        f.rt.spawn(async move {
+            loop {
+                for _ in 0..512 {
+                    let _ = sender.send(verdict("eval (+ 1 2)"));
+                }
+                tokio::task::yield_now().await;
+            }
+        });
+        let flowing = f.rt.block_on(f.until(|frame| frame["event"] == "gate"));
+        assert!(flowing.is_some(), "the verdicts are heard");
+        let token = f.ask();
+        let heard =
+            f.rt.block_on(f.until(|frame| frame["event"] == "approval-requested"));
+        let heard = heard.expect("the approval was not heard within 10 s while verdicts flowed");
+        let asked = heard.last().expect("heard");
+        assert_eq!(asked["token"].as_str(), Some(token.as_str()), "{asked}");
+    }
+
+    /// A walk's verdicts are sent before the commit of the approval it asks for: the follower
+    /// hears them first, each time, though both wait for it at once.
+    #[test]
+    fn the_verdicts_of_a_walk_are_heard_before_the_approval_it_asks() {
+        let f = Follower::start();
+        let sender = f.router.gate_events();
+        f.rt.block_on(f.until(|frame| frame["event"] == "subscribed"))
+            .expect("subscribed");
+        for walk in 0..32 {
+            let action = format!("walk {walk}");
+            for _ in 0..3 {
+                sender.send(verdict(&action)).expect("a follower listens");
+            }
+            let token = f.ask();
+            let heard = f.rt.block_on(f.until(|frame| {
+                frame["event"] == "approval-requested" && frame["token"] == token.as_str()
+            }));
+            let heard = heard.expect("the approval is heard");
+            let verdicts = heard
+                .iter()
+                .filter(|v| v["event"] == "gate" && v["verdict"]["action"] == action.as_str())
+                .count();
+            assert_eq!(verdicts, 3, "walk {walk}: {heard:?}");
+        }
     }
 }
