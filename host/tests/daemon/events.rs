@@ -97,8 +97,8 @@ fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
 fn a_client_key_follows_only_its_own_verdicts_and_a_plain_request_hears_nothing_more() {
     let home = tempfile::tempdir().expect("temp dir");
     let plugins = hostile_gate_dir(home.path());
-    // The follower is silent while the daemon loads its plugins (seconds with a cold compile
-    // cache, as on a fresh clone): it is given a minute, not the tests' usual 2 s.
+    // A follower that only listens is a silent client: it is given a minute, not the tests'
+    // usual 2 s.
     let d = start(
         home.path(),
         &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],

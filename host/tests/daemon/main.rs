@@ -95,7 +95,27 @@ fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     cmd
 }
 
+/// A daemon started in `home` with its plugins loaded (or failed to load): every test's clients
+/// then run against the plugin set, never against a daemon still compiling it (seconds with a
+/// cold compile cache, during which a silent client would meet the tests' 2 s read timeout).
 fn start(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
+    let d = listening(home, env, plugins);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let keys = Keys::for_client(&d.home.join("data/passepartout/keys")).ok();
+    let mut client = Client::connect(&d.addr, keys.as_ref()).expect("connect");
+    while status(&mut client)["health"] == "loading" {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon did not load its plugins in 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    d
+}
+
+/// A daemon started in `home`, as soon as it says where it listens (its plugins may still be
+/// loading).
+fn listening(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
     std::fs::create_dir_all(home.join("run")).expect("mkdir");
     let rendezvous = home.join("run/passepartout/daemon.json");
     let _ = std::fs::remove_file(&rendezvous);
@@ -900,7 +920,7 @@ fn the_daemon_listens_before_its_plugins_load_and_requests_wait_for_them() {
     // seconds), and the daemon must not wait for that to listen.
     let cold = home.path().join("cold-cache");
     let cold = cold.to_str().expect("utf-8");
-    let d = start(home.path(), &[("PASSEPARTOUT_CACHE", cold)], None);
+    let d = listening(home.path(), &[("PASSEPARTOUT_CACHE", cold)], None);
     let mut client = d.client();
     let s = status(&mut client);
     assert_eq!(s["health"], "loading", "{s}");
