@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+mod allocator;
 pub mod approvals;
 pub mod audit;
 pub mod authoring;

@@ -119,18 +119,21 @@ fn a_client_that_does_not_read_is_closed_and_its_memory_released() {
         None,
     );
     let mut rss = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..10 {
         let sent = flood_without_reading(&d);
         assert!(
             sent > passepartout::daemon::outbox::MUST_ITEMS,
             "closed after {sent}"
         );
         settled(&d, "a client that did not read");
+        // The allocator hands freed pages back within a second (src/allocator.rs).
+        std::thread::sleep(Duration::from_secs(2));
         rss.push(d.rss_kib());
     }
-    // The first round grows the allocator's pools; later rounds reuse them.
+    // The first round grows the allocator's pools; later rounds reuse them, whichever worker
+    // served the flood: no round keeps its 16 MiB outbox resident.
     assert!(
-        rss[3] < rss[1] + 8 * 1024,
+        rss[2..].iter().all(|&r| r < rss[1] + 8 * 1024),
         "RSS across rounds (KiB): {rss:?}"
     );
     assert_eq!(
