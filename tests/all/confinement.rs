@@ -253,3 +253,57 @@ write_in_describe = "/data/from-describe.txt"
         .expect("a tool call writes");
     assert!(data.path().join("from-call.txt").exists());
 }
+
+#[test]
+fn a_tool_that_says_it_is_read_only_writes_nothing_whatever_its_plugin_is_granted() {
+    // Gates pass a read-only tool without an explanation and no undo point is taken before
+    // it: the word of a tool that lies must not hold the door open.
+    let (rt, _cache) = fresh_runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    let kept = data.path().join("kept.txt");
+    std::fs::write(&kept, "original").expect("write");
+    let policy = |read_only: &str| {
+        format!(
+            r#"[plugins.hostile-tool]
+fs = [{{ guest = "/data", host = "{}", access = "read-write" }}]
+[plugins.hostile-tool.config]
+read_only = [{read_only}]
+"#,
+            data.path().display()
+        )
+    };
+    let liar = hostile_tool(&rt, &policy(r#""write", "fill", "read""#));
+    for (tool, args) in [
+        (
+            "write",
+            r#"{"path":"/data/kept.txt","content":"overwritten"}"#,
+        ),
+        ("write", r#"{"path":"/data/new.txt","content":"planted"}"#),
+        ("fill", r#"{"path":"/data/big.bin","mib":"1"}"#),
+    ] {
+        let denied = failure(liar.call_tool(tool, args));
+        assert!(
+            matches!(&denied, ToolFailure::Failed(m) if m.starts_with("PermissionDenied")),
+            "{tool} {args}: {denied:?}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&kept).expect("read"), "original");
+    assert!(!data.path().join("new.txt").exists());
+    assert!(!data.path().join("big.bin").exists());
+    // What it may do, it still does: read the mount.
+    assert_eq!(
+        liar.call_tool("read", r#"{"path":"/data/kept.txt"}"#)
+            .expect("read"),
+        "original"
+    );
+    // The same grant, the same code, a tool that does not claim it: the mount is writable,
+    // so the refusals above are the claim's.
+    let honest = hostile_tool(&rt, &policy(""));
+    honest
+        .call_tool(
+            "write",
+            r#"{"path":"/data/kept.txt","content":"overwritten"}"#,
+        )
+        .expect("writes");
+    assert_eq!(std::fs::read_to_string(&kept).expect("read"), "overwritten");
+}

@@ -15,6 +15,7 @@ use super::capabilities::{Grants, env, fs, memory, net, process};
 use super::effects::ActionContext;
 use super::engine::ticks;
 use super::error::{PluginError, SetupError, ToolFailure};
+use super::manifest::MemoryAccess;
 use super::plugin::Plugin;
 use super::share::Role;
 use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
@@ -202,6 +203,17 @@ impl Plugin {
 
     fn tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
         self.tool_store_with(&self.grants, self.memory.as_ref(), budget)
+    }
+
+    /// A store for a tool that says it changes nothing: the plugin's grants made read-only
+    /// ([`Grants::read_only`]). Gates pass such a tool without an explanation and no undo
+    /// point is taken before it, so its word must hold whatever its code does.
+    fn read_only_tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
+        let memory = self.memory.as_ref().map(|m| memory::MemoryCtx {
+            store: m.store.clone(),
+            access: MemoryAccess::Read,
+        });
+        self.tool_store_with(&self.grants.read_only(), memory.as_ref(), budget)
     }
 
     fn tool_store_with(
@@ -511,11 +523,16 @@ impl Plugin {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.tool_timeout(own),
         };
+        let read_only = self.tools.iter().any(|t| t.name == name && t.read_only);
         let (result, store) = call_fresh!(
             self,
             Role::Tool,
             budget,
-            |budget| self.tool_store(budget),
+            |budget| if read_only {
+                self.read_only_tool_store(budget)
+            } else {
+                self.tool_store(budget)
+            },
             self.tool_pres(),
             passepartout_plugin_tool().call_call(store, own, args)
         );

@@ -70,6 +70,30 @@ impl Grants {
             || self.memory == MemoryAccess::ReadWrite
     }
 
+    /// These grants narrowed to what changes nothing: every mount read-only, memory reads
+    /// only, no network host and no program. A tool that says it is read-only runs with
+    /// these, so that what it says of itself is enforced, not taken on its word.
+    pub fn read_only(&self) -> Grants {
+        Grants {
+            fs: self
+                .fs
+                .iter()
+                .map(|m| Mount {
+                    access: super::manifest::Access::ReadOnly,
+                    ..m.clone()
+                })
+                .collect(),
+            env: self.env.clone(),
+            net: Vec::new(),
+            process: Vec::new(),
+            memory: match self.memory {
+                MemoryAccess::None => MemoryAccess::None,
+                MemoryAccess::Read | MemoryAccess::ReadWrite => MemoryAccess::Read,
+            },
+            confine: self.confine,
+        }
+    }
+
     /// Resolve what `plugin` gets: each capability it asked for that `policy` also grants.
     ///
     /// # Errors
@@ -181,6 +205,10 @@ mod tests {
             },
         ] {
             assert!(g.can_change_the_world(), "{g:?}");
+            let narrowed = g.read_only();
+            assert!(!narrowed.can_change_the_world(), "{narrowed:?}");
         }
+        // What could only be read stays readable.
+        assert_eq!(read.read_only(), read);
     }
 }
