@@ -166,6 +166,12 @@ impl Grant {
     }
 }
 
+/// The port the grant `text` names (`host:port`, `v4:port`, `[v6]:port`), if it names one: a
+/// bare host or address (an IPv6 one included, whose last group is no port) names none.
+pub fn grant_port(text: &str) -> Option<u16> {
+    parse_grant(text).and_then(|g| g.port)
+}
+
 /// Whether the grant `text` lets a plugin reach a port in `ports` on this machine (the
 /// daemon's own): over `wasi:http` when it names a loopback address or `localhost` with one of
 /// those ports or none; and, for its granted programs (`programs`), whose network is confined

@@ -58,14 +58,9 @@ const PROCESSES: u64 = 256;
 fn ports(net: &[String]) -> Vec<u16> {
     let mut ports: Vec<u16> = net
         .iter()
-        .flat_map(|grant| {
-            match grant
-                .rsplit_once(':')
-                .and_then(|(_, p)| p.parse::<u16>().ok())
-            {
-                Some(port) => vec![port],
-                None => vec![80, 443],
-            }
+        .flat_map(|grant| match super::net::grant_port(grant) {
+            Some(port) => vec![port],
+            None => vec![80, 443],
         })
         .collect();
     ports.sort_unstable();
@@ -508,4 +503,22 @@ fn kill_group(child: &mut Child) {
         }
     }
     let _ = child.kill();
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_program_may_connect_to_each_grants_port_and_a_bare_ipv6_address_names_none() {
+        let grants =
+            |g: &[&str]| super::ports(&g.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        assert_eq!(grants(&["api.example.com"]), [80, 443]);
+        assert_eq!(
+            grants(&["api.example.com:8443", "10.0.0.1:9000"]),
+            [8443, 9000]
+        );
+        assert_eq!(grants(&["[2001:db8::1]:8080"]), [8080]);
+        // Its last group is part of the address: `fd00::9105` opens no port 9105.
+        assert_eq!(grants(&["fd00::9105"]), [80, 443]);
+        assert_eq!(grants(&["2001:db8::8443", "[fd00::1]"]), [80, 443]);
+    }
 }
