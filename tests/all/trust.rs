@@ -247,6 +247,106 @@ fn a_tampered_gate_is_missing_not_skipped() {
     );
 }
 
+#[test]
+fn a_pinned_gate_whose_changed_manifest_says_it_is_something_else_is_still_missing() {
+    let (rt, _cache) = fresh_runtime();
+    let installed = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m);
+    let pin = passepartout::runtime::pins::record(&installed.manifest, &installed.component);
+    // Changed after install to say it is a tool, or to ask what a gate may not (which fails
+    // before anything else is looked at), or unchanged in what it says while the operator
+    // turned it off.
+    type Edit = fn(String) -> String;
+    let cases: [(&str, Edit, &str); 3] = [
+        (
+            "a tool",
+            |m| m.replace(r#"kinds = ["gate"]"#, r#"kinds = ["tool"]"#),
+            "",
+        ),
+        (
+            "asking for HOME",
+            |m| format!("{m}\n[capabilities]\nenv = [\"HOME\"]\n"),
+            "",
+        ),
+        (
+            "turned off",
+            |m| format!("{m}\n# touched\n"),
+            "[plugins.hostile-gate]\nenabled = false\n",
+        ),
+    ];
+    for (edit, change, policy) in cases {
+        let mut changed = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, change);
+        assert_ne!(changed.manifest, installed.manifest, "{edit}");
+        changed.pin = Some(pin.clone());
+        let report = rt.load_all(&[changed], &Policy::parse(policy).expect("policy"));
+        let missing: Vec<&str> = report
+            .missing_gates
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        if policy.is_empty() {
+            assert_eq!(missing, ["hostile-gate"], "{edit}: {:?}", report.errors);
+            assert!(
+                report.missing_gates[0]
+                    .why
+                    .contains("changed after install"),
+                "{edit}: {:?}",
+                report.missing_gates
+            );
+        } else {
+            // Turned off by the operator: not missing, and nothing of it runs.
+            assert!(missing.is_empty() && report.plugins.is_empty(), "{edit}");
+        }
+    }
+}
+
+#[test]
+fn an_installed_gate_whose_folder_no_longer_names_it_is_missing() {
+    let (rt, _cache) = fresh_runtime();
+    let dir = tempfile::tempdir().expect("dir");
+    let installed = source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m);
+    let mut pins = passepartout::runtime::pins::Pins::default();
+    pins.plugins.insert(
+        "hostile-gate".into(),
+        passepartout::runtime::pins::record(&installed.manifest, &installed.component),
+    );
+    let folder = dir.path().join("hostile-gate");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let component = installed
+        .manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("component = "))
+        .map(|c| c.trim_matches('"').to_owned())
+        .expect("component line");
+    std::fs::write(folder.join(&component), &installed.component).expect("write");
+    // Renamed to a plugin nobody pinned (and the operator never heard of), then removed.
+    let renamed = installed
+        .manifest
+        .replace(r#"name = "hostile-gate""#, r#"name = "harmless""#);
+    std::fs::write(folder.join("plugin.toml"), &renamed).expect("write");
+    let missing = |step: &str| {
+        let report = rt.load_all(&loader::dir_sources(dir.path(), &pins), &Policy::default());
+        assert!(
+            report
+                .missing_gates
+                .iter()
+                .any(|m| m.name == "hostile-gate" && m.why.contains("no plugin folder holds it")),
+            "{step}: {:?}",
+            report.missing_gates
+        );
+    };
+    missing("renamed");
+    std::fs::remove_dir_all(&folder).expect("rm");
+    missing("removed");
+    // Removed with its pin (`plugin remove`): nothing is missing.
+    pins.plugins.clear();
+    let report = rt.load_all(&loader::dir_sources(dir.path(), &pins), &Policy::default());
+    assert!(
+        report.missing_gates.is_empty(),
+        "{:?}",
+        report.missing_gates
+    );
+}
+
 /// The hostile tool offering `extra` tools besides its own (through its [config]).
 fn hostile_tool_offering(extra: &str) -> passepartout::runtime::PluginSource {
     source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {

@@ -94,6 +94,7 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
         .filter(|p| p.is_dir() && !hidden(p))
         .collect();
     folders.sort();
+    let mut named = std::collections::BTreeSet::new();
     for folder in folders {
         let manifest_path = folder.join("plugin.toml");
         let text = match std::fs::read_to_string(&manifest_path) {
@@ -114,12 +115,12 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
             .and_then(|c| c.as_str())
             .unwrap_or("plugin.wasm")
             .to_owned();
-        let pin = table
+        let name = table
             .as_ref()
             .and_then(|t| t.get("name"))
-            .and_then(|n| n.as_str())
-            .and_then(|n| pins.plugins.get(n))
-            .cloned();
+            .and_then(|n| n.as_str());
+        named.extend(name.map(str::to_owned));
+        let pin = name.and_then(|n| pins.plugins.get(n)).cloned();
         if component_name.contains(['/', '\\']) || component_name.starts_with('.') {
             sources.push(unreadable(
                 &folder,
@@ -147,6 +148,19 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
                 ),
             )),
         }
+    }
+    // An installed plugin no folder names any more (its folder removed, or its plugin.toml
+    // renamed): what it was is unknown, so it counts as a gate that did not load.
+    for name in pins.plugins.keys().filter(|n| !named.contains(*n)) {
+        sources.push(unreadable(
+            &dir.join(name),
+            String::new(),
+            format!(
+                "{name} is installed (pinned in pins.toml) but no plugin folder holds it: its \
+                 folder was removed or its plugin.toml names another plugin. Reinstall it \
+                 (`passepartout plugin install`), or remove it (`passepartout plugin remove {name}`)"
+            ),
+        ));
     }
     sources
 }
@@ -219,12 +233,14 @@ fn missing_gate(source: &PluginSource, why: &LoadError) -> Option<MissingGate> {
                 .map(|v| v.as_str().unwrap_or("?"))
                 .collect::<Vec<_>>()
         });
-    let may_be_gate = match &kinds {
-        // Only when every entry reads as a kind that is not a gate (`Gate`, `gates`, a number
-        // all may have meant one).
-        Some(k) if !k.is_empty() => !k.iter().all(|k| *k == "tool" || *k == "skill"),
-        _ => true,
-    };
+    // Not a gate only when every entry reads as a kind that is not one (`Gate`, `gates`, a
+    // number all may have meant one), and never for a changed manifest: its kinds are the
+    // changer's word, and what it was installed as is unknown.
+    let may_be_gate = matches!(why, LoadError::Tampered { .. })
+        || match &kinds {
+            Some(k) if !k.is_empty() => !k.iter().all(|k| *k == "tool" || *k == "skill"),
+            _ => true,
+        };
     if !may_be_gate {
         return None;
     }

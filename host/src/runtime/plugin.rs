@@ -260,6 +260,18 @@ impl Runtime {
             plugin: id.clone(),
             message,
         };
+        // First: nothing a changed manifest says (its kinds, asks, limits) is acted on, nor
+        // decides how its failure counts.
+        if let Some(pin) = &source.pin
+            && let Err((what, found)) = super::pins::check(pin, &source.manifest, &source.component)
+        {
+            return Err(LoadError::Tampered {
+                plugin: id,
+                what,
+                pinned: pin.clone(),
+                found,
+            });
+        }
         if policy.disabled(&manifest.name) {
             return Err(LoadError::DisabledByPolicy { plugin: id });
         }
@@ -271,16 +283,6 @@ impl Runtime {
         limits.seed_timeouts = builtin;
         let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
 
-        if let Some(pin) = &source.pin
-            && let Err((what, found)) = super::pins::check(pin, &source.manifest, &source.component)
-        {
-            return Err(LoadError::Tampered {
-                plugin: id,
-                what,
-                pinned: pin.clone(),
-                found,
-            });
-        }
         let sha256 = crate::builtin::sha256(&source.component);
         let compiled = self
             .cache
