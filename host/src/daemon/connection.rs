@@ -114,12 +114,26 @@ impl Server {
         };
         let outbox = Arc::new(Outbox::new(self.config.max_frame, self.outgoing.clone()));
         let mut writer_task = tokio::spawn(write_loop(outbox.clone(), writer, session.sealer));
-        let Ok(_permit) = self.connections.clone().try_acquire_owned() else {
-            tracing::warn!(
-                "refusing {peer}: {} clients are connected",
-                super::server::MAX_CONNECTIONS
-            );
-            outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": format!("the daemon already serves {} clients; try again later", super::server::MAX_CONNECTIONS) } }), Class::Must);
+        let permit = match self.connections.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) if session.role == ops::Role::Approver => {
+                self.approver_places.clone().try_acquire_owned().ok()
+            }
+            Err(_) => None,
+        };
+        let Some(_permit) = permit else {
+            use super::server::{APPROVER_PLACES, MAX_CONNECTIONS};
+            let message = match session.role {
+                ops::Role::Approver => {
+                    format!("the daemon already serves {MAX_CONNECTIONS} clients; try again later")
+                }
+                ops::Role::Client => format!(
+                    "the daemon already serves {} clients, as many as it takes with the client key (its last {APPROVER_PLACES} places are kept for the approver key); try again later",
+                    MAX_CONNECTIONS - APPROVER_PLACES
+                ),
+            };
+            tracing::warn!("refusing {peer} ({:?}): {message}", session.role);
+            outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": message } }), Class::Must);
             outbox.finish();
             if tokio::time::timeout(FLUSH_GRACE, &mut writer_task)
                 .await
@@ -602,7 +616,9 @@ impl Server {
     pub(super) fn facts(&self) -> Facts {
         Facts {
             uptime_secs: self.started.elapsed().as_secs(),
-            connections: super::server::MAX_CONNECTIONS - self.connections.available_permits(),
+            connections: super::server::MAX_CONNECTIONS
+                - self.connections.available_permits()
+                - self.approver_places.available_permits(),
             connection_tasks: self.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
             handshaking: self.handshaking(),
             outgoing_bytes: self.outgoing.used(),

@@ -135,17 +135,29 @@ pub struct Status {
 impl Status {
     /// The status as a client-key connection may see it: without what one client's calls
     /// left behind for another to read (each plugin's last error, which quotes a call's
-    /// arguments) and without this machine's paths (grants, why a plugin did not load).
+    /// arguments) and without this machine's paths and files (grants, why a plugin did not
+    /// load, why the last reload failed, the last words an MCP server wrote to its stderr).
+    /// That something failed still shows.
     pub fn for_role(mut self, role: Role) -> Status {
         if role == Role::Approver {
             return self;
         }
+        const WITHHELD: &str = "(told to the approver key only)";
         for p in &mut self.plugins {
             p.telemetry.last_error = None;
             p.grants.clear();
         }
         for n in &mut self.not_loaded {
-            n.why = "(told to the approver key only)".into();
+            n.why = WITHHELD.into();
+        }
+        let withhold = |e: &mut Option<String>| {
+            if e.is_some() {
+                *e = Some(WITHHELD.into());
+            }
+        };
+        withhold(&mut self.reload.last_error);
+        for m in &mut self.mcp_servers {
+            withhold(&mut m.last_error);
         }
         self
     }
@@ -371,5 +383,35 @@ pub(super) fn status(
         tools_set: pipeline.tools_set(),
         spend: pipeline.spend(session),
         not_loaded: pipeline.not_loaded().to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_key_is_told_that_something_failed_but_not_what_it_said() {
+        let mut status = Status::default();
+        status.reload.last_error = Some("policy.toml line 3: /home/me/plans".into());
+        status.mcp_servers.push(crate::gateway::ServerStatus {
+            name: "git".into(),
+            last_error: Some("exited; its stderr: token=abc".into()),
+            ..Default::default()
+        });
+        let client = status.clone().for_role(Role::Client);
+        let told = serde_json::to_string(&client).expect("json");
+        assert!(
+            !told.contains("/home/me") && !told.contains("token=abc"),
+            "{told}"
+        );
+        // That they failed still shows (`health` says degraded for the same reason).
+        assert!(client.reload.last_error.is_some());
+        assert!(client.mcp_servers[0].last_error.is_some());
+        let approver = serde_json::to_string(&status.for_role(Role::Approver)).expect("json");
+        assert!(
+            approver.contains("/home/me") && approver.contains("token=abc"),
+            "{approver}"
+        );
     }
 }

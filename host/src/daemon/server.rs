@@ -205,6 +205,10 @@ impl RouterActuator {
 
 /// Most clients connected at once; more are told so and closed.
 pub const MAX_CONNECTIONS: usize = 256;
+/// Of those, the places only a client with the approver key takes: clients with the client
+/// key alone (the agent's own tools, MCP clients) cannot fill the daemon so that the operator
+/// cannot connect to follow, approve or deny what they do.
+pub const APPROVER_PLACES: usize = 16;
 /// Most requests of one client running at once.
 pub const MAX_IN_FLIGHT: usize = 16;
 
@@ -223,8 +227,11 @@ pub(super) const BOOT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// A running daemon's shared state.
 pub struct Server {
-    /// One permit per authenticated client ([`MAX_CONNECTIONS`]).
+    /// One permit per authenticated client, of any role ([`MAX_CONNECTIONS`] less
+    /// [`APPROVER_PLACES`]).
     pub(super) connections: Arc<Semaphore>,
+    /// One permit per approver-key client once `connections` has none ([`APPROVER_PLACES`]).
+    pub(super) approver_places: Arc<Semaphore>,
     /// Connections in their handshake, oldest first, each with what evicts it.
     handshakes: Mutex<VecDeque<(u64, Instant, oneshot::Sender<()>)>>,
     /// [`READ_BUDGET`], in bytes.
@@ -277,7 +284,8 @@ impl Server {
 
     fn with_swap(swap: Swap, router: Arc<Router>, config: ServerConfig) -> Arc<Server> {
         Arc::new(Server {
-            connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            connections: Arc::new(Semaphore::new(MAX_CONNECTIONS - APPROVER_PLACES)),
+            approver_places: Arc::new(Semaphore::new(APPROVER_PLACES)),
             handshakes: Mutex::default(),
             reading: Arc::new(Semaphore::new(READ_BUDGET)),
             outgoing: Arc::new(super::outbox::Outgoing::new(super::outbox::OUTGOING_BYTES)),

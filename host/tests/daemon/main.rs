@@ -642,6 +642,7 @@ fn an_explicit_port_that_is_taken_is_an_error_and_only_loopback_is_allowed() {
 
 #[test]
 fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
+    use passepartout::daemon::server::{APPROVER_PLACES, MAX_CONNECTIONS};
     let home = tempfile::tempdir().expect("temp dir");
     // Long read timeout: the held connections stay silent for the whole test.
     let d = start(
@@ -649,10 +650,30 @@ fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
         &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
         None,
     );
-    let mut first = d.client();
-    let hold: Vec<Client> = (1..passepartout::daemon::server::MAX_CONNECTIONS)
-        .map(|_| d.client())
+    let tool_keys = Keys {
+        client: d.keys().client,
+        approver: None,
+    };
+    // The agent's own tools (the client key) fill every place they may take.
+    let mut first = d.client_only();
+    let hold: Vec<Client> = (1..MAX_CONNECTIONS - APPROVER_PLACES)
+        .map(|_| d.client_only())
         .collect();
+    let refused = Client::connect(&d.addr, Some(&tool_keys))
+        .err()
+        .expect("refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("already serves 240 clients, as many as it takes with the client key"),
+        "{refused}"
+    );
+    // The operator still gets in, up to the places kept for the approver key, and decides.
+    let mut operators: Vec<Client> = (0..APPROVER_PLACES).map(|_| d.client()).collect();
+    let (_, listed) = operators[0]
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    assert_eq!(listed["result"], json!([]), "{listed}");
     let refused = Client::connect(&d.addr, Some(&d.keys()))
         .err()
         .expect("refused");
@@ -660,14 +681,16 @@ fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
         refused.to_string().contains("already serves 256 clients"),
         "{refused}"
     );
+    assert_eq!(status(&mut operators[1])["connections"], 256);
     assert_eq!(
         result(&eval(&mut first, 1, 1)),
         "2",
         "the connected clients go on"
     );
     drop(hold);
+    drop(operators);
     std::thread::sleep(Duration::from_millis(300));
-    let mut again = d.client();
+    let mut again = d.client_only();
     assert_eq!(result(&eval(&mut again, 2, 2)), "4");
 }
 
