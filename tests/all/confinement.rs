@@ -307,3 +307,32 @@ read_only = [{read_only}]
         .expect("writes");
     assert_eq!(std::fs::read_to_string(&kept).expect("read"), "overwritten");
 }
+
+/// The file descriptors this process holds now.
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
+
+#[test]
+fn a_tool_cannot_hold_more_open_files_than_its_share() {
+    // Each file a guest opens is one of the daemon's descriptors: a call that keeps opening
+    // must not take the ones the daemon needs for its clients, its journal and other calls.
+    // As the daemon does: past the usual 1,024, only the runtime's own bound can stop it.
+    assert!(passepartout::daemon::raise_open_files_limit() > 4096);
+    let f = fixture();
+    let before = open_fds();
+    let hoarded = f
+        .tool
+        .call_tool("hoard", r#"{"path":"/data/inside.txt","times":"3000"}"#);
+    let err = hoarded
+        .expect_err("a call kept 3000 files open")
+        .to_string();
+    // The runtime's bound (the call's resource table is full), not the process's own limit.
+    assert!(err.contains("resource table has no free keys"), "{err}");
+    assert!(
+        open_fds() <= before + 8,
+        "{} descriptors after the call, {before} before",
+        open_fds()
+    );
+    still_serves(&f.tool);
+}

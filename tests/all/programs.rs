@@ -311,3 +311,22 @@ fn without_a_cgroup_the_trampoline_reaps_what_the_program_left_as_an_unprivilege
     assert!(!status.success());
     crate::no_process_runs("7.88");
 }
+
+#[test]
+fn a_granted_program_may_open_1024_files_whatever_the_daemon_may() {
+    // The daemon raises its own limit (for its clients and plugin calls); a program that
+    // opens files without end meets the usual one, and cannot hard-raise it back.
+    assert!(passepartout::daemon::raise_open_files_limit() > 4096);
+    let s = shell("");
+    let out = run(
+        &s,
+        "bash",
+        &[
+            "-c",
+            "ulimit -Sn; ulimit -Hn; ulimit -n 4096 || echo REFUSED",
+        ],
+    );
+    assert!(out.contains("EXIT-CODE: 0"), "{out}");
+    assert!(out.contains("1024\n1024\n"), "{out}");
+    assert!(out.contains("REFUSED"), "{out}");
+}

@@ -86,6 +86,13 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         );
     }
     passepartout::daemon::keys::check_enforce(insecure_no_auth)?;
+    let open_files = passepartout::daemon::raise_open_files_limit();
+    if open_files < 4096 {
+        tracing::warn!(
+            "this daemon may open only {open_files} files (its hard RLIMIT_NOFILE): clients and \
+             plugin calls may be refused under load; raise it (systemd: LimitNOFILE=65536)"
+        );
+    }
     let keys = if insecure_no_auth {
         errln!(
             "passepartout: WARNING: --insecure-no-auth: any local process, the agent's own tools \
@@ -641,6 +648,21 @@ pub(super) fn start_background(common: &Common) -> anyhow::Result<()> {
     )
 }
 
+/// Ask the person at the terminal whether to `op` the action printed above: yes only for `y`
+/// or `yes`.
+fn confirmed(op: &str) -> std::io::Result<bool> {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    write!(err, "{op} it? [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 /// Approve or deny through the running daemon, so the action runs there and its result reaches
 /// the client that asked. `None` when no daemon answers (the caller then works on the database
 /// directly).
@@ -666,6 +688,12 @@ pub fn decide_via_daemon(
                     return Ok(ExitCode::from(2));
                 };
                 errln!("{op} {}: {}", p.state, serde_json::to_string(&p.action)?);
+                // A person at a terminal decides on the action shown, not on a token someone
+                // (the agent, say) handed them.
+                if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !confirmed(op)? {
+                    errln!("not {op}d: nothing was decided");
+                    return Ok(ExitCode::from(1));
+                }
                 p.digest
             }
         };

@@ -181,7 +181,8 @@ enum Command {
         /// The token printed when it was suspended.
         token: String,
         /// The digest `approvals` showed: refused if the action is no longer that one.
-        /// Without it, the action is looked up and printed before it is approved.
+        /// Without it, the action is looked up and printed before it is approved, and, at a
+        /// terminal, approved only once you answer `y`.
         #[arg(long)]
         digest: Option<String>,
         /// Print JSON.

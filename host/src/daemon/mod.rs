@@ -55,6 +55,34 @@ pub fn rendezvous_file() -> Option<PathBuf> {
     )
 }
 
+/// Raise this process's soft limit on open files to its hard limit (at most 2^20), as servers
+/// do: each client, each file or stream a plugin call holds (up to
+/// [`crate::runtime::state::MAX_RESOURCES`] a call) and each program's pipes is a descriptor,
+/// and the soft limit is often 1,024. Granted programs get 1,024 again
+/// ([`crate::runtime::capabilities::confine`]). Returns the soft limit now in force.
+pub fn raise_open_files_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes into the rlimit we pass by reference.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 0;
+    }
+    let want = lim.rlim_max.min(1 << 20);
+    if lim.rlim_cur < want {
+        let raised = libc::rlimit {
+            rlim_cur: want,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit(2) reads the rlimit we pass by reference.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim.rlim_cur = want;
+        }
+    }
+    lim.rlim_cur
+}
+
 /// How long a client may stay silent before it is closed (`PASSEPARTOUT_READ_TIMEOUT_SECS`,
 /// default 300).
 pub fn read_timeout_from_env() -> Duration {

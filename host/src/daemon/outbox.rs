@@ -4,8 +4,10 @@
 //! miss (gate traces) are dropped when [`MAY_ITEMS`] or [`MAY_BYTES`] are waiting, and the
 //! client is told how many with one `dropped` event, so that a paused terminal is not
 //! disconnected for them. All clients' outboxes share one [`Outgoing`] budget, counted until
-//! the bytes are written: past it, events are dropped and a client with replies waiting is
-//! closed, so that many clients that do not read cannot hold the daemon's memory together.
+//! the bytes are written: past it, events are dropped, a client with replies waiting (queued,
+//! or taken by its writer and not yet written) is closed, and a reply over
+//! [`OVER_BUDGET_REPLY`] to a client with nothing waiting becomes an error reply, so that many
+//! clients that do not read cannot hold the daemon's memory together.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +30,11 @@ pub const MAY_BYTES: usize = 4 << 20;
 const BATCH_BYTES: usize = 256 << 10;
 /// Most bytes waiting to be sent to all clients together.
 pub const OUTGOING_BYTES: usize = 256 << 20;
+/// Past [`OUTGOING_BYTES`], a reply to a client with nothing waiting is still sent when it is
+/// at most this large (a status, an answer): clients that do not read cannot make the others'
+/// replies fail. A larger one becomes an error reply saying why, so that the budget is passed
+/// by at most this much per client.
+pub const OVER_BUDGET_REPLY: usize = 64 << 10;
 
 /// The bytes waiting to be sent to all clients, and their limit.
 #[derive(Debug)]
@@ -55,13 +62,18 @@ impl Outgoing {
     }
 }
 
-/// Bytes taken out of an outbox and not yet written: given back to the [`Outgoing`] budget
-/// when dropped (written, failed, or the writer was aborted).
-pub struct InFlight(Arc<Outgoing>, usize);
+/// Bytes taken out of an outbox and not yet written: given back to the [`Outgoing`] budget and
+/// to its outbox's count when dropped (written, failed, or the writer was aborted).
+pub struct InFlight {
+    outgoing: Arc<Outgoing>,
+    outbox: Arc<AtomicUsize>,
+    bytes: usize,
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.used.fetch_sub(self.1, Ordering::Relaxed);
+        self.outgoing.used.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.outbox.fetch_sub(self.bytes, Ordering::Relaxed);
     }
 }
 
@@ -92,6 +104,8 @@ pub struct Outbox {
     aborted: watch::Sender<Option<String>>,
     max_frame: usize,
     outgoing: Arc<Outgoing>,
+    /// Bytes the writer took and has not written yet: they wait as much as the queued ones.
+    in_flight: Arc<AtomicUsize>,
 }
 
 /// What the writer gets next.
@@ -113,6 +127,7 @@ impl Outbox {
             aborted: watch::Sender::new(None),
             max_frame,
             outgoing,
+            in_flight: Arc::default(),
         }
     }
 
@@ -133,27 +148,33 @@ impl Outbox {
                 self.wake.notify_one();
                 return true;
             }
-            let why = format!(
-                "the {} is {} bytes, over the frame limit of {} bytes: ask for less (a narrower query, a shorter text)",
-                message["type"].as_str().unwrap_or("message"),
+            bytes = not_sent(
+                message,
                 bytes.len(),
-                self.max_frame
+                &format!(
+                    "over the frame limit of {} bytes: ask for less (a narrower query, a shorter text)",
+                    self.max_frame
+                ),
             );
-            // A reply becomes the error for its request; an event that must not be lost
-            // becomes a notice (the request's reply is still to come).
-            let too_large = if message["type"] == "event" {
-                json!({ "type": "event", "id": message["id"], "event": message["event"], "text": format!("(not sent: {why})") })
-            } else {
-                super::request::request_error(&message["id"], &why)
-            };
-            bytes = serde_json::to_vec(&too_large).unwrap_or_default();
         }
         let mut s = self.lock();
         let room = self.outgoing.room_for(bytes.len());
         match class {
             Class::Must => {
                 let (items, size) = s.must;
-                if items >= MUST_ITEMS || (items > 0 && (size + bytes.len() > MUST_BYTES || !room))
+                let flying = self.in_flight.load(Ordering::Relaxed);
+                let waiting = items > 0 || flying > 0;
+                if !waiting && !room && bytes.len() > OVER_BUDGET_REPLY {
+                    bytes = not_sent(
+                        message,
+                        bytes.len(),
+                        &format!(
+                            "and the daemon's outgoing budget ({OUTGOING_BYTES} bytes) is full of replies other clients do not read: ask again in a moment, or for less"
+                        ),
+                    );
+                }
+                if items >= MUST_ITEMS
+                    || (waiting && (size + flying + bytes.len() > MUST_BYTES || !room))
                 {
                     drop(s);
                     let why = format!(
@@ -235,7 +256,13 @@ impl Outbox {
                     out.push(item);
                 }
                 if !out.is_empty() {
-                    return Next::Frames(out, InFlight(self.outgoing.clone(), bytes));
+                    self.in_flight.fetch_add(bytes, Ordering::Relaxed);
+                    let held = InFlight {
+                        outgoing: self.outgoing.clone(),
+                        outbox: self.in_flight.clone(),
+                        bytes,
+                    };
+                    return Next::Frames(out, held);
                 }
                 if s.finishing {
                     return Next::Done;
@@ -244,6 +271,22 @@ impl Outbox {
             self.wake.notified().await;
         }
     }
+}
+
+/// What is sent instead of `message` (`size` bytes) when it cannot be, saying `why`: a reply
+/// becomes the error for its request; an event that must not be lost becomes a notice (the
+/// request's reply is still to come).
+fn not_sent(message: &Value, size: usize, why: &str) -> Vec<u8> {
+    let why = format!(
+        "the {} is {size} bytes, {why}",
+        message["type"].as_str().unwrap_or("message")
+    );
+    let instead = if message["type"] == "event" {
+        json!({ "type": "event", "id": message["id"], "event": message["event"], "text": format!("(not sent: {why})") })
+    } else {
+        super::request::request_error(&message["id"], &why)
+    };
+    serde_json::to_vec(&instead).unwrap_or_default()
 }
 
 impl Drop for Outbox {
@@ -362,5 +405,52 @@ mod tests {
             0,
             "nothing is counted once the outboxes are gone"
         );
+    }
+
+    #[test]
+    fn a_reply_the_writer_holds_unwritten_is_waiting_and_a_full_budget_takes_only_small_ones() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("rt");
+        let shared = Arc::new(Outgoing::new(1100));
+        let reply =
+            |n: usize, len: usize| json!({ "type": "reply", "id": n, "result": "x".repeat(len) });
+        // A client that does not read: its writer holds a reply it cannot write, and nothing
+        // is queued.
+        let stuck = Outbox::new(1 << 20, shared.clone());
+        assert!(stuck.push(&reply(1, 300), Class::Must));
+        let Next::Frames(_, held) = rt.block_on(stuck.next()) else {
+            panic!("frames");
+        };
+        let filler = Outbox::new(1 << 20, shared.clone());
+        assert!(filler.push(&reply(2, 300), Class::Must));
+        assert!(filler.push(&reply(3, 300), Class::Must));
+        // Past the budget, its next reply closes it: the held one is still waiting.
+        assert!(!stuck.push(&reply(4, 300), Class::Must));
+        assert!(
+            stuck
+                .abort_reason()
+                .is_some_and(|r| r.contains("outgoing budget"))
+        );
+        drop(held);
+
+        // A client with nothing waiting still gets a small reply, and a large one as an error
+        // saying why, whose bytes are few.
+        let fresh = Outbox::new(1 << 20, shared.clone());
+        assert!(fresh.push(&reply(5, OVER_BUDGET_REPLY + 1), Class::Must));
+        let used = shared.used();
+        assert!(used < 1100 + 1024, "{used}");
+        let got = drain(&fresh);
+        assert_eq!(got[0]["type"], "error", "{:?}", got[0]);
+        assert!(
+            got[0]["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("outgoing budget") && m.contains("is full")),
+            "{:?}",
+            got[0]
+        );
+        let fresh = Outbox::new(1 << 20, shared.clone());
+        assert!(fresh.push(&reply(6, 300), Class::Must));
+        assert_eq!(drain(&fresh)[0]["type"], "reply");
     }
 }

@@ -18,7 +18,7 @@ use super::error::{PluginError, SetupError, ToolFailure};
 use super::manifest::MemoryAccess;
 use super::plugin::Plugin;
 use super::share::Role;
-use super::state::{CallData, GateData, HostCommon, STDERR_CAPACITY, ToolData};
+use super::state::{CallData, GateData, HostCommon, MAX_RESOURCES, STDERR_CAPACITY, ToolData};
 
 /// One call of a role's export, written once for both call modes: from the synchronous `Pre`
 /// (`$pre`) or from the async one (`$hard`, a `wasmtime::Result` read only by the async
@@ -233,10 +233,12 @@ impl Plugin {
         b.stderr(stderr.clone());
         // The call's own deadline, which host calls that wait (programs, HTTP) must respect.
         let deadline = Instant::now() + budget.timeout;
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
         let data = ToolData {
             common: self.common(),
             wasi: b.build(),
-            table: ResourceTable::new(),
+            table,
             stderr,
             process: process::ProcessCall {
                 plugin: self.id.clone(),
@@ -916,15 +918,10 @@ fn classify<T: CallData>(
             import: import.clone(),
         };
     }
-    let full = format!("{err:#}");
-    // The wasm backtrace is for the log; the person and the model get what happened.
-    let detail = match full.split_once("wasm backtrace:") {
-        Some((what, _)) => {
-            tracing::debug!("{plugin}: {full}");
-            what.trim().trim_end_matches(':').trim().to_owned()
-        }
-        None => full,
-    };
+    // The wasm backtrace (the context wasmtime wraps a trap in) is for the log; the person and
+    // the model get what happened: the trap, or what the host call that failed said.
+    tracing::debug!("{plugin}: {err:?}");
+    let detail = err.root_cause().to_string();
     if aborted && let Some(message) = stderr.as_deref().and_then(panic_from_stderr) {
         return PluginError::Panicked { plugin, message };
     }

@@ -15,6 +15,11 @@ const MAX_LOG_LINE: usize = 4096;
 const MAX_LOG_LINES: u32 = 100;
 /// How much of a tool's stderr is kept (a panic message without the SDK's hook lands there).
 pub const STDERR_CAPACITY: usize = 64 * 1024;
+/// Most resources (open files, streams, pollables, HTTP requests) one tool or skill call holds
+/// at once; past it the call traps. Each open file is one of the daemon's file descriptors, so
+/// that a call cannot take the ones it needs for its clients, its journal and other calls
+/// (wasmtime's default allows a million).
+pub const MAX_RESOURCES: usize = 1024;
 
 /// State every call has, whatever its role.
 pub struct HostCommon {

@@ -22,8 +22,14 @@ impl Tmux {
     /// Start `passepartout tui` for the daemon of `home` in a `width`×`height` window, in a
     /// session called `name` (with this process's id).
     fn start(home: &Path, name: &str, width: u16, height: u16) -> Tmux {
+        Tmux::run(home, name, &["tui"], width, height)
+    }
+
+    /// Run `passepartout ARGS` for the daemon of `home` at a terminal, as [`Tmux::start`];
+    /// the pane says `EXITED CODE` when it ends.
+    fn run(home: &Path, name: &str, args: &[&str], width: u16, height: u16) -> Tmux {
         let name = format!("passepartout-{name}-{}", std::process::id());
-        let tui = command(home, &["tui"], &[]);
+        let tui = command(home, args, &[]);
         let mut line = vec!["env".to_owned(), "-i".to_owned()];
         for (k, v) in tui.get_envs() {
             if let Some(v) = v {
@@ -32,10 +38,10 @@ impl Tmux {
         }
         line.push("TERM=xterm-256color".into());
         line.push(env!("CARGO_BIN_EXE_passepartout").into());
-        line.push("tui".into());
+        line.extend(args.iter().map(|a| (*a).to_owned()));
         let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
-        // The shell stays after the TUI ends, to say how it ended.
-        let script = format!("{}; echo \"TUI EXITED $?\"; sleep 600", quoted.join(" "));
+        // The shell stays after the command ends, to say how it ended.
+        let script = format!("{}; echo \"EXITED $?\"; sleep 600", quoted.join(" "));
         let started = Command::new("tmux")
             .args(["new-session", "-d", "-s", &name])
             .args(["-x", &width.to_string(), "-y", &height.to_string()])
@@ -215,7 +221,7 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     tui.wait("the help", |s| s.contains("help (Esc to close)"));
     tui.keys(&["Escape"]);
     tui.keys(&["C-q"]);
-    tui.wait("the TUI ended", |s| s.contains("TUI EXITED 0"));
+    tui.wait("the TUI ended", |s| s.contains("EXITED 0"));
     let alternate = tui.tmux(&["display-message", "-p", "-t", &tui.name, "#{alternate_on}"]);
     assert_eq!(alternate.trim(), "0", "still in the alternate screen");
 
@@ -239,7 +245,7 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
         unsafe {
             libc::kill(tui_pid, signal);
         }
-        other.wait("the TUI ended", |s| s.contains("TUI EXITED 0"));
+        other.wait("the TUI ended", |s| s.contains("EXITED 0"));
         let alternate = other.tmux(&[
             "display-message",
             "-p",
@@ -254,4 +260,49 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
         );
     }
     drop(d);
+}
+
+#[test]
+fn approve_at_a_terminal_shows_the_action_and_decides_only_on_yes() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    let token = needs_approval(&mut d.client());
+    let pending = || {
+        let (_, list) = d
+            .client()
+            .request_raw("approvals", json!({}))
+            .expect("approvals");
+        list["result"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|p| p["token"] == token.as_str()))
+    };
+    // A token handed to the person (by the agent, say) shows what it would run, and anything
+    // but yes decides nothing.
+    for (answer, code) in [("n", "EXITED 1"), ("", "EXITED 1"), ("y", "EXITED 0")] {
+        let term = Tmux::run(
+            home.path(),
+            &format!("approve-{}", answer.len()),
+            &["approve", &token],
+            160,
+            24,
+        );
+        term.wait("the action and the question", |s| {
+            s.contains("(+ 1 2)") && s.contains("approve it? [y/N]")
+        });
+        if !answer.is_empty() {
+            term.keys(&[answer]);
+        }
+        term.keys(&["Enter"]);
+        let screen = term.wait("it ended", |s| s.contains("EXITED"));
+        assert!(screen.contains(code), "{answer:?}: {screen}");
+        if code == "EXITED 1" {
+            assert!(
+                screen.contains("not approved: nothing was decided"),
+                "{screen}"
+            );
+            assert!(pending(), "{answer:?} decided it");
+        }
+    }
+    assert!(!pending(), "yes approved it");
 }

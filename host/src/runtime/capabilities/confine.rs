@@ -5,7 +5,8 @@
 //! 1. the run's own cgroup ([`super::reap`]), so that every descendant ends with the run, and
 //!    a fresh session (`setsid`), so that the host kills the program's whole group at the
 //!    deadline;
-//! 2. rlimits: CPU seconds, file size (the disk quota), processes, no core dumps;
+//! 2. rlimits: CPU seconds, file size (the disk quota), processes, 1,024 open files, no core
+//!    dumps;
 //! 3. when the daemon runs as root, a switch to an unprivileged user (the owner of the mount the
 //!    program works in), dropping every capability (RLIMIT_NPROC does not bind root);
 //! 4. Landlock (`no_new_privs` with it): the plugin's mounts with their access, and read-only the
@@ -299,11 +300,33 @@ fn confine(spec: &Confinement, supervised: bool) -> Result<(), ConfineError> {
         limit(libc::RLIMIT_NPROC, spec.processes, "processes")?;
     }
     limit(libc::RLIMIT_CORE, 0, "core size")?;
+    // The daemon raised its own limit on open files; a program gets the usual one back.
+    limit(
+        libc::RLIMIT_NOFILE,
+        OPEN_FILES.min(hard_limit(libc::RLIMIT_NOFILE)),
+        "open files",
+    )?;
     if let Some((uid, gid)) = spec.run_as {
         switch_user(uid, gid)?;
     }
     landlock(spec)?;
     seccomp(!spec.connect_ports.is_empty())
+}
+
+/// Most files a confined program has open at once.
+const OPEN_FILES: u64 = 1024;
+
+/// This process's hard limit on `resource`.
+fn hard_limit(resource: libc::__rlimit_resource_t) -> u64 {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes into the rlimit we pass by reference.
+    if unsafe { libc::getrlimit(resource, &mut rl) } != 0 {
+        return 0;
+    }
+    rl.rlim_max
 }
 
 fn limit(

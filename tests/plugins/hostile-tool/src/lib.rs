@@ -25,6 +25,7 @@ const TOOLS: &[&str] = &[
     "symlink",
     "shout",
     "typed-config",
+    "hoard",
 ];
 
 /// What `typed-config` reads its configuration into.
@@ -183,6 +184,20 @@ impl Tool for Hostile {
                 let ms = arg(&args, "ms").parse().unwrap_or(3_600_000);
                 std::thread::sleep(std::time::Duration::from_millis(ms));
                 Ok("slept".into())
+            }
+            // Opens `path` up to `times` times, keeping every file open: how many it got.
+            "hoard" => {
+                let times: usize = arg(&args, "times").parse().unwrap_or(5000);
+                let mut kept = Vec::new();
+                for _ in 0..times {
+                    match std::fs::File::open(arg(&args, "path")) {
+                        Ok(f) => kept.push(f),
+                        Err(e) => {
+                            return Err(ToolError::Failed(format!("opened {}: {e}", kept.len())));
+                        }
+                    }
+                }
+                Ok(format!("opened {}", kept.len()))
             }
             other => Err(ToolError::InvalidArgs(format!("no tool {other}"))),
         }
