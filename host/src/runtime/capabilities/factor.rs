@@ -92,11 +92,12 @@ pub enum GrantRefused {
         /// What the plugin would see.
         guest: String,
     },
-    /// A mount that holds, or is inside, the daemon's keys or database.
+    /// A mount that holds, or is inside, the daemon's keys, database, configuration, plugins
+    /// or compile cache.
     #[error(
-        "the policy mounts {} at {guest}, which holds {}, the daemon's own keys or database: no \
-         plugin may see them. Grant a directory that does not contain it (e.g. a workspace below \
-         it)",
+        "the policy mounts {} at {guest}, which holds {}, the daemon's own keys, database, \
+         configuration, plugins or compiled code: no plugin may see them. Grant a directory \
+         that does not contain it (e.g. a workspace below it)",
         host.display(),
         protected.display()
     )]

@@ -189,13 +189,27 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, G
 }
 
 /// What no plugin and no program it runs may see: the daemon's keys directory (a tool that
-/// could read the approver key could approve its own actions) and the database (approvals
-/// and the journal).
+/// could read the approver key could approve its own actions), the database (approvals and
+/// the journal), the configuration directory (the policy and the pins: a plugin that could
+/// write them would grant itself more at the next load), the plugin directory (other plugins'
+/// code), the compile cache (native code the daemon loads) and where the daemon says where it
+/// listens (a plugin could point clients at a daemon of its own). At their default places: a
+/// cache or plugin directory moved elsewhere (`--cache`, `--plugins`) is the operator's to
+/// keep out of every grant.
 fn protected() -> Vec<PathBuf> {
-    [crate::daemon::keys::keys_dir(), crate::dirs::database()]
-        .into_iter()
-        .flatten()
-        .collect()
+    let config = crate::dirs::policy_file().and_then(|p| p.parent().map(Path::to_owned));
+    let cache = crate::dirs::cache_dir().and_then(|p| p.parent().map(Path::to_owned));
+    [
+        crate::daemon::keys::keys_dir(),
+        crate::dirs::database(),
+        config,
+        crate::dirs::plugin_dir(),
+        cache,
+        crate::daemon::rendezvous_file(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn canonical(p: &Path) -> PathBuf {
