@@ -380,6 +380,54 @@ fn a_broken_third_party_plugin_is_reported_and_the_rest_still_load() {
     );
 }
 
+#[test]
+fn no_grant_reaches_the_daemons_keys_database_configuration_plugins_or_compiled_code() {
+    // A plugin that could write these would grant itself more, replace other plugins or the
+    // native code the daemon loads, or approve its own actions.
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/passepartout");
+    let inside = [
+        config.clone(),
+        home.path().join("config"),
+        home.path().join("data/passepartout/plugins"),
+        home.path().join("data/passepartout/keys"),
+        home.path().join("cache/passepartout/compiled"),
+        home.path().join("cache"),
+    ];
+    for dir in &inside {
+        std::fs::create_dir_all(dir).expect("mkdir");
+    }
+    let ws = home.path().join("data/passepartout/workspace");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    for host in inside.iter().chain([&ws]) {
+        std::fs::write(
+            config.join("policy.toml"),
+            format!(
+                "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\n",
+                host.display()
+            ),
+        )
+        .expect("policy");
+        let out = passepartout(home.path(), &["plugins", "--json"]);
+        let listing: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("JSON even on failure");
+        let files_loaded = listing["plugins"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["name"] == "files"));
+        if host == &ws {
+            // Beside them, a workspace is granted.
+            assert!(files_loaded, "{}: {listing}", host.display());
+            continue;
+        }
+        assert!(!files_loaded, "{} was granted: {listing}", host.display());
+        assert!(
+            listing.to_string().contains("no plugin may see them"),
+            "{}: {listing}",
+            host.display()
+        );
+    }
+}
+
 /// Write a built-in plugin to `dir` as a third-party plugin folder named `name`, its
 /// manifest edited by `edit`.
 fn plugin_folder(
@@ -430,6 +478,56 @@ fn audit_json_over_the_standard_plugins_is_clean() {
     );
     let out = passepartout(home.path(), &["audit", "--fail-on", "bogus"]);
     assert_eq!(out.status.code(), Some(2), "usage error");
+}
+
+#[test]
+fn install_refuses_a_plugin_that_would_take_an_installed_plugins_tool() {
+    // Folders load in name order: `a-sum`, installed second, would take `sum` from `z-sum`,
+    // which the operator installed (and trusted with it) first.
+    let home = tempfile::tempdir().expect("temp dir");
+    let first = plugin_folder(&home.path().join("src"), "eval", "z-sum", |m| m);
+    let second = plugin_folder(&home.path().join("src"), "eval", "a-sum", |m| m);
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        "[plugins.z-sum.tool_aliases]\neval = \"sum\"\n[plugins.a-sum.tool_aliases]\neval = \"sum\"\n",
+    )
+    .expect("policy");
+    let install = |src: &Path| {
+        passepartout(
+            home.path(),
+            &["plugin", "install", src.to_str().expect("utf-8")],
+        )
+    };
+    let out = install(&first);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = install(&second);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("not installed: a-sum offers the tool \"sum\", which the installed plugin \"z-sum\" offers already"),
+        "{stderr}"
+    );
+    assert!(!home.path().join("data/passepartout/plugins/a-sum").exists());
+    // The installed one keeps it.
+    let out = passepartout(
+        home.path(),
+        &[
+            "act",
+            "--action",
+            r#"{"tool":"sum","args":{"expression":"(+ 2 2)"}}"#,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "4");
 }
 
 #[test]

@@ -71,6 +71,36 @@ fn asks_anything(a: &audit::PluginAudit) -> bool {
     a.capabilities.iter().any(|row| !row.declared.is_empty())
 }
 
+/// Why `candidate` cannot join the installed plugins: a tool it offers (as offered, after the
+/// policy's aliases) that another installed plugin offers already. At the next load the one
+/// whose folder sorts first would keep the name and the other lose it, so that installing a
+/// plugin could take a tool over from one the operator trusted with it.
+fn taken_tool(setup: &Setup, candidate: &audit::PluginAudit) -> Option<String> {
+    let installed = setup.runtime.load_all(&setup.sources, &setup.policy);
+    candidate.tools.iter().find_map(|t| {
+        installed
+            .plugins
+            .iter()
+            .filter(|p| p.id.name != candidate.name)
+            .find(|p| p.tools.iter().any(|o| o.name == t.name))
+            .map(|p| {
+                format!(
+                    "{} offers the tool {:?}, which the installed plugin {:?} offers already; \
+                     rename it, offer it under another name in policy.toml \
+                     ([plugins.{}.tool_aliases] {} = \"{}-{}\"), or remove {:?} first",
+                    candidate.name,
+                    t.name,
+                    p.id.name,
+                    candidate.name,
+                    t.name,
+                    candidate.name,
+                    t.name,
+                    p.id.name
+                )
+            })
+    })
+}
+
 pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow::Result<ExitCode> {
     let (plugin_dir, pins) = dirs(setup)?;
     let (source, manifest) = read_source(path)?;
@@ -78,6 +108,12 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
     super::audit::print_table(&report);
     if report.worst() == Some(audit::Severity::High) {
         errln!("not installed: the audit has a high finding (above)");
+        return Ok(ExitCode::FAILURE);
+    }
+    if let Some(plugin) = report.plugins.first()
+        && let Some(why) = taken_tool(setup, plugin)
+    {
+        errln!("not installed: {why}");
         return Ok(ExitCode::FAILURE);
     }
     let limits = asked_limits(setup, &manifest);
@@ -183,6 +219,10 @@ pub fn update(
         .any(|f| f.severity == audit::Severity::High)
     {
         errln!("not updated: the new build has a high finding");
+        return Ok(ExitCode::FAILURE);
+    }
+    if let Some(why) = taken_tool(setup, &new) {
+        errln!("not updated: {why}");
         return Ok(ExitCode::FAILURE);
     }
     let limits = asked_limits(setup, &manifest);
