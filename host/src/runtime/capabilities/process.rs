@@ -155,7 +155,8 @@ impl super::Factor for Process {
             return "not linked".into();
         }
         format!(
-            "host process interface: only {} (by name, on the daemon's PATH), arguments as a \
+            "host process interface: only {} (by name, on the daemon's PATH; what they run in \
+             turn, such as git's hooks, runs confined the same way), arguments as a \
              list, working directory inside a mount, an environment of PATH, LANG and the env \
              grants, output capped at {} KiB, the whole run killed at the call's deadline; {}",
             grants.process.join(", "),

@@ -2,8 +2,9 @@
 //! (the `pids` hierarchy of cgroup v1, or a child of the daemon's cgroup v2), which the
 //! trampoline joins before it execs the program, so that every descendant is in it whatever
 //! session or group it makes. When the run ends (or its deadline passes), everything in the
-//! cgroup is killed and the cgroup removed. Under cgroup v1 `pids.max` also bounds how many
-//! processes the run has, which binds root too.
+//! cgroup is killed and the cgroup removed. `pids.max` also bounds how many processes the run
+//! has, which binds root too: always under cgroup v1, under v2 where the `pids` controller is
+//! available to the daemon's cgroup (this machine's CI runs v1; v2 is untested here).
 //!
 //! Where the daemon cannot create a cgroup (not root, no delegation), [`RunGroup::create`]
 //! returns `None` and the trampoline keeps the run together as its subreaper instead
@@ -38,8 +39,8 @@ fn own_path(controller: &str) -> Option<String> {
 }
 
 impl RunGroup {
-    /// A fresh cgroup for one run that allows at most `processes` (v1), or `None` where this
-    /// daemon cannot make one.
+    /// A fresh cgroup for one run that allows at most `processes` (v1; v2 where the `pids`
+    /// controller is available), or `None` where this daemon cannot make one.
     pub fn create(processes: u64) -> Option<RunGroup> {
         let name = format!(
             "passepartout-{}-{}",
@@ -61,8 +62,13 @@ impl RunGroup {
         if unified.join("cgroup.controllers").exists()
             && let Some(p) = own_path("")
         {
-            let dir = unified.join(p.trim_start_matches('/')).join(&name);
+            let parent = unified.join(p.trim_start_matches('/'));
+            // The pids controller for the runs (a threaded controller: the daemon's own cgroup
+            // may hold processes and still give it to its children), where it is available.
+            let _ = std::fs::write(parent.join("cgroup.subtree_control"), "+pids");
+            let dir = parent.join(&name);
             if std::fs::create_dir(&dir).is_ok() {
+                let _ = std::fs::write(dir.join("pids.max"), processes.to_string());
                 return Some(RunGroup { dir, v2: true });
             }
         }
