@@ -26,6 +26,10 @@ use crate::signal::{Action, Signal};
 
 /// How long an approval waits by default.
 pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(24 * 3600);
+/// Most approvals waiting at once. Past it, an action a gate sends to a person is refused
+/// instead of asked: whoever can make actions (a client, the model) cannot bury a real
+/// question under decoys, fill the disk with them, or slow every `status` that counts them.
+pub const MAX_PENDING: usize = 256;
 
 /// A suspended action.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -86,6 +90,14 @@ pub enum ApprovalError {
     /// No randomness for a token.
     #[error("cannot make an approval token: {0}")]
     NoRandomness(String),
+    /// As many approvals as may wait already wait ([`MAX_PENDING`]).
+    #[error(
+        "{waiting} actions already wait for a person, the most that may: this one is refused; decide some (`passepartout approvals`) before more are asked"
+    )]
+    TooMany {
+        /// How many wait.
+        waiting: usize,
+    },
 }
 
 /// Seconds since the epoch, now.
@@ -242,7 +254,17 @@ impl<'a> Approvals<'a> {
             state: "pending".into(),
             tool,
         };
-        self.journal.transaction(|tx| {
+        // Counted and added in one transaction: concurrent asks cannot pass the bound together.
+        let crowded = self.journal.transaction(|tx| {
+            let waiting: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM approvals WHERE status = 'pending' AND expires_at >= ?1",
+                [epoch()],
+                |r| r.get(0),
+            )?;
+            let waiting = usize::try_from(waiting).unwrap_or(usize::MAX);
+            if waiting >= MAX_PENDING {
+                return Ok(Some(waiting));
+            }
             tx.execute(
                 "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest, pending.tool.as_ref().map(to_json)],
@@ -251,8 +273,12 @@ impl<'a> Approvals<'a> {
                 tx,
                 "approval-requested",
                 &json!({ "token": pending.token, "action": pending.action, "digest": pending.digest, "reasons": pending.reasons, "tool": pending.tool, "expires_at": pending.expires_at }),
-            )
+            )?;
+            Ok(None)
         })?;
+        if let Some(waiting) = crowded {
+            return Err(ApprovalError::TooMany { waiting });
+        }
         Ok(pending)
     }
 
@@ -417,4 +443,37 @@ impl<'a> Approvals<'a> {
 
 fn to_json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_most_that_may_wait_an_ask_is_refused_until_one_is_decided() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        let ask = |n: usize| {
+            let action = Action::reply(&format!("decoy {n}"));
+            let signal = Signal::request(action.clone(), Default::default());
+            approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+        };
+        let first = ask(0).expect("asked");
+        for n in 1..MAX_PENDING {
+            ask(n).expect("asked");
+        }
+        let refused = ask(MAX_PENDING).expect_err("one too many");
+        assert!(
+            matches!(refused, ApprovalError::TooMany { waiting } if waiting == MAX_PENDING),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("passepartout approvals"));
+        assert_eq!(approvals.pending().expect("pending").len(), MAX_PENDING);
+        // A decision makes room.
+        approvals
+            .decide(&first.token, false, Some(&first.digest), Some("a test"))
+            .expect("denied");
+        ask(MAX_PENDING + 1).expect("asked once one was decided");
+    }
 }

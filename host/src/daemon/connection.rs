@@ -29,6 +29,10 @@ const SMALL_FRAME: usize = 64 << 10;
 /// How long a large frame waits for room in the read budget before the client is told to
 /// send it again later.
 const BUDGET_WAIT: Duration = Duration::from_secs(5);
+/// How long a large frame's payload may take to arrive once it holds room in the read budget
+/// (a client on this machine sends 16 MiB in milliseconds): one trickling in cannot keep the
+/// room from the others for the whole read timeout.
+const LARGE_FRAME_TIME: Duration = Duration::from_secs(10);
 /// How long the writer may take to send what is queued once the connection ends.
 const FLUSH_GRACE: Duration = Duration::from_secs(5);
 
@@ -578,12 +582,23 @@ impl Server {
         };
         // Grow the buffer as bytes arrive rather than allocating what the prefix announces.
         let mut payload = Vec::with_capacity(size.min(SMALL_FRAME));
+        let arrive = if budget.is_some() {
+            timeout.min(LARGE_FRAME_TIME)
+        } else {
+            timeout
+        };
         match tokio::time::timeout(
-            timeout,
+            arrive,
             (&mut *reader).take(size as u64).read_to_end(&mut payload),
         )
         .await
         {
+            Err(_) if budget.is_some() => {
+                return Err(ProtocolError::Busy(format!(
+                    "a frame of {size} bytes did not arrive within {} s of its start: a large frame holds room other clients' large frames need; send it at once",
+                    arrive.as_secs()
+                )));
+            }
             Err(_) => return Err(ProtocolError::Timeout(timeout.as_secs())),
             Ok(Err(_)) => return Err(ProtocolError::ShortRead),
             Ok(Ok(n)) if n < size => return Err(ProtocolError::ShortRead),

@@ -223,19 +223,20 @@ pub(super) fn wait_reply(r: &mut Raw) -> Value {
     }
 }
 
+/// `passepartout daemon --insecure-no-auth` started in `home`, its stderr to `stderr`.
+fn insecure(home: &Path, stderr: Stdio) -> std::process::Child {
+    std::fs::create_dir_all(home.join("run")).expect("mkdir");
+    command(home, &["daemon", "--port", "0", "--insecure-no-auth"], &[])
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn")
+}
+
 #[test]
 fn insecure_no_auth_says_so_and_lets_anyone_in() {
     let home = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
-    let mut child = command(
-        home.path(),
-        &["daemon", "--port", "0", "--insecure-no-auth"],
-        &[],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("spawn");
+    let mut child = insecure(home.path(), Stdio::piped());
     let mut err = child.stderr.take().expect("stderr");
     let d = Daemon {
         child,
@@ -302,4 +303,70 @@ fn enforcing_authentication_refuses_insecure_no_auth_under_either_name() {
             "{var}: it never listened"
         );
     }
+}
+
+#[test]
+fn a_rendezvous_that_says_no_authentication_does_not_make_the_cli_drop_its_keys() {
+    // Anything that can write the rendezvous could point the CLI at a daemon of its own that
+    // asks for no keys (and feed it fake approvals and results): the keys this user has are
+    // used all the same, so such a daemon is refused as a downgrade.
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    let rendezvous = home.path().join("run/passepartout/daemon.json");
+    let mut forged: Value =
+        serde_json::from_slice(&std::fs::read(&rendezvous).expect("rendezvous")).expect("json");
+    forged["auth"] = json!("none");
+    std::fs::write(&rendezvous, forged.to_string()).expect("write");
+    // At the real daemon: the keys are still proven, and it answers.
+    let out = command(home.path(), &["status", "--json"], &[])
+        .output()
+        .expect("run");
+    let status: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(status["daemon"]["health"], "healthy", "{status}");
+    // At a daemon of someone else's that asks for no keys: refused, saying why.
+    let insecure_home = tempfile::tempdir().expect("temp dir");
+    // Killed and reaped when dropped.
+    let fake = Daemon {
+        child: insecure(insecure_home.path(), Stdio::null()),
+        home: insecure_home.path().to_owned(),
+        addr: String::new(),
+    };
+    let fake_rendezvous = insecure_home.path().join("run/passepartout/daemon.json");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let fake_at = loop {
+        if let Some(v) = std::fs::read(&fake_rendezvous)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "the fake daemon did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    forged["port"] = fake_at["port"].clone();
+    std::fs::write(&rendezvous, forged.to_string()).expect("write");
+    let out = command(
+        home.path(),
+        &[
+            "send",
+            "--action",
+            r#"{"tool":"eval","args":{"expression":"(+ 1 1)"}}"#,
+        ],
+        &[],
+    )
+    .output()
+    .expect("run");
+    drop(fake);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("does not authenticate") && said.contains("refusing to talk to it"),
+        "{said}"
+    );
+    assert!(!out.status.success(), "{said}");
+    drop(d);
 }

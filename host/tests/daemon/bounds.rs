@@ -130,10 +130,12 @@ fn a_client_that_does_not_read_is_closed_and_its_memory_released() {
         std::thread::sleep(Duration::from_secs(2));
         rss.push(d.rss_kib());
     }
-    // The first round grows the allocator's pools; later rounds reuse them, whichever worker
-    // served the flood: no round keeps its 16 MiB outbox resident.
+    // The first rounds grow the allocator's pools and the threads that served them, in steps
+    // of a few MiB, up to a level (measured over 24 rounds: 60.5 MiB after the second, level
+    // at ~70 from the 12th on; under CI's load +8.7 MiB by the 5th, then level). No round
+    // keeps a flooded outbox (16 MiB) resident, whichever worker served it.
     assert!(
-        rss[2..].iter().all(|&r| r < rss[1] + 8 * 1024),
+        rss[2..].iter().all(|&r| r < rss[1] + 16 * 1024),
         "RSS across rounds (KiB): {rss:?}"
     );
     assert_eq!(
@@ -279,4 +281,48 @@ fn a_stop_sent_the_moment_the_daemon_says_where_it_is_stops_it_cleanly() {
         assert!(status.success(), "{status:?}");
         assert!(!rendezvous.exists(), "its rendezvous is removed");
     }
+}
+
+#[test]
+fn a_large_frame_that_trickles_in_gives_its_room_back_and_others_send_theirs() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // A long read timeout: only the large frame's own limit can end the trickle.
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")],
+        None,
+    );
+    // Four clients start 15 MiB frames (60 of the 64 MiB budget) and send the rest never.
+    let big = |r: &mut Raw| {
+        r.seal(&json!({ "type": "request", "id": 1, "op": "ping", "pad": "x".repeat(15 << 20) }))
+    };
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let mut r = Raw::connect(&d.addr, &d.keys());
+        let frame = big(&mut r);
+        r.stream
+            .write_all(&frame[..1 << 20])
+            .expect("the first MiB");
+        stalled.push(r);
+    }
+    let t = Instant::now();
+    // Each is closed, saying why, within the large frame's time, not the read timeout.
+    for r in stalled {
+        let told = r.rest();
+        assert!(
+            told.iter().any(|f| f["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("did not arrive within 10 s"))),
+            "{told:?}"
+        );
+    }
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    // Then another client's large frame gets the room (it would not fit beside theirs): it
+    // is read and answered, not told the daemon is busy.
+    let mut r = Raw::connect(&d.addr, &d.keys());
+    let frame = big(&mut r);
+    r.stream.write_all(&frame).expect("a whole large frame");
+    let reply = r.read();
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert!(!reply.to_string().contains("waited"), "{reply}");
 }
