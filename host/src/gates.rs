@@ -197,12 +197,14 @@ impl Memo {
         (gate.identity(), subject.to_owned())
     }
 
-    /// The exact action and the signal's `view` (as text), once per walk: the same for every
-    /// gate of it.
-    fn subject(action: &Action, view: &str) -> String {
+    /// The exact action, the signal's `view` (as text) and what the gates are told of the
+    /// action's tool and effects, once per walk: the same for every gate of it. The context is
+    /// in the key because an MCP server's tools can change while a turn runs.
+    fn subject(action: &Action, view: &str, context: &ActionContext) -> String {
         format!(
-            "{}\0{view}",
-            serde_json::to_string(action).unwrap_or_default()
+            "{}\0{view}\0{}",
+            serde_json::to_string(action).unwrap_or_default(),
+            serde_json::to_string(context).unwrap_or_default()
         )
     }
 
@@ -406,7 +408,7 @@ async fn walk(
     let mut approvals = Vec::new();
     let proposed = current.to_wit();
     let context = Arc::new(catalog.context(current));
-    let memo = memo.map(|(m, view)| (*m, Memo::subject(current, view)));
+    let memo = memo.map(|(m, view)| (*m, Memo::subject(current, view, &context)));
     for gate in gates {
         if !gate.applies_to(current) {
             continue;
@@ -452,13 +454,29 @@ async fn walk(
                         }
                         continue;
                     }
-                    let record = record(TraceVerdict::Modify, None);
-                    if let Some(t) = tap {
-                        t.send(current, &record, Some(&new));
+                    if gate.applies_to(&new) {
+                        let record = record(TraceVerdict::Modify, None);
+                        if let Some(t) = tap {
+                            t.send(current, &record, Some(&new));
+                        }
+                        trace.push(record);
+                        *current = new;
+                        return Walk::Rewritten(gate.name().to_owned());
                     }
-                    trace.push(record);
-                    *current = new;
-                    return Walk::Rewritten(gate.name().to_owned());
+                    // A tool's own gate judges its tool's calls: it may not turn one into
+                    // something else (another plugin's tool, a shell command, a reply).
+                    (
+                        TraceVerdict::Reject,
+                        format!(
+                            "gate {} may rewrite only calls of its own plugin's tools, and \
+                             rewrote this one into {}",
+                            gate.name(),
+                            new.tool.as_deref().map_or_else(
+                                || format!("a `{}` action", new.target),
+                                |t| format!("a call of `{t}`")
+                            )
+                        ),
+                    )
                 }
                 Err(why) => (
                     TraceVerdict::Error,

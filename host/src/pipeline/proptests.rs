@@ -548,25 +548,149 @@ fn a_pass_is_remembered_for_the_same_code_and_config_only() {
     let gate = Arc::new(FakeGate::new("g", 0, V::Pass));
     let catalog = crate::runtime::effects::Catalog::new(std::iter::empty());
     let action = act(json!({ "target": "rec", "text": "hello" }));
-    let signal = Signal::request(action.clone(), Default::default());
     let memo = crate::gates::Memo::default();
     let asked = || gate.seen.lock().unwrap_or_else(|p| p.into_inner()).len();
     for (config, expected) in [("a", 1), ("a", 1), ("b", 2), ("a", 2)] {
-        let g = Configured(gate.clone(), config);
-        let v = crate::blocking::wait(crate::gates::verify_with(
-            &[&g],
-            &catalog,
-            &action,
-            &signal,
-            Some(&memo),
-            None,
-        ));
-        assert!(
-            matches!(v.outcome, crate::gates::Outcome::Passed(_)),
-            "{:?}",
-            v.outcome
-        );
+        passes(&Configured(gate.clone(), config), &catalog, &action, &memo);
         assert_eq!(asked(), expected, "config {config}");
+    }
+}
+
+/// Walk `gate` over `action` with `memo`: it must pass.
+fn passes(
+    gate: &dyn GateCheck,
+    catalog: &crate::runtime::effects::Catalog,
+    action: &Action,
+    memo: &crate::gates::Memo,
+) {
+    let signal = Signal::request(action.clone(), Default::default());
+    let v = crate::blocking::wait(crate::gates::verify_with(
+        &[gate],
+        catalog,
+        action,
+        &signal,
+        Some(memo),
+        None,
+    ));
+    assert!(
+        matches!(v.outcome, crate::gates::Outcome::Passed(_)),
+        "{:?}",
+        v.outcome
+    );
+}
+
+/// A tool's own gate (asked only about calls of `mine`) that rewrites every call of it into
+/// `into`.
+struct Guard {
+    into: serde_json::Value,
+}
+
+#[async_trait::async_trait]
+impl GateCheck for Guard {
+    fn name(&self) -> &str {
+        "guard"
+    }
+    fn version(&self) -> &str {
+        "0.0.0"
+    }
+    fn priority(&self) -> i32 {
+        0
+    }
+    fn applies_to(&self, action: &Action) -> bool {
+        action.target == "tool" && action.tool.as_deref() == Some("mine")
+    }
+    async fn check(
+        &self,
+        _action: &wit::Action,
+        _signal: &wit::SignalView,
+        _context: &Arc<crate::runtime::effects::ActionContext>,
+    ) -> Result<wit::Verdict, PluginError> {
+        Ok(wit::Verdict::Modify(act(self.into.clone()).to_wit()))
+    }
+}
+
+/// A tool's own gate may narrow its tool's calls, never turn one into another tool's call, a
+/// shell command or a reply.
+#[test]
+fn a_tools_own_gate_rewrites_only_into_calls_of_its_tools() {
+    let catalog = crate::runtime::effects::Catalog::new(std::iter::empty());
+    let call = act(json!({ "target": "tool", "tool": "mine", "args": { "path": "/etc" } }));
+    let signal = Signal::request(call.clone(), Default::default());
+    let walk = |into: serde_json::Value| {
+        crate::blocking::wait(crate::gates::verify(
+            &[&Guard { into }],
+            &catalog,
+            &call,
+            &signal,
+        ))
+        .outcome
+    };
+    for into in [
+        json!({ "target": "tool", "tool": "shell", "args": { "program": "id" } }),
+        json!({ "target": "shell", "args": { "cmd": "id" } }),
+        json!({ "target": "user", "text": "done" }),
+    ] {
+        let outcome = walk(into.clone());
+        assert!(
+            matches!(&outcome, crate::gates::Outcome::Rejected { gate, reason }
+                if gate == "guard" && reason.contains("only calls of its own plugin's tools")),
+            "{into}: {outcome:?}"
+        );
+    }
+    // Into a narrower call of its own tool: the rewrite stands (the next round passes it, the
+    // guard rewriting it into itself).
+    let narrower = json!({ "target": "tool", "tool": "mine", "args": { "path": "/tmp" } });
+    let outcome = walk(narrower.clone());
+    assert_eq!(outcome, crate::gates::Outcome::Passed(act(narrower)));
+}
+
+/// MCP tools whose identity changes when the test says (a server that changed its tools while
+/// a turn ran).
+#[derive(Debug, Default)]
+struct Shifting(std::sync::atomic::AtomicU64);
+
+impl crate::runtime::effects::ExternalTools for Shifting {
+    fn identity(&self, name: &str) -> Option<crate::runtime::effects::ToolIdentity> {
+        Some(crate::runtime::effects::ToolIdentity {
+            plugin: "mcp:server".into(),
+            version: self
+                .0
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .to_string(),
+            tool: name.into(),
+            read_only: false,
+            declares_effects: false,
+            component: String::new(),
+        })
+    }
+
+    fn context(
+        &self,
+        name: &str,
+        _args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<crate::runtime::effects::ActionContext> {
+        Some(crate::runtime::effects::ActionContext {
+            tool: self.identity(name),
+            effects: Default::default(),
+        })
+    }
+}
+
+/// A remembered pass answers only what the gate was told then: when the tool the action names
+/// changes within the turn, the gate is asked again.
+#[test]
+fn a_pass_is_not_remembered_across_a_change_in_the_tool_the_gates_are_told_of() {
+    let gate = FakeGate::new("g", 0, V::Pass);
+    let tools = Arc::new(Shifting::default());
+    let catalog =
+        crate::runtime::effects::Catalog::new(std::iter::empty()).with_external(tools.clone());
+    let action = act(json!({ "target": "tool", "tool": "search", "args": {} }));
+    let memo = crate::gates::Memo::default();
+    let asked = || gate.seen.lock().unwrap_or_else(|p| p.into_inner()).len();
+    for (version, expected) in [(0, 1), (0, 1), (1, 2), (1, 2)] {
+        tools.0.store(version, std::sync::atomic::Ordering::Relaxed);
+        passes(&gate, &catalog, &action, &memo);
+        assert_eq!(asked(), expected, "version {version}");
     }
 }
 
