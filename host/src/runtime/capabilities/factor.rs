@@ -109,6 +109,25 @@ pub enum GrantRefused {
         /// The protected path it would expose.
         protected: std::path::PathBuf,
     },
+    /// A read-only mount that is also inside a read-write mount of the same plugin: writable
+    /// through the other, so the read-only grant could not be kept.
+    #[error(
+        "the policy mounts {} read-only at {guest}, but the same plugin gets {} read-write at \
+         {outer}, which holds it: the plugin could write it there. Mount directories that do \
+         not hold one another, or both read-only",
+        host.display(),
+        outer_host.display()
+    )]
+    ReadOnlyInsideWritable {
+        /// The read-only directory.
+        host: std::path::PathBuf,
+        /// Where the plugin sees it.
+        guest: String,
+        /// The read-write directory holding it.
+        outer_host: std::path::PathBuf,
+        /// Where the plugin sees that one.
+        outer: String,
+    },
 }
 
 /// One capability as the audit shows it.

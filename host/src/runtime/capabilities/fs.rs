@@ -185,7 +185,29 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, G
             access: req.access.min(grant.access),
         });
     }
+    check_read_only_kept(&mounts)?;
     Ok(mounts)
+}
+
+/// Refuse a read-only mount that a read-write one of the same plugin holds (or is): the
+/// plugin could write it through the other.
+fn check_read_only_kept(mounts: &[Mount]) -> Result<(), GrantRefused> {
+    for ro in mounts.iter().filter(|m| m.access == Access::ReadOnly) {
+        let inner = canonical(&ro.host);
+        if let Some(rw) = mounts
+            .iter()
+            .filter(|m| m.access == Access::ReadWrite)
+            .find(|rw| inner.starts_with(canonical(&rw.host)))
+        {
+            return Err(GrantRefused::ReadOnlyInsideWritable {
+                host: ro.host.clone(),
+                guest: ro.guest.clone(),
+                outer_host: rw.host.clone(),
+                outer: rw.guest.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What no plugin and no program it runs may see: the daemon's keys directory (a tool that
@@ -307,6 +329,45 @@ mod tests {
         std::os::unix::fs::symlink(&data, &link).expect("symlink");
         assert!(check_not_protected(&link, "/w", &protected).is_err());
         assert!(check_not_protected(&workspace, "/w", &protected).is_ok());
+    }
+
+    #[test]
+    fn a_read_only_mount_that_a_read_write_one_holds_is_refused() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let outer = tmp.path().join("work");
+        let inner = outer.join("reference");
+        let beside = tmp.path().join("beside");
+        for d in [&inner, &beside] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let mount = |guest: &str, host: &Path, access| Mount {
+            guest: guest.into(),
+            host: host.to_owned(),
+            access,
+        };
+        for ro in [&inner, &outer] {
+            let e = check_read_only_kept(&[
+                mount("/work", &outer, Access::ReadWrite),
+                mount("/ref", ro, Access::ReadOnly),
+            ])
+            .expect_err("writable through /work");
+            assert!(e.to_string().contains("could write it there"), "{e}");
+        }
+        // Beside it, or a read-write directory inside a read-only one: each keeps its access.
+        assert!(
+            check_read_only_kept(&[
+                mount("/work", &outer, Access::ReadWrite),
+                mount("/ref", &beside, Access::ReadOnly),
+            ])
+            .is_ok()
+        );
+        assert!(
+            check_read_only_kept(&[
+                mount("/all", tmp.path(), Access::ReadOnly),
+                mount("/work", &outer, Access::ReadWrite),
+            ])
+            .is_ok()
+        );
     }
 
     #[test]
