@@ -746,9 +746,33 @@ pub fn decide_via_daemon(
 
 /// The running daemon's `status` result, if one answers.
 pub fn daemon_status(common: &Common) -> Option<passepartout::daemon::ops::Status> {
-    let mut client = connect(common).ok()?;
-    let (_, reply) = client.call(&Request::Status).ok()?;
-    answer::read(&reply, "the daemon's status").ok()
+    reach_status(common).ok().flatten()
+}
+
+/// The running daemon's status: `Ok(None)` when none runs (no rendezvous, nothing listens),
+/// and why when one listens and does not answer (it refused this client's keys, or it is not
+/// ours: a downgrade).
+///
+/// # Errors
+/// What went wrong after something answered where the daemon should be.
+pub fn reach_status(common: &Common) -> anyhow::Result<Option<passepartout::daemon::ops::Status>> {
+    if address(common).is_err() {
+        return Ok(None);
+    }
+    let mut client = match connect(common) {
+        Ok(c) => c,
+        Err(e)
+            if matches!(
+                e.downcast_ref::<passepartout::daemon::client::ClientError>(),
+                Some(passepartout::daemon::client::ClientError::Unreachable { .. })
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let (_, reply) = client.call(&Request::Status)?;
+    Ok(Some(answer::read(&reply, "the daemon's status")?))
 }
 
 /// Print a run's rejections and failures (and the daemon's refusal) to stderr, and with

@@ -19,7 +19,9 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
     let pending = Approvals::new(&journal)?.pending()?.len();
     let records = journal.count()?;
     let plugins = loaded.report.plugins.len();
-    let daemon = super::daemon::daemon_status(common);
+    let reached = super::daemon::reach_status(common);
+    let daemon_error = reached.as_ref().err().map(|e| format!("{e:#}"));
+    let daemon = reached.ok().flatten();
     let prices = loaded.settings.providers().prices;
     let dollars: Vec<f64> = spend.iter().map(|r| r.dollars(&prices)).collect();
     if json_out {
@@ -32,7 +34,10 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
                 row
             })
             .collect();
-        let status = json!({ "daemon": daemon, "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins });
+        let mut status = json!({ "daemon": daemon, "spend": spend, "pending_approvals": pending, "journal_records": records, "plugins": plugins });
+        if let Some(e) = &daemon_error {
+            status["daemon_error"] = json!(e);
+        }
         outln!("{}", serde_json::to_string_pretty(&status)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -54,7 +59,10 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
                 outln!("daemon: provider {}: {}", p.provider, health_line(p));
             }
         }
-        None => outln!("daemon: not running"),
+        None => match &daemon_error {
+            Some(e) => outln!("daemon: something listens where it should be, but: {e}"),
+            None => outln!("daemon: not running"),
+        },
     }
     outln!(
         "plugins loaded: {plugins}; journal: {records} records; waiting for approval: {pending}"

@@ -238,10 +238,12 @@ impl Server {
                 .into());
             }
         }
+        // Journaled and logged with what it asks (`via`, `by`): no control characters.
         let client = hello["client"]
             .as_str()
             .unwrap_or("a client")
             .chars()
+            .filter(|c| !c.is_control())
             .take(64)
             .collect();
         let theirs = Nonce::parse(hello["nonce"].as_str().unwrap_or_default())?;

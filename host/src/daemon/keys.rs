@@ -52,6 +52,11 @@ pub enum KeyError {
         "{0} is empty or too short (a key is 64 hex digits); delete it and the daemon makes a new one"
     )]
     Short(PathBuf),
+    /// A secret from the environment too short to resist guessing.
+    #[error(
+        "{0} is shorter than 32 characters: a secret anyone can guess in a few tries lets them act as a client (or approve); set it to 32 or more random characters (`openssl rand -hex 32`), or unset it to use the key files"
+    )]
+    WeakSecret(&'static str),
     /// `PASSEPARTOUT_ENFORCE_AUTH` with authentication turned off.
     #[error(
         "PASSEPARTOUT_ENFORCE_AUTH (or OACP_ENFORCE_HMAC) is on, and --insecure-no-auth turns authentication off: choose one"
@@ -73,15 +78,20 @@ pub fn keys_dir() -> Option<PathBuf> {
 const CLIENT_FILE: &str = "client.key";
 const APPROVER_FILE: &str = "approver.key";
 
-fn env_secret(var: crate::settings::Var) -> Option<Secret> {
-    var.get().map(|v| Secret::new(v.as_bytes()))
+/// The secret `var` holds, if set; as long as a key file's at least (32 characters).
+fn env_secret(var: crate::settings::Var) -> Result<Option<Secret>, KeyError> {
+    match var.get() {
+        Some(v) if v.len() < 32 => Err(KeyError::WeakSecret(var.name)),
+        Some(v) => Ok(Some(Secret::new(v.as_bytes()))),
+        None => Ok(None),
+    }
 }
 
-fn client_from_env() -> Option<Secret> {
+fn client_from_env() -> Result<Option<Secret>, KeyError> {
     env_secret(crate::settings::CLIENT_SECRET)
 }
 
-fn approver_from_env() -> Option<Secret> {
+fn approver_from_env() -> Result<Option<Secret>, KeyError> {
     env_secret(crate::settings::APPROVER_SECRET)
 }
 
@@ -101,11 +111,11 @@ impl Keys {
     /// # Errors
     /// A key file that cannot be written or read, or that others can read.
     pub fn load_or_create(dir: &Path) -> Result<Keys, KeyError> {
-        let client = match client_from_env() {
+        let client = match client_from_env()? {
             Some(s) => s,
             None => file_key(dir, CLIENT_FILE, true)?,
         };
-        let approver = match approver_from_env() {
+        let approver = match approver_from_env()? {
             Some(s) => s,
             None => file_key(dir, APPROVER_FILE, true)?,
         };
@@ -121,11 +131,14 @@ impl Keys {
     /// # Errors
     /// No client key anywhere, with where it was looked for.
     pub fn for_client(dir: &Path) -> Result<Keys, KeyError> {
-        let client = match client_from_env() {
+        let client = match client_from_env()? {
             Some(s) => s,
             None => file_key(dir, CLIENT_FILE, false)?,
         };
-        let approver = approver_from_env().or_else(|| file_key(dir, APPROVER_FILE, false).ok());
+        let approver = match approver_from_env()? {
+            Some(s) => Some(s),
+            None => file_key(dir, APPROVER_FILE, false).ok(),
+        };
         Ok(Keys { client, approver })
     }
 }

@@ -357,7 +357,6 @@ fn a_rendezvous_that_says_no_authentication_does_not_make_the_cli_drop_its_keys(
     )
     .output()
     .expect("run");
-    drop(fake);
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -368,5 +367,38 @@ fn a_rendezvous_that_says_no_authentication_does_not_make_the_cli_drop_its_keys(
         "{said}"
     );
     assert!(!out.status.success(), "{said}");
+    // `status` says so too, rather than that no daemon runs.
+    let out = command(home.path(), &["status", "--json"], &[])
+        .output()
+        .expect("run");
+    let status: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        status["daemon_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("does not authenticate")),
+        "{status}"
+    );
+    drop(fake);
     drop(d);
+}
+
+#[test]
+fn a_secret_from_the_environment_shorter_than_a_key_is_refused() {
+    for var in [
+        "PASSEPARTOUT_HMAC_SECRET",
+        "OACP_HMAC_SECRET",
+        "PASSEPARTOUT_APPROVER_SECRET",
+    ] {
+        let home = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
+        let out = command(home.path(), &["daemon", "--port", "0"], &[(var, "hunter2")])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{var}: {stderr}");
+        assert!(
+            stderr.contains("shorter than 32 characters"),
+            "{var}: {stderr}"
+        );
+    }
 }
