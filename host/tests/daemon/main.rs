@@ -654,8 +654,14 @@ fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
         client: d.keys().client,
         approver: None,
     };
-    // The agent's own tools (the client key) fill every place they may take.
+    // The agent's own tools (the client key) fill every place they may take, once the
+    // connection that waited for the plugins is gone.
     let mut first = d.client_only();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status(&mut first)["connections"] != 1 {
+        assert!(Instant::now() < deadline, "the start's connection lingers");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let hold: Vec<Client> = (1..MAX_CONNECTIONS - APPROVER_PLACES)
         .map(|_| d.client_only())
         .collect();
