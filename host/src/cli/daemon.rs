@@ -744,11 +744,6 @@ pub fn decide_via_daemon(
     })())
 }
 
-/// The running daemon's `status` result, if one answers.
-pub fn daemon_status(common: &Common) -> Option<passepartout::daemon::ops::Status> {
-    reach_status(common).ok().flatten()
-}
-
 /// The running daemon's status: `Ok(None)` when none runs (no rendezvous, nothing listens),
 /// and why when one listens and does not answer (it refused this client's keys, or it is not
 /// ours: a downgrade).

@@ -60,7 +60,7 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
             }
         }
         None => match &daemon_error {
-            Some(e) => outln!("daemon: something listens where it should be, but: {e}"),
+            Some(e) => outln!("daemon: {}", not_answering(e)),
             None => outln!("daemon: not running"),
         },
     }
@@ -90,6 +90,11 @@ fn health_line(p: &ProviderHealth) -> String {
         ("probing", _, Some(why)) => format!("one request is trying it again after: {why}"),
         (state, ..) => state.to_owned(),
     }
+}
+
+/// What `status` and `doctor` say of a daemon that listens and does not answer this client.
+fn not_answering(why: &str) -> String {
+    format!("something listens where the daemon should be, but: {why}")
 }
 
 /// One check: ok, or a problem that degrades or breaks the daemon.
@@ -180,7 +185,8 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         },
         true,
     ));
-    if let Some(d) = super::daemon::daemon_status(common) {
+    let reached = super::daemon::reach_status(common);
+    if let Ok(Some(d)) = &reached {
         let reload_error = d.reload.last_error.as_ref().map(|e| {
             format!("the last reload failed, so the daemon runs the previous plugin set: {e}")
         });
@@ -211,6 +217,12 @@ pub fn doctor(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         for p in &d.mcp_problems {
             checks.push(check("MCP effects", Err(p.clone()), false));
         }
+    } else if let Err(e) = &reached {
+        checks.push(check(
+            "daemon",
+            Err(not_answering(&format!("{e:#}"))),
+            false,
+        ));
     } else if !loaded.settings.mcp.servers.is_empty() {
         checks.push(check(
             "MCP servers",

@@ -378,6 +378,11 @@ fn a_rendezvous_that_says_no_authentication_does_not_make_the_cli_drop_its_keys(
             .is_some_and(|e| e.contains("does not authenticate")),
         "{status}"
     );
+    let out = command(home.path(), &["doctor", "--json"], &[])
+        .output()
+        .expect("run");
+    let doctor = String::from_utf8_lossy(&out.stdout);
+    assert!(doctor.contains("does not authenticate"), "{doctor}");
     drop(fake);
     drop(d);
 }

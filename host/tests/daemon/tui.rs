@@ -29,9 +29,9 @@ impl Tmux {
     /// the pane says `EXITED CODE` when it ends.
     fn run(home: &Path, name: &str, args: &[&str], width: u16, height: u16) -> Tmux {
         let name = format!("passepartout-{name}-{}", std::process::id());
-        let tui = command(home, args, &[]);
+        let cmd = command(home, args, &[]);
         let mut line = vec!["env".to_owned(), "-i".to_owned()];
-        for (k, v) in tui.get_envs() {
+        for (k, v) in cmd.get_envs() {
             if let Some(v) = v {
                 line.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
             }
