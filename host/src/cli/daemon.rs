@@ -52,13 +52,29 @@ fn listen_address(
     Ok((ip, port))
 }
 
+/// Connections the kernel holds for the daemon to accept. std's 128 let a burst of connections
+/// fill it before the daemon accepts them: the kernel then drops new connections' first packet,
+/// and every client (honest ones too) waits a second for it to be sent again.
+const BACKLOG: i32 = 4096;
+
+/// A listener on `ip`:`port`, with [`BACKLOG`] (the kernel caps it at `net.core.somaxconn`).
+fn listen(ip: std::net::IpAddr, port: u16) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let addr = std::net::SocketAddr::new(ip, port);
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    // As std's bind: a port whose last connections linger in TIME_WAIT is free.
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
+}
+
 fn bind(ip: std::net::IpAddr, port: Option<u16>) -> anyhow::Result<std::net::TcpListener> {
     if let Some(p) = port {
-        return std::net::TcpListener::bind((ip, p))
-            .with_context(|| format!("port {p} on {ip} is not free"));
+        return listen(ip, p).with_context(|| format!("port {p} on {ip} is not free"));
     }
     for p in DEFAULT_PORTS {
-        match std::net::TcpListener::bind((ip, p)) {
+        match listen(ip, p) {
             Ok(l) => return Ok(l),
             Err(e) => tracing::warn!("port {p} is taken ({e}); trying the next"),
         }
@@ -525,6 +541,14 @@ pub(super) fn connect_as_client(common: &Common, name: &str) -> anyhow::Result<C
     connect_as(common, false, name)
 }
 
+/// Whether `e`, from [`connect`], says that no daemon answers (rather than one that refused us).
+fn no_daemon(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<passepartout::daemon::client::ClientError>(),
+        Some(passepartout::daemon::client::ClientError::Unreachable { .. })
+    )
+}
+
 /// A connection to the daemon `common` names, calling itself `name`; with the approver key too
 /// when `approver` and this user can read it.
 pub(super) fn connect_as(common: &Common, approver: bool, name: &str) -> anyhow::Result<Client> {
@@ -667,6 +691,27 @@ fn confirmed(op: &str) -> std::io::Result<bool> {
     ))
 }
 
+/// `op` (approve or deny) on `token` without a digest given: print the `pending` action and,
+/// at a terminal, go on only once the person answers yes. A person decides on the action shown,
+/// not on a token someone (the agent, say) handed them. The digest to bind the decision to, or
+/// the exit code when there is nothing to decide or the answer was no.
+pub(super) fn shown_and_confirmed(
+    op: &str,
+    token: &str,
+    pending: Option<passepartout::approvals::Pending>,
+) -> anyhow::Result<Result<String, ExitCode>> {
+    let Some(p) = pending else {
+        errln!("error: no pending approval has the token {token:?} (see `passepartout approvals`)");
+        return Ok(Err(ExitCode::from(2)));
+    };
+    errln!("{op} {}: {}", p.state, serde_json::to_string(&p.action)?);
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !confirmed(op)? {
+        errln!("not {op}d: nothing was decided");
+        return Ok(Err(ExitCode::from(1)));
+    }
+    Ok(Ok(p.digest))
+}
+
 /// Approve or deny through the running daemon, so the action runs there and its result reaches
 /// the client that asked. `None` when no daemon answers (the caller then works on the database
 /// directly).
@@ -677,7 +722,14 @@ pub fn decide_via_daemon(
     digest: Option<&str>,
     json_out: bool,
 ) -> Option<anyhow::Result<ExitCode>> {
-    let mut client = connect(common).ok()?;
+    // Only when no daemon answers: one that answers and refuses us (busy, a key it does not
+    // take) is said so, not decided behind its back on the database it holds.
+    address(common).ok()?;
+    let mut client = match connect(common) {
+        Ok(c) => c,
+        Err(e) if no_daemon(&e) => return None,
+        Err(e) => return Some(Err(e)),
+    };
     Some((|| {
         // The decision is bound to the action as shown: the digest given, else the one of the
         // action printed here.
@@ -685,20 +737,10 @@ pub fn decide_via_daemon(
             Some(d) => d.to_owned(),
             None => {
                 let (_, list) = client.call(&Request::Approvals)?;
-                let Some(p) = answer::pending(&list, token)? else {
-                    errln!(
-                        "error: no pending approval has the token {token:?} (see `passepartout approvals`)"
-                    );
-                    return Ok(ExitCode::from(2));
-                };
-                errln!("{op} {}: {}", p.state, serde_json::to_string(&p.action)?);
-                // A person at a terminal decides on the action shown, not on a token someone
-                // (the agent, say) handed them.
-                if std::io::IsTerminal::is_terminal(&std::io::stdin()) && !confirmed(op)? {
-                    errln!("not {op}d: nothing was decided");
-                    return Ok(ExitCode::from(1));
+                match shown_and_confirmed(op, token, answer::pending(&list, token)?)? {
+                    Ok(d) => d,
+                    Err(code) => return Ok(code),
                 }
-                p.digest
             }
         };
         let (token, digest) = (token.to_owned(), digest);
@@ -756,14 +798,7 @@ pub fn reach_status(common: &Common) -> anyhow::Result<Option<passepartout::daem
     }
     let mut client = match connect(common) {
         Ok(c) => c,
-        Err(e)
-            if matches!(
-                e.downcast_ref::<passepartout::daemon::client::ClientError>(),
-                Some(passepartout::daemon::client::ClientError::Unreachable { .. })
-            ) =>
-        {
-            return Ok(None);
-        }
+        Err(e) if no_daemon(&e) => return Ok(None),
         Err(e) => return Err(e),
     };
     let (_, reply) = client.call(&Request::Status)?;

@@ -213,6 +213,24 @@ pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Res
     Ok(ExitCode::SUCCESS)
 }
 
+/// The digest `op` on `token` is bound to: `digest` when given, else the pending action's,
+/// once it is shown (and, at a terminal, confirmed), as through the daemon.
+fn bound_digest(
+    op: &str,
+    journal: &Journal,
+    token: &str,
+    digest: Option<&str>,
+) -> anyhow::Result<Result<String, ExitCode>> {
+    if let Some(d) = digest {
+        return Ok(Ok(d.to_owned()));
+    }
+    let pending = passepartout::approvals::Approvals::new(journal)?
+        .pending()?
+        .into_iter()
+        .find(|p| p.token == token);
+    super::daemon::shown_and_confirmed(op, token, pending)
+}
+
 pub fn approve(
     loaded: Loaded,
     common: &Common,
@@ -220,11 +238,16 @@ pub fn approve(
     digest: Option<&str>,
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
+    let journal = common.places().journal()?;
+    let digest = match bound_digest("approve", &journal, token, digest)? {
+        Ok(d) => d,
+        Err(code) => return Ok(code),
+    };
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
+    let pipeline = pipeline(loaded, journal, &outbox, common)?;
     let origin = Origin::Approve {
         token: token.to_owned(),
-        digest: digest.map(str::to_owned),
+        digest: Some(digest),
     };
     match take(&pipeline, origin) {
         Ok(answer) => print_report(&report_of(answer)?, &outbox, json_out),
@@ -238,11 +261,16 @@ pub fn deny(
     token: &str,
     digest: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
+    let journal = common.places().journal()?;
+    let digest = match bound_digest("deny", &journal, token, digest)? {
+        Ok(d) => d,
+        Err(code) => return Ok(code),
+    };
     let outbox = Outbox::new();
-    let pipeline = pipeline(loaded, common.places().journal()?, &outbox, common)?;
+    let pipeline = pipeline(loaded, journal, &outbox, common)?;
     let origin = Origin::Deny {
         token: token.to_owned(),
-        digest: digest.map(str::to_owned),
+        digest: Some(digest),
     };
     match take(&pipeline, origin) {
         Ok(Answer::Report(_)) => {

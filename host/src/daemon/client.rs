@@ -36,10 +36,19 @@ pub enum ClientError {
     /// A message could not be written as JSON.
     #[error("protocol: {0}")]
     Json(#[from] serde_json::Error),
+    /// The daemon had no room for this connection (its handshake places were taken by others
+    /// and this one was evicted, or it serves as many clients as it takes), after
+    /// [`CONNECT_TRIES`] tries.
+    #[error("the daemon is busy: {0}")]
+    Busy(String),
     /// No randomness for the handshake's nonce.
     #[error("no randomness for the handshake: {0}")]
     Random(getrandom::Error),
 }
+
+/// How often [`Client::connect`] tries when the daemon says it is busy: over about 1.3 s, the
+/// waits doubling from 20 ms.
+pub const CONNECT_TRIES: usize = 7;
 
 /// A connection to the daemon.
 pub struct Client {
@@ -70,6 +79,37 @@ impl Client {
     /// # Errors
     /// As [`Client::connect`].
     pub fn connect_as(addr: &str, keys: Option<&Keys>, name: &str) -> Result<Client, ClientError> {
+        Client::connect_trying(addr, keys, name, CONNECT_TRIES)
+    }
+
+    /// [`Client::connect_as`], trying at most `tries` times (at least once) while the daemon
+    /// says it is busy.
+    ///
+    /// # Errors
+    /// As [`Client::connect`].
+    pub fn connect_trying(
+        addr: &str,
+        keys: Option<&Keys>,
+        name: &str,
+        tries: usize,
+    ) -> Result<Client, ClientError> {
+        let mut wait = Duration::from_millis(20);
+        for _ in 1..tries {
+            match Client::connect_once(addr, keys, name) {
+                Err(ClientError::Busy(_)) => {
+                    // A little jitter, so that clients evicted together do not come back together.
+                    let mut r = [0u8; 1];
+                    let _ = getrandom::fill(&mut r);
+                    std::thread::sleep(wait + Duration::from_millis(u64::from(r[0] % 16)));
+                    wait *= 2;
+                }
+                done => return done,
+            }
+        }
+        Client::connect_once(addr, keys, name)
+    }
+
+    fn connect_once(addr: &str, keys: Option<&Keys>, name: &str) -> Result<Client, ClientError> {
         let stream = TcpStream::connect(addr).map_err(|source| ClientError::Unreachable {
             addr: addr.into(),
             source,
@@ -333,12 +373,16 @@ fn read_frame(
     }
 }
 
-/// The daemon's refusal, from its error frame.
+/// The daemon's refusal, from its error frame: [`ClientError::Busy`] when it says it has no
+/// room for us now.
 fn refusal(message: &Value, otherwise: &str) -> ClientError {
-    ClientError::Protocol(
-        message["error"]["message"]
-            .as_str()
-            .unwrap_or(otherwise)
-            .to_owned(),
-    )
+    let text = message["error"]["message"]
+        .as_str()
+        .unwrap_or(otherwise)
+        .to_owned();
+    if message["type"] == "error" && message["error"]["kind"] == "busy" {
+        ClientError::Busy(text)
+    } else {
+        ClientError::Protocol(text)
+    }
 }

@@ -111,8 +111,8 @@ impl Server {
                 return;
             }
             Err(Refused::Evicted) => {
-                let e = ProtocolError::BadMessage("closed: too many connections were waiting to authenticate, or the daemon is stopping; connect again".into());
-                write_unsigned(&mut writer, &error_frame(&e, "protocol")).await;
+                let e = ProtocolError::Busy("closed: too many connections were waiting to authenticate, or the daemon is stopping; connect again".into());
+                write_unsigned(&mut writer, &error_frame(&e, "busy")).await;
                 return;
             }
         };
@@ -137,7 +137,7 @@ impl Server {
                 ),
             };
             tracing::warn!("refusing {peer} ({:?}): {message}", session.role);
-            outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": message } }), Class::Must);
+            outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "busy", "message": message } }), Class::Must);
             outbox.finish();
             if tokio::time::timeout(FLUSH_GRACE, &mut writer_task)
                 .await

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use passepartout::daemon::Keys;
-use passepartout::daemon::client::Client;
+use passepartout::daemon::client::{Client, ClientError};
 use passepartout::daemon::protocol::{self, Direction, Nonce, Opener, Sealer};
 use serde_json::{Value, json};
 

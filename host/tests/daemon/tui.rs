@@ -262,6 +262,38 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     drop(d);
 }
 
+/// Run `passepartout ARGS` (an `approve` of the pending `(+ 1 2)`) at a terminal, answer its
+/// question with `answer`, and check it ended as yes or no should: on no, nothing was decided
+/// (`pending` still says so).
+fn approve_at_a_terminal(
+    home: &Path,
+    name: &str,
+    args: &[&str],
+    answer: &str,
+    pending: impl Fn() -> bool,
+) {
+    let term = Tmux::run(home, name, args, 160, 24);
+    term.wait("the action and the question", |s| {
+        s.contains("(+ 1 2)") && s.contains("approve it? [y/N]")
+    });
+    if !answer.is_empty() {
+        term.keys(&[answer]);
+    }
+    term.keys(&["Enter"]);
+    let screen = term.wait("it ended", |s| s.contains("EXITED"));
+    if answer == "y" {
+        assert!(screen.contains("EXITED 0"), "{screen}");
+        assert!(!pending(), "yes did not approve it");
+    } else {
+        assert!(screen.contains("EXITED 1"), "{answer:?}: {screen}");
+        assert!(
+            screen.contains("not approved: nothing was decided"),
+            "{screen}"
+        );
+        assert!(pending(), "{answer:?} decided it");
+    }
+}
+
 #[test]
 fn approve_at_a_terminal_shows_the_action_and_decides_only_on_yes() {
     let home = tempfile::tempdir().expect("temp dir");
@@ -279,30 +311,33 @@ fn approve_at_a_terminal_shows_the_action_and_decides_only_on_yes() {
     };
     // A token handed to the person (by the agent, say) shows what it would run, and anything
     // but yes decides nothing.
-    for (answer, code) in [("n", "EXITED 1"), ("", "EXITED 1"), ("y", "EXITED 0")] {
-        let term = Tmux::run(
-            home.path(),
-            &format!("approve-{}", answer.len()),
-            &["approve", &token],
-            160,
-            24,
-        );
-        term.wait("the action and the question", |s| {
-            s.contains("(+ 1 2)") && s.contains("approve it? [y/N]")
-        });
-        if !answer.is_empty() {
-            term.keys(&[answer]);
-        }
-        term.keys(&["Enter"]);
-        let screen = term.wait("it ended", |s| s.contains("EXITED"));
-        assert!(screen.contains(code), "{answer:?}: {screen}");
-        if code == "EXITED 1" {
-            assert!(
-                screen.contains("not approved: nothing was decided"),
-                "{screen}"
-            );
-            assert!(pending(), "{answer:?} decided it");
-        }
+    for answer in ["n", "", "y"] {
+        let name = format!("approve-{}", answer.len());
+        approve_at_a_terminal(home.path(), &name, &["approve", &token], answer, pending);
     }
-    assert!(!pending(), "yes approved it");
+}
+
+#[test]
+fn approve_without_a_daemon_shows_the_action_and_decides_only_on_yes() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let token = {
+        let d = start(home.path(), &[], Some(&plugins));
+        needs_approval(&mut d.client())
+        // The daemon is killed here: `approve` works on the database itself.
+    };
+    let pending = || {
+        let out = command(home.path(), &["approvals", "--json"], &[])
+            .output()
+            .expect("approvals");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).contains(token.as_str())
+    };
+    assert!(pending(), "the action is waiting");
+    let dir = plugins.to_str().expect("utf-8");
+    for answer in ["n", "y"] {
+        let name = format!("local-approve-{answer}");
+        let args = ["--plugins", dir, "approve", &token];
+        approve_at_a_terminal(home.path(), &name, &args, answer, pending);
+    }
 }
