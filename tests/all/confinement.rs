@@ -182,17 +182,20 @@ fn writer(
     (hostile_tool(&rt, &policy), data, cache)
 }
 
+/// Call `tool` (a [`writer`] of 8 MiB) with `args`, which must end at the disk limit.
+fn past_8_mib(tool: &passepartout::runtime::Plugin, name: &str, args: &str) {
+    let err = tool.call_tool(name, args).expect_err("past an 8 MiB limit");
+    assert!(
+        matches!(err, PluginError::DiskLimit { cap_bytes, .. } if cap_bytes == 8 << 20),
+        "{name} {args}: {err:?}"
+    );
+    assert!(err.to_string().contains("disk limit of 8 MiB"), "{err}");
+}
+
 #[test]
 fn a_1_gib_write_stops_at_the_disk_limit() {
     let (tool, data, _cache) = writer(8);
-    let err = tool
-        .call_tool("fill", r#"{"path":"/data/big","mib":"1024"}"#)
-        .expect_err("1 GiB against an 8 MiB limit");
-    assert!(
-        matches!(err, PluginError::DiskLimit { cap_bytes, .. } if cap_bytes == 8 << 20),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("disk limit of 8 MiB"), "{err}");
+    past_8_mib(&tool, "fill", r#"{"path":"/data/big","mib":"1024"}"#);
     let size = std::fs::metadata(data.path().join("big")).map_or(0, |m| m.len());
     assert!(size <= 8 << 20, "{size} bytes written past the limit");
     // Under the limit, writing works; the limit is per call.
@@ -204,6 +207,46 @@ fn a_1_gib_write_stops_at_the_disk_limit() {
     assert_eq!(
         tool.call_tool("fill", r#"{"path":"/data/small2","mib":"4"}"#)
             .expect("and again in the next call"),
+        "filled"
+    );
+    still_serves(&tool);
+}
+
+#[test]
+fn a_sparse_file_is_counted_at_the_size_it_is_given() {
+    let (tool, data, _cache) = writer(8);
+    past_8_mib(&tool, "sparse", r#"{"path":"/data/hole","gib":"1024"}"#);
+    let size = std::fs::metadata(data.path().join("hole")).map_or(0, |m| m.len());
+    assert_eq!(size, 0, "the file was given its size");
+    // Under the limit, setting a size works.
+    assert_eq!(
+        tool.call_tool("sparse", r#"{"path":"/data/hole","gib":"0"}"#)
+            .expect("0 bytes fit"),
+        "sized"
+    );
+    still_serves(&tool);
+}
+
+#[test]
+fn files_and_directories_made_count_against_the_disk_limit() {
+    let (tool, data, _cache) = writer(8);
+    std::fs::create_dir(data.path().join("litter")).expect("mkdir");
+    past_8_mib(
+        &tool,
+        "litter",
+        r#"{"dir":"/data/litter","count":"1000000"}"#,
+    );
+    let made = std::fs::read_dir(data.path().join("litter"))
+        .expect("read dir")
+        .count();
+    let most = (8 << 20) / passepartout::runtime::capabilities::disk::ENTRY_BYTES;
+    assert!(made as u64 <= most, "{made} entries made, at most {most}");
+    assert!(made > 100, "only {made} entries made");
+    // Opening what exists, even with `create`, makes nothing and costs nothing: the whole
+    // limit is left to write.
+    assert_eq!(
+        tool.call_tool("fill", r#"{"path":"/data/litter/0","mib":"8"}"#)
+            .expect("an existing file opened again"),
         "filled"
     );
     still_serves(&tool);

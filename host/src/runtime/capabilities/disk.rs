@@ -1,8 +1,11 @@
-//! The disk limit for guests. Bytes a tool or skill call writes to files through WASI — the
-//! streams `write-via-stream` and `append-via-stream` open (splices into them counted at their
-//! requested length) and every positioned file write — are counted against the plugin's
-//! `disk_mib` (stdout, sockets and HTTP bodies are not disk); the write that would pass it traps, and the call fails naming the
-//! limit. Guests cannot create symlinks at all (`symlink-at` answers `not-permitted`): a link
+//! The disk limit for guests. What a tool or skill call puts on disk through WASI is counted
+//! against the plugin's `disk_mib`; the operation that would pass it traps, and the call fails
+//! naming the limit. Counted: bytes written to files (the streams `write-via-stream` and
+//! `append-via-stream` open, splices into them at their requested length, every positioned
+//! write), the growth `set-size` gives a file (a sparse file is counted at its size), and each
+//! file, directory or hard link made, at [`ENTRY_BYTES`] (an inode and a directory entry:
+//! a call cannot fill the file system's inodes with empty files). Stdout, sockets and HTTP
+//! bodies are not disk. Guests cannot create symlinks at all (`symlink-at` answers `not-permitted`): a link
 //! pointing out of a mount is harmless to the guest, which cannot follow it, but not to native
 //! programs or the operator's own tools.
 //!
@@ -13,7 +16,8 @@
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::p2::bindings::filesystem::types::{
-    Descriptor, ErrorCode, Host as FsHost, HostDescriptor,
+    Descriptor, DescriptorFlags, ErrorCode, Filesize, Host as FsHost, HostDescriptor, OpenFlags,
+    PathFlags,
 };
 use wasmtime_wasi::p2::bindings::io::streams::{
     Host as StreamsHost, HostOutputStream, StreamError as WitStreamError,
@@ -25,6 +29,10 @@ use crate::runtime::state::ToolData;
 /// The WASI 0.2 release wasmtime-wasi 48 links; guests built against any 0.2.x reach it.
 const STREAMS: &str = "wasi:io/streams@0.2.12";
 const FILESYSTEM: &str = "wasi:filesystem/types@0.2.12";
+
+/// What making one file, directory or hard link costs against the limit: a block, about what
+/// an inode and its directory entry take on common file systems. 2,048 per 8 MiB.
+pub const ENTRY_BYTES: u64 = 4096;
 
 /// What one call wrote, against its limit.
 #[derive(Debug, Default)]
@@ -191,6 +199,90 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
                 data.common.disk.charge(buf.len() as u64)?;
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
                 let r = HostDescriptor::write(&mut view, fd, buf, offset).await;
+                fs_result(data, r)
+            })
+        },
+    )?;
+    // A size is counted as written, at what it adds: a sparse file is counted at its size.
+    fs.func_wrap_async(
+        "[method]descriptor.set-size",
+        |mut store: StoreContextMut<'_, ToolData>, (fd, size): (Resource<Descriptor>, Filesize)| {
+            Box::new(async move {
+                let data = store.data_mut();
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let now = HostDescriptor::stat(&mut view, Resource::new_borrow(fd.rep()))
+                    .await
+                    .map_or(0, |s| s.size);
+                data.common.disk.charge(size.saturating_sub(now))?;
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let r = HostDescriptor::set_size(&mut view, fd, size).await;
+                fs_result(data, r)
+            })
+        },
+    )?;
+    // Entries made: a file `open-at` creates (opening one that exists costs nothing), a
+    // directory, a hard link.
+    fs.func_wrap_async(
+        "[method]descriptor.open-at",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (fd, path_flags, path, oflags, flags): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            OpenFlags,
+            DescriptorFlags,
+        )| {
+            Box::new(async move {
+                let data = store.data_mut();
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                if oflags.contains(OpenFlags::CREATE)
+                    && HostDescriptor::stat_at(
+                        &mut view,
+                        Resource::new_borrow(fd.rep()),
+                        path_flags,
+                        path.clone(),
+                    )
+                    .await
+                    .is_err()
+                {
+                    data.common.disk.charge(ENTRY_BYTES)?;
+                }
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let r =
+                    HostDescriptor::open_at(&mut view, fd, path_flags, path, oflags, flags).await;
+                fs_result(data, r)
+            })
+        },
+    )?;
+    fs.func_wrap_async(
+        "[method]descriptor.create-directory-at",
+        |mut store: StoreContextMut<'_, ToolData>, (fd, path): (Resource<Descriptor>, String)| {
+            Box::new(async move {
+                let data = store.data_mut();
+                data.common.disk.charge(ENTRY_BYTES)?;
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let r = HostDescriptor::create_directory_at(&mut view, fd, path).await;
+                fs_result(data, r)
+            })
+        },
+    )?;
+    fs.func_wrap_async(
+        "[method]descriptor.link-at",
+        |mut store: StoreContextMut<'_, ToolData>,
+         (fd, old_flags, old_path, new_fd, new_path): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            Resource<Descriptor>,
+            String,
+        )| {
+            Box::new(async move {
+                let data = store.data_mut();
+                data.common.disk.charge(ENTRY_BYTES)?;
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let r =
+                    HostDescriptor::link_at(&mut view, fd, old_flags, old_path, new_fd, new_path)
+                        .await;
                 fs_result(data, r)
             })
         },

@@ -26,6 +26,8 @@ const TOOLS: &[&str] = &[
     "shout",
     "typed-config",
     "hoard",
+    "sparse",
+    "litter",
 ];
 
 /// What `typed-config` reads its configuration into.
@@ -198,6 +200,28 @@ impl Tool for Hostile {
                     }
                 }
                 Ok(format!("opened {}", kept.len()))
+            }
+            // Makes `path` a sparse file of `gib` GiB: no byte written, the size set.
+            "sparse" => {
+                let gib: u64 = arg(&args, "gib").parse().unwrap_or(1024);
+                let f = std::fs::File::create(arg(&args, "path")).map_err(io_err)?;
+                f.set_len(gib << 30).map_err(io_err)?;
+                Ok("sized".into())
+            }
+            // Creates `count` empty files and directories in `dir`, alternately: how many.
+            "litter" => {
+                let count: usize = arg(&args, "count").parse().unwrap_or(1_000_000);
+                let dir = arg(&args, "dir");
+                for i in 0..count {
+                    let path = format!("{dir}/{i}");
+                    let made = if i % 2 == 0 {
+                        std::fs::File::create(&path).map(drop)
+                    } else {
+                        std::fs::create_dir(&path)
+                    };
+                    made.map_err(|e| ToolError::Failed(format!("made {i}: {e}")))?;
+                }
+                Ok(format!("made {count}"))
             }
             other => Err(ToolError::InvalidArgs(format!("no tool {other}"))),
         }
