@@ -235,46 +235,93 @@ fn confine_none_runs_unconfined_and_says_so() {
 /// Where the daemon can make no cgroup (not root, no delegation), the trampoline stays above
 /// the program as its subreaper and ends everything the program left, at its end and at the
 /// deadline. Run here as an unprivileged user, straight through the trampoline.
-#[test]
-fn without_a_cgroup_the_trampoline_reaps_what_the_program_left_as_an_unprivileged_user() {
+/// `sh -c script` through the trampoline with no cgroup, `ws` its read-write mount, as an
+/// unprivileged user (nobody, when the tests run as root), as a daemon that is not root runs
+/// its programs.
+fn trampoline_as_a_user(ws: &std::path::Path, script: &str) -> std::process::Command {
     use passepartout::runtime::capabilities::confine::{ARG, Confinement, NOBODY};
     use std::os::unix::process::CommandExt;
-    use std::time::{Duration, Instant};
-    let ws = program_dir();
     let sh = ["/usr/bin/sh", "/bin/sh"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .expect("a POSIX shell");
-    let trampoline = |script: &str| {
-        let spec = Confinement {
-            program: sh.into(),
-            args: vec!["-c".into(), script.into()],
-            read: Vec::new(),
-            write: vec![ws.path().to_owned()],
-            connect_ports: Vec::new(),
-            cpu_secs: 10,
-            file_size: 1 << 20,
-            processes: 64,
-            run_as: None,
-            cgroup: None,
-        };
-        let mut cmd = std::process::Command::new(passepartout_tests::trampoline());
-        cmd.arg(ARG)
-            .arg(serde_json::to_string(&spec).expect("spec"))
-            .current_dir(ws.path())
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        if std::fs::metadata("/proc/self").is_ok_and(|m| {
-            use std::os::unix::fs::MetadataExt;
-            m.uid() == 0
-        }) {
-            cmd.uid(NOBODY).gid(NOBODY);
-        }
-        cmd
+    let spec = Confinement {
+        program: sh.into(),
+        args: vec!["-c".into(), script.into()],
+        read: Vec::new(),
+        write: vec![ws.to_owned()],
+        connect_ports: Vec::new(),
+        cpu_secs: 10,
+        file_size: 1 << 20,
+        processes: 64,
+        run_as: None,
+        cgroup: None,
     };
+    let mut cmd = std::process::Command::new(passepartout_tests::trampoline());
+    cmd.arg(ARG)
+        .arg(serde_json::to_string(&spec).expect("spec"))
+        .current_dir(ws)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if std::fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    }) {
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    cmd
+}
+
+#[test]
+fn a_program_of_a_daemon_that_is_not_root_cannot_chmod_what_its_user_owns_outside_its_mount() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        passepartout::runtime::capabilities::read_only_view::available(),
+        "this machine allows user namespaces: the view must be made"
+    );
+    let ws = program_dir();
+    std::fs::write(ws.path().join("inside.sh"), "echo hi\n").expect("write");
+    // The daemon's own files (a key, the database), owned by the user programs run as.
+    let daemon = program_dir();
+    let key = daemon.path().join("approver.key");
+    std::fs::write(&key, "secret").expect("key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    give_to_nobody(ws.path());
+    give_to_nobody(daemon.path());
+    let key_path = key.to_str().expect("utf-8");
+    let script = format!(
+        "chmod 644 {key_path}; echo chmod=$?; touch -d 2000-01-01 {key_path}; echo touch=$?; \
+         chmod +x inside.sh && echo inside=ok"
+    );
+    let out = trampoline_as_a_user(ws.path(), &script)
+        .output()
+        .expect("runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("chmod=1"), "{stdout}{stderr}");
+    assert!(stdout.contains("touch=1"), "{stdout}{stderr}");
+    assert!(stderr.contains("Read-only file system"), "{stderr}");
+    let mode = std::fs::metadata(&key).expect("key").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the key's mode changed");
+    // Inside its read-write mount, the program changes modes as ever.
+    assert!(stdout.contains("inside=ok"), "{stdout}{stderr}");
+    let mode = std::fs::metadata(ws.path().join("inside.sh"))
+        .expect("script")
+        .permissions()
+        .mode();
+    assert!(mode & 0o111 != 0, "{mode:o}");
+}
+
+#[test]
+fn without_a_cgroup_the_trampoline_reaps_what_the_program_left_as_an_unprivileged_user() {
+    use std::time::{Duration, Instant};
+    let ws = program_dir();
+    let trampoline = |script: &str| trampoline_as_a_user(ws.path(), script);
     // At the program's end: its detached child goes with it.
     let start = Instant::now();
     let out = trampoline("setsid -f sleep 7.77; echo started")

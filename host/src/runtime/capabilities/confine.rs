@@ -7,14 +7,17 @@
 //!    deadline;
 //! 2. rlimits: CPU seconds, file size (the disk quota), processes, 1,024 open files, no core
 //!    dumps;
-//! 3. when the daemon runs as root, a switch to an unprivileged user (the owner of the mount the
+//! 3. a private mount namespace in which every mount is read-only but the plugin's read-write
+//!    mounts ([`super::read_only_view`]: `chmod`, `chown`, utimes and xattrs, which Landlock
+//!    does not cover, fail outside them), where the kernel allows it;
+//! 4. when the daemon runs as root, a switch to an unprivileged user (the owner of the mount the
 //!    program works in), dropping every capability (RLIMIT_NPROC does not bind root);
-//! 4. Landlock (`no_new_privs` with it): the plugin's mounts with their access, and read-only the
+//! 5. Landlock (`no_new_privs` with it): the plugin's mounts with their access, and read-only the
 //!    few system paths a program needs to start (`/usr`, `/lib*`, `/bin`, `/sbin`, the loader's
 //!    cache, `/dev/null`, ...; not `/etc`, not `/proc`, not `$HOME`); symlinks, sockets, fifos
 //!    and devices cannot be created anywhere; TCP only to the ports of the plugin's `net`
 //!    grants; no signals to, and no abstract Unix sockets of, processes outside;
-//! 5. seccomp, for what Landlock cannot say: no Unix sockets (but anonymous connected pairs,
+//! 6. seccomp, for what Landlock cannot say: no Unix sockets (but anonymous connected pairs,
 //!    which reach nothing outside), no netlink, packet or raw sockets, no UDP, no io_uring,
 //!    ptrace, mount, namespaces, kernel modules, bpf or keyrings.
 //!
@@ -82,13 +85,21 @@ impl Confine {
                 "confined by the kernel: only the plugin's mounts and read-only system paths \
                  ({}; not /etc, /proc or $HOME), TCP only to the ports of its net grants, no \
                  Unix, raw or UDP sockets, an unprivileged user when the daemon is root, its own \
-                 cgroup; refused where the kernel has no Landlock",
+                 cgroup, {}; refused where the kernel has no Landlock",
                 SYSTEM_READ
                     .iter()
                     .filter(|p| p.matches('/').count() == 1)
                     .copied()
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                if super::read_only_view::available() {
+                    "every mount read-only but its read-write ones (no chmod, chown or xattr \
+                     outside them)"
+                } else {
+                    "NOT a read-only view outside its mounts (this kernel allows the daemon's \
+                     user no namespaces): it can chmod, chown and set xattrs on what the \
+                     daemon's user owns"
+                }
             ),
             Confine::None => "UNCONFINED (`confine = \"none\"`): the program runs natively with \
                               the daemon user's rights, reads and writes whatever that user \
@@ -284,7 +295,7 @@ fn run(spec: &Confinement, supervised: bool) -> ! {
     std::process::exit(REFUSED)
 }
 
-/// Apply `spec` to this process (steps 1–5 of the module's list).
+/// Apply `spec` to this process (steps 1–6 of the module's list).
 fn confine(spec: &Confinement, supervised: bool) -> Result<(), ConfineError> {
     // A supervised program stays in its supervisor's session, so that the host's group kill
     // reaches it too.
@@ -306,6 +317,9 @@ fn confine(spec: &Confinement, supervised: bool) -> Result<(), ConfineError> {
         OPEN_FILES.min(hard_limit(libc::RLIMIT_NOFILE)),
         "open files",
     )?;
+    // Best effort: where no namespace can be made, the other steps still confine the program
+    // (`Confine::enforced` says which applies, from `read_only_view::available`).
+    let _ = super::read_only_view::enter(&spec.write);
     if let Some((uid, gid)) = spec.run_as {
         switch_user(uid, gid)?;
     }

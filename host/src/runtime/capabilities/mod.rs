@@ -13,6 +13,7 @@ pub mod gate_io;
 pub mod memory;
 pub mod net;
 pub mod process;
+pub mod read_only_view;
 pub mod reap;
 pub mod subreaper;
 

@@ -1,0 +1,217 @@
+//! Confinement's read-only view of the file system (step 4 of [`super::confine`]): the program
+//! gets a private mount namespace in which every mount is read-only except its plugin's
+//! read-write mounts.
+//!
+//! Landlock decides what a program may open, read, write, make and remove; it does not cover
+//! `chmod`, `chown`, `utimensat` or extended attributes, which need only a path. Without this
+//! view, a program granted to a daemon that is not root runs as the daemon's user and could
+//! `chmod` the daemon's keys to 0644, its database to 000, or the user's `~/.ssh` open to all.
+//! On a read-only mount each of these fails with `EROFS` ("Read-only file system"); writing to
+//! devices (`/dev/null`) is not affected.
+//!
+//! A daemon that is not root makes the namespace inside a user namespace of its own, in which
+//! the program keeps its user and group (mapped to themselves: no capability survives the
+//! exec). Where the kernel or its security module allows no user namespaces to ordinary users
+//! (Ubuntu's `apparmor_restrict_unprivileged_userns`, `user.max_user_namespaces = 0`), the
+//! program runs without the view, confined by the other steps: [`available`] says which.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Why the view could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("read-only view of the file system: cannot {step}: {source}")]
+pub struct ViewError {
+    /// The step that failed.
+    step: String,
+    /// The operating system's error.
+    #[source]
+    source: std::io::Error,
+}
+
+/// What `mount_setattr(2)` takes (linux/mount.h).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+fn step(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ViewError {
+    let step = what.into();
+    move |source| ViewError { step, source }
+}
+
+fn check(rc: libc::c_long) -> std::io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn c_path(path: &Path) -> std::io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+}
+
+/// Set (`set`) or clear read-only on the mount at `path`, and with `recursive` on every mount
+/// below it.
+fn read_only(path: &Path, set: bool, recursive: bool) -> std::io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if set { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if set { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let p = c_path(path)?;
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: mount_setattr(2) reads a NUL-terminated path and a mount_attr of the size given,
+    // both alive for the call.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })
+}
+
+fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> std::io::Result<()> {
+    let target = c_path(target)?;
+    let source = source.map(c_path).transpose()?;
+    // SAFETY: mount(2) with NUL-terminated paths alive for the call (or NULL source), no
+    // file system type and no data.
+    check(libc::c_long::from(unsafe {
+        libc::mount(
+            source.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            target.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    }))
+}
+
+/// Enter a new user namespace (unless root) and mount namespace, in which this process keeps
+/// its user and group.
+fn unshare() -> Result<(), ViewError> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if uid == 0 {
+        // SAFETY: unshare(2) takes plain flags.
+        return check(libc::c_long::from(unsafe {
+            libc::unshare(libc::CLONE_NEWNS)
+        }))
+        .map_err(step("make a mount namespace"));
+    }
+    // SAFETY: as above; it needs this process to have one thread (the trampoline has).
+    check(libc::c_long::from(unsafe {
+        libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS)
+    }))
+    .map_err(step("make a user and mount namespace"))?;
+    std::fs::write("/proc/self/setgroups", "deny").map_err(step("deny setgroups"))?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1")).map_err(step("map the user"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")).map_err(step("map the group"))
+}
+
+/// Give this process (which must have one thread) a private mount namespace where every mount
+/// is read-only but those at `writable` (each bound onto itself; mounts below them stay
+/// read-only).
+///
+/// # Errors
+/// A step failed; the process may then be in the new namespace with only part of the view.
+pub fn enter(writable: &[PathBuf]) -> Result<(), ViewError> {
+    unshare()?;
+    let root = Path::new("/");
+    // Nothing done here reaches the daemon's namespace.
+    mount(None, root, libc::MS_REC | libc::MS_PRIVATE).map_err(step("make / private"))?;
+    read_only(root, true, true).map_err(step("make every mount read-only"))?;
+    for path in writable {
+        mount(Some(path), path, libc::MS_BIND | libc::MS_REC)
+            .map_err(step(format!("bind {}", path.display())))?;
+        read_only(path, false, false).map_err(step(format!("make {} writable", path.display())))?;
+    }
+    // The working directory still points into the mount below the new ones: enter it again
+    // by its path, through them.
+    let cwd = std::env::current_dir().map_err(step("read the working directory"))?;
+    std::env::set_current_dir(&cwd).map_err(step("enter the working directory again"))
+}
+
+/// Whether [`enter`] works for this process's user here: tried in a child process, which
+/// exits at once. The daemon asks once, to say in `plugins` and `audit` what confinement
+/// applies.
+pub fn available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        // SAFETY: the child only makes system calls (no allocation, no lock: the parent may
+        // have other threads) and leaves with _exit.
+        unsafe {
+            match libc::fork() {
+                -1 => false,
+                0 => {
+                    let ok = probe();
+                    libc::_exit(if ok { 0 } else { 1 })
+                }
+                child => {
+                    let mut status = 0;
+                    libc::waitpid(child, &mut status, 0) == child
+                        && libc::WIFEXITED(status)
+                        && libc::WEXITSTATUS(status) == 0
+                }
+            }
+        }
+    })
+}
+
+/// In a forked child: whether a user and mount namespace can be made and a mount made
+/// read-only in it. Only system calls, on static strings.
+fn probe() -> bool {
+    // SAFETY: plain system calls with static NUL-terminated strings.
+    unsafe {
+        let flags = if libc::geteuid() == 0 {
+            libc::CLONE_NEWNS
+        } else {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+        };
+        if libc::unshare(flags) != 0 {
+            return false;
+        }
+        // Without a user mapping the new namespace's mount calls still work for a fresh
+        // user namespace's owner (its capabilities); a security module that forbids them
+        // shows here.
+        let root = c"/".as_ptr();
+        if libc::mount(
+            std::ptr::null(),
+            root,
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return false;
+        }
+        let attr = MountAttr {
+            attr_set: MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            root,
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) == 0
+    }
+}
