@@ -18,3 +18,29 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[used]
 static MALLOC_CONF: &u8 =
     &b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,metadata_thp:disabled\0"[0];
+
+/// Stop jemalloc's background threads (the purging goes back to the threads that allocate),
+/// so that this process has only the thread that calls this. For the confinement trampoline
+/// before it makes a user namespace, which the kernel allows only to a process of one thread.
+///
+/// # Errors
+/// jemalloc refused (it names no reason beyond its error number).
+pub fn stop_background_threads() -> std::io::Result<()> {
+    let mut off = false;
+    // SAFETY: mallctl writes "background_thread" from a bool we own, of the size given; it
+    // joins the threads before it returns.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"background_thread".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&raw mut off).cast(),
+            std::mem::size_of::<bool>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(rc))
+    }
+}

@@ -216,6 +216,12 @@ fn a_1_gib_write_stops_at_the_disk_limit() {
 fn a_sparse_file_is_counted_at_the_size_it_is_given() {
     let (tool, data, _cache) = writer(8);
     past_8_mib(&tool, "sparse", r#"{"path":"/data/hole","gib":"1024"}"#);
+    // One byte written a TiB in makes the same hole.
+    past_8_mib(
+        &tool,
+        "sparse",
+        r#"{"path":"/data/hole","gib":"1024","how":"seek"}"#,
+    );
     let size = std::fs::metadata(data.path().join("hole")).map_or(0, |m| m.len());
     assert_eq!(size, 0, "the file was given its size");
     // Under the limit, setting a size works.

@@ -235,10 +235,14 @@ fn confine_none_runs_unconfined_and_says_so() {
 /// Where the daemon can make no cgroup (not root, no delegation), the trampoline stays above
 /// the program as its subreaper and ends everything the program left, at its end and at the
 /// deadline. Run here as an unprivileged user, straight through the trampoline.
-/// `sh -c script` through the trampoline with no cgroup, `ws` its read-write mount, as an
-/// unprivileged user (nobody, when the tests run as root), as a daemon that is not root runs
-/// its programs.
-fn trampoline_as_a_user(ws: &std::path::Path, script: &str) -> std::process::Command {
+/// `sh -c script` through the trampoline, `ws` its read-write mount, as an unprivileged user
+/// (nobody, when the tests run as root), as a daemon that is not root runs its programs; in
+/// `cgroup` (its `cgroup.procs`) when given, else supervised.
+fn trampoline_as_a_user(
+    ws: &std::path::Path,
+    script: &str,
+    cgroup: Option<std::path::PathBuf>,
+) -> std::process::Command {
     use passepartout::runtime::capabilities::confine::{ARG, Confinement, NOBODY};
     use std::os::unix::process::CommandExt;
     let sh = ["/usr/bin/sh", "/bin/sh"]
@@ -255,7 +259,7 @@ fn trampoline_as_a_user(ws: &std::path::Path, script: &str) -> std::process::Com
         file_size: 1 << 20,
         processes: 64,
         run_as: None,
-        cgroup: None,
+        cgroup,
     };
     let mut cmd = std::process::Command::new(passepartout_tests::trampoline());
     cmd.arg(ARG)
@@ -296,32 +300,47 @@ fn a_program_of_a_daemon_that_is_not_root_cannot_chmod_what_its_user_owns_outsid
         "chmod 644 {key_path}; echo chmod=$?; touch -d 2000-01-01 {key_path}; echo touch=$?; \
          chmod +x inside.sh && echo inside=ok"
     );
-    let out = trampoline_as_a_user(ws.path(), &script)
-        .output()
-        .expect("runs");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(stdout.contains("chmod=1"), "{stdout}{stderr}");
-    assert!(stdout.contains("touch=1"), "{stdout}{stderr}");
-    assert!(stderr.contains("Read-only file system"), "{stderr}");
-    let mode = std::fs::metadata(&key).expect("key").permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600, "the key's mode changed");
-    // Inside its read-write mount, the program changes modes as ever.
-    assert!(stdout.contains("inside=ok"), "{stdout}{stderr}");
-    let mode = std::fs::metadata(ws.path().join("inside.sh"))
-        .expect("script")
-        .permissions()
-        .mode();
-    assert!(mode & 0o111 != 0, "{mode:o}");
+    // Supervised (no cgroup), and as the program itself in a cgroup it joined (a file
+    // standing in for `cgroup.procs`: the trampoline then confines itself, with the
+    // allocator's threads running, rather than a forked child).
+    let procs = daemon.path().join("cgroup.procs");
+    std::fs::write(&procs, "").expect("procs");
+    give_to_nobody(daemon.path());
+    for cgroup in [None, Some(procs)] {
+        let joined = cgroup.is_some();
+        let out = trampoline_as_a_user(ws.path(), &script, cgroup)
+            .output()
+            .expect("runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            stdout.contains("chmod=1"),
+            "joined {joined}: {stdout}{stderr}"
+        );
+        assert!(
+            stdout.contains("touch=1"),
+            "joined {joined}: {stdout}{stderr}"
+        );
+        assert!(stderr.contains("Read-only file system"), "{stderr}");
+        let mode = std::fs::metadata(&key).expect("key").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "joined {joined}: the key's mode changed");
+        // Inside its read-write mount, the program changes modes as ever.
+        assert!(stdout.contains("inside=ok"), "{stdout}{stderr}");
+        let script_mode = std::fs::metadata(ws.path().join("inside.sh"))
+            .expect("script")
+            .permissions()
+            .mode();
+        assert!(script_mode & 0o111 != 0, "{script_mode:o}");
+    }
 }
 
 #[test]
 fn without_a_cgroup_the_trampoline_reaps_what_the_program_left_as_an_unprivileged_user() {
     use std::time::{Duration, Instant};
     let ws = program_dir();
-    let trampoline = |script: &str| trampoline_as_a_user(ws.path(), script);
+    let trampoline = |script: &str| trampoline_as_a_user(ws.path(), script, None);
     // At the program's end: its detached child goes with it.
     let start = Instant::now();
     let out = trampoline("setsid -f sleep 7.77; echo started")

@@ -725,6 +725,12 @@ pub fn decide_via_daemon(
     // Only when no daemon answers: one that answers and refuses us (busy, a key it does not
     // take) is said so, not decided behind its back on the database it holds.
     address(common).ok()?;
+    // A rendezvous left by a daemon that was killed names no daemon, whoever holds its port now.
+    if common.port.is_none()
+        && passepartout::daemon::rendezvous_file().is_some_and(|p| running_daemon(&p).is_none())
+    {
+        return None;
+    }
     let mut client = match connect(common) {
         Ok(c) => c,
         Err(e) if no_daemon(&e) => return None,

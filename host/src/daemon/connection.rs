@@ -48,8 +48,10 @@ struct Session {
 enum Refused {
     /// Told to the client, unsigned, then closed.
     Protocol(ProtocolError),
-    /// Evicted for a newer connection, or the daemon is stopping.
+    /// Evicted for a newer connection.
     Evicted,
+    /// The daemon is stopping.
+    Stopping,
 }
 
 impl From<ProtocolError> for Refused {
@@ -100,7 +102,7 @@ impl Server {
                 Ok(r) => r,
                 Err(_) => Err(Refused::Protocol(ProtocolError::Timeout(deadline.as_secs()))),
             },
-            _ = stopping.wait_for(|s| *s) => Err(Refused::Evicted),
+            _ = stopping.wait_for(|s| *s) => Err(Refused::Stopping),
         };
         self.handshake_done(conn);
         let session = match handshake {
@@ -111,8 +113,16 @@ impl Server {
                 return;
             }
             Err(Refused::Evicted) => {
-                let e = ProtocolError::Busy("closed: too many connections were waiting to authenticate, or the daemon is stopping; connect again".into());
+                let e = ProtocolError::Busy(
+                    "closed: too many connections were waiting to authenticate; connect again"
+                        .into(),
+                );
                 write_unsigned(&mut writer, &error_frame(&e, "busy")).await;
+                return;
+            }
+            Err(Refused::Stopping) => {
+                let e = ProtocolError::BadMessage("the daemon is stopping".into());
+                write_unsigned(&mut writer, &error_frame(&e, "shutdown")).await;
                 return;
             }
         };

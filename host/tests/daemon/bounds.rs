@@ -142,9 +142,9 @@ fn a_flood_of_connections_that_never_authenticate_does_not_keep_a_client_out() {
             Err(e) => panic!("a try during the flood: {e}"),
         }
         // Measured: none busy (at 30,000 connections a second, unpaced: 4 to 9 of 24 to 29
-        // tries); when a full daemon refused new connections instead, 40 of 40.
+        // tries); when a full daemon refused new connections instead, 21 of 21.
         assert!(
-            busy.len() < 40,
+            busy.len() <= 20,
             "{} tries were told busy and {served} served: {:?}",
             busy.len(),
             busy[0]

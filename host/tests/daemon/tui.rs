@@ -42,13 +42,23 @@ impl Tmux {
         let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
         // The shell stays after the command ends, to say how it ended.
         let script = format!("{}; echo \"EXITED $?\"; sleep 600", quoted.join(" "));
-        let started = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name])
-            .args(["-x", &width.to_string(), "-y", &height.to_string()])
-            .args(["sh", "-c", &script])
-            .status()
-            .expect("tmux (.ci/run installs it)");
-        assert!(started.success());
+        // Tests that start the first sessions at once race to start tmux's server, and the
+        // loser is told the server exited: it tries again.
+        let mut tries = 0;
+        loop {
+            let started = Command::new("tmux")
+                .args(["new-session", "-d", "-s", &name])
+                .args(["-x", &width.to_string(), "-y", &height.to_string()])
+                .args(["sh", "-c", &script])
+                .output()
+                .expect("tmux (.ci/run installs it)");
+            tries += 1;
+            if started.status.success() {
+                break;
+            }
+            assert!(tries < 5, "tmux new-session: {started:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
         Tmux { name }
     }
 

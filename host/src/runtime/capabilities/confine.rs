@@ -180,6 +180,9 @@ pub enum ConfineError {
     /// After the switch, the process could become root again.
     #[error("could regain root after switching user")]
     RegainedRoot,
+    /// The read-only view of the file system could not be made.
+    #[error(transparent)]
+    View(#[from] super::read_only_view::ViewError),
     /// Landlock refused a rule or the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
@@ -317,9 +320,10 @@ fn confine(spec: &Confinement, supervised: bool) -> Result<(), ConfineError> {
         OPEN_FILES.min(hard_limit(libc::RLIMIT_NOFILE)),
         "open files",
     )?;
-    // Best effort: where no namespace can be made, the other steps still confine the program
-    // (`Confine::enforced` says which applies, from `read_only_view::available`).
-    let _ = super::read_only_view::enter(&spec.write);
+    // Where the kernel gives this user no namespace, the other steps still confine the program
+    // (`Confine::enforced` says which applies, from `read_only_view::available`); any other
+    // failure refuses the program.
+    super::read_only_view::enter(&spec.write)?;
     if let Some((uid, gid)) = spec.run_as {
         switch_user(uid, gid)?;
     }
@@ -489,6 +493,15 @@ const DENIED_SYSCALLS: &[libc::c_long] = &[
     libc::SYS_process_vm_writev,
     libc::SYS_mount,
     libc::SYS_umount2,
+    // The new mount API: a program with capabilities in its user namespace (a binary with file
+    // capabilities) could otherwise undo the read-only view.
+    libc::SYS_mount_setattr,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
     libc::SYS_pivot_root,
     libc::SYS_chroot,
     libc::SYS_unshare,

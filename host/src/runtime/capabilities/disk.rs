@@ -2,7 +2,8 @@
 //! against the plugin's `disk_mib`; the operation that would pass it traps, and the call fails
 //! naming the limit. Counted: bytes written to files (the streams `write-via-stream` and
 //! `append-via-stream` open, splices into them at their requested length, every positioned
-//! write), the growth `set-size` gives a file (a sparse file is counted at its size), and each
+//! write), the growth a write past the end, a stream opened past it or `set-size` gives a file
+//! (a sparse file is counted at its size), and each
 //! file, directory or hard link made, at [`ENTRY_BYTES`] (an inode and a directory entry:
 //! a call cannot fill the file system's inodes with empty files). Stdout, sockets and HTTP
 //! bodies are not disk. Guests cannot create symlinks at all (`symlink-at` answers `not-permitted`): a link
@@ -65,6 +66,11 @@ impl DiskMeter {
         }
     }
 
+    /// Give back `bytes` counted for an operation that failed.
+    fn refund(&mut self, bytes: u64) {
+        self.used = self.used.saturating_sub(bytes);
+    }
+
     /// Count `bytes` about to be written; past the limit, the trap that ends the call.
     fn charge(&mut self, bytes: u64) -> wasmtime::Result<()> {
         let after = self.used.saturating_add(bytes);
@@ -78,6 +84,26 @@ impl DiskMeter {
         self.used = after;
         Ok(())
     }
+}
+
+/// The size of the file `fd` (a borrow of it) is now; 0 when it cannot be read.
+async fn size_now(data: &mut ToolData, fd: u32) -> u64 {
+    let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+    HostDescriptor::stat(&mut view, Resource::new_borrow(fd))
+        .await
+        .map_or(0, |s| s.size)
+}
+
+/// Answer `r` as wasmtime-wasi would, giving back `charged` when it failed.
+fn fs_result_refunded<T>(
+    data: &mut ToolData,
+    r: FsResult<T>,
+    charged: u64,
+) -> wasmtime::Result<(Result<T, ErrorCode>,)> {
+    if r.is_err() {
+        data.common.disk.refund(charged);
+    }
+    fs_result(data, r)
 }
 
 fn stream_result<T>(
@@ -196,7 +222,12 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
          (fd, buf, offset): (Resource<Descriptor>, Vec<u8>, u64)| {
             Box::new(async move {
                 let data = store.data_mut();
-                data.common.disk.charge(buf.len() as u64)?;
+                // A write past the end also makes the gap before it (a sparse file counts at
+                // its size).
+                let len = buf.len() as u64;
+                let size = size_now(data, fd.rep()).await;
+                let grows = offset.saturating_add(len).saturating_sub(size);
+                data.common.disk.charge(len.max(grows))?;
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
                 let r = HostDescriptor::write(&mut view, fd, buf, offset).await;
                 fs_result(data, r)
@@ -209,14 +240,11 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
         |mut store: StoreContextMut<'_, ToolData>, (fd, size): (Resource<Descriptor>, Filesize)| {
             Box::new(async move {
                 let data = store.data_mut();
-                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
-                let now = HostDescriptor::stat(&mut view, Resource::new_borrow(fd.rep()))
-                    .await
-                    .map_or(0, |s| s.size);
-                data.common.disk.charge(size.saturating_sub(now))?;
+                let grows = size.saturating_sub(size_now(data, fd.rep()).await);
+                data.common.disk.charge(grows)?;
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
                 let r = HostDescriptor::set_size(&mut view, fd, size).await;
-                fs_result(data, r)
+                fs_result_refunded(data, r, grows)
             })
         },
     )?;
@@ -235,7 +263,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
             Box::new(async move {
                 let data = store.data_mut();
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
-                if oflags.contains(OpenFlags::CREATE)
+                let makes = oflags.contains(OpenFlags::CREATE)
                     && HostDescriptor::stat_at(
                         &mut view,
                         Resource::new_borrow(fd.rep()),
@@ -243,14 +271,13 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
                         path.clone(),
                     )
                     .await
-                    .is_err()
-                {
-                    data.common.disk.charge(ENTRY_BYTES)?;
-                }
+                    .is_err();
+                let charged = if makes { ENTRY_BYTES } else { 0 };
+                data.common.disk.charge(charged)?;
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
                 let r =
                     HostDescriptor::open_at(&mut view, fd, path_flags, path, oflags, flags).await;
-                fs_result(data, r)
+                fs_result_refunded(data, r, charged)
             })
         },
     )?;
@@ -262,7 +289,7 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
                 data.common.disk.charge(ENTRY_BYTES)?;
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
                 let r = HostDescriptor::create_directory_at(&mut view, fd, path).await;
-                fs_result(data, r)
+                fs_result_refunded(data, r, ENTRY_BYTES)
             })
         },
     )?;
@@ -283,18 +310,26 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
                 let r =
                     HostDescriptor::link_at(&mut view, fd, old_flags, old_path, new_fd, new_path)
                         .await;
-                fs_result(data, r)
+                fs_result_refunded(data, r, ENTRY_BYTES)
             })
         },
     )?;
     // The streams that write to files: remembered, so that their writes are counted.
-    fs.func_wrap(
+    // A stream that starts past the end makes the gap before it.
+    fs.func_wrap_async(
         "[method]descriptor.write-via-stream",
         |mut store: StoreContextMut<'_, ToolData>, (fd, offset): (Resource<Descriptor>, u64)| {
-            let data = store.data_mut();
-            let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
-            let r = HostDescriptor::write_via_stream(&mut view, fd, offset);
-            file_stream(data, r)
+            Box::new(async move {
+                let data = store.data_mut();
+                let gap = offset.saturating_sub(size_now(data, fd.rep()).await);
+                data.common.disk.charge(gap)?;
+                let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
+                let r = HostDescriptor::write_via_stream(&mut view, fd, offset);
+                if r.is_err() {
+                    data.common.disk.refund(gap);
+                }
+                file_stream(data, r)
+            })
         },
     )?;
     fs.func_wrap(

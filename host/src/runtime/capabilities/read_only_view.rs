@@ -10,10 +10,13 @@
 //! devices (`/dev/null`) is not affected.
 //!
 //! A daemon that is not root makes the namespace inside a user namespace of its own, in which
-//! the program keeps its user and group (mapped to themselves: no capability survives the
-//! exec). Where the kernel or its security module allows no user namespaces to ordinary users
-//! (Ubuntu's `apparmor_restrict_unprivileged_userns`, `user.max_user_namespaces = 0`), the
-//! program runs without the view, confined by the other steps: [`available`] says which.
+//! the program keeps its user and group (mapped to themselves); the capabilities that
+//! namespace gives are dropped, bounding set included, before the exec, so that no binary with
+//! file capabilities gets them back (and seccomp refuses the mount calls that could undo the
+//! view). Where the kernel allows ordinary users no user namespaces (`unshare` answers `EPERM`,
+//! `ENOSPC` or `EUSERS`: `user.max_user_namespaces = 0`), or no mounts in them (Ubuntu 24.04's
+//! AppArmor: the first mount answers `EPERM`), the program runs without the view, confined by the other steps: [`available`] says which. Any other
+//! failure refuses the program.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -101,39 +104,112 @@ fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> std::io:
     }))
 }
 
+/// Wait (up to a second) until this process has one thread: a thread jemalloc was told to
+/// stop may still be leaving when `pthread_join` returns.
+fn one_thread() -> Result<(), ViewError> {
+    for _ in 0..1000 {
+        let threads = std::fs::read_dir("/proc/self/task")
+            .map_err(step("count this process's threads"))?
+            .count();
+        if threads == 1 {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    Err(ViewError {
+        step: "make a user namespace".into(),
+        source: std::io::Error::other("this process still has other threads after a second"),
+    })
+}
+
 /// Enter a new user namespace (unless root) and mount namespace, in which this process keeps
-/// its user and group.
-fn unshare() -> Result<(), ViewError> {
+/// its user and group. `Ok(false)`: the kernel gives this user no namespaces.
+fn unshare() -> Result<bool, ViewError> {
     // SAFETY: geteuid/getegid have no preconditions.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     if uid == 0 {
         // SAFETY: unshare(2) takes plain flags.
-        return check(libc::c_long::from(unsafe {
+        check(libc::c_long::from(unsafe {
             libc::unshare(libc::CLONE_NEWNS)
         }))
-        .map_err(step("make a mount namespace"));
+        .map_err(step("make a mount namespace"))?;
+        return Ok(true);
     }
-    // SAFETY: as above; it needs this process to have one thread (the trampoline has).
-    check(libc::c_long::from(unsafe {
+    // A user namespace is made only by a process of one thread: the allocator's background
+    // thread goes first (the trampoline starts no other).
+    crate::allocator::stop_background_threads()
+        .map_err(step("stop the allocator's background thread"))?;
+    one_thread()?;
+    // SAFETY: as above.
+    match check(libc::c_long::from(unsafe {
         libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS)
-    }))
-    .map_err(step("make a user and mount namespace"))?;
+    })) {
+        Ok(()) => {}
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EPERM | libc::ENOSPC | libc::EUSERS)
+            ) =>
+        {
+            return Ok(false);
+        }
+        Err(e) => return Err(step("make a user and mount namespace")(e)),
+    }
     std::fs::write("/proc/self/setgroups", "deny").map_err(step("deny setgroups"))?;
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1")).map_err(step("map the user"))?;
-    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")).map_err(step("map the group"))
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
+        .map_err(step("map the group"))?;
+    Ok(true)
+}
+
+/// Drop every capability this process has in its user namespace, the bounding set first, so
+/// that no exec (of a binary with file capabilities) gives any back.
+fn drop_capabilities() -> Result<(), ViewError> {
+    for cap in 0..64 {
+        // SAFETY: prctl(PR_CAPBSET_DROP, cap) takes plain integers; EINVAL past the last
+        // capability the kernel knows ends the loop.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINVAL) && cap > 0 {
+                break;
+            }
+            return Err(step(format!("drop capability {cap} from the bounding set"))(e));
+        }
+    }
+    // A version 3 header (0x20080522, this process) and two data words, every set empty.
+    let mut header = [0x2008_0522u32, 0];
+    let data = [0u32; 6];
+    // SAFETY: capset(2) reads a header and two {effective, permitted, inheritable} words of
+    // the sizes given, alive for the call.
+    check(unsafe { libc::syscall(libc::SYS_capset, header.as_mut_ptr(), data.as_ptr()) })
+        .map_err(step("drop every capability"))
 }
 
 /// Give this process (which must have one thread) a private mount namespace where every mount
 /// is read-only but those at `writable` (each bound onto itself; mounts below them stay
 /// read-only).
 ///
+/// Where the kernel gives this user no namespaces, nothing is done.
+///
 /// # Errors
-/// A step failed; the process may then be in the new namespace with only part of the view.
+/// A step failed; the process may then be in the new namespace with only part of the view
+/// (the trampoline then refuses to run the program).
 pub fn enter(writable: &[PathBuf]) -> Result<(), ViewError> {
-    unshare()?;
+    if !unshare()? {
+        return Ok(());
+    }
     let root = Path::new("/");
     // Nothing done here reaches the daemon's namespace.
-    mount(None, root, libc::MS_REC | libc::MS_PRIVATE).map_err(step("make / private"))?;
+    match mount(None, root, libc::MS_REC | libc::MS_PRIVATE) {
+        Ok(()) => {}
+        // A security module that lets ordinary users make user namespaces but not mount in
+        // them (Ubuntu 24.04's AppArmor): as no namespace at all.
+        // SAFETY: geteuid has no preconditions.
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) && unsafe { libc::geteuid() } != 0 => {
+            return Ok(());
+        }
+        Err(e) => return Err(step("make / private")(e)),
+    }
     read_only(root, true, true).map_err(step("make every mount read-only"))?;
     for path in writable {
         mount(Some(path), path, libc::MS_BIND | libc::MS_REC)
@@ -143,7 +219,12 @@ pub fn enter(writable: &[PathBuf]) -> Result<(), ViewError> {
     // The working directory still points into the mount below the new ones: enter it again
     // by its path, through them.
     let cwd = std::env::current_dir().map_err(step("read the working directory"))?;
-    std::env::set_current_dir(&cwd).map_err(step("enter the working directory again"))
+    std::env::set_current_dir(&cwd).map_err(step("enter the working directory again"))?;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        drop_capabilities()?;
+    }
+    Ok(())
 }
 
 /// Whether [`enter`] works for this process's user here: tried in a child process, which
@@ -163,9 +244,17 @@ pub fn available() -> bool {
                 }
                 child => {
                     let mut status = 0;
-                    libc::waitpid(child, &mut status, 0) == child
-                        && libc::WIFEXITED(status)
-                        && libc::WEXITSTATUS(status) == 0
+                    loop {
+                        let r = libc::waitpid(child, &mut status, 0);
+                        if r == child {
+                            break libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+                        }
+                        if r == -1
+                            && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+                        {
+                            break false;
+                        }
+                    }
                 }
             }
         }

@@ -201,11 +201,18 @@ impl Tool for Hostile {
                 }
                 Ok(format!("opened {}", kept.len()))
             }
-            // Makes `path` a sparse file of `gib` GiB: no byte written, the size set.
+            // Makes `path` a sparse file of `gib` GiB: no byte written, the size set; with
+            // `"how": "seek"`, one byte written `gib` GiB in.
             "sparse" => {
+                use std::io::{Seek, SeekFrom, Write};
                 let gib: u64 = arg(&args, "gib").parse().unwrap_or(1024);
-                let f = std::fs::File::create(arg(&args, "path")).map_err(io_err)?;
-                f.set_len(gib << 30).map_err(io_err)?;
+                let mut f = std::fs::File::create(arg(&args, "path")).map_err(io_err)?;
+                if arg(&args, "how") == "seek" {
+                    f.seek(SeekFrom::Start(gib << 30)).map_err(io_err)?;
+                    f.write_all(b"x").map_err(io_err)?;
+                } else {
+                    f.set_len(gib << 30).map_err(io_err)?;
+                }
                 Ok("sized".into())
             }
             // Creates `count` empty files and directories in `dir`, alternately: how many.
