@@ -476,6 +476,42 @@ fn kill_9_loses_neither_pending_approvals_nor_the_journal() {
 }
 
 #[test]
+fn approve_refused_by_the_running_daemon_decides_nothing_behind_its_back() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    let token = needs_approval(&mut d.client());
+    // A key the daemon does not take: it answers, and refuses. The database is this user's
+    // to open, but the decision is not made there instead.
+    let wrong = "w".repeat(40);
+    for op in ["approve", "deny"] {
+        let out = command(
+            home.path(),
+            &[op, &token],
+            &[("PASSEPARTOUT_HMAC_SECRET", wrong.as_str())],
+        )
+        .output()
+        .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{op}: {stderr}");
+        assert!(
+            !stderr.contains("(+ 1 2)"),
+            "{op} showed the action: {stderr}"
+        );
+    }
+    let (_, list) = d
+        .client()
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    assert!(
+        list["result"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|p| p["token"] == token.as_str())),
+        "still pending: {list}"
+    );
+}
+
+#[test]
 fn the_approve_command_goes_through_the_running_daemon() {
     let home = tempfile::tempdir().expect("temp dir");
     let plugins = hostile_gate_dir(home.path());
