@@ -475,12 +475,30 @@ fn kill_9_loses_neither_pending_approvals_nor_the_journal() {
     assert_eq!(result(&reply), "3");
 }
 
+/// A daemon in `home` with the hostile gate, and the token of the `(+ 1 2)` it holds for
+/// approval.
+fn holding_an_approval(home: &Path) -> (Daemon, String) {
+    let plugins = hostile_gate_dir(home);
+    let d = start(home, &[], Some(&plugins));
+    let token = needs_approval(&mut d.client());
+    (d, token)
+}
+
+/// Whether `token` is still pending, as the daemon's `approvals` says.
+fn is_pending(d: &Daemon, token: &str) -> bool {
+    let (_, list) = d
+        .client()
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    list["result"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|p| p["token"] == token))
+}
+
 #[test]
 fn approve_refused_by_the_running_daemon_decides_nothing_behind_its_back() {
     let home = tempfile::tempdir().expect("temp dir");
-    let plugins = hostile_gate_dir(home.path());
-    let d = start(home.path(), &[], Some(&plugins));
-    let token = needs_approval(&mut d.client());
+    let (d, token) = holding_an_approval(home.path());
     // A key the daemon does not take: it answers, and refuses. The database is this user's
     // to open, but the decision is not made there instead.
     let wrong = "w".repeat(40);
@@ -499,16 +517,7 @@ fn approve_refused_by_the_running_daemon_decides_nothing_behind_its_back() {
             "{op} showed the action: {stderr}"
         );
     }
-    let (_, list) = d
-        .client()
-        .request_raw("approvals", json!({}))
-        .expect("approvals");
-    assert!(
-        list["result"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|p| p["token"] == token.as_str())),
-        "still pending: {list}"
-    );
+    assert!(is_pending(&d, &token), "decided");
 }
 
 #[test]

@@ -307,18 +307,8 @@ fn approve_at_a_terminal(
 #[test]
 fn approve_at_a_terminal_shows_the_action_and_decides_only_on_yes() {
     let home = tempfile::tempdir().expect("temp dir");
-    let plugins = hostile_gate_dir(home.path());
-    let d = start(home.path(), &[], Some(&plugins));
-    let token = needs_approval(&mut d.client());
-    let pending = || {
-        let (_, list) = d
-            .client()
-            .request_raw("approvals", json!({}))
-            .expect("approvals");
-        list["result"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|p| p["token"] == token.as_str()))
-    };
+    let (d, token) = holding_an_approval(home.path());
+    let pending = || is_pending(&d, &token);
     // A token handed to the person (by the agent, say) shows what it would run, and anything
     // but yes decides nothing.
     for answer in ["n", "", "y"] {
@@ -331,11 +321,8 @@ fn approve_at_a_terminal_shows_the_action_and_decides_only_on_yes() {
 fn approve_without_a_daemon_shows_the_action_and_decides_only_on_yes() {
     let home = tempfile::tempdir().expect("temp dir");
     let plugins = hostile_gate_dir(home.path());
-    let token = {
-        let d = start(home.path(), &[], Some(&plugins));
-        needs_approval(&mut d.client())
-        // The daemon is killed here: `approve` works on the database itself.
-    };
+    // The daemon is killed at once: `approve` works on the database itself.
+    let (_, token) = holding_an_approval(home.path());
     let pending = || {
         let out = command(home.path(), &["approvals", "--json"], &[])
             .output()
