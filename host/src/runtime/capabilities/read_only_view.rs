@@ -1,4 +1,4 @@
-//! Confinement's read-only view of the file system (step 4 of [`super::confine`]): the program
+//! Confinement's read-only view of the file system (step 3 of [`super::confine`]): the program
 //! gets a private mount namespace in which every mount is read-only except its plugin's
 //! read-write mounts.
 //!
@@ -10,13 +10,13 @@
 //! devices (`/dev/null`) is not affected.
 //!
 //! A daemon that is not root makes the namespace inside a user namespace of its own, in which
-//! the program keeps its user and group (mapped to themselves); the capabilities that
-//! namespace gives are dropped, bounding set included, before the exec, so that no binary with
-//! file capabilities gets them back (and seccomp refuses the mount calls that could undo the
-//! view). Where the kernel allows ordinary users no user namespaces (`unshare` answers `EPERM`,
+//! the program keeps its user and group (mapped to themselves); the capabilities that namespace
+//! gives are dropped, bounding set included, before the exec, so that no binary with file
+//! capabilities gets them back (and seccomp refuses the mount calls that could undo the view).
+//! Where the kernel allows ordinary users no user namespaces (`unshare` answers `EPERM`,
 //! `ENOSPC` or `EUSERS`: `user.max_user_namespaces = 0`), or no mounts in them (Ubuntu 24.04's
-//! AppArmor: the first mount answers `EPERM`), the program runs without the view, confined by the other steps: [`available`] says which. Any other
-//! failure refuses the program.
+//! AppArmor: the first mount answers `EPERM`), the program runs without the view, confined by
+//! the other steps: [`available`] says which. Any other failure refuses the program.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
