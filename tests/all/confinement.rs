@@ -248,6 +248,16 @@ fn files_and_directories_made_count_against_the_disk_limit() {
     let most = (8 << 20) / passepartout::runtime::capabilities::disk::ENTRY_BYTES;
     assert!(made as u64 <= most, "{made} entries made, at most {most}");
     assert!(made > 100, "only {made} entries made");
+    // A directory made again fails (it exists) and costs nothing: 10,000 tries would be
+    // 40 MiB.
+    assert_eq!(
+        tool.call_tool(
+            "litter",
+            r#"{"dir":"/data/litter","count":"10000","again":"true"}"#
+        )
+        .expect("failed creations are not counted"),
+        "failed 10000"
+    );
     // Opening what exists, even with `create`, makes nothing and costs nothing: the whole
     // limit is left to write.
     assert_eq!(

@@ -3,12 +3,12 @@
 //! naming the limit. Counted: bytes written to files (the streams `write-via-stream` and
 //! `append-via-stream` open, splices into them at their requested length, every positioned
 //! write), the growth a write past the end, a stream opened past it or `set-size` gives a file
-//! (a sparse file is counted at its size), and each
-//! file, directory or hard link made, at [`ENTRY_BYTES`] (an inode and a directory entry:
-//! a call cannot fill the file system's inodes with empty files). Stdout, sockets and HTTP
-//! bodies are not disk. Guests cannot create symlinks at all (`symlink-at` answers `not-permitted`): a link
-//! pointing out of a mount is harmless to the guest, which cannot follow it, but not to native
-//! programs or the operator's own tools.
+//! (a sparse file is counted at its size), and each file, directory or hard link made, at
+//! [`ENTRY_BYTES`] (an inode and a directory entry: a call cannot fill the file system's inodes
+//! with empty files). Stdout, sockets and HTTP bodies are not disk. Guests cannot create
+//! symlinks at all (`symlink-at` answers `not-permitted`): a link pointing out of a mount is
+//! harmless to the guest, which cannot follow it, but not to native programs or the operator's
+//! own tools.
 //!
 //! These wrap wasmtime-wasi's own functions (the linker's shadowing), so they exist only for
 //! calls under hard deadlines ([`crate::runtime::Deadlines::Hard`], what the CLI and daemon

@@ -215,10 +215,18 @@ impl Tool for Hostile {
                 }
                 Ok("sized".into())
             }
-            // Creates `count` empty files and directories in `dir`, alternately: how many.
+            // Creates `count` empty files and directories in `dir`, alternately: how many. With
+            // `"again": "true"`, makes the directory `dir` itself `count` times instead, each
+            // after the first failing (it exists).
             "litter" => {
                 let count: usize = arg(&args, "count").parse().unwrap_or(1_000_000);
                 let dir = arg(&args, "dir");
+                if arg(&args, "again") == "true" {
+                    let failed = (0..count)
+                        .filter(|_| std::fs::create_dir(&dir).is_err())
+                        .count();
+                    return Ok(format!("failed {failed}"));
+                }
                 for i in 0..count {
                     let path = format!("{dir}/{i}");
                     let made = if i % 2 == 0 {
