@@ -541,14 +541,6 @@ pub(super) fn connect_as_client(common: &Common, name: &str) -> anyhow::Result<C
     connect_as(common, false, name)
 }
 
-/// Whether `e`, from [`connect`], says that no daemon answers (rather than one that refused us).
-fn no_daemon(e: &anyhow::Error) -> bool {
-    matches!(
-        e.downcast_ref::<passepartout::daemon::client::ClientError>(),
-        Some(passepartout::daemon::client::ClientError::Unreachable { .. })
-    )
-}
-
 /// A connection to the daemon `common` names, calling itself `name`; with the approver key too
 /// when `approver` and this user can read it.
 pub(super) fn connect_as(common: &Common, approver: bool, name: &str) -> anyhow::Result<Client> {
@@ -724,16 +716,18 @@ pub fn decide_via_daemon(
 ) -> Option<anyhow::Result<ExitCode>> {
     // Only when no daemon answers: one that answers and refuses us (busy, a key it does not
     // take) is said so, not decided behind its back on the database it holds.
-    address(common).ok()?;
-    // A rendezvous left by a daemon that was killed names no daemon, whoever holds its port now.
-    if common.port.is_none()
-        && passepartout::daemon::rendezvous_file().is_some_and(|p| running_daemon(&p).is_none())
-    {
-        return None;
-    }
-    let mut client = match connect(common) {
-        Ok(c) => c,
-        Err(e) if no_daemon(&e) => return None,
+    let mut client = match connect_if_running(common) {
+        Ok(Some(c)) => c,
+        Ok(None) => return None,
+        // A rendezvous left by a daemon that was killed names no daemon, whoever holds its
+        // port now.
+        Err(_)
+            if common.port.is_none()
+                && passepartout::daemon::rendezvous_file()
+                    .is_some_and(|p| running_daemon(&p).is_none()) =>
+        {
+            return None;
+        }
         Err(e) => return Some(Err(e)),
     };
     Some((|| {
@@ -799,16 +793,35 @@ pub fn decide_via_daemon(
 /// # Errors
 /// What went wrong after something answered where the daemon should be.
 pub fn reach_status(common: &Common) -> anyhow::Result<Option<passepartout::daemon::ops::Status>> {
-    if address(common).is_err() {
+    let Some(mut client) = connect_if_running(common)? else {
         return Ok(None);
-    }
-    let mut client = match connect(common) {
-        Ok(c) => c,
-        Err(e) if no_daemon(&e) => return Ok(None),
-        Err(e) => return Err(e),
     };
     let (_, reply) = client.call(&Request::Status)?;
     Ok(Some(answer::read(&reply, "the daemon's status")?))
+}
+
+/// A connection to the running daemon (with the approver key when this user can read it);
+/// `Ok(None)` when none runs (no rendezvous, nothing listens).
+///
+/// # Errors
+/// Something answered where the daemon should be and refused us.
+fn connect_if_running(common: &Common) -> anyhow::Result<Option<Client>> {
+    if address(common).is_err() {
+        return Ok(None);
+    }
+    match connect(common) {
+        Ok(c) => Ok(Some(c)),
+        // Nothing listens, rather than something that refused us.
+        Err(e)
+            if matches!(
+                e.downcast_ref::<passepartout::daemon::client::ClientError>(),
+                Some(passepartout::daemon::client::ClientError::Unreachable { .. })
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Print a run's rejections and failures (and the daemon's refusal) to stderr, and with
