@@ -140,6 +140,27 @@ impl Places {
         self.db.clone().or_else(crate::dirs::database)
     }
 
+    /// What no plugin's grant may hold or be inside: the default places
+    /// ([`crate::runtime::capabilities::fs::default_protected`]) and these places where they
+    /// were given elsewhere (the plugin directory, the policy, `passepartout.toml`, the MCP
+    /// pins and what MCP servers offered, the database). The runtime adds its cache.
+    pub fn protected(&self) -> Vec<PathBuf> {
+        let mut protected = crate::runtime::capabilities::fs::default_protected();
+        protected.extend(
+            [
+                self.plugin_dir(),
+                self.policy_file(),
+                self.config_file(),
+                self.mcp_pins_file(),
+                self.mcp_seen_dir(),
+                self.database(),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+        protected
+    }
+
     /// The compiled-component cache, unless disabled.
     pub fn cache_dir(&self) -> Option<PathBuf> {
         if self.no_cache {
@@ -237,6 +258,7 @@ impl Places {
             cache_dir: self.cache_dir(),
             pooling: true,
             progress: self.progress.clone(),
+            protected: self.protected(),
             ..RuntimeConfig::default()
         })
         .map_err(|e| AgentError::Runtime(e.into()))?;

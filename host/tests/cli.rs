@@ -399,22 +399,35 @@ fn no_grant_reaches_the_daemons_keys_database_configuration_plugins_or_compiled_
     }
     let ws = home.path().join("data/passepartout/workspace");
     std::fs::create_dir_all(&ws).expect("mkdir");
-    for host in inside.iter().chain([&ws]) {
+    let policy = config.join("policy.toml");
+    only_the_workspace_is_granted(home.path(), &policy, &["plugins", "--json"], &inside, &ws);
+}
+
+/// With `policy` granting the `files` plugin each of `refused` in turn, `passepartout args`
+/// lists it as refused for holding the daemon's own files; granted `ws`, it loads.
+fn only_the_workspace_is_granted(
+    home: &Path,
+    policy: &Path,
+    args: &[&str],
+    refused: &[std::path::PathBuf],
+    ws: &Path,
+) {
+    for host in refused.iter().map(|p| p.as_path()).chain([ws]) {
         std::fs::write(
-            config.join("policy.toml"),
+            policy,
             format!(
                 "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\n",
                 host.display()
             ),
         )
         .expect("policy");
-        let out = passepartout(home.path(), &["plugins", "--json"]);
+        let out = passepartout(home, args);
         let listing: serde_json::Value =
             serde_json::from_slice(&out.stdout).expect("JSON even on failure");
         let files_loaded = listing["plugins"]
             .as_array()
             .is_some_and(|p| p.iter().any(|p| p["name"] == "files"));
-        if host == &ws {
+        if host == ws {
             // Beside them, a workspace is granted.
             assert!(files_loaded, "{}: {listing}", host.display());
             continue;
@@ -426,6 +439,38 @@ fn no_grant_reaches_the_daemons_keys_database_configuration_plugins_or_compiled_
             host.display()
         );
     }
+}
+
+#[test]
+fn no_grant_reaches_the_daemons_places_given_elsewhere() {
+    // `--db`, `--plugins`, `--policy`, `--config` and `--cache` moved out of the default
+    // places: each is as protected as it is at home (before, only the defaults were).
+    let home = tempfile::tempdir().expect("temp dir");
+    let elsewhere = home.path().join("elsewhere");
+    let [db, plugins, policy, config, cache, ws] =
+        ["db", "plugins", "policy", "config", "cache", "workspace"].map(|d| elsewhere.join(d));
+    for dir in [&db, &plugins, &policy, &config, &cache, &ws] {
+        std::fs::create_dir_all(dir).expect("mkdir");
+    }
+    let policy_file = policy.join("policy.toml");
+    let flags = [
+        ("--db", db.join("p.db")),
+        ("--plugins", plugins.clone()),
+        ("--policy", policy_file.clone()),
+        ("--config", config.join("passepartout.toml")),
+        ("--cache", cache.clone()),
+    ];
+    let args: Vec<String> =
+        ["plugins", "--json"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(flags.iter().flat_map(|(flag, path)| {
+                [flag.to_string(), path.to_str().expect("utf-8").to_owned()]
+            }))
+            .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let refused = [db, plugins, policy, config, cache, elsewhere.clone()];
+    only_the_workspace_is_granted(home.path(), &policy_file, &args, &refused, &ws);
 }
 
 /// Write a built-in plugin to `dir` as a third-party plugin folder named `name`, its

@@ -51,7 +51,7 @@ pub fn runtime_with(cache: &Path, deadlines: passepartout::runtime::Deadlines) -
         pooling: true,
         deadlines,
         trampoline: Some(trampoline()),
-        progress: None,
+        ..RuntimeConfig::default()
     })
     .expect("runtime")
 }

@@ -519,6 +519,7 @@ fn audit_source(
         entry,
         &interfaces.imports,
         disabled,
+        runtime.protected(),
     );
     told::audit(&mut audit, &manifest, entry, loads);
     audit.manifest = Some(manifest);
@@ -532,10 +533,11 @@ fn capabilities(
     entry: &PluginPolicy,
     imports: &[String],
     disabled: bool,
+    protected: &[std::path::PathBuf],
 ) {
     let gate_only = manifest.kinds.iter().all(|k| *k == Kind::Gate);
     let asked = &manifest.capabilities;
-    let effective = match Grants::intersect(asked, entry) {
+    let effective = match Grants::intersect(asked, entry, protected) {
         Ok(g) => g,
         Err(e) => {
             audit
@@ -587,7 +589,7 @@ fn capabilities(
     }
     // The runtime's own decision (gate-only plugins may ask for nothing; grants it cannot
     // enforce are refused), as findings.
-    if let Err(e) = Grants::resolve(id, &manifest.kinds, asked, entry) {
+    if let Err(e) = Grants::resolve(id, &manifest.kinds, asked, entry, protected) {
         let kind = match e {
             crate::runtime::LoadError::Unenforceable { .. } => FindingKind::Unenforceable,
             _ => FindingKind::Invalid,

@@ -54,6 +54,11 @@ pub struct RuntimeConfig {
     pub trampoline: Option<PathBuf>,
     /// Told of each compile (a cache miss), for a person waiting at a terminal.
     pub progress: Option<cache::Progress>,
+    /// The daemon's own files and directories, which no grant may hold or be inside (a mount
+    /// of one is refused at load and reported by the audit). By default
+    /// [`capabilities::fs::default_protected`]; [`crate::agent::Places`] adds the places it
+    /// was given elsewhere.
+    pub protected: Vec<PathBuf>,
 }
 
 /// How a call into a plugin is held to its deadline.
@@ -93,6 +98,7 @@ impl Default for RuntimeConfig {
             deadlines: Deadlines::Hard,
             trampoline: std::env::current_exe().ok(),
             progress: None,
+            protected: capabilities::fs::default_protected(),
         }
     }
 }
@@ -112,6 +118,8 @@ pub struct Runtime {
     memory: Option<std::sync::Arc<crate::memory::Memory>>,
     /// The tools' share of the instance pool, shared by every plugin this runtime loads.
     share: std::sync::Arc<share::Share>,
+    /// What no grant may expose ([`RuntimeConfig::protected`], and the cache directory).
+    protected: std::sync::Arc<[PathBuf]>,
 }
 
 impl Runtime {
@@ -122,6 +130,13 @@ impl Runtime {
     /// The engine cannot be created, or the linkers cannot be built (a wasmtime bug).
     pub fn new(config: RuntimeConfig) -> anyhow::Result<Runtime> {
         let hard = config.deadlines == Deadlines::Hard;
+        // The cache holds native code this process loads and runs: a plugin that could write
+        // it would run its own code outside every limit.
+        let protected: std::sync::Arc<[PathBuf]> = config
+            .protected
+            .into_iter()
+            .chain(config.cache_dir.clone())
+            .collect();
         let (engine, pooling) = engine::build(config.pooling)?;
         let cache =
             cache::ArtifactCache::new(config.cache_dir, &engine).with_progress(config.progress);
@@ -163,6 +178,7 @@ impl Runtime {
             ticker,
             memory: None,
             share: std::sync::Arc::default(),
+            protected,
         })
     }
 
@@ -201,6 +217,11 @@ impl Runtime {
     /// Whether instances come from the pooling allocator.
     pub fn pooling(&self) -> bool {
         self.pooling
+    }
+
+    /// The daemon's own files and directories, which no grant may hold or be inside.
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
     }
 
     /// Compile (or load from the cache) `bytes` and read its imports and exports, without

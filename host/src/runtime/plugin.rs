@@ -281,7 +281,13 @@ impl Runtime {
         let mut limits =
             Limits::resolve(&manifest.kinds, &manifest.limits, &granted).map_err(invalid)?;
         limits.seed_timeouts = builtin;
-        let grants = Grants::resolve(&id, &manifest.kinds, &manifest.capabilities, entry)?;
+        let grants = Grants::resolve(
+            &id,
+            &manifest.kinds,
+            &manifest.capabilities,
+            entry,
+            &self.protected,
+        )?;
 
         let sha256 = crate::builtin::sha256(&source.component);
         let compiled = self

@@ -178,7 +178,6 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, G
                 guest: grant.guest.clone(),
             });
         }
-        check_not_protected(&host, &grant.guest, &protected())?;
         mounts.push(Mount {
             guest: req.guest.clone(),
             host,
@@ -210,15 +209,16 @@ fn check_read_only_kept(mounts: &[Mount]) -> Result<(), GrantRefused> {
     Ok(())
 }
 
-/// What no plugin and no program it runs may see: the daemon's keys directory (a tool that
-/// could read the approver key could approve its own actions), the database (approvals and
-/// the journal), the configuration directory (the policy and the pins: a plugin that could
-/// write them would grant itself more at the next load), the plugin directory (other plugins'
-/// code), the compile cache (native code the daemon loads) and where the daemon says where it
-/// listens (a plugin could point clients at a daemon of its own). At their default places: a
-/// cache or plugin directory moved elsewhere (`--cache`, `--plugins`) is the operator's to
-/// keep out of every grant.
-fn protected() -> Vec<PathBuf> {
+/// What no plugin and no program it runs may see, at their default places: the daemon's keys
+/// directory (a tool that could read the approver key could approve its own actions), the
+/// database (approvals and the journal), the configuration directory (the policy and the pins:
+/// a plugin that could write them would grant itself more at the next load), the plugin
+/// directory (other plugins' code), the compile cache (native code the daemon loads) and where
+/// the daemon says where it listens (a plugin could point clients at a daemon of its own).
+/// Places given elsewhere (`--db`, `--cache`, `--plugins`, `--policy`, `--config`) are added
+/// by whoever assembles the runtime ([`crate::agent::Places`]): see
+/// [`crate::runtime::RuntimeConfig::protected`].
+pub fn default_protected() -> Vec<PathBuf> {
     let config = crate::dirs::policy_file().and_then(|p| p.parent().map(Path::to_owned));
     let cache = crate::dirs::cache_dir().and_then(|p| p.parent().map(Path::to_owned));
     [
@@ -232,6 +232,19 @@ fn protected() -> Vec<PathBuf> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// Refuse any of `mounts` that holds, or is inside, one of `protected`.
+///
+/// # Errors
+/// The first mount that would expose a protected path, naming both.
+pub fn check_mounts_not_protected(
+    mounts: &[Mount],
+    protected: &[PathBuf],
+) -> Result<(), GrantRefused> {
+    mounts
+        .iter()
+        .try_for_each(|m| check_not_protected(&m.host, &m.guest, protected))
 }
 
 fn canonical(p: &Path) -> PathBuf {

@@ -17,6 +17,8 @@ pub mod read_only_view;
 pub mod reap;
 pub mod subreaper;
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use super::error::{LoadError, PluginId};
@@ -106,6 +108,7 @@ impl Grants {
         kinds: &[Kind],
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
+        protected: &[PathBuf],
     ) -> Result<Grants, LoadError> {
         let invalid = |message: String| LoadError::Invalid {
             plugin: plugin.clone(),
@@ -119,7 +122,8 @@ impl Grants {
                     .into(),
             ));
         }
-        let grants = Grants::intersect(asked, policy).map_err(|e| invalid(e.to_string()))?;
+        let grants =
+            Grants::intersect(asked, policy, protected).map_err(|e| invalid(e.to_string()))?;
         grants.check_enforceable(plugin)?;
         Ok(grants)
     }
@@ -128,10 +132,12 @@ impl Grants {
     /// it (the audit shows these as they are; [`Grants::resolve`] then refuses the rest).
     ///
     /// # Errors
-    /// A mount whose host directory is missing.
+    /// A mount whose host directory is missing, or that would expose one of `protected` (the
+    /// daemon's own files: [`fs::default_protected`] and the places the runtime was given).
     pub fn intersect(
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
+        protected: &[PathBuf],
     ) -> Result<Grants, GrantRefused> {
         let mut grants = Grants {
             confine: policy.confine,
@@ -140,6 +146,7 @@ impl Grants {
         for factor in FACTORS {
             factor.resolve(asked, policy, &mut grants)?;
         }
+        fs::check_mounts_not_protected(&grants.fs, protected)?;
         Ok(grants)
     }
 
