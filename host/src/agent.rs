@@ -140,13 +140,15 @@ impl Places {
         self.db.clone().or_else(crate::dirs::database)
     }
 
-    /// What no plugin's grant may hold or be inside: the default places
-    /// ([`crate::runtime::capabilities::fs::default_protected`]) and these places where they
-    /// were given elsewhere (the plugin directory, the policy, `passepartout.toml`, the MCP
-    /// pins and what MCP servers offered, the database). The runtime adds its cache.
-    pub fn protected(&self) -> Vec<PathBuf> {
-        let mut protected = crate::runtime::capabilities::fs::default_protected();
-        protected.extend(
+    /// What no plugin's grant (and no MCP server's directory) may hold or be inside: the
+    /// default places ([`crate::runtime::capabilities::fs::default_protected`]) and these
+    /// places where they were given elsewhere (the plugin directory, the policy,
+    /// `passepartout.toml`, the MCP pins and what MCP servers offered, the database, the
+    /// cache); nothing read-write may hold this executable, which granted programs and MCP
+    /// servers start through.
+    pub fn protected(&self) -> crate::runtime::capabilities::fs::Protected {
+        let mut hidden = crate::runtime::capabilities::fs::default_protected();
+        hidden.extend(
             [
                 self.plugin_dir(),
                 self.policy_file(),
@@ -154,11 +156,16 @@ impl Places {
                 self.mcp_pins_file(),
                 self.mcp_seen_dir(),
                 self.database(),
+                self.cache_dir(),
             ]
             .into_iter()
             .flatten(),
         );
-        protected
+        crate::runtime::capabilities::fs::Protected {
+            hidden,
+            // ambient authority: where this process's own program is.
+            unwritable: std::env::current_exe().into_iter().collect(),
+        }
     }
 
     /// The compiled-component cache, unless disabled.

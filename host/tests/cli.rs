@@ -403,6 +403,41 @@ fn no_grant_reaches_the_daemons_keys_database_configuration_plugins_or_compiled_
     only_the_workspace_is_granted(home.path(), &policy, &["plugins", "--json"], &inside, &ws);
 }
 
+#[test]
+fn no_plugin_may_write_the_program_its_programs_start_through() {
+    // Every granted program starts through this executable before it is confined: a plugin
+    // that could rename a file over it would run its own code unconfined. Reading it is
+    // harmless.
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    let bin = Path::new(env!("CARGO_BIN_EXE_passepartout"))
+        .parent()
+        .expect("the executable's folder");
+    for access in ["read-write", "read-only"] {
+        std::fs::write(
+            config.join("policy.toml"),
+            format!(
+                "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"{access}\" }}]\n",
+                bin.display()
+            ),
+        )
+        .expect("policy");
+        let listing: serde_json::Value =
+            serde_json::from_slice(&passepartout(home.path(), &["plugins", "--json"]).stdout)
+                .expect("JSON even on failure");
+        let loaded = listing["plugins"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["name"] == "files"));
+        assert_eq!(loaded, access == "read-only", "{access}: {listing}");
+        assert_eq!(
+            listing.to_string().contains("no plugin may write it"),
+            access == "read-write",
+            "{access}: {listing}"
+        );
+    }
+}
+
 /// With `policy` granting the `files` plugin each of `refused` in turn, `passepartout args`
 /// lists it as refused for holding the daemon's own files; granted `ws`, it loads.
 fn only_the_workspace_is_granted(

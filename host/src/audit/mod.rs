@@ -533,7 +533,7 @@ fn capabilities(
     entry: &PluginPolicy,
     imports: &[String],
     disabled: bool,
-    protected: &[std::path::PathBuf],
+    protected: &crate::runtime::capabilities::fs::Protected,
 ) {
     let gate_only = manifest.kinds.iter().all(|k| *k == Kind::Gate);
     let asked = &manifest.capabilities;

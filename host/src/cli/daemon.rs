@@ -128,7 +128,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     }
     let settings = places.settings()?;
     places.cascade(&settings)?;
-    passepartout::gateway::check(&settings.mcp.servers)?;
+    passepartout::gateway::check(&settings.mcp.servers, &places.protected())?;
     let router = Arc::new(Router::default());
     let placeholder = Agent::new(
         Vec::new(),
@@ -255,6 +255,7 @@ fn gateway(
         seen_dir: places
             .mcp_seen_dir()
             .context("no data directory for what MCP servers offer (set XDG_DATA_HOME or HOME)")?,
+        protected: places.protected(),
     };
     let pins = places
         .mcp_pins_file()

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use sha2::{Digest as _, Sha256};
 
-use crate::runtime::capabilities::fs::{Access, Mount};
+use crate::runtime::capabilities::fs::{self, Access, Mount, Protected};
 use crate::runtime::effects::{
     ActionContext, EffectKind, EffectSpec, ExternalTools, ToolIdentity, derive,
 };
@@ -59,6 +59,25 @@ pub enum GatewayError {
         server: String,
         /// What is wrong and what to do.
         why: String,
+    },
+    /// A directory a server the daemon runs may read or write holds, or is inside, one of the
+    /// daemon's own places.
+    #[error(
+        "[mcp.servers.{server}]: `{key}` lists {}, which holds {}, one of the daemon's own \
+         keys, database, configuration, plugins, compiled code or its program: no server it \
+         runs may see them. List a directory that does not contain it",
+        dir.display(),
+        protected.display()
+    )]
+    Protected {
+        /// The server.
+        server: String,
+        /// `read` or `write`.
+        key: &'static str,
+        /// The directory listed.
+        dir: PathBuf,
+        /// The place it would expose.
+        protected: PathBuf,
     },
     /// A remote server's configuration (`url`) is not usable.
     #[error("[mcp.servers.{server}]: {source}")]
@@ -136,7 +155,10 @@ pub fn valid_server_name(name: &str) -> bool {
 ///
 /// # Errors
 /// The first server whose name or configuration is not usable, saying what to do.
-pub fn check(servers: &BTreeMap<String, McpServerConfig>) -> Result<(), GatewayError> {
+pub fn check(
+    servers: &BTreeMap<String, McpServerConfig>,
+    protected: &Protected,
+) -> Result<(), GatewayError> {
     for (name, config) in servers {
         let bad = |why: &str| GatewayError::Config {
             server: name.clone(),
@@ -172,6 +194,38 @@ pub fn check(servers: &BTreeMap<String, McpServerConfig>) -> Result<(), GatewayE
                          server the daemon runs gets what it needs in `env`",
                     ));
                 }
+                check_dirs(name, config, protected)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A server the daemon runs sees none of the daemon's own places (as a plugin's mounts), and
+/// writes nowhere that holds the program it starts through.
+fn check_dirs(
+    server: &str,
+    config: &McpServerConfig,
+    protected: &Protected,
+) -> Result<(), GatewayError> {
+    let lists = [
+        ("read", &config.read, false),
+        ("write", &config.write, true),
+    ];
+    for (key, dirs, writes) in lists {
+        for dir in dirs {
+            let exposed = fs::exposes(dir, &protected.hidden).or_else(|| {
+                writes
+                    .then(|| fs::exposes(dir, &protected.unwritable))
+                    .flatten()
+            });
+            if let Some(place) = exposed {
+                return Err(GatewayError::Protected {
+                    server: server.to_owned(),
+                    key,
+                    dir: dir.clone(),
+                    protected: place,
+                });
             }
         }
     }
@@ -213,7 +267,7 @@ impl Gateway {
         pins: PathBuf,
         launch: &Launch,
     ) -> Result<Arc<Gateway>, GatewayError> {
-        check(servers)?;
+        check(servers, &launch.protected)?;
         let servers: Vec<Arc<server::Server>> = servers
             .iter()
             .map(|(name, config)| Arc::new(server::Server::new(name.clone(), config.clone())))
@@ -601,7 +655,9 @@ mod tests {
             bearer_file: None,
             addresses: Vec::new(),
         };
-        let one = |name: &str, c: McpServerConfig| check(&[(name.to_owned(), c)].into());
+        let one = |name: &str, c: McpServerConfig| {
+            check(&[(name.to_owned(), c)].into(), &Protected::default())
+        };
         let refused = |c: McpServerConfig, why: &str| {
             let said = one("notes", c)
                 .map(|()| String::new())

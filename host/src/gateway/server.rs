@@ -181,6 +181,9 @@ pub struct Launch {
     pub trampoline: PathBuf,
     /// Where what each server offers is written ([`super::pins`]).
     pub seen_dir: PathBuf,
+    /// The daemon's own places, which no server's `read` or `write` may expose
+    /// ([`crate::agent::Places::protected`]).
+    pub protected: crate::runtime::capabilities::fs::Protected,
 }
 
 /// Keep `server` running: start it, list its tools, and after it stops, start it again after a

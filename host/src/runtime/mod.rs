@@ -57,8 +57,8 @@ pub struct RuntimeConfig {
     /// The daemon's own files and directories, which no grant may hold or be inside (a mount
     /// of one is refused at load and reported by the audit). By default
     /// [`capabilities::fs::default_protected`]; [`crate::agent::Places`] adds the places it
-    /// was given elsewhere.
-    pub protected: Vec<PathBuf>,
+    /// was given elsewhere; the runtime adds the cache and the trampoline.
+    pub protected: capabilities::fs::Protected,
 }
 
 /// How a call into a plugin is held to its deadline.
@@ -98,7 +98,10 @@ impl Default for RuntimeConfig {
             deadlines: Deadlines::Hard,
             trampoline: std::env::current_exe().ok(),
             progress: None,
-            protected: capabilities::fs::default_protected(),
+            protected: capabilities::fs::Protected {
+                hidden: capabilities::fs::default_protected(),
+                unwritable: Vec::new(),
+            },
         }
     }
 }
@@ -119,7 +122,7 @@ pub struct Runtime {
     /// The tools' share of the instance pool, shared by every plugin this runtime loads.
     share: std::sync::Arc<share::Share>,
     /// What no grant may expose ([`RuntimeConfig::protected`], and the cache directory).
-    protected: std::sync::Arc<[PathBuf]>,
+    protected: std::sync::Arc<capabilities::fs::Protected>,
 }
 
 impl Runtime {
@@ -130,13 +133,14 @@ impl Runtime {
     /// The engine cannot be created, or the linkers cannot be built (a wasmtime bug).
     pub fn new(config: RuntimeConfig) -> anyhow::Result<Runtime> {
         let hard = config.deadlines == Deadlines::Hard;
-        // The cache holds native code this process loads and runs: a plugin that could write
-        // it would run its own code outside every limit.
-        let protected: std::sync::Arc<[PathBuf]> = config
-            .protected
-            .into_iter()
-            .chain(config.cache_dir.clone())
-            .collect();
+        // The cache holds native code this process loads and runs, and every granted program
+        // starts through the trampoline before it is confined: a plugin that could write
+        // either (or rename a file over the trampoline) would run its own code outside every
+        // limit.
+        let mut protected = config.protected;
+        protected.hidden.extend(config.cache_dir.clone());
+        protected.unwritable.extend(config.trampoline.clone());
+        let protected = std::sync::Arc::new(protected);
         let (engine, pooling) = engine::build(config.pooling)?;
         let cache =
             cache::ArtifactCache::new(config.cache_dir, &engine).with_progress(config.progress);
@@ -220,7 +224,7 @@ impl Runtime {
     }
 
     /// The daemon's own files and directories, which no grant may hold or be inside.
-    pub fn protected(&self) -> &[PathBuf] {
+    pub fn protected(&self) -> &capabilities::fs::Protected {
         &self.protected
     }
 

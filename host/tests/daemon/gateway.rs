@@ -586,3 +586,77 @@ fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind
     assert_eq!(remote["native"], false, "{remote}");
     assert_eq!(remote["severity"], "medium", "{remote}");
 }
+
+#[test]
+fn a_server_may_not_see_the_daemons_own_places_nor_write_its_program() {
+    // `read`/`write` of a server the daemon runs are checked as a plugin's mounts are: a
+    // directory that holds the keys, database or configuration is refused at start, and a
+    // writable one that holds the executable every server starts through.
+    let home = tempfile::tempdir().expect("temp dir");
+    let srv = server_folder(home.path());
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    let program_dir = Path::new(env!("CARGO_BIN_EXE_passepartout"))
+        .parent()
+        .expect("the executable's folder")
+        .to_owned();
+    let refused = [
+        ("write", home.path().join("data"), "data/passepartout/keys"),
+        ("read", home.path().join("config"), "config/passepartout"),
+        ("read", home.path().to_owned(), "data/passepartout/keys"),
+        ("write", program_dir.clone(), "release/passepartout"),
+    ];
+    for (key, dir, named) in refused.iter().map(|(k, d, n)| (*k, d.as_path(), *n)) {
+        std::fs::create_dir_all(home.path().join("data/passepartout/keys")).expect("mkdir");
+        std::fs::write(
+            config.join("passepartout.toml"),
+            format!(
+                "[mcp.servers.notes]\ncommand = \"{PYTHON}\"\nargs = [\"{srv}/server.py\"]\n\
+                 {key} = [\"{dir}\"]\n",
+                srv = srv.display(),
+                dir = dir.display()
+            ),
+        )
+        .expect("config");
+        let mut daemon = command(home.path(), &["daemon", "--port", "0"], &[])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while daemon.try_wait().expect("wait").is_none() {
+            if Instant::now() > deadline {
+                let _ = daemon.kill();
+                panic!("{key} {}: the daemon started", dir.display());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = daemon.wait_with_output().expect("its output");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{key} {}: {err}", dir.display());
+        assert!(
+            err.contains("no server it runs may see them")
+                && err.contains(&format!("`{key}` lists {}", dir.display()))
+                && err.contains(named),
+            "{key} {}: {err}",
+            dir.display()
+        );
+    }
+    // The executable's folder read-only, and the server's own folder read-write: it starts.
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!(
+            "[mcp.servers.notes]\ncommand = \"{PYTHON}\"\nargs = [\"{srv}/server.py\"]\n\
+             read = [\"{bin}\"]\nwrite = [\"{srv}\"]\n",
+            srv = srv.display(),
+            bin = program_dir.display()
+        ),
+    )
+    .expect("config");
+    let d = start(home.path(), &[], None);
+    assert!(
+        status(&d)["mcp_servers"][0]["name"] == "notes",
+        "{}",
+        status(&d)
+    );
+}

@@ -109,6 +109,23 @@ pub enum GrantRefused {
         /// The protected path it would expose.
         protected: std::path::PathBuf,
     },
+    /// A read-write mount that holds, or is inside, the program every granted program starts
+    /// through.
+    #[error(
+        "the policy mounts {} read-write at {guest}, which holds {}, the program every granted \
+         program starts through before it is confined: no plugin may write it. Mount it \
+         read-only, or a directory that does not contain it",
+        host.display(),
+        protected.display()
+    )]
+    Unwritable {
+        /// The directory on this machine.
+        host: std::path::PathBuf,
+        /// What the plugin would see.
+        guest: String,
+        /// The file it would expose.
+        protected: std::path::PathBuf,
+    },
     /// A read-only mount that is also inside a read-write mount of the same plugin: writable
     /// through the other, so the read-only grant could not be kept.
     #[error(

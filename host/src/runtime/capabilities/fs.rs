@@ -234,22 +234,82 @@ pub fn default_protected() -> Vec<PathBuf> {
     .collect()
 }
 
-/// Refuse any of `mounts` that holds, or is inside, one of `protected`.
+/// The daemon's own places no grant may expose.
+#[derive(Clone, Debug, Default)]
+pub struct Protected {
+    /// What no mount may hold or be inside, read-only or read-write: keys, database,
+    /// configuration, plugins, compile cache ([`default_protected`] and the places given).
+    pub hidden: Vec<PathBuf>,
+    /// What no read-write mount may hold or be inside: the trampoline every granted program
+    /// starts through (harmless to read, fatal to replace).
+    pub unwritable: Vec<PathBuf>,
+}
+
+/// Refuse any of `mounts` that holds, or is inside, a protected place.
 ///
 /// # Errors
-/// The first mount that would expose a protected path, naming both.
+/// The first mount that would expose one, naming both.
 pub fn check_mounts_not_protected(
     mounts: &[Mount],
-    protected: &[PathBuf],
+    protected: &Protected,
 ) -> Result<(), GrantRefused> {
-    mounts
-        .iter()
-        .try_for_each(|m| check_not_protected(&m.host, &m.guest, protected))
+    for m in mounts {
+        check_not_protected(&m.host, &m.guest, &protected.hidden)?;
+        if m.access == Access::ReadWrite
+            && let Some(place) = exposes(&m.host, &protected.unwritable)
+        {
+            return Err(GrantRefused::Unwritable {
+                host: canonical(&m.host),
+                guest: m.guest.clone(),
+                protected: place,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn canonical(p: &Path) -> PathBuf {
     // ambient authority: resolving the operator's grant and our own paths on this machine.
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned())
+}
+
+/// The forms of a protected path to compare a grant with: as given, made absolute (a relative
+/// `--config` names a file in the working directory), and resolved: the whole path when it
+/// exists, else its longest existing ancestor with the rest appended (a database not created
+/// yet below a symlinked data directory is where the link leads).
+fn protected_forms(p: &Path) -> Vec<PathBuf> {
+    let absolute = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let mut resolved = None;
+    let mut tail = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        // ambient authority: resolving our own paths on this machine.
+        if let Ok(real) = std::fs::canonicalize(at) {
+            resolved = Some(tail.iter().rev().fold(real, |path, part| path.join(part)));
+            break;
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_owned());
+                at = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut forms = vec![p.to_owned(), absolute];
+    forms.extend(resolved);
+    forms.dedup();
+    forms
+}
+
+/// The protected path a directory of this machine holds or is inside, if any.
+pub fn exposes(host: &Path, protected: &[PathBuf]) -> Option<PathBuf> {
+    let host = canonical(host);
+    protected.iter().find_map(|p| {
+        protected_forms(p)
+            .into_iter()
+            .find(|p| p.starts_with(&host) || host.starts_with(p))
+    })
 }
 
 /// Refuse a mount of `host` that holds, or is inside, a protected path.
@@ -261,18 +321,14 @@ pub fn check_not_protected(
     guest: &str,
     protected: &[PathBuf],
 ) -> Result<(), GrantRefused> {
-    let host = canonical(host);
-    for p in protected {
-        let p = canonical(p);
-        if p.starts_with(&host) || host.starts_with(&p) {
-            return Err(GrantRefused::Protected {
-                host,
-                guest: guest.to_owned(),
-                protected: p,
-            });
-        }
+    match exposes(host, protected) {
+        Some(p) => Err(GrantRefused::Protected {
+            host: canonical(host),
+            guest: guest.to_owned(),
+            protected: p,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn expand_home(path: &Path) -> PathBuf {
@@ -390,6 +446,32 @@ mod tests {
         for bad in ["workspace", "/", "/data/../etc", "/./x", ""] {
             assert!(check_guest_path(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    #[test]
+    fn a_protected_place_not_made_yet_is_found_through_a_symlink_and_relative_to_here() {
+        // The database of `--db ~/link/data/p.db` (not created yet), where ~/link leads to
+        // ~/real: a grant of ~/real/data holds it.
+        let tmp = tempfile::tempdir().expect("tmp");
+        let data = tmp.path().join("real/data");
+        std::fs::create_dir_all(&data).expect("mkdir");
+        std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link"))
+            .expect("symlink");
+        let db = tmp.path().join("link/data/not-yet/p.db");
+        let e = check_not_protected(&data, "/w", std::slice::from_ref(&db)).expect_err("refused");
+        assert!(e.to_string().contains("not-yet/p.db"), "{e}");
+        assert!(
+            check_not_protected(&tmp.path().join("real"), "/w", std::slice::from_ref(&db)).is_err()
+        );
+        // A relative `--config passepartout.toml`, not there: the file in the working
+        // directory, which a grant of that directory holds.
+        let here = std::env::current_dir().expect("cwd");
+        let relative = PathBuf::from("no-such-passepartout.toml");
+        assert!(check_not_protected(&here, "/w", &[relative]).is_err());
+        // Beside them, a directory that holds neither.
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir(&ws).expect("mkdir");
+        assert!(check_not_protected(&ws, "/w", &[db]).is_ok());
     }
 
     #[test]

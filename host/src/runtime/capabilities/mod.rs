@@ -17,8 +17,6 @@ pub mod read_only_view;
 pub mod reap;
 pub mod subreaper;
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 use super::error::{LoadError, PluginId};
@@ -108,7 +106,7 @@ impl Grants {
         kinds: &[Kind],
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
-        protected: &[PathBuf],
+        protected: &fs::Protected,
     ) -> Result<Grants, LoadError> {
         let invalid = |message: String| LoadError::Invalid {
             plugin: plugin.clone(),
@@ -137,7 +135,7 @@ impl Grants {
     pub fn intersect(
         asked: &CapabilityRequest,
         policy: &PluginPolicy,
-        protected: &[PathBuf],
+        protected: &fs::Protected,
     ) -> Result<Grants, GrantRefused> {
         let mut grants = Grants {
             confine: policy.confine,
