@@ -17,6 +17,7 @@ const TEST_PLUGINS: &[&str] = &[
     "hostile-tool",
     "hostile-gate",
     "echo-skill",
+    "skill-tool",
     "future-gate",
     "pii-twin",
     "old-gate",

@@ -1,9 +1,10 @@
 //! A tool reaches only what its manifest asks for AND the policy grants: mounts (with the
 //! granted access), environment variables by name, and nothing else of the daemon's.
 
-use passepartout::runtime::{PluginError, ToolFailure};
+use passepartout::runtime::{PluginError, Policy, ToolFailure};
+use passepartout_tests::{SKILL_TOOL_MANIFEST, SKILL_TOOL_WASM, source};
 
-use crate::{fresh_runtime, hostile_tool, still_serves};
+use crate::{fresh_runtime, hostile_tool, signal, still_serves};
 
 struct Fixture {
     _cache: tempfile::TempDir,
@@ -311,6 +312,71 @@ write_in_describe = "/data/from-describe.txt"
     tool.call_tool("write", r#"{"path":"/data/from-call.txt","content":"x"}"#)
         .expect("a tool call writes");
     assert!(data.path().join("from-call.txt").exists());
+}
+
+#[test]
+fn describe_sees_neither_the_clock_nor_randomness_so_it_says_at_load_what_it_said_at_install() {
+    // The pins hold the manifest and the component; what describe() tells the model (tool
+    // names, descriptions, effects) follows from them only if describe() cannot look at the
+    // time or draw a random number: else a pinned plugin could offer other tools later, or
+    // take another plugin's tool name once installed.
+    let (rt, _cache) = fresh_runtime();
+    let policy = "[plugins.hostile-tool.config]\nvaries_in_describe = true\n";
+    let described = || -> String {
+        let tool = hostile_tool(&rt, policy);
+        tool.tools
+            .iter()
+            .find(|t| t.name == "later")
+            .map(|t| t.description.clone())
+            .expect("the varying tool is offered")
+    };
+    let first = described();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let second = described();
+    assert_eq!(
+        first, second,
+        "describe() said something else a second later"
+    );
+    assert!(first.starts_with("wall 0 "), "{first}");
+}
+
+#[test]
+fn a_skills_exports_change_nothing_whatever_its_plugin_is_granted() {
+    // A skill's triggers() and prompt() run on every event, before any action exists: no
+    // gate, approval or journal record sees them. A plugin that is also a tool, granted a
+    // read-write mount for it, must not write (or run programs, or reach hosts) from them.
+    let (rt, _cache) = fresh_runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    let policy = Policy::parse(&format!(
+        "[plugins.skill-tool]\nfs = [{{ guest = \"/data\", host = \"{}\", access = \"read-write\" }}]\n",
+        data.path().display()
+    ))
+    .expect("policy");
+    let plugin = rt
+        .load(
+            &source(SKILL_TOOL_WASM, SKILL_TOOL_MANIFEST, |m| m),
+            &policy,
+        )
+        .expect("the skill-tool loads");
+    let mut asked = signal();
+    asked.text = Some("#skill-tool".into());
+    assert!(plugin.skill_triggers(&asked).expect("triggers"));
+    let prompt = plugin
+        .skill_prompt(&asked)
+        .expect("prompt")
+        .expect("a prompt");
+    assert!(prompt.starts_with("SKILL-TOOL PROMPT: refused"), "{prompt}");
+    for written in ["from-triggers.txt", "from-prompt.txt"] {
+        assert!(
+            !data.path().join(written).exists(),
+            "{written}: a skill export wrote into the mount"
+        );
+    }
+    // The same grant serves the tool: the mount is writable, so the checks above can fail.
+    plugin
+        .call_tool("write", r#"{"name":"from-tool.txt","content":"x"}"#)
+        .expect("the tool writes");
+    assert!(data.path().join("from-tool.txt").exists());
 }
 
 #[test]

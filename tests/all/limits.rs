@@ -99,14 +99,18 @@ fn a_panic_is_reported_with_its_message() {
 }
 
 #[test]
-fn a_50_mb_output_is_refused() {
+fn a_50_mb_output_or_error_text_is_refused() {
     let (rt, _cache) = fresh_runtime();
     let tool = hostile_tool(&rt, "");
-    let err = tool.call_tool("huge", "{}").expect_err("must be refused");
-    assert!(
-        matches!(err, PluginError::OutputTooLarge { size: 50_000_000, cap, .. } if cap == 1 << 20),
-        "{err:?}"
-    );
+    // An error's text is held to the same cap: it reaches the journal and the model too.
+    for huge in ["huge", "huge-error"] {
+        let err = tool.call_tool(huge, "{}").expect_err("must be refused");
+        assert!(
+            matches!(err, PluginError::OutputTooLarge { size: 50_000_000, cap, .. } if cap == 1 << 20),
+            "{huge}: {:.200}",
+            format!("{err:?}")
+        );
+    }
     still_serves(&tool);
 }
 

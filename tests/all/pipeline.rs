@@ -672,7 +672,10 @@ fn a_skill_is_asked_once_per_signal_however_many_proposals_the_model_makes() {
 }
 
 #[test]
-fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
+fn skill_dependencies_are_ordered_and_a_skill_whose_dependencies_cannot_be_met_is_its_own_error() {
+    // A cycle or a missing dependency was the whole set's error: one plugin's depends_on kept
+    // every plugin from running (the daemon stayed on its stand-in, or kept an old set). It
+    // is now that skill's load error, and the rest runs.
     let skill = |name: &'static str, deps: &'static str| {
         source(ECHO_SKILL_WASM, ECHO_SKILL_MANIFEST, move |m| {
             m.replace(
@@ -690,24 +693,47 @@ fn skill_dependencies_are_ordered_and_a_cycle_is_named() {
         )
         .is_ok()
     );
-    let (cyclic, _c2) = plugins("", vec![skill("a", "\"b\""), skill("b", "\"a\"")]);
-    let err = Agent::new(
-        cyclic,
+    let (rt, _c2) = fresh_runtime();
+    let mut sources = crate::builtins(&["shell-guard", "eval"]);
+    sources.extend([
+        skill("base", ""),
+        skill("a", "\"b\""),
+        skill("b", "\"a\""),
+        skill("selfish", "\"selfish\""),
+        skill("lonely", "\"ghost\""),
+        skill("behind", "\"lonely\", \"base\""),
+    ]);
+    let report = rt.load_all(&sources, &Policy::default());
+    let why = |name: &str| -> String {
+        report
+            .errors
+            .iter()
+            .find(|e| e.plugin_name() == Some(name))
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| panic!("{name} is not an error: {:?}", report.errors))
+    };
+    for name in ["a", "b", "selfish"] {
+        assert!(why(name).contains("cycle"), "{name}: {}", why(name));
+    }
+    assert!(why("lonely").contains("\"ghost\""), "{}", why("lonely"));
+    assert!(
+        why("behind").contains("waits on lonely"),
+        "{}",
+        why("behind")
+    );
+    let loaded: Vec<&str> = report.plugins.iter().map(|p| p.id.name.as_str()).collect();
+    assert_eq!(loaded, ["shell-guard", "eval", "base"]);
+    assert!(
+        report.missing_gates.is_empty(),
+        "{:?}",
+        report.missing_gates
+    );
+    Agent::new(
+        report.plugins,
         Journal::in_memory().expect("journal"),
         PipelineConfig::default(),
     )
-    .err()
-    .expect("cycle refused");
-    assert!(err.to_string().contains("a -> b -> a"), "{err}");
-    let (missing, _c3) = plugins("", vec![skill("lonely", "\"ghost\"")]);
-    let err = Agent::new(
-        missing,
-        Journal::in_memory().expect("journal"),
-        PipelineConfig::default(),
-    )
-    .err()
-    .expect("missing refused");
-    assert!(err.to_string().contains("\"ghost\""), "{err}");
+    .expect("the rest runs");
 }
 
 #[test]

@@ -128,6 +128,11 @@ pub const PYTHON_DOC_GATE_MANIFEST: &str = env!("PYTHON_DOC_GATE_MANIFEST");
 pub const GUARDED_TOOL_WASM: &str = env!("GUARDED_TOOL_WASM");
 /// Its manifest.
 pub const GUARDED_TOOL_MANIFEST: &str = env!("GUARDED_TOOL_MANIFEST");
+/// A tool and a skill in one component, asking for a read-write mount its skill exports try
+/// to write into.
+pub const SKILL_TOOL_WASM: &str = env!("SKILL_TOOL_WASM");
+/// Its manifest.
+pub const SKILL_TOOL_MANIFEST: &str = env!("SKILL_TOOL_MANIFEST");
 /// The JavaScript e-mail gate (componentize-js), built from `tests/plugins/email-gate-js`.
 pub const EMAIL_GATE_JS_WASM: &str = env!("EMAIL_GATE_JS_WASM");
 /// Its manifest.

@@ -626,16 +626,19 @@ pub fn send(
     Ok(exit_code(&ran, whose))
 }
 
-/// Start a daemon in the background and wait until it listens (a first start compiles every
-/// plugin). Its output goes to `daemon.log` beside the database, never to this stdout.
+/// Start a daemon in the background, with the places this command was given, and wait until
+/// it listens (a first start compiles every plugin). Its output goes to `daemon.log` beside
+/// the database, never to this stdout.
 pub(super) fn start_background(common: &Common) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
-    let log = passepartout::dirs::database().map(|d| d.with_file_name("daemon.log"));
+    let log = common
+        .places()
+        .database()
+        .map(|d| d.with_file_name("daemon.log"));
     let mut cmd = std::process::Command::new(exe);
-    cmd.arg("daemon").stdin(std::process::Stdio::null());
-    if let Some(p) = common.port {
-        cmd.args(["--port", &p.to_string()]);
-    }
+    cmd.arg("daemon")
+        .args(common.as_flags())
+        .stdin(std::process::Stdio::null());
     if let Some(path) = log
         .as_deref()
         .filter(|p| p.parent().is_some_and(Path::exists))

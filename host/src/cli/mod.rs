@@ -523,6 +523,31 @@ fn main_inner() -> anyhow::Result<ExitCode> {
 
 impl Common {
     /// Where the agent's parts come from, as these options say.
+    /// These options as flags again, for a daemon this command starts: it must use the
+    /// places this command was given, not the defaults.
+    pub fn as_flags(&self) -> Vec<std::ffi::OsString> {
+        let mut flags: Vec<std::ffi::OsString> = Vec::new();
+        let paths = [
+            ("--plugins", &self.plugins),
+            ("--policy", &self.policy),
+            ("--cache", &self.cache),
+            ("--config", &self.config),
+            ("--db", &self.db),
+        ];
+        for (flag, path) in paths {
+            if let Some(path) = path {
+                flags.extend([flag.into(), path.clone().into_os_string()]);
+            }
+        }
+        if self.no_cache {
+            flags.push("--no-cache".into());
+        }
+        if let Some(port) = self.port {
+            flags.extend(["--port".into(), port.to_string().into()]);
+        }
+        flags
+    }
+
     pub fn places(&self) -> Places {
         Places {
             plugins: self.plugins.clone(),

@@ -197,12 +197,14 @@ impl Plugin {
     /// runs with no capability at all (no mount, variable, host, program or memory), whatever
     /// it is granted. A description needs none, and a build being audited or updated must not
     /// act with the grants of the plugin it would replace before anyone consented.
+    /// Its clocks are stopped and its randomness fixed ([`super::capabilities::frozen`]): what
+    /// it describes follows from the pinned component alone.
     fn bare_tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
-        self.tool_store_with(&Grants::default(), None, budget)
+        self.tool_store_with(&Grants::default(), None, budget, true)
     }
 
     fn tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
-        self.tool_store_with(&self.grants, self.memory.as_ref(), budget)
+        self.tool_store_with(&self.grants, self.memory.as_ref(), budget, false)
     }
 
     /// A store for a tool that says it changes nothing: the plugin's grants made read-only
@@ -213,7 +215,15 @@ impl Plugin {
             store: m.store.clone(),
             access: MemoryAccess::Read,
         });
-        self.tool_store_with(&self.grants.read_only(), memory.as_ref(), budget)
+        self.tool_store_with(&self.grants.read_only(), memory.as_ref(), budget, false)
+    }
+
+    /// A store for a skill's `triggers` and `prompt`: the plugin's grants made read-only,
+    /// as for a read-only tool. No gate sees these calls (they run on every event, before
+    /// any action exists), so they may look but change nothing: no write, no program, no
+    /// network host, memory reads only.
+    fn skill_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
+        self.read_only_tool_store(budget)
     }
 
     fn tool_store_with(
@@ -221,8 +231,12 @@ impl Plugin {
         grants: &Grants,
         memory: Option<&memory::MemoryCtx>,
         budget: Budget,
+        frozen: bool,
     ) -> Result<Store<ToolData>, PluginError> {
         let mut b = WasiCtxBuilder::new();
+        if frozen {
+            super::capabilities::frozen::freeze(&mut b);
+        }
         // Deny by default: no sockets, no name lookup, no inherited env, args or stdio.
         b.allow_tcp(false)
             .allow_udp(false)
@@ -546,16 +560,26 @@ impl Plugin {
                 self.check_output_size(output.len())?;
                 Ok(output)
             }
-            Err(e) => Err(PluginError::Tool {
-                plugin: self.id.clone(),
-                tool: name.to_owned(),
-                error: match e {
-                    types::ToolError::InvalidArgs(m) => ToolFailure::InvalidArgs(m),
-                    types::ToolError::Denied(m) => ToolFailure::Denied(m),
-                    types::ToolError::Failed(m) => ToolFailure::Failed(m),
-                    types::ToolError::TimedOut => ToolFailure::TimedOut,
-                },
-            }),
+            Err(e) => {
+                // An error's text reaches the journal and the model as an output does: the
+                // same cap.
+                if let types::ToolError::InvalidArgs(m)
+                | types::ToolError::Denied(m)
+                | types::ToolError::Failed(m) = &e
+                {
+                    self.check_output_size(m.len())?;
+                }
+                Err(PluginError::Tool {
+                    plugin: self.id.clone(),
+                    tool: name.to_owned(),
+                    error: match e {
+                        types::ToolError::InvalidArgs(m) => ToolFailure::InvalidArgs(m),
+                        types::ToolError::Denied(m) => ToolFailure::Denied(m),
+                        types::ToolError::Failed(m) => ToolFailure::Failed(m),
+                        types::ToolError::TimedOut => ToolFailure::TimedOut,
+                    },
+                })
+            }
         }
     }
 
@@ -580,7 +604,7 @@ impl Plugin {
                 self,
                 Role::Tool,
                 self.skill_budget(),
-                |budget| self.tool_store(budget),
+                |budget| self.skill_store(budget),
                 self.skill_pres(),
                 passepartout_plugin_skill().call_triggers(store, signal)
             )
@@ -645,7 +669,7 @@ impl Plugin {
                 self,
                 Role::Tool,
                 self.skill_budget(),
-                |budget| self.tool_store(budget),
+                |budget| self.skill_store(budget),
                 self.skill_pres(),
                 passepartout_plugin_skill().call_prompt(store, signal)
             )

@@ -2,14 +2,14 @@
 //! the plugin directory (`<dir>/<name>/plugin.toml` beside its component).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::Runtime;
 use super::error::LoadError;
 use super::pins::Pins;
 use super::plugin::{Origin, Plugin, PluginSource};
 use super::policy::Policy;
+use super::{Kind, Runtime};
 
 /// A plugin that did not load and may be a gate (its manifest says so, or its kind cannot be
 /// read). While one is missing, verify refuses every action: a gate that is not there must
@@ -330,6 +330,21 @@ impl Runtime {
                 e => errors.push(e),
             }
         }
+        // A skill whose dependencies cannot be met is this plugin's error, not the whole
+        // set's: left in, it would keep every plugin from running.
+        for (plugin, why) in unordered_skills(&mut plugins) {
+            if plugin.is(Kind::Gate) && !policy.disabled(&plugin.id.name) {
+                missing_gates.push(MissingGate {
+                    name: plugin.id.name.clone(),
+                    version: Some(plugin.id.version.clone()),
+                    why: why.clone(),
+                });
+            }
+            errors.push(LoadError::Invalid {
+                plugin: plugin.id.clone(),
+                message: why,
+            });
+        }
         let set = set_hash(&plugins, &errors, &disabled, policy);
         LoadReport {
             plugins,
@@ -339,4 +354,66 @@ impl Runtime {
             set,
         }
     }
+}
+
+/// Take out of `plugins` every skill whose `depends_on` cannot be met: a name that is not a
+/// loaded skill, a cycle, or a skill taken out for either. Returns each with why.
+fn unordered_skills(plugins: &mut Vec<Plugin>) -> Vec<(Plugin, String)> {
+    let skills: BTreeMap<String, Vec<String>> = plugins
+        .iter()
+        .filter(|p| p.is(Kind::Skill))
+        .map(|p| (p.id.name.clone(), p.manifest.depends_on.clone()))
+        .collect();
+    // Kahn's order: a skill is met once every skill it depends on is.
+    let mut met: BTreeSet<&str> = BTreeSet::new();
+    loop {
+        let next: Vec<&str> = skills
+            .iter()
+            .filter(|(name, deps)| {
+                !met.contains(name.as_str()) && deps.iter().all(|d| met.contains(d.as_str()))
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if next.is_empty() {
+            break;
+        }
+        met.extend(next);
+    }
+    let why = |deps: &[String]| -> String {
+        let unmet: Vec<&str> = deps
+            .iter()
+            .map(String::as_str)
+            .filter(|d| !met.contains(d))
+            .collect();
+        let (gone, waiting): (Vec<&str>, Vec<&str>) =
+            unmet.iter().partition(|d| !skills.contains_key(**d));
+        if let Some(d) = gone.first() {
+            format!(
+                "depends_on names {d:?}, which is not a loaded skill: install and grant it, or \
+                 remove it from depends_on in plugin.toml"
+            )
+        } else {
+            format!(
+                "depends_on waits on {}, which cannot run: skills run in dependency order, so \
+                 a cycle (or a skill behind one, or behind a missing skill) never starts; \
+                 break the cycle in depends_on",
+                waiting.join(", ")
+            )
+        }
+    };
+    let reasons: BTreeMap<String, String> = skills
+        .iter()
+        .filter(|(name, _)| !met.contains(name.as_str()))
+        .map(|(name, deps)| (name.clone(), why(deps)))
+        .collect();
+    let (out, kept): (Vec<Plugin>, Vec<Plugin>) = std::mem::take(plugins)
+        .into_iter()
+        .partition(|p| reasons.contains_key(&p.id.name));
+    *plugins = kept;
+    out.into_iter()
+        .map(|p| {
+            let why = reasons.get(&p.id.name).cloned().unwrap_or_default();
+            (p, why)
+        })
+        .collect()
 }

@@ -583,7 +583,12 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
     let server = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
     std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
     providers::config(home.path(), &providers::openai(&server.url));
-    let mut chat = command(home.path(), &["chat"], &[])
+    // A database given elsewhere: the daemon chat starts uses it (and logs beside it).
+    let elsewhere = home.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let db = elsewhere.join("chat.db");
+    let db_flag = db.to_str().expect("utf-8");
+    let mut chat = command(home.path(), &["chat", "--db", db_flag], &[])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -606,6 +611,17 @@ fn chat_starts_a_daemon_and_talks_to_the_model() {
         "the background daemon wrote where it listens"
     );
     let stopped = command(home.path(), &["stop"], &[]).output().expect("stop");
+    assert!(
+        db.exists() && elsewhere.join("daemon.log").exists(),
+        "the background daemon used --db"
+    );
+    assert!(
+        !home
+            .path()
+            .join("data/passepartout/passepartout.db")
+            .exists(),
+        "and not the default database"
+    );
     if !stopped.status.success()
         && let Some(pid) = pid
     {

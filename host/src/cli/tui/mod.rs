@@ -141,6 +141,9 @@ fn main_loop(
         if std::mem::take(&mut app.want_status) {
             send(sender, app, &Request::Status, Sent::Status)?;
         }
+        if std::mem::take(&mut app.want_approvals) {
+            send(sender, app, &Request::Approvals, Sent::Approvals)?;
+        }
         // The daemon closes connections silent past its read timeout.
         if last_ping.elapsed() > Duration::from_secs(1) {
             last_ping = Instant::now();

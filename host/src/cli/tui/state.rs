@@ -174,6 +174,8 @@ pub struct App {
     pub session_tokens: Option<u64>,
     /// Ask for `status` (an answer came: what it cost).
     pub want_status: bool,
+    /// Ask for the pending approvals again (an event's action came cut).
+    pub want_approvals: bool,
     /// Journal records as lines, oldest first.
     pub journal: VecDeque<String>,
     /// The journal pane's search (`/`), while typed or applied.
@@ -222,6 +224,7 @@ impl App {
             status: None,
             session_tokens: None,
             want_status: true,
+            want_approvals: false,
             journal: VecDeque::new(),
             search: None,
             searching: false,
@@ -448,9 +451,15 @@ impl App {
                 reasons,
                 ..
             } => {
-                if !self.approvals.iter().any(|a| a.token == token) {
+                if self.approvals.iter().any(|a| a.token == token) {
+                } else if whole(&action, &digest) {
                     self.approvals
                         .push(Waiting::new(token, digest, &action, &reasons));
+                } else {
+                    // The journal keeps long texts cut, and the event comes from the journal:
+                    // this action is not the one the digest names (approving it would approve
+                    // what nobody saw). The listing has it whole.
+                    self.want_approvals = true;
                 }
             }
             Event::ApprovalDecided { token, .. } => {
@@ -580,19 +589,64 @@ fn waiting_of(v: &Value) -> Option<Waiting> {
     Some(Waiting::new(p.token, p.digest, &p.action, &p.reasons))
 }
 
+/// Whether `action` is, whole, the one `digest` names (sha256 of its JSON, as the daemon
+/// stores and binds it).
+fn whole(action: &Action, digest: &str) -> bool {
+    use sha2::{Digest as _, Sha256};
+    serde_json::to_string(action)
+        .is_ok_and(|json| hex::encode(Sha256::digest(json.as_bytes())) == digest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The digest the daemon binds `action` to.
+    fn digest(action: &serde_json::Value) -> String {
+        use sha2::{Digest as _, Sha256};
+        let action: Action = serde_json::from_value(action.clone()).expect("an action");
+        let json = serde_json::to_string(&action).expect("JSON");
+        hex::encode(Sha256::digest(json.as_bytes()))
+    }
+
+    #[test]
+    fn an_action_the_journal_cut_is_not_shown_as_the_one_its_digest_names() {
+        // The event comes from the journal, which keeps texts of up to 16 KiB whole: the
+        // tail of a longer one (where a harmful part could hide) is not in it, though the
+        // digest names the whole action. One key would approve what nobody saw.
+        let mut app = App::new("d", true, true);
+        app.subscription = Some(1);
+        let whole = json!({ "tool": "write-file", "args": { "content": "x".repeat(20_000) } });
+        let cut = json!({ "tool": "write-file", "args": { "content": "x".repeat(16_384) } });
+        app.frame(
+            &json!({ "type": "event", "id": 1, "event": "approval-requested", "seq": 3,
+            "token": "t", "digest": digest(&whole), "reasons": [], "action": cut }),
+        );
+        assert!(
+            app.approvals.is_empty(),
+            "the cut action was offered for a decision"
+        );
+        assert!(
+            app.want_approvals,
+            "the listing is asked for the whole action"
+        );
+        app.frame(
+            &json!({ "type": "event", "id": 1, "event": "approval-requested", "seq": 4,
+            "token": "u", "digest": digest(&whole), "reasons": [], "action": whole }),
+        );
+        assert_eq!(app.approvals.len(), 1, "a whole action is offered");
+    }
+
     #[test]
     fn text_from_outside_cannot_move_the_cursor() {
         let mut app = App::new("d", true, true);
         app.subscription = Some(1);
+        let action = json!({ "tool": "x\u{1b}[31m", "args": {} });
         app.frame(
             &json!({ "type": "event", "id": 1, "event": "approval-requested", "seq": 3,
-            "token": "t", "digest": "d", "reasons": ["\u{1b}[2J\u{1b}[Hfake approval"],
-            "action": { "tool": "x\u{1b}[31m", "args": {} } }),
+            "token": "t", "digest": digest(&action), "reasons": ["\u{1b}[2J\u{1b}[Hfake approval"],
+            "action": action }),
         );
         let drawn = format!(
             "{:?}{:?}",

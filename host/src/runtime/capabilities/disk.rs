@@ -223,10 +223,15 @@ pub fn shadow(linker: &mut Linker<ToolData>) -> wasmtime::Result<()> {
             Box::new(async move {
                 let data = store.data_mut();
                 // A write past the end also makes the gap before it (a sparse file counts at
-                // its size).
+                // its size). At offset 0 there is no gap: the write's length is the most it
+                // adds, and the file is not looked at.
                 let len = buf.len() as u64;
-                let size = size_now(data, fd.rep()).await;
-                let grows = offset.saturating_add(len).saturating_sub(size);
+                let grows = if offset == 0 {
+                    len
+                } else {
+                    let size = size_now(data, fd.rep()).await;
+                    offset.saturating_add(len).saturating_sub(size)
+                };
                 data.common.disk.charge(len.max(grows))?;
                 let mut view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem(data);
                 let r = HostDescriptor::write(&mut view, fd, buf, offset).await;

@@ -8,6 +8,7 @@ pub mod confine;
 pub mod disk;
 pub mod env;
 pub mod factor;
+pub mod frozen;
 pub mod fs;
 pub mod gate_io;
 pub mod memory;
