@@ -173,6 +173,7 @@ impl Plugin {
             self.limits.memory_bytes,
             self.config.clone(),
             self.limits.disk_bytes,
+            self.footprint,
         )
     }
 

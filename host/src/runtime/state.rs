@@ -39,6 +39,7 @@ impl HostCommon {
         memory_cap: u64,
         config: std::sync::Arc<str>,
         disk_cap: u64,
+        footprint: super::share::Footprint,
     ) -> HostCommon {
         HostCommon {
             plugin,
@@ -48,6 +49,7 @@ impl HostCommon {
                 cap: usize::try_from(memory_cap).unwrap_or(usize::MAX),
                 total: 0,
                 hit: false,
+                footprint,
             },
             log_lines: 0,
             panic: None,
@@ -121,6 +123,12 @@ pub struct MemoryCap {
     /// per memory (a component may have several).
     total: usize,
     pub(crate) hit: bool,
+    /// What the plugin was counted at in the instance pool ([`super::share`]): its store may
+    /// create no more core instances, memories or tables than that. The count is read from
+    /// the component's sections at load; a component that makes more (a nested component
+    /// instantiated several times) fails to instantiate rather than take pool room nobody
+    /// counted, which would starve the gates.
+    footprint: super::share::Footprint,
 }
 
 /// Most linear memories one call's Store may create.
@@ -143,7 +151,15 @@ impl ResourceLimiter for MemoryCap {
     }
 
     fn memories(&self) -> usize {
-        MAX_MEMORIES
+        self.footprint.memories.min(MAX_MEMORIES)
+    }
+
+    fn instances(&self) -> usize {
+        self.footprint.core_instances
+    }
+
+    fn tables(&self) -> usize {
+        self.footprint.tables
     }
 
     fn table_growing(
@@ -262,5 +278,62 @@ impl CallData for ToolData {
     fn stderr(&self) -> Option<String> {
         let bytes = self.stderr.contents();
         (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::share::Footprint;
+    use wasmtime::component::{Component, Linker};
+    use wasmtime::{Engine, Store};
+
+    fn limited(footprint: Footprint) -> MemoryCap {
+        MemoryCap {
+            cap: 1 << 20,
+            total: 0,
+            hit: false,
+            footprint,
+        }
+    }
+
+    #[test]
+    fn a_store_makes_no_more_core_instances_than_its_plugin_was_counted_at() {
+        // A nested component instantiated twice: its one core instance is made twice, but the
+        // sections count it once. Counted at one, the pool would hold room nobody reserved
+        // (enough such calls at once and the gates find none: every action refused).
+        let bytes = wat::parse_str(
+            r#"(component
+                (component $c (core module $m) (core instance (instantiate $m)))
+                (instance (instantiate $c))
+                (instance (instantiate $c)))"#,
+        )
+        .expect("the text parses");
+        let engine = Engine::default();
+        let component = Component::new(&engine, &bytes).expect("a component");
+        let counted = crate::runtime::inspect::footprint(&component, &bytes);
+        assert_eq!(counted.core_instances, 1, "the sections count it once");
+        let linker = Linker::<MemoryCap>::new(&engine);
+        let mut store = Store::new(&engine, limited(counted));
+        store.limiter(|cap| cap);
+        let err = linker
+            .instantiate(&mut store, &component)
+            .expect_err("a second core instance is refused");
+        assert!(
+            format!("{err:#}").contains("instance count too high"),
+            "{err:#}"
+        );
+        // Counted right, it is made.
+        let mut store = Store::new(
+            &engine,
+            limited(Footprint {
+                core_instances: 2,
+                ..counted
+            }),
+        );
+        store.limiter(|cap| cap);
+        linker
+            .instantiate(&mut store, &component)
+            .expect("two core instances, as counted");
     }
 }
