@@ -251,7 +251,8 @@ fn gateway(
         return Ok(None);
     }
     let launch = passepartout::gateway::Launch {
-        trampoline: std::env::current_exe().context("cannot find this executable")?,
+        trampoline: passepartout::runtime::capabilities::confine::own_executable()
+            .context("cannot find this executable")?,
         seen_dir: places
             .mcp_seen_dir()
             .context("no data directory for what MCP servers offer (set XDG_DATA_HOME or HOME)")?,

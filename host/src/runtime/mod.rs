@@ -96,7 +96,7 @@ impl Default for RuntimeConfig {
             cache_dir: crate::dirs::cache_dir(),
             pooling: true,
             deadlines: Deadlines::Hard,
-            trampoline: std::env::current_exe().ok(),
+            trampoline: capabilities::confine::own_executable(),
             progress: None,
             protected: capabilities::fs::Protected {
                 hidden: capabilities::fs::default_protected(),

@@ -93,6 +93,9 @@ impl host_api::Host for HostCommon {
             message.truncate(cut);
             message.push_str(" [cut]");
         }
+        // One line, escaped: a plugin's `\n` or `\r` must not start a log line of its own
+        // (a forged "plugin loaded" or "approved" entry), nor its escapes move the cursor.
+        let message = crate::terminal::one_line(&message);
         let p = &self.plugin;
         match level {
             types::LogLevel::Debug => {
@@ -295,6 +298,59 @@ mod tests {
             hit: false,
             footprint,
         }
+    }
+
+    /// What a subscriber wrote.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_plugins_log_message_stays_on_its_own_line() {
+        // A `\n` would start a line of the plugin's making in the daemon's log (a forged
+        // "plugin loaded" or "approved"), an escape would move the cursor of whoever reads it.
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let mut common = HostCommon::new(
+                PluginId {
+                    name: "forger".into(),
+                    version: "1.0.0".into(),
+                },
+                1 << 20,
+                std::sync::Arc::from("{}"),
+                0,
+                Footprint::default(),
+            );
+            host_api::Host::log(
+                &mut common,
+                types::LogLevel::Warn,
+                "first\n WARN passepartout: approved everything\r\u{1b}[2J".into(),
+            );
+        });
+        let text = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(|p| p.into_inner()))
+            .into_owned();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.contains(r"first\n WARN passepartout: approved everything\r\x1b[2J"),
+            "{text}"
+        );
     }
 
     #[test]

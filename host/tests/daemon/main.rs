@@ -76,7 +76,17 @@ fn shared_cache() -> std::path::PathBuf {
 }
 
 fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_passepartout"));
+    command_of(
+        Path::new(env!("CARGO_BIN_EXE_passepartout")),
+        home,
+        args,
+        env,
+    )
+}
+
+/// [`command`], running the `passepartout` at `program`.
+fn command_of(program: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .env_clear()
         .env("XDG_DATA_HOME", home.join("data"))
@@ -116,6 +126,21 @@ fn start(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
 /// A daemon started in `home`, as soon as it says where it listens (its plugins may still be
 /// loading).
 fn listening(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemon {
+    listening_from(
+        Path::new(env!("CARGO_BIN_EXE_passepartout")),
+        home,
+        env,
+        plugins,
+    )
+}
+
+/// [`listening`], the daemon being the `passepartout` at `program`.
+fn listening_from(
+    program: &Path,
+    home: &Path,
+    env: &[(&str, &str)],
+    plugins: Option<&Path>,
+) -> Daemon {
     std::fs::create_dir_all(home.join("run")).expect("mkdir");
     let rendezvous = home.join("run/passepartout/daemon.json");
     let _ = std::fs::remove_file(&rendezvous);
@@ -125,7 +150,7 @@ fn listening(home: &Path, env: &[(&str, &str)], plugins: Option<&Path>) -> Daemo
         dir = p.to_str().expect("utf-8").to_owned();
         args.extend(["--plugins", dir.as_str()]);
     }
-    let child = command(home, &args, env)
+    let child = command_of(program, home, &args, env)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1037,6 +1062,48 @@ fn shell_granted(home: &Path, program: &str, file: (&str, &str)) {
         ),
     )
     .expect("policy");
+}
+
+#[test]
+fn a_program_renamed_over_the_daemons_executable_is_not_what_programs_start_through() {
+    // Granted programs start through the daemon's own executable before they are confined.
+    // Whoever replaces that file on disk (an upgrade half done, a writable bin directory)
+    // must not get their code run unconfined: the trampoline is the file the daemon runs.
+    let home = tempfile::tempdir().expect("temp dir");
+    shell_granted(home.path(), "cat", ("notes.txt", "inside\n"));
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let exe = bin.join("passepartout");
+    std::fs::copy(env!("CARGO_BIN_EXE_passepartout"), &exe).expect("copy the executable");
+    let d = listening_from(&exe, home.path(), &[], None);
+    let mut client = d.client();
+    while status(&mut client)["health"] == "loading" {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let marker = home.path().join("swapped-in-code-ran");
+    let swapped = bin.join("swapped");
+    std::fs::write(
+        &swapped,
+        format!("#!/bin/sh\ntouch {}\nexit 3\n", marker.display()),
+    )
+    .expect("script");
+    std::fs::set_permissions(
+        &swapped,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    std::fs::rename(&swapped, &exe).expect("rename over the executable");
+    let (_, reply) = client
+        .request_raw(
+            "act",
+            json!({ "action": { "tool": "shell", "args": { "program": "cat", "args": ["notes.txt"] }, "explanation": "read the notes file the user asked about" } }),
+        )
+        .expect("request");
+    assert!(
+        !marker.exists(),
+        "the file renamed over the executable ran: {reply}"
+    );
+    assert!(reply.to_string().contains("inside"), "{reply}");
 }
 
 #[test]

@@ -255,6 +255,20 @@ pub fn run_as(dir: &Path) -> Result<Option<(u32, u32)>, ConfineError> {
     Ok(Some((meta.uid(), gid)))
 }
 
+/// This process's own program, to start the trampoline from: `/proc/self/exe` where there is
+/// one (Linux), else the path it was started from. `/proc/self/exe` is the file this process
+/// runs even if the path now names another (renamed over, or upgraded in place), so whoever
+/// could replace the file on disk still cannot get their code run unconfined; and the
+/// trampoline always speaks the running daemon's [`Confinement`].
+pub fn own_executable() -> Option<std::path::PathBuf> {
+    let proc_self = std::path::Path::new("/proc/self/exe");
+    // ambient authority: this process's own program.
+    if proc_self.exists() {
+        return Some(proc_self.to_owned());
+    }
+    std::env::current_exe().ok()
+}
+
 /// The trampoline: `args` are what follows [`ARG`]. Confines this process as the
 /// [`Confinement`] in `args[0]` says, then execs the program. Never returns: on any failure it
 /// prints why (prefixed [`PREFIX`]) and exits with [`REFUSED`].
