@@ -351,13 +351,15 @@ pub struct Setup {
 impl Setup {
     /// Load every source under the policy.
     pub fn load(self) -> Loaded {
-        let report = self.runtime.load_all(&self.sources, &self.policy);
+        let mut report = self.runtime.load_all(&self.sources, &self.policy);
+        report.drop_unordered_skills(&self.policy);
         self.loaded(report)
     }
 
     /// Load every source, and audit what loaded (each plugin is loaded once).
     pub fn load_audited(self) -> (Loaded, crate::audit::AuditReport) {
-        let report = self.runtime.load_all(&self.sources, &self.policy);
+        let mut report = self.runtime.load_all(&self.sources, &self.policy);
+        report.drop_unordered_skills(&self.policy);
         let audit =
             crate::audit::audit_loaded(&self.runtime, &self.sources, &self.policy, &report.plugins);
         (self.loaded(report), audit)

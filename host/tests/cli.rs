@@ -727,6 +727,42 @@ fn install_pins_and_a_tampered_component_is_refused() {
 }
 
 #[test]
+fn a_skill_that_depends_on_another_installs_and_one_whose_dependency_is_missing_is_named() {
+    // `plugin install` audits the plugin alone: its dependencies are not in that load, and
+    // must not count as missing there. In the whole set, a missing one is that skill's error.
+    let home = tempfile::tempdir().expect("temp dir");
+    for (name, dependency) in [("standup", "chat"), ("lonely", "ghost")] {
+        let src = plugin_folder(&home.path().join("src"), "chat", name, |m| {
+            format!("{m}\ndepends_on = [\"{dependency}\"]\n")
+        });
+        let out = passepartout(
+            home.path(),
+            &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
+        );
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = passepartout(home.path(), &["plugins", "--json"]);
+    let listing: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("JSON even on failure");
+    let loaded = |name: &str| {
+        listing["plugins"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["name"] == name))
+    };
+    assert!(loaded("standup") && loaded("chat"), "{listing}");
+    assert!(!loaded("lonely"), "{listing}");
+    assert!(
+        listing["errors"].to_string().contains("\\\"ghost\\\""),
+        "{}",
+        listing["errors"]
+    );
+}
+
+#[test]
 fn installing_a_plugin_that_asks_for_capabilities_needs_consent() {
     let home = tempfile::tempdir().expect("temp dir");
     // A copy of files offers the first-party tool names, which are reserved: the operator

@@ -632,9 +632,11 @@ pub fn send(
 /// the database, never to this stdout.
 pub(super) fn start_background(common: &Common) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
+    // Absolute: a relative `--db p.db` has an empty parent, which does not "exist".
     let log = common
         .places()
         .database()
+        .map(|d| std::path::absolute(&d).unwrap_or(d))
         .map(|d| d.with_file_name("daemon.log"));
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("daemon")

@@ -534,9 +534,12 @@ impl Common {
             ("--config", &self.config),
             ("--db", &self.db),
         ];
+        // `--db=VALUE`: a value that starts with `-` stays a value.
         for (flag, path) in paths {
             if let Some(path) = path {
-                flags.extend([flag.into(), path.clone().into_os_string()]);
+                let mut arg = std::ffi::OsString::from(format!("{flag}="));
+                arg.push(path);
+                flags.push(arg);
             }
         }
         if self.no_cache {

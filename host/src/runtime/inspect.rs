@@ -29,9 +29,13 @@ pub fn interfaces(engine: &Engine, component: &Component) -> Interfaces {
 /// iterated, so a start does not page in the embedded components (18 MiB for `pii`), which
 /// an idle daemon's resident memory would otherwise count.
 pub fn footprint(component: &Component, bytes: &[u8]) -> super::share::Footprint {
-    let (core_instances, memories, tables) = sections(bytes);
+    let (_, memories, tables) = sections(bytes);
+    // wasmtime's own count of what one instantiation makes (vendor/README.md, patch 4): the
+    // sections count a nested component instantiated twice once, and never see the adapter
+    // modules wasmtime fuses between inner components. Each store is held to this count
+    // (`state::MemoryCap`), so it must be exact.
     let mut fp = super::share::Footprint {
-        core_instances: core_instances.max(1),
+        core_instances: component.core_instances_required().max(1),
         ..Default::default()
     };
     // wasmtime's own count, per instantiation, when it can tell; else the sections defined.

@@ -330,21 +330,6 @@ impl Runtime {
                 e => errors.push(e),
             }
         }
-        // A skill whose dependencies cannot be met is this plugin's error, not the whole
-        // set's: left in, it would keep every plugin from running.
-        for (plugin, why) in unordered_skills(&mut plugins) {
-            if plugin.is(Kind::Gate) && !policy.disabled(&plugin.id.name) {
-                missing_gates.push(MissingGate {
-                    name: plugin.id.name.clone(),
-                    version: Some(plugin.id.version.clone()),
-                    why: why.clone(),
-                });
-            }
-            errors.push(LoadError::Invalid {
-                plugin: plugin.id.clone(),
-                message: why,
-            });
-        }
         let set = set_hash(&plugins, &errors, &disabled, policy);
         LoadReport {
             plugins,
@@ -353,6 +338,33 @@ impl Runtime {
             missing_gates,
             set,
         }
+    }
+}
+
+impl LoadReport {
+    /// Take out every skill whose `depends_on` cannot be met in this set (a name that is not a
+    /// loaded skill, a cycle, or behind either) and list it as that plugin's load error (a
+    /// missing gate too, if it is also a gate): left in, it would keep the whole set from
+    /// running. For a whole set only: a plugin audited alone would miss every dependency.
+    pub fn drop_unordered_skills(&mut self, policy: &Policy) {
+        let dropped = unordered_skills(&mut self.plugins);
+        if dropped.is_empty() {
+            return;
+        }
+        for (plugin, why) in dropped {
+            if plugin.is(Kind::Gate) && !policy.disabled(&plugin.id.name) {
+                self.missing_gates.push(MissingGate {
+                    name: plugin.id.name.clone(),
+                    version: Some(plugin.id.version.clone()),
+                    why: why.clone(),
+                });
+            }
+            self.errors.push(LoadError::Invalid {
+                plugin: plugin.id.clone(),
+                message: why,
+            });
+        }
+        self.set = set_hash(&self.plugins, &self.errors, &self.disabled, policy);
     }
 }
 

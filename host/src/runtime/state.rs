@@ -95,20 +95,20 @@ impl host_api::Host for HostCommon {
         }
         // One line, escaped: a plugin's `\n` or `\r` must not start a log line of its own
         // (a forged "plugin loaded" or "approved" entry), nor its escapes move the cursor.
-        let message = crate::terminal::one_line(&message);
+        let shown = crate::terminal::one_line(&message);
         let p = &self.plugin;
         match level {
             types::LogLevel::Debug => {
-                tracing::debug!(plugin = %p.name, version = %p.version, "{message}")
+                tracing::debug!(plugin = %p.name, version = %p.version, "{shown}")
             }
             types::LogLevel::Info => {
-                tracing::info!(plugin = %p.name, version = %p.version, "{message}")
+                tracing::info!(plugin = %p.name, version = %p.version, "{shown}")
             }
             types::LogLevel::Warn => {
-                tracing::warn!(plugin = %p.name, version = %p.version, "{message}")
+                tracing::warn!(plugin = %p.name, version = %p.version, "{shown}")
             }
             types::LogLevel::Error => {
-                tracing::error!(plugin = %p.name, version = %p.version, "{message}");
+                tracing::error!(plugin = %p.name, version = %p.version, "{shown}");
                 // The SDK's panic hook says `panicked: ...` just before the instance aborts.
                 if let Some(rest) = message.strip_prefix("panicked: ") {
                     self.panic = Some(rest.to_owned());
@@ -127,10 +127,9 @@ pub struct MemoryCap {
     total: usize,
     pub(crate) hit: bool,
     /// What the plugin was counted at in the instance pool ([`super::share`]): its store may
-    /// create no more core instances, memories or tables than that. The count is read from
-    /// the component's sections at load; a component that makes more (a nested component
-    /// instantiated several times) fails to instantiate rather than take pool room nobody
-    /// counted, which would starve the gates.
+    /// create no more core instances, memories or tables than that. The counts are wasmtime's
+    /// own ([`super::inspect::footprint`]); should one ever fall short, the instantiation fails
+    /// rather than take pool room nobody counted, which would starve the gates.
     footprint: super::share::Footprint,
 }
 
@@ -355,8 +354,8 @@ mod tests {
 
     #[test]
     fn a_store_makes_no_more_core_instances_than_its_plugin_was_counted_at() {
-        // A nested component instantiated twice: its one core instance is made twice, but the
-        // sections count it once. Counted at one, the pool would hold room nobody reserved
+        // A nested component instantiated twice: its one core instance is made twice. The
+        // sections count it once; counted at one, the pool would hold room nobody reserved
         // (enough such calls at once and the gates find none: every action refused).
         let bytes = wat::parse_str(
             r#"(component
@@ -368,9 +367,15 @@ mod tests {
         let engine = Engine::default();
         let component = Component::new(&engine, &bytes).expect("a component");
         let counted = crate::runtime::inspect::footprint(&component, &bytes);
-        assert_eq!(counted.core_instances, 1, "the sections count it once");
+        assert_eq!(counted.core_instances, 2, "counted as made: {counted:?}");
         let linker = Linker::<MemoryCap>::new(&engine);
-        let mut store = Store::new(&engine, limited(counted));
+        let mut store = Store::new(
+            &engine,
+            limited(Footprint {
+                core_instances: 1,
+                ..counted
+            }),
+        );
         store.limiter(|cap| cap);
         let err = linker
             .instantiate(&mut store, &component)
@@ -380,13 +385,7 @@ mod tests {
             "{err:#}"
         );
         // Counted right, it is made.
-        let mut store = Store::new(
-            &engine,
-            limited(Footprint {
-                core_instances: 2,
-                ..counted
-            }),
-        );
+        let mut store = Store::new(&engine, limited(counted));
         store.limiter(|cap| cap);
         linker
             .instantiate(&mut store, &component)

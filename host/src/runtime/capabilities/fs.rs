@@ -273,8 +273,8 @@ fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned())
 }
 
-/// The forms of a protected path to compare a grant with: as given, made absolute (a relative
-/// `--config` names a file in the working directory), and resolved: the whole path when it
+/// The forms of a protected path to compare a grant with: made absolute (a relative `--config`
+/// names a file in the working directory), and resolved: the whole path when it
 /// exists, else its longest existing ancestor with the rest appended (a database not created
 /// yet below a symlinked data directory is where the link leads).
 fn protected_forms(p: &Path) -> Vec<PathBuf> {
@@ -296,7 +296,12 @@ fn protected_forms(p: &Path) -> Vec<PathBuf> {
             _ => break,
         }
     }
-    let mut forms = vec![p.to_owned(), absolute];
+    // Made absolute, `..` stays as written (`~/proj/../state/p.db` would seem to be inside
+    // `~/proj`): such a form is left to the resolved one.
+    let literal = !absolute
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
+    let mut forms: Vec<PathBuf> = literal.then_some(absolute).into_iter().collect();
     forms.extend(resolved);
     forms.dedup();
     forms
@@ -472,6 +477,10 @@ mod tests {
         let ws = tmp.path().join("ws");
         std::fs::create_dir(&ws).expect("mkdir");
         assert!(check_not_protected(&ws, "/w", &[db]).is_ok());
+        // `ws/../state/p.db` is not inside `ws`.
+        let beside = ws.join("../state/p.db");
+        assert!(check_not_protected(&ws, "/w", std::slice::from_ref(&beside)).is_ok());
+        assert!(check_not_protected(tmp.path(), "/w", &[beside]).is_err());
     }
 
     #[test]

@@ -726,6 +726,19 @@ impl Component {
         Some(resources)
     }
 
+    /// Passepartout's patch: how many core module instances one instantiation
+    /// of this component makes, counting every `InstantiateModule` initializer
+    /// (a nested component instantiated twice counts twice; the adapter
+    /// modules wasmtime fuses between inner components count too). A host that
+    /// shares a pool by what each instantiation holds needs the exact count.
+    pub fn core_instances_required(&self) -> usize {
+        self.env_component()
+            .initializers
+            .iter()
+            .filter(|init| matches!(init, GlobalInitializer::InstantiateModule(..)))
+            .count()
+    }
+
     /// Returns the range, in the host's address space, that this module's
     /// compiled code resides at.
     ///
