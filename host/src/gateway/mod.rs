@@ -22,7 +22,7 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use sha2::{Digest as _, Sha256};
 
-use crate::runtime::capabilities::fs::{self, Access, Mount, Protected};
+use crate::runtime::capabilities::fs::{Access, Mount, Protected};
 use crate::runtime::effects::{
     ActionContext, EffectKind, EffectSpec, ExternalTools, ToolIdentity, derive,
 };
@@ -214,17 +214,12 @@ fn check_dirs(
     ];
     for (key, dirs, writes) in lists {
         for dir in dirs {
-            let exposed = fs::exposes(dir, &protected.hidden).or_else(|| {
-                writes
-                    .then(|| fs::exposes(dir, &protected.unwritable))
-                    .flatten()
-            });
-            if let Some(place) = exposed {
+            if let Some(exposed) = protected.exposed(dir, writes) {
                 return Err(GatewayError::Protected {
                     server: server.to_owned(),
                     key,
                     dir: dir.clone(),
-                    protected: place,
+                    protected: exposed.place,
                 });
             }
         }

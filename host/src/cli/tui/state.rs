@@ -451,11 +451,11 @@ impl App {
                 reasons,
                 ..
             } => {
-                if self.approvals.iter().any(|a| a.token == token) {
-                } else if whole(&action, &digest) {
+                let known = self.approvals.iter().any(|a| a.token == token);
+                if !known && whole(&action, &digest) {
                     self.approvals
                         .push(Waiting::new(token, digest, &action, &reasons));
-                } else {
+                } else if !known {
                     // The journal keeps long texts cut, and the event comes from the journal:
                     // this action is not the one the digest names (approving it would approve
                     // what nobody saw). The listing has it whole.

@@ -245,6 +245,33 @@ pub struct Protected {
     pub unwritable: Vec<PathBuf>,
 }
 
+/// A protected place a directory would expose, and whether only because it is writable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exposed {
+    /// The place.
+    pub place: PathBuf,
+    /// An [`Protected::unwritable`] place: reading it would be allowed.
+    pub unwritable: bool,
+}
+
+impl Protected {
+    /// The place a directory granted at `host` (`writable`, or read-only) would expose: one
+    /// of [`Protected::hidden`] whatever the access, one of [`Protected::unwritable`] when it
+    /// is writable. The one rule for plugins' mounts and MCP servers' directories.
+    pub fn exposed(&self, host: &Path, writable: bool) -> Option<Exposed> {
+        let hidden = || exposes(host, &self.hidden).map(|place| (place, false));
+        let unwritable = || {
+            writable
+                .then(|| exposes(host, &self.unwritable))
+                .flatten()
+                .map(|place| (place, true))
+        };
+        hidden()
+            .or_else(unwritable)
+            .map(|(place, unwritable)| Exposed { place, unwritable })
+    }
+}
+
 /// Refuse any of `mounts` that holds, or is inside, a protected place.
 ///
 /// # Errors
@@ -254,16 +281,23 @@ pub fn check_mounts_not_protected(
     protected: &Protected,
 ) -> Result<(), GrantRefused> {
     for m in mounts {
-        check_not_protected(&m.host, &m.guest, &protected.hidden)?;
-        if m.access == Access::ReadWrite
-            && let Some(place) = exposes(&m.host, &protected.unwritable)
-        {
-            return Err(GrantRefused::Unwritable {
-                host: canonical(&m.host),
-                guest: m.guest.clone(),
-                protected: place,
-            });
-        }
+        let Some(exposed) = protected.exposed(&m.host, m.access == Access::ReadWrite) else {
+            continue;
+        };
+        let (host, guest, protected) = (canonical(&m.host), m.guest.clone(), exposed.place);
+        return Err(if exposed.unwritable {
+            GrantRefused::Unwritable {
+                host,
+                guest,
+                protected,
+            }
+        } else {
+            GrantRefused::Protected {
+                host,
+                guest,
+                protected,
+            }
+        });
     }
     Ok(())
 }
