@@ -43,7 +43,7 @@ fn componentize_js(
         return Ok(own);
     }
     let shared = build_dir.join(format!("componentize-js-{COMPONENTIZE_JS}"));
-    let bin = shared.join("node_modules/.bin/componentize-js");
+    let bin = shared.join(INSTALLED_BIN);
     if bin.is_file() {
         return Ok(bin);
     }
@@ -59,23 +59,55 @@ fn componentize_js(
          400 MB)",
         shared.display()
     ));
-    std::fs::create_dir_all(&shared).map_err(super::io(&shared))?;
+    // npm installs into a staging directory of this build's own, renamed into place whole:
+    // two builds installing at once (two terminals, parallel tests) never see each other's
+    // half-written tree, and an interrupted install leaves nothing that looks installed.
+    std::fs::create_dir_all(build_dir).map_err(super::io(build_dir))?;
+    let staging = tempfile::Builder::new()
+        .prefix(&format!("componentize-js-{COMPONENTIZE_JS}.partial-"))
+        .tempdir_in(build_dir)
+        .map_err(super::io(build_dir))?;
     let output = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&shared)
+        .arg(staging.path())
         .arg(format!("{PACKAGE}@{COMPONENTIZE_JS}"))
         .output()
         .map_err(|e| AuthoringError::Missing {
             what: format!("npm ({e})"),
             how: "install Node.js 18 or later with npm (Debian/Ubuntu: apt-get install npm)".into(),
         })?;
-    if !output.status.success() || !bin.is_file() {
+    if !output.status.success() || !staging.path().join(INSTALLED_BIN).is_file() {
         return Err(AuthoringError::Build(format!(
             "npm could not install {PACKAGE} {COMPONENTIZE_JS}:\n{}",
             String::from_utf8_lossy(&output.stderr)
         )));
     }
+    into_shared(staging, &shared)?;
     Ok(bin)
+}
+
+/// Where npm puts the command, below the directory it installs into (a relative link, so the
+/// installed tree can be moved).
+const INSTALLED_BIN: &str = "node_modules/.bin/componentize-js";
+
+/// Rename a finished install to `shared`. If another build got there first, its install is
+/// kept and this one removed; a tree left at `shared` without the command (an install made by
+/// an older release, interrupted) is replaced.
+fn into_shared(staging: tempfile::TempDir, shared: &Path) -> Result<(), AuthoringError> {
+    if std::fs::rename(staging.path(), shared).is_ok() {
+        // Moved: nothing is left at the staging path for the guard to remove.
+        let _ = staging.keep();
+        return Ok(());
+    }
+    if shared.join(INSTALLED_BIN).is_file() {
+        return Ok(());
+    }
+    if shared.exists() {
+        std::fs::remove_dir_all(shared).map_err(super::io(shared))?;
+    }
+    std::fs::rename(staging.path(), shared).map_err(super::io(shared))?;
+    let _ = staging.keep();
+    Ok(())
 }
 
 /// componentize-js over `app.js` against the project's world. WASI features the plugin cannot
@@ -112,4 +144,48 @@ pub(super) fn build(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A finished install in a fresh staging directory under `build_dir`.
+    fn finished(build_dir: &Path, marker: &str) -> tempfile::TempDir {
+        let staging = tempfile::tempdir_in(build_dir).expect("staging");
+        let bin = staging.path().join(INSTALLED_BIN);
+        std::fs::create_dir_all(bin.parent().expect("parent")).expect("bin dir");
+        std::fs::write(&bin, marker).expect("bin");
+        staging
+    }
+
+    #[test]
+    fn the_first_finished_install_is_kept_and_a_later_one_leaves_nothing_behind() {
+        let build = tempfile::tempdir().expect("build dir");
+        let shared = build.path().join("componentize-js");
+        let first = finished(build.path(), "first");
+        into_shared(first, &shared).expect("first install");
+        let second = finished(build.path(), "second");
+        let second_path = second.path().to_owned();
+        into_shared(second, &shared).expect("second install");
+        let kept = std::fs::read_to_string(shared.join(INSTALLED_BIN)).expect("installed");
+        assert_eq!(
+            kept, "first",
+            "a finished install is never replaced under its users"
+        );
+        assert!(!second_path.exists(), "the losing install is removed");
+        let left: Vec<_> = std::fs::read_dir(build.path()).expect("list").collect();
+        assert_eq!(left.len(), 1, "only the shared install is left: {left:?}");
+    }
+
+    #[test]
+    fn an_interrupted_install_left_at_the_shared_place_is_replaced() {
+        let build = tempfile::tempdir().expect("build dir");
+        let shared = build.path().join("componentize-js");
+        std::fs::create_dir_all(shared.join("node_modules/half")).expect("leftover");
+        into_shared(finished(build.path(), "whole"), &shared).expect("install");
+        let kept = std::fs::read_to_string(shared.join(INSTALLED_BIN)).expect("installed");
+        assert_eq!(kept, "whole");
+        assert!(!shared.join("node_modules/half").exists());
+    }
 }
