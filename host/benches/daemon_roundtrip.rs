@@ -85,6 +85,7 @@ fn agent(router: &Arc<Router>, gates: Gates) -> Agent {
         config: Some(temp().join("passepartout.toml")),
         db: Some(temp().join(format!("journal-{n}.db"))),
         progress: None,
+        also_protected: Vec::new(),
     };
     let journal = places.journal().expect("journal");
     let loaded = places.setup().expect("setup").load();

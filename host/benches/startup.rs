@@ -54,6 +54,7 @@ fn main() {
         config: Some(dir.path().join("passepartout.toml")),
         db: Some(dir.path().join("passepartout.db")),
         progress: None,
+        also_protected: Vec::new(),
     };
     places.journal().expect("the database");
     // Warm the cache (a first start compiles every plugin), then measure a fresh process's

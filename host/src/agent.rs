@@ -103,6 +103,10 @@ pub struct Places {
     pub db: Option<PathBuf>,
     /// Told of each plugin compile (a person waiting at a terminal wants to know).
     pub progress: Option<crate::runtime::cache::Progress>,
+    /// More files no grant may reach, beside those the settings name: the token files of the
+    /// MCP servers the daemon started with (kept across reloads, and read at each connection
+    /// even after `passepartout.toml` stops naming them).
+    pub also_protected: Vec<PathBuf>,
 }
 
 impl Places {
@@ -144,10 +148,19 @@ impl Places {
     /// default places ([`crate::runtime::capabilities::fs::default_protected`]) and these
     /// places where they were given elsewhere (the plugin directory, the policy,
     /// `passepartout.toml`, the MCP pins and what MCP servers offered, the database, the
-    /// cache); nothing read-write may hold this executable, which granted programs and MCP
-    /// servers start through.
-    pub fn protected(&self) -> crate::runtime::capabilities::fs::Protected {
+    /// cache), and the token files `settings` names for remote MCP servers; nothing
+    /// read-write may hold this executable, which granted programs and MCP servers start
+    /// through.
+    pub fn protected(&self, settings: &ConfigFile) -> crate::runtime::capabilities::fs::Protected {
         let mut hidden = crate::runtime::capabilities::fs::default_protected();
+        hidden.extend(
+            settings
+                .mcp
+                .servers
+                .values()
+                .filter_map(|s| s.bearer_file.clone())
+                .chain(self.also_protected.iter().cloned()),
+        );
         hidden.extend(
             [
                 self.plugin_dir(),
@@ -265,7 +278,7 @@ impl Places {
             cache_dir: self.cache_dir(),
             pooling: true,
             progress: self.progress.clone(),
-            protected: self.protected(),
+            protected: self.protected(&settings),
             ..RuntimeConfig::default()
         })
         .map_err(|e| AgentError::Runtime(e.into()))?;

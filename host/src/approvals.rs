@@ -5,7 +5,9 @@
 //! named by `runner`) → `done`; or `pending` → `denied` / `expired`. Each step and its journal
 //! record are written in one transaction. A `running` approval whose process is gone (the
 //! daemon was killed mid-action) is `interrupted`: listed with the pending ones, never re-run
-//! silently, approved again or denied by a person.
+//! silently, approved again or denied by a person. It waits as long as it first waited, from
+//! when it is found interrupted, then expires as a pending one does: nobody approves months
+//! later an action whose moment has passed.
 //!
 //! An approval is bound to the digest of its action (sha256 of its JSON): a decision that
 //! names a digest is refused when the stored action does not match it, and so is a stored
@@ -208,18 +210,32 @@ impl<'a> Approvals<'a> {
                     status TEXT NOT NULL DEFAULT 'pending'
                 );",
             )?;
-            // Databases from before the digest, the runner and the tool: add them.
+            // Databases from before the digest, the runner, the tool and the wait: add them.
             let columns: Vec<String> = c
                 .prepare("SELECT name FROM pragma_table_info('approvals')")?
                 .query_map([], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            for name in ["digest", "runner", "tool"] {
+            for (name, kind) in [
+                ("digest", "TEXT"),
+                ("runner", "TEXT"),
+                ("tool", "TEXT"),
+                ("wait_secs", "REAL"),
+            ] {
                 if !columns.iter().any(|c| c == name) {
-                    match c.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {name} TEXT"))
-                    {
+                    match c.execute_batch(&format!(
+                        "ALTER TABLE approvals ADD COLUMN {name} {kind}"
+                    )) {
                         // Another process added it first.
                         Err(e) if e.to_string().contains("duplicate column") => {}
                         other => other?,
+                    }
+                    if name == "wait_secs" {
+                        // Interrupted before they could expire: a fresh default wait from now,
+                        // not gone at once.
+                        c.execute(
+                            "UPDATE approvals SET expires_at = MAX(expires_at, ?1) WHERE status = 'interrupted'",
+                            [epoch() + DEFAULT_EXPIRY.as_secs_f64()],
+                        )?;
                     }
                 }
             }
@@ -257,7 +273,7 @@ impl<'a> Approvals<'a> {
         // Counted and added in one transaction: concurrent asks cannot pass the bound together.
         let crowded = self.journal.transaction(|tx| {
             let waiting: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM approvals WHERE status = 'pending' AND expires_at >= ?1",
+                "SELECT COUNT(*) FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1",
                 [epoch()],
                 |r| r.get(0),
             )?;
@@ -266,8 +282,8 @@ impl<'a> Approvals<'a> {
                 return Ok(Some(waiting));
             }
             tx.execute(
-                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest, pending.tool.as_ref().map(to_json)],
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest, pending.tool.as_ref().map(to_json), expiry.as_secs_f64()],
             )?;
             self.journal.append_in(
                 tx,
@@ -282,27 +298,34 @@ impl<'a> Approvals<'a> {
         Ok(pending)
     }
 
-    /// Mark `running` approvals whose process is gone as `interrupted`.
+    /// Mark `running` approvals whose process is gone as `interrupted`, each waiting for a
+    /// person as long as it first waited, from now.
     fn find_interrupted(&self) -> Result<(), ApprovalError> {
-        let running: Vec<(String, Option<String>)> = self.journal.with_conn(|c| {
-            c.prepare("SELECT token, runner FROM approvals WHERE status = 'running'")?
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        type Running = (String, Option<String>, Option<f64>);
+        let running: Vec<Running> = self.journal.with_conn(|c| {
+            c.prepare("SELECT token, runner, wait_secs FROM approvals WHERE status = 'running'")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()
         })?;
-        for (token, runner) in running {
+        for (token, runner, wait) in running {
             if runner.as_deref().is_some_and(alive) {
                 continue;
             }
+            // A wait that is not a number of seconds (an edited row) is the default one.
+            let wait = wait
+                .filter(|w| w.is_finite() && *w >= 0.0)
+                .unwrap_or(DEFAULT_EXPIRY.as_secs_f64());
+            let expires_at = epoch() + wait;
             self.journal.transaction(|tx| {
                 if tx.execute(
-                    "UPDATE approvals SET status = 'interrupted' WHERE token = ?1 AND status = 'running'",
-                    [&token],
+                    "UPDATE approvals SET status = 'interrupted', expires_at = ?2 WHERE token = ?1 AND status = 'running'",
+                    params![&token, expires_at],
                 )? == 1
                 {
                     self.journal.append_in(
                         tx,
                         "approval-interrupted",
-                        &json!({ "token": token, "runner": runner, "why": "the process running the approved action ended before it finished" }),
+                        &json!({ "token": token, "runner": runner, "expires_at": expires_at, "why": "the process running the approved action ended before it finished" }),
                     )?;
                 }
                 Ok(())
@@ -345,7 +368,8 @@ impl<'a> Approvals<'a> {
             };
             let (stored, state, expires_at) = (row.5.clone(), row.6.clone(), row.4);
             let actual = digest_of(&row.1);
-            if state == "pending" && expires_at < now {
+            // Pending or interrupted, each waits only so long.
+            if expires_at < now {
                 tx.execute("UPDATE approvals SET status = 'expired' WHERE token = ?1", [token])?;
                 return Ok(Err(ApprovalError::Expired(token.to_owned())));
             }
@@ -402,7 +426,7 @@ impl<'a> Approvals<'a> {
         Ok(())
     }
 
-    /// Every approval waiting for a person: pending ones not expired, and interrupted ones.
+    /// Every approval waiting for a person: pending and interrupted ones, not expired.
     ///
     /// # Errors
     /// The database could not be read.
@@ -410,7 +434,7 @@ impl<'a> Approvals<'a> {
         self.find_interrupted()?;
         let rows: Vec<Row> = self.journal.with_conn(|c| {
             let mut stmt = c.prepare(&format!(
-                "SELECT {COLUMNS} FROM approvals WHERE (status = 'pending' AND expires_at >= ?1) OR status = 'interrupted' ORDER BY rowid"
+                "SELECT {COLUMNS} FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1 ORDER BY rowid"
             ))?;
             let rows = stmt.query_map([epoch()], row)?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
@@ -421,7 +445,8 @@ impl<'a> Approvals<'a> {
             .collect())
     }
 
-    /// Whether `token` ran out of time unanswered: still pending past its expiry, or marked
+    /// Whether `token` ran out of time unanswered: still pending (or interrupted) past its
+    /// expiry, or marked
     /// expired (a decision that came too late). Decided, running or unknown: false.
     ///
     /// # Errors
@@ -436,7 +461,8 @@ impl<'a> Approvals<'a> {
             .optional()
         })?;
         Ok(row.is_some_and(|(status, at)| {
-            status == "expired" || (status == "pending" && at < epoch())
+            status == "expired"
+                || (matches!(status.as_str(), "pending" | "interrupted") && at < epoch())
         }))
     }
 }
@@ -475,5 +501,91 @@ mod tests {
             .decide(&first.token, false, Some(&first.digest), Some("a test"))
             .expect("denied");
         ask(MAX_PENDING + 1).expect("asked once one was decided");
+    }
+
+    /// Approve `p` in a process that is gone: running, with a runner no process is.
+    fn interrupt(journal: &Journal, approvals: &Approvals<'_>, p: &Pending) {
+        approvals
+            .decide(&p.token, true, Some(&p.digest), Some("a test"))
+            .expect("approved");
+        journal
+            .with_conn(|c| {
+                c.execute(
+                    "UPDATE approvals SET runner = '4194305:1' WHERE token = ?1",
+                    [&p.token],
+                )
+            })
+            .expect("runner");
+    }
+
+    #[test]
+    fn an_interrupted_approval_waits_as_long_as_it_first_did_then_expires() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        let ask = |text: &str, wait: Duration| {
+            let action = Action::reply(text);
+            let signal = Signal::request(action.clone(), Default::default());
+            approvals
+                .suspend(&action, &signal, vec!["why".into()], None, wait)
+                .expect("asked")
+        };
+        let hour = ask("an hour", Duration::from_secs(3600));
+        let other = ask("another", Duration::from_secs(7200));
+        interrupt(&journal, &approvals, &hour);
+        interrupt(&journal, &approvals, &other);
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(listed.len(), 2, "both listed again: {listed:?}");
+        let hour_listed = listed.iter().find(|p| p.token == hour.token).expect("hour");
+        assert_eq!(hour_listed.state, "interrupted");
+        // A fresh wait as long as the first, from when it was found interrupted.
+        let left = hour_listed.expires_at - epoch();
+        assert!((3590.0..=3600.0).contains(&left), "{left}");
+        // Its wait over (moved into the past, not slept through), it expires.
+        journal
+            .with_conn(|c| {
+                c.execute(
+                    "UPDATE approvals SET expires_at = ?2 WHERE token = ?1",
+                    params![&hour.token, epoch() - 1.0],
+                )
+            })
+            .expect("past");
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert!(approvals.has_expired(&hour.token).expect("read"));
+        let late = approvals
+            .decide(&hour.token, true, Some(&hour.digest), Some("a test"))
+            .expect_err("too late");
+        assert!(matches!(late, ApprovalError::Expired(_)), "{late}");
+        approvals
+            .decide(&other.token, true, Some(&other.digest), Some("a test"))
+            .expect("still in time");
+    }
+
+    #[test]
+    fn approvals_interrupted_before_waits_were_kept_get_a_fresh_default_wait() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = dir.path().join("journal.db");
+        {
+            let c = rusqlite::Connection::open(&db).expect("db");
+            c.execute_batch(
+                "CREATE TABLE approvals (token TEXT PRIMARY KEY, action TEXT NOT NULL, signal TEXT NOT NULL, reasons TEXT NOT NULL, expires_at REAL NOT NULL, status TEXT NOT NULL DEFAULT 'pending', digest TEXT, runner TEXT, tool TEXT);",
+            )
+            .expect("an older table");
+            let action = Action::reply("from before");
+            let signal = Signal::request(action.clone(), Default::default());
+            c.execute(
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, status) VALUES ('old', ?1, ?2, '[\"why\"]', 1.0, 'interrupted')",
+                params![to_json(&action), to_json(&signal)],
+            )
+            .expect("an old interrupted approval");
+        }
+        let journal = Journal::open(&db).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        let left = listed[0].expires_at - epoch();
+        let default = DEFAULT_EXPIRY.as_secs_f64();
+        assert!((default - 10.0..=default).contains(&left), "{left}");
     }
 }

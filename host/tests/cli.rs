@@ -508,6 +508,36 @@ fn no_grant_reaches_the_daemons_places_given_elsewhere() {
     only_the_workspace_is_granted(home.path(), &policy_file, &args, &refused, &ws);
 }
 
+#[test]
+fn no_grant_reaches_a_remote_mcp_servers_token_file() {
+    // The token the daemon sends a remote MCP server is the operator's secret, wherever the
+    // operator keeps it: a plugin granted the folder it is in, or the file, would read it.
+    let home = tempfile::tempdir().expect("temp dir");
+    let secrets = home.path().join("secrets");
+    let ws = home.path().join("workspace");
+    std::fs::create_dir_all(&secrets).expect("mkdir");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    let token = secrets.join("tickets.token");
+    std::fs::write(&token, "s3cret\n").expect("token");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("passepartout.toml"),
+        format!(
+            "[mcp.servers.tickets]\nurl = \"https://tickets.example/mcp\"\nbearer_file = \"{}\"\n",
+            token.display()
+        ),
+    )
+    .expect("config");
+    only_the_workspace_is_granted(
+        home.path(),
+        &config.join("policy.toml"),
+        &["plugins", "--json"],
+        &[secrets],
+        &ws,
+    );
+}
+
 /// Write a built-in plugin to `dir` as a third-party plugin folder named `name`, its
 /// manifest edited by `edit`.
 fn plugin_folder(

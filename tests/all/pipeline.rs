@@ -893,3 +893,135 @@ fn a_journal_that_cannot_be_written_stops_the_action_before_it_runs() {
     );
     holder.execute_batch("ROLLBACK").expect("unlock");
 }
+
+/// The agent a reload replaces, and where the one in force is kept.
+type Replacement = (std::sync::Weak<Agent>, passepartout::pipeline::InForce);
+
+/// A model that, asked, has a reload replace the agent asking it, then answers from a script:
+/// the reload comes while the turn waits for the model.
+struct ReloadWhileAsked {
+    script: Arc<Script>,
+    swap: Arc<Mutex<Option<Replacement>>>,
+}
+
+#[async_trait::async_trait]
+impl Provider for ReloadWhileAsked {
+    fn name(&self) -> &str {
+        "reloading"
+    }
+    async fn complete_with(
+        &self,
+        request: &ProviderRequest,
+        progress: Option<passepartout::pipeline::OnProgress<'_>>,
+    ) -> Result<ProviderReply, PipelineError> {
+        if let Some((old, new)) = self.swap.lock().expect("lock").take()
+            && let Some(old) = old.upgrade()
+        {
+            old.supersede(new);
+        }
+        Scripted(self.script.clone())
+            .complete_with(request, progress)
+            .await
+    }
+}
+
+/// Agent A, whose set has no gate, and agent B, which replaces it when A first asks the model
+/// (A's set with the shell guard added): each with its own scripted model.
+fn replaced_mid_turn(
+    a_replies: Vec<ProviderReply>,
+    b_replies: Vec<ProviderReply>,
+) -> (Arc<Agent>, Arc<Script>, Arc<Script>, tempfile::TempDir) {
+    let (rt, cache) = fresh_runtime();
+    let load = |names: &[&str]| {
+        let report = rt.load_all(&crate::builtins(names), &Policy::default());
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        report.plugins
+    };
+    let script = |replies: Vec<ProviderReply>| {
+        Arc::new(Script {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::new(Vec::new()),
+        })
+    };
+    let (a_script, b_script) = (script(a_replies), script(b_replies));
+    // One database, a journal each, as a reload opens its own.
+    let db = cache.path().join("journal.db");
+    let journal = || Journal::open(&db).expect("journal");
+    let swap = Arc::new(Mutex::new(None));
+    let a = Arc::new(
+        Agent::new(load(&["eval"]), journal(), PipelineConfig::default())
+            .expect("agent A")
+            .with_provider(Box::new(ReloadWhileAsked {
+                script: a_script.clone(),
+                swap: swap.clone(),
+            }))
+            .with_actuator("cli", Outbox::new().actuator("cli")),
+    );
+    let b = Arc::new(
+        Agent::new(
+            load(&["shell-guard", "eval"]),
+            journal(),
+            PipelineConfig::default(),
+        )
+        .expect("agent B")
+        .with_provider(Box::new(Scripted(b_script.clone())))
+        .with_actuator("cli", Outbox::new().actuator("cli")),
+    );
+    let in_force = Arc::new(std::sync::RwLock::new(b));
+    *swap.lock().expect("lock") = Some((Arc::downgrade(&a), in_force));
+    (a, a_script, b_script, cache)
+}
+
+#[test]
+fn an_action_proposed_before_a_reload_is_verified_and_run_by_the_agent_that_replaced_it() {
+    let destructive = ProviderReply::ToolCall {
+        id: "call_rm".into(),
+        name: "eval".into(),
+        arguments: json!({ "expression": "(+ 1 2)", "command": "rm -rf /" }),
+    };
+    let (a, _, _, _cache) = replaced_mid_turn(vec![destructive], vec![]);
+    let report = wait(a.run(user("clean up")));
+    match &report.steps[0].outcome {
+        StepOutcome::Rejected { gate, .. } => assert_eq!(gate, "shell-guard"),
+        other => panic!("the old set's pass ran it: {other:?}"),
+    }
+    assert!(
+        !kinds(a.journal()).contains(&"tool-result".to_owned()),
+        "nothing ran"
+    );
+}
+
+#[test]
+fn after_a_reload_a_running_turn_takes_its_next_round_on_the_new_agent() {
+    let (a, a_script, b_script, _cache) = replaced_mid_turn(
+        vec![eval_call("(+ 1 2)")],
+        vec![ProviderReply::Text("It is 3.".into())],
+    );
+    let report = wait(a.run(user("what is 1 + 2?")));
+    assert_eq!(
+        report.steps[0].outcome,
+        StepOutcome::Ran {
+            target: "tool".into(),
+            result: "3".into()
+        }
+    );
+    // The tool's output went to the model of the agent in force, with the conversation.
+    assert_eq!(a_script.requests.lock().expect("lock").len(), 1);
+    let b_asked = b_script.requests.lock().expect("lock");
+    assert_eq!(
+        b_asked.len(),
+        1,
+        "the next round asks the new agent's model"
+    );
+    assert_eq!(b_asked[0].turns.len(), 1);
+    assert_eq!(b_asked[0].turns[0].result, "3");
+    // The new agent's gates judged the round's answer.
+    assert!(
+        report.steps[1]
+            .trace
+            .iter()
+            .any(|g| g.gate == "shell-guard"),
+        "{:?}",
+        report.steps[1]
+    );
+}

@@ -128,7 +128,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     }
     let settings = places.settings()?;
     places.cascade(&settings)?;
-    passepartout::gateway::check(&settings.mcp.servers, &places.protected())?;
+    passepartout::gateway::check(&settings.mcp.servers, &places.protected(&settings))?;
     let router = Arc::new(Router::default());
     let placeholder = Agent::new(
         Vec::new(),
@@ -199,7 +199,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let problems = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let gateway = gateway(&places, &settings.mcp.servers, &runtime)?;
+    let gateway = gateway(&places, &settings, &runtime)?;
     let reload = super::reload::DaemonReload {
         common: common.clone(),
         router: router.clone(),
@@ -244,9 +244,10 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
 /// Start the MCP servers of gateway mode, if `passepartout.toml` names any, on `runtime`.
 fn gateway(
     places: &passepartout::agent::Places,
-    servers: &std::collections::BTreeMap<String, passepartout::settings::McpServerConfig>,
+    settings: &passepartout::settings::ConfigFile,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<Option<Arc<passepartout::gateway::Gateway>>> {
+    let servers = &settings.mcp.servers;
     if servers.is_empty() {
         return Ok(None);
     }
@@ -256,7 +257,7 @@ fn gateway(
         seen_dir: places
             .mcp_seen_dir()
             .context("no data directory for what MCP servers offer (set XDG_DATA_HOME or HOME)")?,
-        protected: places.protected(),
+        protected: places.protected(settings),
     };
     let pins = places
         .mcp_pins_file()

@@ -560,6 +560,7 @@ impl Common {
             config: self.config.clone(),
             db: self.db.clone(),
             progress: progress::at_a_terminal(),
+            also_protected: Vec::new(),
         }
     }
 }

@@ -23,7 +23,10 @@ pub fn build(
     carried: &Carried,
     gateway: Option<&Arc<passepartout::gateway::Gateway>>,
 ) -> anyhow::Result<(Agent, Vec<String>)> {
-    let places = common.places();
+    let mut places = common.places();
+    if let Some(g) = gateway {
+        places.also_protected = g.token_files();
+    }
     let journal = places.journal()?;
     // The set is audited as it is loaded (at boot and on every reload): what the audit finds
     // worth a look is said beside what did not load.

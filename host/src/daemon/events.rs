@@ -92,10 +92,9 @@ pub(super) async fn follow(
         let pending = crate::blocking::in_place(|| {
             crate::approvals::Approvals::new(agent.journal()).and_then(|a| a.pending())
         });
+        // Pending and interrupted ones: both wait only so long.
         for p in pending.into_iter().flatten() {
-            if p.state == "pending" {
-                deadlines.add(p.token, 0, p.expires_at);
-            }
+            deadlines.add(p.token, 0, p.expires_at);
         }
     }
     let mut last_status = String::new();
@@ -171,6 +170,12 @@ pub(super) async fn follow(
                     seq = record.seq;
                     if approvals && let Some(event) = approval_event(&record) {
                         deadlines.saw(&event);
+                        // Interrupted, it waits for a person again, until its new expiry.
+                        if let (Event::ApprovalDecided { token, .. }, Some(at)) =
+                            (&event, interrupted_until(&record))
+                        {
+                            deadlines.add(token.clone(), record.seq, at);
+                        }
                         send(&event, Class::Must);
                     }
                     if journal {
@@ -304,6 +309,14 @@ fn steady(status: &Status) -> String {
     s.handshaking = 0;
     s.connection_tasks = 0;
     serde_json::to_string(&s).unwrap_or_default()
+}
+
+/// When an `approval-interrupted` record says the approval expires (records from before
+/// interrupted approvals expired say nothing).
+fn interrupted_until(record: &Record) -> Option<f64> {
+    (record.kind == "approval-interrupted")
+        .then(|| record.body["expires_at"].as_f64())
+        .flatten()
 }
 
 /// The approval event a journal record is, if it is one.

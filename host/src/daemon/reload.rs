@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::pipeline::Agent;
+use crate::pipeline::{Agent, InForce};
 
 /// What the daemon reloads from. Implemented by the CLI's daemon command, which knows the
 /// plugin directory, the policy and the pins.
@@ -87,7 +87,8 @@ pub enum ReloadError {
 
 /// The running pipeline, swappable.
 pub struct Swap {
-    current: RwLock<Arc<Agent>>,
+    /// The agent in force, shared with every agent it replaced (they follow it).
+    current: InForce,
     reload: Option<Box<dyn Reload>>,
     /// One reload at a time.
     busy: Mutex<()>,
@@ -102,7 +103,7 @@ impl Swap {
     pub fn new(pipeline: Arc<Agent>, reload: Option<Box<dyn Reload>>) -> Swap {
         let attempted = reload.as_ref().map(|r| r.fingerprint());
         Swap {
-            current: RwLock::new(pipeline),
+            current: Arc::new(RwLock::new(pipeline)),
             reload,
             busy: Mutex::new(()),
             status: Mutex::new(ReloadStatus {
@@ -117,7 +118,7 @@ impl Swap {
     /// action, see [`Loading`]) serves until the first [`Swap::reload`] ends.
     pub fn loading(placeholder: Arc<Agent>, reload: Box<dyn Reload>) -> Swap {
         Swap {
-            current: RwLock::new(placeholder),
+            current: Arc::new(RwLock::new(placeholder)),
             reload: Some(reload),
             busy: Mutex::new(()),
             status: Mutex::new(ReloadStatus::default()),
@@ -237,7 +238,14 @@ impl Swap {
         // have changed.
         let changed = fresh.plugin_set() != running.plugin_set();
         fresh.share_interrupt(&running);
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        {
+            // In force and followed in one step: no turn on the old set sees the new one in
+            // force without seeing its own set replaced.
+            let mut in_force = self.current.write().unwrap_or_else(|p| p.into_inner());
+            *in_force = Arc::new(fresh);
+            // Turns running on the old set go on under the new one from their next action.
+            running.supersede(self.current.clone());
+        }
         if !first {
             status.reloads += 1;
         }

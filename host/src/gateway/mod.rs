@@ -105,6 +105,17 @@ pub enum RemoteError {
         /// The URL as written.
         url: String,
     },
+    /// A relative `bearer_file`: it would name another file in each working directory, and
+    /// the one the daemon reads would not be the one kept from plugins.
+    #[error(
+        "`bearer_file` {}: give the token file's absolute path (a relative one, or one \
+         starting with `~`, names another file in each working directory)",
+        path.display()
+    )]
+    RelativeToken {
+        /// The path as written.
+        path: std::path::PathBuf,
+    },
     /// A setting for a server the daemon runs, which would not apply to a remote one.
     #[error(
         "`{key}` is for a server the daemon runs (`command`); a remote server (`url`) runs \
@@ -236,6 +247,9 @@ fn check_remote(config: &McpServerConfig, url: &str) -> Result<(), RemoteError> 
             url: url.to_owned(),
         });
     }
+    if let Some(path) = config.bearer_file.as_ref().filter(|p| !p.is_absolute()) {
+        return Err(RemoteError::RelativeToken { path: path.clone() });
+    }
     let local_only = [
         ("args", !config.args.is_empty()),
         ("env", !config.env.is_empty()),
@@ -252,6 +266,15 @@ fn check_remote(config: &McpServerConfig, url: &str) -> Result<(), RemoteError> 
 }
 
 impl Gateway {
+    /// The token files its remote servers read at each connection: as protected as the
+    /// daemon's own places for as long as the servers run.
+    pub fn token_files(&self) -> Vec<std::path::PathBuf> {
+        self.servers
+            .iter()
+            .filter_map(|s| s.token_file().map(std::path::Path::to_path_buf))
+            .collect()
+    }
+
     /// Start every server in `servers` (on the current tokio runtime); `pins` is
     /// `mcp-pins.toml`.
     ///
@@ -689,6 +712,15 @@ mod tests {
             },
             "not both",
         );
+        for relative in ["token", "~/.tickets.token", "./secrets/token"] {
+            refused(
+                McpServerConfig {
+                    bearer_file: Some(relative.into()),
+                    ..remote.clone()
+                },
+                "give the token file's absolute path",
+            );
+        }
         refused(
             McpServerConfig {
                 url: Some("file:///etc/passwd".into()),

@@ -71,6 +71,13 @@ pub struct Server {
     peer: Mutex<Option<Peer<RoleClient>>>,
 }
 
+impl Server {
+    /// The file its bearer token is read from (a remote server's `bearer_file`).
+    pub fn token_file(&self) -> Option<&std::path::Path> {
+        self.config.bearer_file.as_deref()
+    }
+}
+
 /// Hears a server's `notifications/tools/list_changed`.
 #[derive(Clone)]
 struct Listener(Arc<tokio::sync::Notify>);

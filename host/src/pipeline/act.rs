@@ -203,6 +203,11 @@ impl Agent {
     /// having been asked these questions, so the gates asking them again is satisfied; a gate
     /// asking anything else (one added by a reload, say) suspends it again with the new
     /// question, and a rejection still stops it.
+    ///
+    /// A reload that replaced this agent reaches the action: it is verified and run by the
+    /// newest agent (the plugin set, gates and tools in force now), not by the gates that
+    /// were in force when the turn began. The check is made again after the last mile, just
+    /// before the actuator, so a reload during the walk sends it round once more.
     pub(crate) async fn execute(
         &self,
         proposed: Action,
@@ -211,6 +216,31 @@ impl Agent {
         memo: Option<&crate::gates::Memo>,
         cycle: &mut Cycle,
     ) -> Result<(StepOutcome, GateTrace, Option<Signal>), PipelineError> {
+        let mut newer = self.successor();
+        loop {
+            let agent = newer.as_deref().unwrap_or(self);
+            // A memo marks what Reason validated on the agent it ran on: not this one.
+            let memo = if newer.is_some() { None } else { memo };
+            match agent
+                .execute_here(proposed.clone(), signal, approved, memo, cycle)
+                .await?
+            {
+                Some(done) => return Ok(done),
+                None => newer = agent.successor(),
+            }
+        }
+    }
+
+    /// [`Agent::execute`] on this agent; `None` when a reload replaced it before the actuator
+    /// ran (nothing ran).
+    async fn execute_here(
+        &self,
+        proposed: Action,
+        signal: &Signal,
+        approved: Option<&Pending>,
+        memo: Option<&crate::gates::Memo>,
+        cycle: &mut Cycle,
+    ) -> Result<Option<(StepOutcome, GateTrace, Option<Signal>)>, PipelineError> {
         let tap = self.tap(signal, true);
         let last_mile = crate::gates::verify_with(
             &self.gates(),
@@ -238,7 +268,7 @@ impl Agent {
             Outcome::NeedsApproval { action: a, reasons } => {
                 let _ = self.flush(cycle).await;
                 let outcome = self.suspend(&a, signal, reasons).await?;
-                return Ok((outcome, trace, None));
+                return Ok(Some((outcome, trace, None)));
             }
             Outcome::Rejected { gate, reason } => {
                 let _ = self.flush(cycle).await;
@@ -251,7 +281,7 @@ impl Agent {
                     Told::Rejected,
                 )
                 .await;
-                return Ok((
+                return Ok(Some((
                     StepOutcome::Rejected {
                         gate,
                         reason,
@@ -259,7 +289,7 @@ impl Agent {
                     },
                     trace,
                     None,
-                ));
+                )));
             }
         };
         // A person approved one action; if the gates now rewrite it, that is not what they
@@ -273,7 +303,7 @@ impl Agent {
             ));
             let _ = self.flush(cycle).await;
             let outcome = self.suspend(&action, signal, reasons).await?;
-            return Ok((outcome, trace, None));
+            return Ok(Some((outcome, trace, None)));
         }
         // Reason validated this very action in this Turn, on this agent, when the memo says
         // so: a rewrite, an approval decided later (no memo: a reload may have changed the
@@ -282,7 +312,7 @@ impl Agent {
             && let Err(e) = self.validate(&action)
         {
             let reason = e.to_string();
-            return Ok((StepOutcome::Invalid { reason }, trace, None));
+            return Ok(Some((StepOutcome::Invalid { reason }, trace, None)));
         }
         // A person approved a call of one tool; if its name now leads to another (a plugin
         // updated to another version, an MCP server's tool changed and approved again), that
@@ -323,12 +353,12 @@ impl Agent {
                 reasons.push(why);
                 let _ = self.flush(cycle).await;
                 let outcome = self.suspend(&action, signal, reasons).await?;
-                return Ok((outcome, trace, None));
+                return Ok(Some((outcome, trace, None)));
             }
         }
         let Some(actuator) = self.actuators.get(&action.target) else {
             let reason = format!("no actuator for {:?}", action.target);
-            return Ok((StepOutcome::Invalid { reason }, trace, None));
+            return Ok(Some((StepOutcome::Invalid { reason }, trace, None)));
         };
         // Write-ahead: the proposal and every verdict are on disk before anything that may
         // change the world runs; if they cannot be written, nothing runs. A tool that cannot
@@ -343,7 +373,16 @@ impl Agent {
                 .is_some_and(|t| self.tool_cannot_change_the_world(t));
         if !contained && let Err(e) = self.flush(cycle).await {
             let error = format!("{e}: nothing ran");
-            return Ok((StepOutcome::Failed { error }, trace, None));
+            return Ok(Some((StepOutcome::Failed { error }, trace, None)));
+        }
+        // Replaced while the walk ran: the agent in force verifies it again, and runs it or
+        // not; the journal says why the verdicts above did not count.
+        if let Some(now) = self.successor() {
+            cycle.defer(
+                "superseded",
+                json!({ "set": self.plugin_set(), "now": now.plugin_set(), "action": action }),
+            );
+            return Ok(None);
         }
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal).await;
@@ -385,7 +424,7 @@ impl Agent {
                 // A result not on disk is not given to anyone.
                 if let Err(e) = self.flush(cycle).await {
                     let error = format!("{tool} ran, but {e}: its result is withheld");
-                    return Ok((StepOutcome::Failed { error }, trace, None));
+                    return Ok(Some((StepOutcome::Failed { error }, trace, None)));
                 }
             }
         }
@@ -439,14 +478,14 @@ impl Agent {
                         conversation(&output, false),
                     )
                 });
-                Ok((
+                Ok(Some((
                     StepOutcome::Ran {
                         target: action.target,
                         result: formatted,
                     },
                     trace,
                     fb,
-                ))
+                )))
             }
             Err(e) => {
                 let message = e.to_string();
@@ -460,7 +499,7 @@ impl Agent {
                         conversation(&message, true),
                     )),
                 };
-                Ok((StepOutcome::ToolFailed { tool, message }, trace, fb))
+                Ok(Some((StepOutcome::ToolFailed { tool, message }, trace, fb)))
             }
         }
     }

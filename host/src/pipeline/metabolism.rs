@@ -19,11 +19,18 @@ impl Agent {
         signal
     }
 
-    /// Run `signal` and all the feedback it produces through the pipeline.
+    /// Run `signal` and all the feedback it produces through the pipeline. Each round runs
+    /// on the newest agent: after a reload, the rest of the turn is reasoned and verified
+    /// under the plugin set now in force, never the one the turn began with.
     pub async fn run(&self, signal: Signal) -> Report {
         let mut report = Report::default();
         let mut current = Some(signal);
+        let mut newer: Option<std::sync::Arc<Agent>> = None;
         while let Some(signal) = current.take() {
+            if let Some(next) = newer.as_deref().unwrap_or(self).successor() {
+                newer = Some(next);
+            }
+            let agent = newer.as_deref().unwrap_or(self);
             let dropped = |why: &str| Step {
                 depth: signal.depth,
                 sensor: signal.payload.sensor.clone(),
@@ -31,37 +38,37 @@ impl Agent {
                 trace: Vec::new(),
                 outcome: StepOutcome::Dropped { why: why.into() },
             };
-            if signal.depth > self.config.max_depth {
-                self.log(format!(
+            if signal.depth > agent.config.max_depth {
+                agent.log(format!(
                     "metabolism: depth {} is past the limit of {}; dropped",
-                    signal.depth, self.config.max_depth
+                    signal.depth, agent.config.max_depth
                 ));
                 report.steps.push(dropped(&format!(
                     "past the depth limit: {} rounds of feedback (tool calls, most often) without \
                      an answer; raise [pipeline] max_depth in passepartout.toml if this was meant",
-                    self.config.max_depth
+                    agent.config.max_depth
                 )));
                 break;
             }
-            if self.interrupt.load(Ordering::Relaxed) {
+            if agent.interrupt.load(Ordering::Relaxed) {
                 report.steps.push(dropped("interrupted"));
                 break;
             }
-            let signal = self.perceive(signal);
+            let signal = agent.perceive(signal);
             let mut state = Cycle::default();
-            let cycle = match self.reason(&signal, &mut state).await {
-                Ok(reasoned) => self.act(&signal, reasoned, &mut state).await,
+            let cycle = match agent.reason(&signal, &mut state).await {
+                Ok(reasoned) => agent.act(&signal, reasoned, &mut state).await,
                 Err(e) => Err(e),
             };
             match cycle {
                 Ok((step, feedback)) => {
-                    let _ = self.flush(&mut state).await;
+                    let _ = agent.flush(&mut state).await;
                     report.steps.push(step);
                     current = feedback;
                 }
                 Err(e) => {
                     state.defer("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
-                    let _ = self.flush(&mut state).await;
+                    let _ = agent.flush(&mut state).await;
                     report.steps.push(Step {
                         depth: signal.depth,
                         sensor: signal.payload.sensor.clone(),
@@ -71,10 +78,10 @@ impl Agent {
                             error: e.to_string(),
                         },
                     });
-                    self.rollback_after(&signal, state);
-                    match self.recover(&signal, &e) {
+                    agent.rollback_after(&signal, state);
+                    match agent.recover(&signal, &e) {
                         Some(next) => current = Some(next),
-                        None if self.config.recovery == Recovery::Abort => break,
+                        None if agent.config.recovery == Recovery::Abort => break,
                         None => {}
                     }
                 }

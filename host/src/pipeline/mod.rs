@@ -265,6 +265,11 @@ pub struct Agent {
     progress: Option<ProgressSink>,
     /// The plugins that did not load, and why.
     not_loaded: Vec<NotLoaded>,
+    /// Set when a reload replaced this agent: where the agent in force is kept. Turns still
+    /// running on this one go on under that one, round by round and action by action. (A
+    /// handle to the place, not to the next agent: a chain of replaced agents would keep
+    /// every plugin set the daemon ever loaded.)
+    replaced: std::sync::OnceLock<InForce>,
 }
 
 /// A plugin that did not load: disabled (it needs a grant the policy does not give, or the
@@ -278,6 +283,10 @@ pub struct NotLoaded {
     /// Why, as the loader said it.
     pub why: String,
 }
+
+/// Where the agent in force is kept (the daemon's swap): each agent a reload replaced holds it,
+/// and follows it.
+pub type InForce = Arc<std::sync::RwLock<Arc<Agent>>>;
 
 /// Where the progress of a streamed answer goes, with the signal's meta it answers (the
 /// daemon routes it to the asking request by its session).
@@ -328,6 +337,7 @@ impl Agent {
             gate_events: None,
             progress: None,
             not_loaded: Vec::new(),
+            replaced: std::sync::OnceLock::new(),
         };
         p.sort_gates();
         Ok(p)
@@ -540,6 +550,25 @@ impl Agent {
     /// pipelines while loops run on the old one).
     pub fn share_interrupt(&mut self, other: &Agent) {
         self.interrupt = other.interrupt.clone();
+    }
+
+    /// Mark this agent replaced (a reload): `in_force` holds the agent that replaced it, or
+    /// whatever replaced that since. A turn running on this one verifies and runs its next
+    /// action, and takes its next round, on the agent in force then. Only the first call
+    /// counts; an agent is replaced once.
+    pub fn supersede(&self, in_force: InForce) {
+        let _ = self.replaced.set(in_force);
+    }
+
+    /// The agent in force now, if a reload replaced this one (and it is another).
+    pub fn successor(&self) -> Option<Arc<Agent>> {
+        let now = self
+            .replaced
+            .get()?
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        (!std::ptr::eq(Arc::as_ptr(&now), self)).then_some(now)
     }
 
     /// Every loaded tool by the name it is offered under, with its plugin and effects.

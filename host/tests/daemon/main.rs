@@ -11,6 +11,7 @@ mod events;
 mod gateway;
 mod mcp;
 mod providers;
+mod reload;
 mod tui;
 
 use std::io::{Read, Write};
