@@ -179,6 +179,48 @@ fn a_mount_removed_after_load_is_a_setup_error_with_its_cause() {
     );
 }
 
+/// A mount's directory replaced after load by a link to somewhere else (an unconfined
+/// program, a careless script): the next call does not follow it, and says why.
+#[test]
+fn a_mount_replaced_by_a_link_after_load_is_not_followed() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let mount = ws.path().join("shared");
+    let elsewhere = ws.path().join("keys");
+    std::fs::create_dir(&mount).expect("mkdir");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::fs::write(mount.join("notes.txt"), "granted").expect("write");
+    std::fs::write(elsewhere.join("approver.key"), "SECRET").expect("write");
+    let policy = format!(
+        "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-only\" }}]\n",
+        mount.display()
+    );
+    let (plugins, _rt, _c) = load(&policy);
+    let files = find(&plugins, "files");
+    let read = |path: &str| files.call_tool("read-file", &json!({ "path": path }).to_string());
+    assert!(
+        read("/workspace/notes.txt")
+            .expect("granted")
+            .contains("granted")
+    );
+    std::fs::rename(&mount, ws.path().join("moved")).expect("move the directory away");
+    std::os::unix::fs::symlink(&elsewhere, &mount).expect("link in its place");
+    let err = read("/workspace/approver.key").expect_err("not followed");
+    let text = passepartout::runtime::chain(&err);
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(
+        text.contains("cannot open mount /workspace") && text.contains("leads to"),
+        "{text}"
+    );
+    // Put back, it is served again.
+    std::fs::remove_file(&mount).expect("unlink");
+    std::fs::rename(ws.path().join("moved"), &mount).expect("move back");
+    assert!(
+        read("/workspace/notes.txt")
+            .expect("served again")
+            .contains("granted")
+    );
+}
+
 #[test]
 fn eval_computes_and_holds_no_capability_even_when_policy_offers_one() {
     let dir = tempfile::tempdir().expect("temp dir");

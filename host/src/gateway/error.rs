@@ -59,6 +59,11 @@ pub enum StartError {
     /// The command that starts it could not be made.
     #[error(transparent)]
     Command(#[from] CommandError),
+    /// A directory it is given now exposes one of the daemon's own places (checked at each
+    /// start: a directory, or a link on the way to it, may have changed since the daemon
+    /// started).
+    #[error("not started: {0}")]
+    Exposes(#[source] Box<super::GatewayError>),
     /// Its process could not be started.
     #[error("cannot start it: {source}")]
     Spawn {

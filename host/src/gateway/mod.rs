@@ -548,6 +548,7 @@ impl ExternalTools for Offer {
             guest: "/".into(),
             host: "/".into(),
             access: Access::ReadWrite,
+            resolved: "/".into(),
         };
         let mounts = if remote { Vec::new() } else { vec![root] };
         let mut effects = derive(&spec, &args, &mounts);

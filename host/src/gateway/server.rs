@@ -234,6 +234,9 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError
                 said: Vec::new(),
             });
     }
+    // Again at each start: what its directories lead to now, not what they led to at boot.
+    super::check_dirs(&server.name, &server.config, &launch.protected)
+        .map_err(|e| StartError::Exposes(Box::new(e)))?;
     let mut command = command(&server.config, &launch.trampoline)?;
     command
         .stdin(Stdio::piped())

@@ -493,11 +493,13 @@ mod tests {
                 guest: "/workspace".into(),
                 host: "/home/u/notes".into(),
                 access: crate::runtime::manifest::Access::ReadWrite,
+                resolved: "/home/u/notes".into(),
             },
             Mount {
                 guest: "/workspace/deep".into(),
                 host: "/srv/deep".into(),
                 access: crate::runtime::manifest::Access::ReadOnly,
+                resolved: "/srv/deep".into(),
             },
         ]
     }

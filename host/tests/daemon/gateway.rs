@@ -642,21 +642,38 @@ fn a_server_may_not_see_the_daemons_own_places_nor_write_its_program() {
             dir.display()
         );
     }
-    // The executable's folder read-only, and the server's own folder read-write: it starts.
+    // The executable's folder read-only (through a link), and the server's own folder
+    // read-write: it starts.
+    let link = home.path().join("tools");
+    std::os::unix::fs::symlink(&program_dir, &link).expect("link");
     std::fs::write(
         config.join("passepartout.toml"),
         format!(
             "[mcp.servers.notes]\ncommand = \"{PYTHON}\"\nargs = [\"{srv}/server.py\"]\n\
-             read = [\"{bin}\"]\nwrite = [\"{srv}\"]\n",
+             env = {{ NOTES_LOG = \"{srv}/notes.log\", PYTHONPATH = \"{srv}/site\" }}\n\
+             read = [\"{link}\"]\nwrite = [\"{srv}\"]\n",
             srv = srv.display(),
-            bin = program_dir.display()
+            link = link.display()
         ),
     )
     .expect("config");
     let d = start(home.path(), &[], None);
-    assert!(
-        status(&d)["mcp_servers"][0]["name"] == "notes",
-        "{}",
-        status(&d)
-    );
+    wait_for(&d, "the server running", || {
+        status(&d)["mcp_servers"][0]["state"] == "running"
+    });
+    // The link now leads to the configuration, and the server stops: it is not started again
+    // with the keys' neighbours in view.
+    let moved = home.path().join("tools.new");
+    std::os::unix::fs::symlink(home.path().join("config"), &moved).expect("link");
+    std::fs::rename(&moved, &link).expect("swap the link");
+    assert!(kill_server(&srv.join("server.py")) >= 1, "the server ran");
+    wait_for(&d, "the restart refused", || {
+        status(&d)["mcp_servers"][0]["last_error"]
+            .as_str()
+            .is_some_and(|e| {
+                e.contains("not started") && e.contains("no server it runs may see them")
+            })
+    });
+    let server = &status(&d)["mcp_servers"][0];
+    assert_ne!(server["state"], "running", "{server}");
 }

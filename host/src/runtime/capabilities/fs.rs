@@ -1,6 +1,8 @@
 //! Filesystem: WASI preopens, confined by cap-std (`..`, absolute paths and symlinks cannot leave
 //! a mount), read-only or read-write per grant.
 
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +56,10 @@ pub struct Mount {
     pub host: PathBuf,
     /// The lesser of what was asked and what was granted.
     pub access: Access,
+    /// Where `host` led when the grant was checked (at load, links resolved): a call opens the
+    /// mount only while it still leads there.
+    #[serde(skip)]
+    pub resolved: PathBuf,
 }
 
 /// The filesystem capability ([`super::Factor`]).
@@ -180,6 +186,7 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, G
         }
         mounts.push(Mount {
             guest: req.guest.clone(),
+            resolved: canonical(&host),
             host,
             access: req.access.min(grant.access),
         });
@@ -392,24 +399,50 @@ pub struct MountError {
     pub source: wasmtime::Error,
 }
 
-/// Preopen the mounts in a call's WASI context.
+/// Preopen the mounts in a call's WASI context. Each directory is opened once, checked to be
+/// where its path led when the grant was checked at load, and that very directory is handed
+/// to the plugin (through `/proc/self/fd`): a directory replaced since by a link to somewhere
+/// else (the daemon's keys, say) is refused, and one replaced between the check and the
+/// preopen cannot be slipped in.
 ///
 /// # Errors
-/// A mount's directory could not be opened (removed since load, permissions changed).
+/// A mount's directory could not be opened (removed since load, permissions changed), or it
+/// now leads somewhere else.
 pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), MountError> {
     for m in mounts {
+        let failed = |source: wasmtime::Error| MountError {
+            guest: m.guest.clone(),
+            host: m.host.clone(),
+            source,
+        };
         let perms = match m.access {
             Access::ReadOnly => FsPerms::ReadOnly,
             Access::ReadWrite => FsPerms::ReadWrite,
         };
-        // ambient authority: opening the granted directory; cap-std confines the plugin to it.
+        // ambient authority: opening the granted directory (only to name it; O_PATH reads
+        // nothing).
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+            .open(&m.host)
+            .map_err(|e| failed(e.into()))?;
+        let pinned = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+        // ambient authority: where that open directory is now.
+        let now = std::fs::read_link(&pinned).map_err(|e| failed(e.into()))?;
+        if now != m.resolved {
+            return Err(failed(wasmtime::Error::msg(format!(
+                "it led to {} when the plugin was loaded and leads to {} now (a directory or \
+                 link on the way was replaced); nothing was opened: reload the daemon to check \
+                 the grant again",
+                m.resolved.display(),
+                now.display()
+            ))));
+        }
+        // ambient authority: the directory just checked, by its descriptor; cap-std confines
+        // the plugin to it.
         builder
-            .preopened_dir(&m.host, &m.guest, perms)
-            .map_err(|source| MountError {
-                guest: m.guest.clone(),
-                host: m.host.clone(),
-                source,
-            })?;
+            .preopened_dir(&pinned, &m.guest, perms)
+            .map_err(failed)?;
     }
     Ok(())
 }
@@ -452,6 +485,7 @@ mod tests {
             guest: guest.into(),
             host: host.to_owned(),
             access,
+            resolved: canonical(host),
         };
         for ro in [&inner, &outer] {
             let e = check_read_only_kept(&[
@@ -535,6 +569,7 @@ mod tests {
             mounts,
             vec![Mount {
                 guest: "/w".into(),
+                resolved: canonical(&dir),
                 host: dir,
                 access: Access::ReadOnly
             }]

@@ -184,6 +184,7 @@ mod tests {
             guest: "/w".into(),
             host: "/tmp".into(),
             access,
+            resolved: "/tmp".into(),
         };
         let none = Grants::default();
         assert!(!none.can_change_the_world());

@@ -276,11 +276,28 @@ fn confined(
         ));
     };
     let run_as = run_as(mount_root).map_err(|e| api::ProcessError::Denied(e.to_string()))?;
+    // Each mount where its grant was checked at load: one whose path leads elsewhere now (a
+    // directory or link on the way replaced) refuses the program rather than confine it to
+    // wherever that is.
+    // ambient authority: where the granted directories lead now.
+    if let Some(m) = ctx
+        .mounts
+        .iter()
+        .find(|m| std::fs::canonicalize(&m.host).ok().as_ref() != Some(&m.resolved))
+    {
+        return Err(api::ProcessError::Denied(format!(
+            "mount {} ({}) no longer leads to {}, where it led when the plugin was loaded: \
+             reload the daemon to check the grant again",
+            m.guest,
+            m.host.display(),
+            m.resolved.display()
+        )));
+    }
     let hosts = |access: crate::runtime::manifest::Access| -> Vec<PathBuf> {
         ctx.mounts
             .iter()
             .filter(|m| m.access == access)
-            .filter_map(|m| std::fs::canonicalize(&m.host).ok())
+            .map(|m| m.resolved.clone())
             .collect()
     };
     let group = super::reap::RunGroup::create(PROCESSES);
