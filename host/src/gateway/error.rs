@@ -59,11 +59,6 @@ pub enum StartError {
     /// The command that starts it could not be made.
     #[error(transparent)]
     Command(#[from] CommandError),
-    /// A directory it is given now exposes one of the daemon's own places (checked at each
-    /// start: a directory, or a link on the way to it, may have changed since the daemon
-    /// started).
-    #[error("not started: {0}")]
-    Exposes(#[source] Box<super::GatewayError>),
     /// Its process could not be started.
     #[error("cannot start it: {source}")]
     Spawn {
@@ -126,6 +121,11 @@ pub enum CommandError {
     /// No `command` is configured.
     #[error("no `command` to start it with")]
     NoCommand,
+    /// A directory it is given exposes one of the daemon's own places as it resolves now
+    /// (checked at each start, on the paths it is then confined to: a directory, or a link
+    /// on the way to it, may have changed since the daemon started).
+    #[error("not started: {0}")]
+    Exposes(#[source] Box<super::GatewayError>),
     /// `command` is neither a name to find on PATH nor an absolute path.
     #[error("command {name:?}: give a program's name on PATH, or an absolute path")]
     NotAProgram {

@@ -219,13 +219,34 @@ fn check_dirs(
     config: &McpServerConfig,
     protected: &Protected,
 ) -> Result<(), GatewayError> {
-    let lists = [
-        ("read", &config.read, false),
-        ("write", &config.write, true),
-    ];
-    for (key, dirs, writes) in lists {
+    check_lists(server, [&config.read, &config.write], |dir, writes| {
+        protected.exposed(dir, writes)
+    })
+}
+
+/// [`check_dirs`] on the directories as resolved for a start (`read`, `write`): what the
+/// server is confined to is what was checked.
+fn check_resolved(
+    server: &str,
+    read: &[PathBuf],
+    write: &[PathBuf],
+    protected: &Protected,
+) -> Result<(), GatewayError> {
+    check_lists(server, [read, write], |dir, writes| {
+        protected.exposed_resolved(dir, writes)
+    })
+}
+
+/// The first of `read` and `write` (`[read, write]`) that `exposed` says exposes a protected
+/// place.
+fn check_lists(
+    server: &str,
+    [read, write]: [&[PathBuf]; 2],
+    exposed: impl Fn(&std::path::Path, bool) -> Option<crate::runtime::capabilities::fs::Exposed>,
+) -> Result<(), GatewayError> {
+    for (key, dirs, writes) in [("read", read, false), ("write", write, true)] {
         for dir in dirs {
-            if let Some(exposed) = protected.exposed(dir, writes) {
+            if let Some(exposed) = exposed(dir, writes) {
                 return Err(GatewayError::Protected {
                     server: server.to_owned(),
                     key,

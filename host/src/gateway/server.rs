@@ -234,10 +234,7 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError
                 said: Vec::new(),
             });
     }
-    // Again at each start: what its directories lead to now, not what they led to at boot.
-    super::check_dirs(&server.name, &server.config, &launch.protected)
-        .map_err(|e| StartError::Exposes(Box::new(e)))?;
-    let mut command = command(&server.config, &launch.trampoline)?;
+    let mut command = command(&server.name, &server.config, launch)?;
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -418,9 +415,11 @@ async fn closed(peer: &Peer<RoleClient>) {
 /// The command that starts the server: through the trampoline, confined to what its
 /// configuration lists, or (`confine = "none"`) as it is.
 fn command(
+    server: &str,
     config: &McpServerConfig,
-    trampoline: &std::path::Path,
+    launch: &Launch,
 ) -> Result<tokio::process::Command, CommandError> {
+    let trampoline = &launch.trampoline;
     let name = config.command.as_deref().ok_or(CommandError::NoCommand)?;
     let program = if name.starts_with('/') {
         PathBuf::from(name)
@@ -455,6 +454,10 @@ fn command(
     };
     let read = existing(&config.read)?;
     let write = existing(&config.write)?;
+    // Again at each start, on the very paths it is confined to: what its directories lead to
+    // now, not what they led to at boot.
+    super::check_resolved(server, &read, &write, &launch.protected)
+        .map_err(|e| CommandError::Exposes(Box::new(e)))?;
     // As root, it runs as the owner of its own directory, never as root.
     let home = write.first().or(read.first());
     let run_as = match home {

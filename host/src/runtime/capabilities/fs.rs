@@ -199,11 +199,10 @@ pub fn resolve(asked: &[FsRequest], granted: &[FsGrant]) -> Result<Vec<Mount>, G
 /// plugin could write it through the other.
 fn check_read_only_kept(mounts: &[Mount]) -> Result<(), GrantRefused> {
     for ro in mounts.iter().filter(|m| m.access == Access::ReadOnly) {
-        let inner = canonical(&ro.host);
         if let Some(rw) = mounts
             .iter()
             .filter(|m| m.access == Access::ReadWrite)
-            .find(|rw| inner.starts_with(canonical(&rw.host)))
+            .find(|rw| ro.resolved.starts_with(&rw.resolved))
         {
             return Err(GrantRefused::ReadOnlyInsideWritable {
                 host: ro.host.clone(),
@@ -266,10 +265,17 @@ impl Protected {
     /// of [`Protected::hidden`] whatever the access, one of [`Protected::unwritable`] when it
     /// is writable. The one rule for plugins' mounts and MCP servers' directories.
     pub fn exposed(&self, host: &Path, writable: bool) -> Option<Exposed> {
-        let hidden = || exposes(host, &self.hidden).map(|place| (place, false));
+        self.exposed_resolved(&canonical(host), writable)
+    }
+
+    /// [`Protected::exposed`] for a directory already resolved (links followed, made
+    /// absolute): what is checked is that path, not wherever `host` leads by the time it is
+    /// resolved again.
+    pub fn exposed_resolved(&self, resolved: &Path, writable: bool) -> Option<Exposed> {
+        let hidden = || exposes_resolved(resolved, &self.hidden).map(|place| (place, false));
         let unwritable = || {
             writable
-                .then(|| exposes(host, &self.unwritable))
+                .then(|| exposes_resolved(resolved, &self.unwritable))
                 .flatten()
                 .map(|place| (place, true))
         };
@@ -288,10 +294,12 @@ pub fn check_mounts_not_protected(
     protected: &Protected,
 ) -> Result<(), GrantRefused> {
     for m in mounts {
-        let Some(exposed) = protected.exposed(&m.host, m.access == Access::ReadWrite) else {
+        // The path `resolved` pins each call to: checked as it is, not resolved again.
+        let Some(exposed) = protected.exposed_resolved(&m.resolved, m.access == Access::ReadWrite)
+        else {
             continue;
         };
-        let (host, guest, protected) = (canonical(&m.host), m.guest.clone(), exposed.place);
+        let (host, guest, protected) = (m.resolved.clone(), m.guest.clone(), exposed.place);
         return Err(if exposed.unwritable {
             GrantRefused::Unwritable {
                 host,
@@ -350,11 +358,15 @@ fn protected_forms(p: &Path) -> Vec<PathBuf> {
 
 /// The protected path a directory of this machine holds or is inside, if any.
 pub fn exposes(host: &Path, protected: &[PathBuf]) -> Option<PathBuf> {
-    let host = canonical(host);
+    exposes_resolved(&canonical(host), protected)
+}
+
+/// [`exposes`] for a directory already resolved.
+fn exposes_resolved(host: &Path, protected: &[PathBuf]) -> Option<PathBuf> {
     protected.iter().find_map(|p| {
         protected_forms(p)
             .into_iter()
-            .find(|p| p.starts_with(&host) || host.starts_with(p))
+            .find(|p| p.starts_with(host) || host.starts_with(p))
     })
 }
 
@@ -428,7 +440,12 @@ pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), Mou
             .map_err(|e| failed(e.into()))?;
         let pinned = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
         // ambient authority: where that open directory is now.
-        let now = std::fs::read_link(&pinned).map_err(|e| failed(e.into()))?;
+        let now = std::fs::read_link(&pinned).map_err(|e| {
+            failed(wasmtime::Error::new(e).context(
+                "cannot tell where the directory is: /proc/self/fd must be readable (is /proc \
+                 mounted?)",
+            ))
+        })?;
         if now != m.resolved {
             return Err(failed(wasmtime::Error::msg(format!(
                 "it led to {} when the plugin was loaded and leads to {} now (a directory or \

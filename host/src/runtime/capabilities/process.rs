@@ -172,6 +172,7 @@ impl super::Factor for Process {
 /// Denied (program or directory not granted), not found, timed out, or could not start.
 pub fn run(ctx: &ProcessCtx, cmd: api::Command) -> Result<api::Output, api::ProcessError> {
     let program = check_program(ctx, &cmd.program)?;
+    mounts_where_checked(ctx)?;
     let (cwd, mount_root) = working_dir(ctx, cmd.cwd.as_deref())?;
     let remaining = ctx.deadline.saturating_duration_since(Instant::now());
     let asked = cmd
@@ -276,23 +277,6 @@ fn confined(
         ));
     };
     let run_as = run_as(mount_root).map_err(|e| api::ProcessError::Denied(e.to_string()))?;
-    // Each mount where its grant was checked at load: one whose path leads elsewhere now (a
-    // directory or link on the way replaced) refuses the program rather than confine it to
-    // wherever that is.
-    // ambient authority: where the granted directories lead now.
-    if let Some(m) = ctx
-        .mounts
-        .iter()
-        .find(|m| std::fs::canonicalize(&m.host).ok().as_ref() != Some(&m.resolved))
-    {
-        return Err(api::ProcessError::Denied(format!(
-            "mount {} ({}) no longer leads to {}, where it led when the plugin was loaded: \
-             reload the daemon to check the grant again",
-            m.guest,
-            m.host.display(),
-            m.resolved.display()
-        )));
-    }
     let hosts = |access: crate::runtime::manifest::Access| -> Vec<PathBuf> {
         ctx.mounts
             .iter()
@@ -367,8 +351,29 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Every mount still where its grant was checked at load: one whose path leads elsewhere now
+/// (a directory or link on the way replaced) refuses the program, confined or not, rather than
+/// run it in, or confine it to, wherever that is.
+fn mounts_where_checked(ctx: &ProcessCtx) -> Result<(), api::ProcessError> {
+    // ambient authority: where the granted directories lead now.
+    match ctx
+        .mounts
+        .iter()
+        .find(|m| std::fs::canonicalize(&m.host).ok().as_ref() != Some(&m.resolved))
+    {
+        Some(m) => Err(api::ProcessError::Denied(format!(
+            "mount {} ({}) no longer leads to {}, where it led when the plugin was loaded: \
+             reload the daemon to check the grant again",
+            m.guest,
+            m.host.display(),
+            m.resolved.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The host directory for guest path `cwd`, which must be inside a mount (symlinks resolved),
-/// and the root of that mount.
+/// and the root of that mount (where its grant was checked).
 fn working_dir(
     ctx: &ProcessCtx,
     cwd: Option<&str>,
@@ -400,7 +405,7 @@ fn working_dir(
     if rest.split('/').any(|part| part == "..") {
         return Err(denied());
     }
-    let root = std::fs::canonicalize(&mount.host).map_err(|_| denied())?;
+    let root = mount.resolved.clone();
     let dir = std::fs::canonicalize(root.join(rest))
         .map_err(|e| api::ProcessError::Failed(format!("working directory {guest}: {e}")))?;
     if !dir.starts_with(&root) || !dir.is_dir() {
