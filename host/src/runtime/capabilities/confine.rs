@@ -186,6 +186,29 @@ pub enum ConfineError {
     /// Landlock refused a rule or the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
+    /// A granted directory could not be opened for its rule.
+    #[error("Landlock: cannot open {}: {source}", dir.display())]
+    Open {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: landlock::PathFdError,
+    },
+    /// A granted directory is not where its grant was checked: a directory or link on the
+    /// way to it was replaced since.
+    #[error(
+        "{} now leads to {}, not where its grant was checked; nothing runs (reload the \
+         daemon to check the grant again)",
+        dir.display(),
+        now.display()
+    )]
+    Moved {
+        /// The directory granted.
+        dir: PathBuf,
+        /// Where it leads now (empty when that cannot be read).
+        now: PathBuf,
+    },
     /// The kernel enforces only part of the ruleset.
     #[error(
         "this kernel enforces only part of Landlock ABI {MIN_ABI} (signal scopes, TCP rules): \
@@ -410,8 +433,8 @@ fn switch_user(uid: u32, gid: u32) -> Result<(), ConfineError> {
 
 fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset,
+        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
     let abi = ABI::V6;
     let make_special: BitFlags<AccessFs> = AccessFs::MakeSym
@@ -429,11 +452,32 @@ fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
             .collect()
     };
     let mut readable = existing(SYSTEM_READ);
-    readable.extend(spec.read.iter().cloned());
     readable.push(spec.program.clone());
-    let mut writable = existing(SYSTEM_WRITE);
-    writable.extend(spec.write.iter().cloned());
-
+    let writable = existing(SYSTEM_WRITE);
+    // The granted directories are resolved already (links followed where their grant was
+    // checked): each rule is on the directory opened here, and only if it is still there.
+    let granted = |dirs: &[PathBuf], access| -> Result<Vec<PathBeneath<PathFd>>, ConfineError> {
+        dirs.iter()
+            .map(|dir| {
+                let fd = PathFd::new(dir).map_err(|source| ConfineError::Open {
+                    dir: dir.clone(),
+                    source,
+                })?;
+                let at = format!(
+                    "/proc/self/fd/{}",
+                    std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&fd))
+                );
+                let now = std::fs::read_link(at).unwrap_or_default();
+                if now != *dir {
+                    return Err(ConfineError::Moved {
+                        dir: dir.clone(),
+                        now,
+                    });
+                }
+                Ok(PathBeneath::new(fd, access))
+            })
+            .collect()
+    };
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))?
         .handle_access(AccessNet::from_all(abi))?
@@ -441,6 +485,12 @@ fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
         .create()?
         .add_rules(path_beneath_rules(&readable, read))?
         .add_rules(path_beneath_rules(&writable, write))?;
+    for rule in granted(&spec.read, read)?
+        .into_iter()
+        .chain(granted(&spec.write, write)?)
+    {
+        ruleset = ruleset.add_rule(rule)?;
+    }
     for port in &spec.connect_ports {
         ruleset = ruleset.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
     }
