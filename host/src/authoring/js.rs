@@ -54,15 +54,23 @@ fn componentize_js(
             how: "install Node.js 18 or later (Debian/Ubuntu: apt-get install nodejs npm)".into(),
         });
     }
+    // One install at a time (two terminals, parallel tests): the others wait for it, then use
+    // it, rather than fetch 400 MB each or clear a leftover another build just replaced.
+    std::fs::create_dir_all(build_dir).map_err(super::io(build_dir))?;
+    let lock_path = build_dir.join(format!("componentize-js-{COMPONENTIZE_JS}.lock"));
+    let lock = std::fs::File::create(&lock_path).map_err(super::io(&lock_path))?;
+    lock.lock().map_err(super::io(&lock_path))?;
+    if bin.is_file() {
+        return Ok(bin);
+    }
     say(&format!(
         "installing {PACKAGE} {COMPONENTIZE_JS} from npm into {} (once for every project; about \
          400 MB)",
         shared.display()
     ));
-    // npm installs into a staging directory of this build's own, renamed into place whole:
-    // two builds installing at once (two terminals, parallel tests) never see each other's
-    // half-written tree, and an interrupted install leaves nothing that looks installed.
-    std::fs::create_dir_all(build_dir).map_err(super::io(build_dir))?;
+    // npm installs into a staging directory of this build's own, renamed into place whole: a
+    // build that does not take the lock (an older release) never sees a half-written tree,
+    // and an interrupted install leaves nothing that looks installed.
     let staging = tempfile::Builder::new()
         .prefix(&format!("componentize-js-{COMPONENTIZE_JS}.partial-"))
         .tempdir_in(build_dir)
@@ -83,6 +91,7 @@ fn componentize_js(
         )));
     }
     into_shared(staging, &shared)?;
+    drop(lock);
     Ok(bin)
 }
 

@@ -186,20 +186,23 @@ pub enum ConfineError {
     /// Landlock refused a rule or the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
-    /// A granted directory could not be opened for its rule.
-    #[error("Landlock: cannot open {}: {source}", dir.display())]
-    Open {
+    /// Where a granted directory is could not be read (`/proc/self/fd`).
+    #[error(
+        "cannot tell where {} is: /proc/self/fd must be readable (is /proc mounted?): {source}",
+        dir.display()
+    )]
+    Proc {
         /// The directory.
         dir: PathBuf,
         /// Why.
         #[source]
-        source: landlock::PathFdError,
+        source: std::io::Error,
     },
     /// A granted directory is not where its grant was checked: a directory or link on the
     /// way to it was replaced since.
     #[error(
-        "{} now leads to {}, not where its grant was checked; nothing runs (reload the \
-         daemon to check the grant again)",
+        "{} now leads to {}, not where its grant was checked; nothing runs (send the daemon \
+         SIGHUP, or restart it, to check the grant again)",
         dir.display(),
         now.display()
     )]
@@ -456,27 +459,40 @@ fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
     let writable = existing(SYSTEM_WRITE);
     // The granted directories are resolved already (links followed where their grant was
     // checked): each rule is on the directory opened here, and only if it is still there.
-    let granted = |dirs: &[PathBuf], access| -> Result<Vec<PathBeneath<PathFd>>, ConfineError> {
-        dirs.iter()
-            .map(|dir| {
-                let fd = PathFd::new(dir).map_err(|source| ConfineError::Open {
+    // As `path_beneath_rules`: one this user cannot open gets no rule (so no access), and a
+    // file gets only the rights that apply to files.
+    let granted = |dirs: &[PathBuf],
+                   access: BitFlags<AccessFs>|
+     -> Result<Vec<PathBeneath<PathFd>>, ConfineError> {
+        let mut rules = Vec::new();
+        for dir in dirs {
+            let Ok(fd) = PathFd::new(dir) else { continue };
+            let raw = std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&fd));
+            let now = std::fs::read_link(format!("/proc/self/fd/{raw}")).map_err(|source| {
+                ConfineError::Proc {
                     dir: dir.clone(),
                     source,
-                })?;
-                let at = format!(
-                    "/proc/self/fd/{}",
-                    std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&fd))
-                );
-                let now = std::fs::read_link(at).unwrap_or_default();
-                if now != *dir {
-                    return Err(ConfineError::Moved {
-                        dir: dir.clone(),
-                        now,
-                    });
                 }
-                Ok(PathBeneath::new(fd, access))
-            })
-            .collect()
+            })?;
+            if now != *dir {
+                return Err(ConfineError::Moved {
+                    dir: dir.clone(),
+                    now,
+                });
+            }
+            // SAFETY: fstat(2) on a descriptor this function owns (an O_PATH one, which
+            // fstat accepts), into a zeroed stat it then reads.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let is_dir = unsafe { libc::fstat(raw, &mut st) } == 0
+                && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+            let access = if is_dir {
+                access
+            } else {
+                access & AccessFs::from_file(abi)
+            };
+            rules.push(PathBeneath::new(fd, access));
+        }
+        Ok(rules)
     };
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))?

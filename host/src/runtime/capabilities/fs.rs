@@ -449,8 +449,8 @@ pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), Mou
         if now != m.resolved {
             return Err(failed(wasmtime::Error::msg(format!(
                 "it led to {} when the plugin was loaded and leads to {} now (a directory or \
-                 link on the way was replaced); nothing was opened: reload the daemon to check \
-                 the grant again",
+                 link on the way was replaced); nothing was opened: send the daemon SIGHUP, or \
+                 restart it, to check the grant again",
                 m.resolved.display(),
                 now.display()
             ))));

@@ -363,7 +363,7 @@ fn mounts_where_checked(ctx: &ProcessCtx) -> Result<(), api::ProcessError> {
     {
         Some(m) => Err(api::ProcessError::Denied(format!(
             "mount {} ({}) no longer leads to {}, where it led when the plugin was loaded: \
-             reload the daemon to check the grant again",
+             send the daemon SIGHUP, or restart it, to check the grant again",
             m.guest,
             m.host.display(),
             m.resolved.display()
