@@ -446,8 +446,8 @@ impl<'a> Approvals<'a> {
     }
 
     /// Whether `token` ran out of time unanswered: still pending (or interrupted) past its
-    /// expiry, or marked
-    /// expired (a decision that came too late). Decided, running or unknown: false.
+    /// expiry, or marked expired (a decision that came too late). Decided, running or unknown:
+    /// false.
     ///
     /// # Errors
     /// The database could not be read.

@@ -209,7 +209,7 @@ pub enum ConfineError {
     Moved {
         /// The directory granted.
         dir: PathBuf,
-        /// Where it leads now (empty when that cannot be read).
+        /// Where it leads now.
         now: PathBuf,
     },
     /// The kernel enforces only part of the ruleset.
