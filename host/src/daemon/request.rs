@@ -307,7 +307,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expires_at: Option<f64>,
     },
-    /// An approval was decided, interrupted, or ended (`approvals`): it no longer waits.
+    /// An approval was decided, interrupted, or ended (`approvals`): it no longer waits as it
+    /// was (an interrupted one waits for a person again, as the `approvals` listing shows).
     ApprovalDecided {
         /// The journal record's seq.
         seq: i64,

@@ -462,10 +462,17 @@ impl App {
                     self.want_approvals = true;
                 }
             }
-            Event::ApprovalDecided { token, .. } => {
+            Event::ApprovalDecided {
+                token, decision, ..
+            } => {
                 self.approvals.retain(|a| a.token != token);
                 if self.selected.as_deref() == Some(token.as_str()) {
                     self.selected = None;
+                }
+                // Interrupted (its daemon stopped mid-action), it waits for a person again:
+                // the listing has it, as it stands now.
+                if decision == "interrupted" {
+                    self.want_approvals = true;
                 }
             }
             Event::Journal { record } => push(&mut self.journal, one_row(&journal_line(&record))),
@@ -658,6 +665,15 @@ mod tests {
             "token": "t", "decision": "approved" }),
         );
         assert!(app.approvals.is_empty(), "decided elsewhere: gone");
+        assert!(!app.want_approvals, "nothing more to list");
+        app.frame(
+            &json!({ "type": "event", "id": 1, "event": "approval-decided", "seq": 5,
+            "token": "t", "decision": "interrupted" }),
+        );
+        assert!(
+            app.want_approvals,
+            "an interrupted approval waits again: the listing is asked for"
+        );
         assert_eq!(clean("a\tb"), "a    b", "a tab would move the cursor");
     }
 
