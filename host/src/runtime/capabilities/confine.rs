@@ -467,12 +467,11 @@ fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
         let mut rules = Vec::new();
         for dir in dirs {
             let Ok(fd) = PathFd::new(dir) else { continue };
-            let raw = std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&fd));
-            let now = std::fs::read_link(format!("/proc/self/fd/{raw}")).map_err(|source| {
-                ConfineError::Proc {
-                    dir: dir.clone(),
-                    source,
-                }
+            let fd_ref = std::os::fd::AsFd::as_fd(&fd);
+            let raw = std::os::fd::AsRawFd::as_raw_fd(&fd_ref);
+            let now = super::fs::location(fd_ref).map_err(|source| ConfineError::Proc {
+                dir: dir.clone(),
+                source,
             })?;
             if now != *dir {
                 return Err(ConfineError::Moved {

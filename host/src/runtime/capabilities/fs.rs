@@ -1,7 +1,7 @@
 //! Filesystem: WASI preopens, confined by cap-std (`..`, absolute paths and symlinks cannot leave
 //! a mount), read-only or read-write per grant.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -422,46 +422,76 @@ pub struct MountError {
 /// now leads somewhere else.
 pub fn preopen(builder: &mut WasiCtxBuilder, mounts: &[Mount]) -> Result<(), MountError> {
     for m in mounts {
-        let failed = |source: wasmtime::Error| MountError {
-            guest: m.guest.clone(),
-            host: m.host.clone(),
-            source,
-        };
+        let dir = m.open_where_checked()?;
         let perms = match m.access {
             Access::ReadOnly => FsPerms::ReadOnly,
             Access::ReadWrite => FsPerms::ReadWrite,
         };
-        // ambient authority: opening the granted directory (only to name it; O_PATH reads
-        // nothing).
+        // ambient authority: the directory just checked, by its descriptor; cap-std confines
+        // the plugin to it.
+        builder
+            .preopened_dir(descriptor_path(dir.as_fd()), &m.guest, perms)
+            .map_err(|source| m.error(source))?;
+    }
+    Ok(())
+}
+
+impl Mount {
+    /// The mount's directory, opened (`O_PATH`: only to name it), if it is still where its
+    /// path led when the grant was checked at load: a call's preopen and a program's start
+    /// both hold the mount to that place.
+    ///
+    /// # Errors
+    /// It could not be opened (removed since load, permissions changed), where it is cannot
+    /// be read (no `/proc`), or it now leads somewhere else.
+    pub fn open_where_checked(&self) -> Result<std::fs::File, MountError> {
+        // ambient authority: opening the granted directory (O_PATH reads nothing).
         let dir = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
-            .open(&m.host)
-            .map_err(|e| failed(e.into()))?;
-        let pinned = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
-        // ambient authority: where that open directory is now.
-        let now = std::fs::read_link(&pinned).map_err(|e| {
-            failed(wasmtime::Error::new(e).context(
+            .open(&self.host)
+            .map_err(|e| self.error(e.into()))?;
+        let now = location(dir.as_fd()).map_err(|e| {
+            self.error(wasmtime::Error::new(e).context(
                 "cannot tell where the directory is: /proc/self/fd must be readable (is /proc \
                  mounted?)",
             ))
         })?;
-        if now != m.resolved {
-            return Err(failed(wasmtime::Error::msg(format!(
+        if now != self.resolved {
+            return Err(self.error(wasmtime::Error::msg(format!(
                 "it led to {} when the plugin was loaded and leads to {} now (a directory or \
-                 link on the way was replaced); nothing was opened: send the daemon SIGHUP, or \
-                 restart it, to check the grant again",
-                m.resolved.display(),
+                 link on the way was replaced); send the daemon SIGHUP, or restart it, to check \
+                 the grant again",
+                self.resolved.display(),
                 now.display()
             ))));
         }
-        // ambient authority: the directory just checked, by its descriptor; cap-std confines
-        // the plugin to it.
-        builder
-            .preopened_dir(&pinned, &m.guest, perms)
-            .map_err(failed)?;
+        Ok(dir)
     }
-    Ok(())
+
+    /// A [`MountError`] for this mount.
+    fn error(&self, source: wasmtime::Error) -> MountError {
+        MountError {
+            guest: self.guest.clone(),
+            host: self.host.clone(),
+            source,
+        }
+    }
+}
+
+/// The path that names the open file `fd` (`/proc/self/fd/N`).
+fn descriptor_path(fd: BorrowedFd<'_>) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// Where the open file `fd` is now, links resolved (read from `/proc/self/fd`): how a
+/// directory opened by path is checked to be the one its grant was checked on.
+///
+/// # Errors
+/// `/proc` cannot be read.
+pub fn location(fd: BorrowedFd<'_>) -> std::io::Result<PathBuf> {
+    // ambient authority: this process's own descriptor table.
+    std::fs::read_link(descriptor_path(fd))
 }
 
 #[cfg(test)]

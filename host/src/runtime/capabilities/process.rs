@@ -355,21 +355,11 @@ fn is_executable(p: &Path) -> bool {
 /// (a directory or link on the way replaced) refuses the program, confined or not, rather than
 /// run it in, or confine it to, wherever that is.
 fn mounts_where_checked(ctx: &ProcessCtx) -> Result<(), api::ProcessError> {
-    // ambient authority: where the granted directories lead now.
-    match ctx
-        .mounts
-        .iter()
-        .find(|m| std::fs::canonicalize(&m.host).ok().as_ref() != Some(&m.resolved))
-    {
-        Some(m) => Err(api::ProcessError::Denied(format!(
-            "mount {} ({}) no longer leads to {}, where it led when the plugin was loaded: \
-             send the daemon SIGHUP, or restart it, to check the grant again",
-            m.guest,
-            m.host.display(),
-            m.resolved.display()
-        ))),
-        None => Ok(()),
+    for m in &ctx.mounts {
+        m.open_where_checked()
+            .map_err(|e| api::ProcessError::Denied(e.to_string()))?;
     }
+    Ok(())
 }
 
 /// The host directory for guest path `cwd`, which must be inside a mount (symlinks resolved),
