@@ -117,6 +117,9 @@ struct State {
     by_plugin: BTreeMap<String, Held>,
     /// What each plugin's tool and skill calls hold, for its own cap.
     tools_by_plugin: BTreeMap<String, Held>,
+    /// Threads waiting in [`Share::take`]: a slot given back wakes them only when there are
+    /// some (a wake of nobody is still a system call, one per gate call).
+    blocked: usize,
 }
 
 impl State {
@@ -217,11 +220,13 @@ impl Share {
             if now >= until {
                 return Err(Self::waited(&state, &why, wait));
             }
+            state.blocked += 1;
             state = self
                 .freed
                 .wait_timeout(state, until - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            state.blocked -= 1;
         }
         Ok(self.grant(&mut state, plugin, role, footprint))
     }
@@ -326,8 +331,11 @@ impl Drop for Slot {
                 h.minus(self.footprint);
             }
         }
+        let blocked = state.blocked > 0;
         drop(state);
-        self.share.freed.notify_all();
+        if blocked {
+            self.share.freed.notify_all();
+        }
         self.share.freed_async.notify_waiters();
     }
 }
@@ -451,12 +459,19 @@ mod tests {
             std::thread::spawn(move || {
                 share
                     .take("busy", Role::Tool, RUST, PER_PLUGIN, Duration::from_secs(5))
-                    .map(|_| ())
+                    .map(|_| Instant::now())
             })
         };
         std::thread::sleep(Duration::from_millis(50));
+        let freed = Instant::now();
         drop(held);
-        assert!(waiter.join().expect("joins").is_ok());
+        let got = waiter.join().expect("joins").expect("room once one ended");
+        // Woken when the room was given back, not by the end of its 5-second wait.
+        assert!(
+            got.duration_since(freed) < Duration::from_secs(2),
+            "the waiter got room {:?} after it was given back",
+            got.duration_since(freed)
+        );
         assert!(Share::fits(Role::Gate, RUST).is_ok());
         let huge = Footprint {
             core_instances: 300,
