@@ -243,28 +243,50 @@ fn trampoline_as_a_user(
     script: &str,
     cgroup: Option<std::path::PathBuf>,
 ) -> std::process::Command {
-    use passepartout::runtime::capabilities::confine::{ARG, Confinement, NOBODY};
-    use std::os::unix::process::CommandExt;
+    run_as_a_user(
+        &sh_spec(script, Vec::new(), vec![ws.to_owned()], cgroup),
+        ws,
+    )
+}
+
+/// What the daemon hands the trampoline to run `sh -c script` with `read` and `write` its
+/// mounts (each the path its grant was checked on).
+fn sh_spec(
+    script: &str,
+    read: Vec<std::path::PathBuf>,
+    write: Vec<std::path::PathBuf>,
+    cgroup: Option<std::path::PathBuf>,
+) -> passepartout::runtime::capabilities::confine::Confinement {
     let sh = ["/usr/bin/sh", "/bin/sh"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .expect("a POSIX shell");
-    let spec = Confinement {
+    passepartout::runtime::capabilities::confine::Confinement {
         program: sh.into(),
         args: vec!["-c".into(), script.into()],
-        read: Vec::new(),
-        write: vec![ws.to_owned()],
+        read,
+        write,
         connect_ports: Vec::new(),
         cpu_secs: 10,
         file_size: 1 << 20,
         processes: 64,
         run_as: None,
         cgroup,
-    };
+    }
+}
+
+/// `spec` through the trampoline in `cwd`, as an unprivileged user (nobody, when the tests run
+/// as root).
+fn run_as_a_user(
+    spec: &passepartout::runtime::capabilities::confine::Confinement,
+    cwd: &std::path::Path,
+) -> std::process::Command {
+    use passepartout::runtime::capabilities::confine::{ARG, NOBODY};
+    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(passepartout_tests::trampoline());
     cmd.arg(ARG)
-        .arg(serde_json::to_string(&spec).expect("spec"))
-        .current_dir(ws)
+        .arg(serde_json::to_string(spec).expect("spec"))
+        .current_dir(cwd)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .stdin(std::process::Stdio::null())
@@ -277,6 +299,67 @@ fn trampoline_as_a_user(
         cmd.uid(NOBODY).gid(NOBODY);
     }
     cmd
+}
+
+/// The daemon checks each granted directory at load and hands the trampoline the path it
+/// checked. A directory on the way replaced by a link since (to the daemon's keys, say) makes
+/// the trampoline run nothing, for a read-only and a read-write mount alike: the program
+/// neither reads nor writes where the link leads.
+#[test]
+fn a_granted_directory_replaced_by_a_link_after_its_check_runs_nothing() {
+    use passepartout::runtime::capabilities::confine::REFUSED;
+    let ws = program_dir();
+    let secret = program_dir();
+    std::fs::write(secret.path().join("approver.key"), "the secret").expect("key");
+    for writable in [false, true] {
+        let granted = ws.path().join(if writable { "rw" } else { "ro" });
+        std::fs::create_dir(&granted).expect("mkdir");
+        give_to_nobody(ws.path());
+        give_to_nobody(secret.path());
+        // The path as its grant was checked; then the directory is replaced by a link.
+        let checked = granted.canonicalize().expect("resolves");
+        std::fs::remove_dir(&granted).expect("rmdir");
+        std::os::unix::fs::symlink(secret.path(), &granted).expect("symlink");
+        let at = checked.display();
+        let script = format!("cat {at}/approver.key; echo planted > {at}/planted; echo ran");
+        let (read, write) = if writable {
+            (Vec::new(), vec![checked.clone()])
+        } else {
+            (vec![checked.clone()], Vec::new())
+        };
+        let out = run_as_a_user(&sh_spec(&script, read, write, None), ws.path())
+            .output()
+            .expect("runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(REFUSED),
+            "writable {writable}: refused, nothing ran: {stdout}{stderr}"
+        );
+        assert!(
+            !stdout.contains("ran") && !stdout.contains("the secret"),
+            "{stdout}"
+        );
+        assert!(
+            !secret.path().join("planted").exists(),
+            "writable {writable}"
+        );
+        let secret_now = secret.path().canonicalize().expect("secret");
+        assert!(
+            stderr.contains(&format!("now leads to {}", secret_now.display())),
+            "writable {writable}: the refusal says where it leads: {stderr}"
+        );
+        // A read-write mount is refused before it is bound into the program's view.
+        if writable && passepartout::runtime::capabilities::read_only_view::available() {
+            assert!(
+                stderr.contains(&format!("cannot bind {at}")),
+                "refused by the view: {stderr}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -480,7 +480,7 @@ impl Mount {
 }
 
 /// The path that names the open file `fd` (`/proc/self/fd/N`).
-fn descriptor_path(fd: BorrowedFd<'_>) -> PathBuf {
+pub(crate) fn descriptor_path(fd: BorrowedFd<'_>) -> PathBuf {
     PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 

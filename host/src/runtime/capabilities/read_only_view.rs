@@ -19,6 +19,7 @@
 //! the other steps: [`available`] says which. Any other failure refuses the program.
 
 use std::ffi::CString;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -102,6 +103,34 @@ fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> std::io:
             std::ptr::null(),
         )
     }))
+}
+
+/// `path` opened (`O_PATH`: only to name it), if it still leads where it led when its grant
+/// was checked: the daemon resolved it then, so it leads elsewhere now only if a directory or
+/// link on the way was replaced since.
+fn open_checked(path: &Path) -> Result<std::fs::File, ViewError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // ambient authority: a granted path, opened to name it (O_PATH reads nothing).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(step(format!("open {}", path.display())))?;
+    let now = super::fs::location(file.as_fd()).map_err(step(format!(
+        "tell where {} is (is /proc mounted?)",
+        path.display()
+    )))?;
+    if now != path {
+        return Err(ViewError {
+            step: format!("bind {}", path.display()),
+            source: std::io::Error::other(format!(
+                "it now leads to {}, not where its grant was checked; nothing runs (send the \
+                 daemon SIGHUP, or restart it, to check the grant again)",
+                now.display()
+            )),
+        });
+    }
+    Ok(file)
 }
 
 /// Wait (up to a second) until this process has one thread: a thread jemalloc was told to
@@ -212,9 +241,16 @@ pub fn enter(writable: &[PathBuf]) -> Result<(), ViewError> {
     }
     read_only(root, true, true).map_err(step("make every mount read-only"))?;
     for path in writable {
-        mount(Some(path), path, libc::MS_BIND | libc::MS_REC)
+        // Bound from the very directory opened and checked here, so that a link put on the
+        // way to it since its grant was checked is not followed; then the new mount, opened
+        // through the path again (and checked again), made writable.
+        let dir = open_checked(path)?;
+        let at = super::fs::descriptor_path(dir.as_fd());
+        mount(Some(&at), &at, libc::MS_BIND | libc::MS_REC)
             .map_err(step(format!("bind {}", path.display())))?;
-        read_only(path, false, false).map_err(step(format!("make {} writable", path.display())))?;
+        let bound = open_checked(path)?;
+        read_only(&super::fs::descriptor_path(bound.as_fd()), false, false)
+            .map_err(step(format!("make {} writable", path.display())))?;
     }
     // The working directory still points into the mount below the new ones: enter it again
     // by its path, through them.
