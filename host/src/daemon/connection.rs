@@ -10,14 +10,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-
-/// A connection's reading half, buffered: a frame's length, signature and payload arrive
-/// together, and are taken from one receive instead of three system calls.
-type Reader = tokio::io::BufReader<OwnedReadHalf>;
-
-/// The read buffer of a connection: a request frame fits (larger frames are read straight
-/// into their own buffer).
-const READ_BUFFER: usize = 8 << 10;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::ops::{self, Facts, Role};
@@ -28,6 +20,14 @@ use super::protocol::{
 use super::request::{Event, Op, Request, refused_frame, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, Server};
 use crate::signal::Meta;
+
+/// A connection's reading half, buffered: a frame's length, signature and payload arrive
+/// together, and are taken from one receive instead of three system calls.
+type Reader = tokio::io::BufReader<OwnedReadHalf>;
+
+/// The read buffer of a connection: a request frame fits (the payload of a larger one is
+/// mostly read straight into its own buffer).
+const READ_BUFFER: usize = 8 << 10;
 
 /// Subscriptions one connection may hold (each holds one of its request slots).
 const MAX_SUBSCRIPTIONS: usize = 4;

@@ -462,7 +462,10 @@ mod tests {
                     .map(|_| Instant::now())
             })
         };
-        std::thread::sleep(Duration::from_millis(50));
+        // Until it waits (it would find room at once if it came after the drop).
+        while share.lock().blocked == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let freed = Instant::now();
         drop(held);
         let got = waiter.join().expect("joins").expect("room once one ended");

@@ -107,8 +107,9 @@ fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> std::io:
 
 /// `path` opened (`O_PATH`: only to name it), if it still leads where it led when its grant
 /// was checked: the daemon resolved it then, so it leads elsewhere now only if a directory or
-/// link on the way was replaced since.
-fn open_checked(path: &Path) -> Result<std::fs::File, ViewError> {
+/// link on the way was replaced since. `purpose` is the step it is opened for, named in the
+/// error.
+fn open_checked(path: &Path, purpose: String) -> Result<std::fs::File, ViewError> {
     use std::os::unix::fs::OpenOptionsExt;
     // ambient authority: a granted path, opened to name it (O_PATH reads nothing).
     let file = std::fs::OpenOptions::new()
@@ -122,7 +123,7 @@ fn open_checked(path: &Path) -> Result<std::fs::File, ViewError> {
     )))?;
     if now != path {
         return Err(ViewError {
-            step: format!("bind {}", path.display()),
+            step: purpose,
             source: std::io::Error::other(format!(
                 "it now leads to {}, not where its grant was checked; nothing runs (send the \
                  daemon SIGHUP, or restart it, to check the grant again)",
@@ -244,11 +245,12 @@ pub fn enter(writable: &[PathBuf]) -> Result<(), ViewError> {
         // Bound from the very directory opened and checked here, so that a link put on the
         // way to it since its grant was checked is not followed; then the new mount, opened
         // through the path again (and checked again), made writable.
-        let dir = open_checked(path)?;
+        // (Opened in the new namespace: mount(2) binds only from a mount of the caller's.)
+        let dir = open_checked(path, format!("bind {}", path.display()))?;
         let at = super::fs::descriptor_path(dir.as_fd());
         mount(Some(&at), &at, libc::MS_BIND | libc::MS_REC)
             .map_err(step(format!("bind {}", path.display())))?;
-        let bound = open_checked(path)?;
+        let bound = open_checked(path, format!("make {} writable", path.display()))?;
         read_only(&super::fs::descriptor_path(bound.as_fd()), false, false)
             .map_err(step(format!("make {} writable", path.display())))?;
     }
