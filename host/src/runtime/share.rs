@@ -118,7 +118,7 @@ struct State {
     /// What each plugin's tool and skill calls hold, for its own cap.
     tools_by_plugin: BTreeMap<String, Held>,
     /// Threads waiting in [`Share::take`]: a slot given back wakes them only when there are
-    /// some (a wake of nobody is still a system call, one per gate call).
+    /// some (a wake of nobody is still a system call, one per call of any plugin).
     blocked: usize,
 }
 

@@ -16,7 +16,9 @@
 //! Where the kernel allows ordinary users no user namespaces (`unshare` answers `EPERM`,
 //! `ENOSPC` or `EUSERS`: `user.max_user_namespaces = 0`), or no mounts in them (Ubuntu 24.04's
 //! AppArmor: the first mount answers `EPERM`), the program runs without the view, confined by
-//! the other steps: [`available`] says which. Any other failure refuses the program.
+//! the other steps: [`available`] says which. Any other failure refuses the program, and so
+//! does a read-write mount that no longer leads where its grant was checked (a directory or
+//! link on the way replaced since): each is bound from the directory opened and checked here.
 
 use std::ffi::CString;
 use std::os::fd::AsFd;
