@@ -1,6 +1,7 @@
 //! A direct `eval` action over the daemon's protocol (real TCP on 127.0.0.1) with 1, 10, 100
 //! and 200 concurrent clients, beside the same action run in-process, in one run. Prints round
-//! trips per second and p50/p99 latency for each, and the ratio to in-process. Then the cost
+//! trips per second, p50/p99 latency and the CPU time the whole process (daemon and clients)
+//! spent per round trip for each, and the ratio to in-process. Then the cost
 //! of authentication: the same round trip on a daemon that signs every frame (the default)
 //! and on one with `--insecure-no-auth`, and the handshake of a new connection, each beside
 //! the other in the same run.
@@ -157,6 +158,31 @@ fn start_daemon(keys: Option<Keys>, gates: Gates) -> String {
     addr
 }
 
+/// One row's measurements.
+#[derive(Clone, Copy)]
+struct Measured {
+    /// Calls (round trips, actions) per second.
+    rps: f64,
+    /// Median latency.
+    p50: Duration,
+    /// 99th-percentile latency.
+    p99: Duration,
+    /// CPU time of the whole bench process (daemon and clients alike) per call: steadier than
+    /// the throughput on a shared machine, where a run may get less of the cores.
+    cpu: Duration,
+}
+
+/// User and system CPU time this process has used so far.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage(2) fills the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
 fn round_trip(client: &mut Client) {
     let (_, reply) = client
         .call(&Request::Act { action: action() })
@@ -167,13 +193,8 @@ fn round_trip(client: &mut Client) {
     );
 }
 
-/// `clients` clients, each sending `per_client` requests: (round trips per second, p50, p99).
-fn load(
-    addr: &str,
-    keys: Option<&Keys>,
-    clients: usize,
-    per_client: usize,
-) -> (f64, Duration, Duration) {
+/// `clients` clients, each sending `per_client` requests.
+fn load(addr: &str, keys: Option<&Keys>, clients: usize, per_client: usize) -> Measured {
     measure(clients, per_client, || {
         let mut client = Client::connect(addr, keys).expect("connect");
         move || round_trip(&mut client)
@@ -181,12 +202,12 @@ fn load(
 }
 
 /// `per_worker` calls on each of `workers` threads at once, each thread calling the function
-/// `setup` makes for it: (calls per second, p50, p99).
+/// `setup` makes for it.
 fn measure<F: FnMut()>(
     workers: usize,
     per_worker: usize,
     setup: impl Fn() -> F + Sync,
-) -> (f64, Duration, Duration) {
+) -> Measured {
     measure_with(workers, per_worker, |_| {
         let mut call = setup();
         move || {
@@ -201,7 +222,7 @@ fn measure<F: FnMut()>(
 /// (client i of n sends at start + (i/n + k) * n/rate): an open load, as many independent users
 /// make, below what the daemon can do. Latency counts from when a request was due, so a
 /// request sent late because the one before it was slow counts its wait (no coordinated
-/// omission): (round trips per second, p50, p99). The schedule starts once every client has
+/// omission). The schedule starts once every client has
 /// connected: 200 signed handshakes take longer than a fixed head start, and requests due
 /// while the others still connect measured the bench's own connect storm, not the load.
 fn paced(
@@ -210,11 +231,11 @@ fn paced(
     clients: usize,
     rate: f64,
     per_client: usize,
-) -> (f64, Duration, Duration) {
+) -> Measured {
     let interval = Duration::from_secs_f64(clients as f64 / rate);
     let connected = std::sync::Barrier::new(clients);
     let start = std::sync::OnceLock::new();
-    let (_, p50, p99) = measure_with(clients, per_client, |i| {
+    let measured = measure_with(clients, per_client, |i| {
         let mut client = Client::connect(addr, keys).expect("connect");
         connected.wait();
         let start = *start.get_or_init(|| Instant::now() + Duration::from_millis(20));
@@ -233,17 +254,21 @@ fn paced(
     // it are not the daemon's pace.
     let began = start.get().copied().unwrap_or_else(Instant::now);
     let sustained = (clients * per_client) as f64 / began.elapsed().as_secs_f64();
-    (sustained, p50, p99)
+    Measured {
+        rps: sustained,
+        ..measured
+    }
 }
 
 /// `per_worker` calls on each of `workers` threads at once, worker `i` calling the function
-/// `setup(i)` makes for it, which returns the call's latency: (calls per second, p50, p99).
+/// `setup(i)` makes for it, which returns the call's latency.
 fn measure_with<F: FnMut() -> Duration>(
     workers: usize,
     per_worker: usize,
     setup: impl Fn(usize) -> F + Sync,
-) -> (f64, Duration, Duration) {
+) -> Measured {
     let start = Instant::now();
+    let cpu = process_cpu();
     let mut latencies: Vec<Duration> = std::thread::scope(|s| {
         let setup = &setup;
         let handles: Vec<_> = (0..workers)
@@ -260,13 +285,15 @@ fn measure_with<F: FnMut() -> Duration>(
             .collect()
     });
     let total = start.elapsed();
+    let cpu = process_cpu().saturating_sub(cpu);
     latencies.sort();
     let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
-    (
-        latencies.len() as f64 / total.as_secs_f64(),
-        pct(0.50),
-        pct(0.99),
-    )
+    Measured {
+        rps: latencies.len() as f64 / total.as_secs_f64(),
+        p50: pct(0.50),
+        p99: pct(0.99),
+        cpu: cpu / latencies.len().max(1) as u32,
+    }
 }
 
 /// `passepartout mcp` bridging to the daemon at `addr`, initialised as an MCP client does.
@@ -435,16 +462,16 @@ fn main() {
             ("unsigned", &addr, None),
             ("signed", &signed_addr, Some(&keys)),
         ] {
-            let (rps, p50, p99) = load(addr, keys, clients, 2000 / clients);
+            let measured = load(addr, keys, clients, 2000 / clients);
             let vs = if keys.is_some() {
-                format!(", {:.2}x unsigned", rps / unsigned_rps)
+                format!(", {:.2}x unsigned", measured.rps / unsigned_rps)
             } else {
-                unsigned_rps = rps;
+                unsigned_rps = measured.rps;
                 String::new()
             };
             row(
                 &format!("protocol {name}, {clients} client(s)"),
-                (rps, p50, p99),
+                measured,
                 base_rps,
                 &vs,
             );
@@ -458,8 +485,8 @@ fn main() {
     // these machines, memory not touched for a millisecond is slow to touch again).
     paced_row(&signed_addr, &keys, 1, 50.0, 250, base_rps);
     println!("\neval through MCP (passepartout mcp over stdio, every standard gate), one client");
-    let (rps, p50, p99) = load(&signed_addr, Some(&keys), 1, 1000);
-    row("protocol signed, 1 client", (rps, p50, p99), base_rps, "");
+    let ours = load(&signed_addr, Some(&keys), 1, 1000);
+    row("protocol signed, 1 client", ours, base_rps, "");
     // A session of its own (its start, as a connection's, is in the throughput).
     let mcp_row = measure(1, 1000, || {
         let mut session = Mcp::start(&signed_addr);
@@ -469,7 +496,7 @@ fn main() {
         "MCP tools/call, 1 client",
         mcp_row,
         base_rps,
-        &format!(", {:.2}x our protocol", mcp_row.0 / rps),
+        &format!(", {:.2}x our protocol", mcp_row.rps / ours.rps),
     );
     println!(
         "\neval action, the Rust gates only (pii disabled): round trips per second and latency"
@@ -507,18 +534,14 @@ fn paced_row(addr: &str, keys: &Keys, clients: usize, rate: f64, per_client: usi
 /// The agent called directly, sequentially: the baseline of the rows after it. Prints its row
 /// and returns its round trips per second.
 fn baseline(name: &str, agent: &Agent) -> f64 {
-    let (rps, p50, p99) = in_process_threads(agent, 1, 2000);
-    println!("  {name:<34} {rps:>9.0}/s  p50 {p50:>8.1?}  p99 {p99:>8.1?}");
-    rps
+    let measured = in_process_threads(agent, 1, 2000);
+    println!("  {name:<34} {}", columns(measured));
+    measured.rps
 }
 
-/// The agent called directly from `threads` threads at once, `per_thread` actions each: (round
-/// trips per second, p50, p99). What the protocol adds is the difference to the rows after it.
-fn in_process_threads(
-    agent: &Agent,
-    threads: usize,
-    per_thread: usize,
-) -> (f64, Duration, Duration) {
+/// The agent called directly from `threads` threads at once, `per_thread` actions each. What
+/// the protocol adds is the difference to the rows after it.
+fn in_process_threads(agent: &Agent, threads: usize, per_thread: usize) -> Measured {
     measure(threads, per_thread, || {
         || {
             passepartout::blocking::wait(agent.run(request_signal()));
@@ -526,10 +549,21 @@ fn in_process_threads(
     })
 }
 
-/// One row: round trips per second, p50, p99, and the ratio to the baseline.
-fn row(name: &str, (rps, p50, p99): (f64, Duration, Duration), base_rps: f64, extra: &str) {
+/// One row: round trips per second, p50, p99, CPU per round trip, and the ratio to the
+/// baseline.
+fn row(name: &str, measured: Measured, base_rps: f64, extra: &str) {
     println!(
-        "  {name:<34} {rps:>9.0}/s  p50 {p50:>8.1?}  p99 {p99:>8.1?}  ({:.2}x in-process throughput{extra})",
-        rps / base_rps
+        "  {name:<34} {}  ({:.2}x in-process throughput{extra})",
+        columns(measured),
+        measured.rps / base_rps
     );
+}
+
+/// A row's measurements: round trips per second, p50, p99, and the process's CPU time per round
+/// trip.
+fn columns(m: Measured) -> String {
+    format!(
+        "{:>9.0}/s  p50 {:>8.1?}  p99 {:>8.1?}  cpu {:>6.1?}",
+        m.rps, m.p50, m.p99, m.cpu
+    )
 }
