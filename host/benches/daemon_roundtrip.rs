@@ -167,8 +167,9 @@ struct Measured {
     p50: Duration,
     /// 99th-percentile latency.
     p99: Duration,
-    /// CPU time of the whole bench process (daemon and clients alike) per call: steadier than
-    /// the throughput on a shared machine, where a run may get less of the cores.
+    /// CPU time of the whole bench process (daemon and clients alike, their connects included)
+    /// per call: steadier than the throughput on a shared machine, where a run may get less of
+    /// the cores. A child process (`passepartout mcp` in the MCP row) is not counted.
     cpu: Duration,
 }
 
