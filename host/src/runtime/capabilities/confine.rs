@@ -186,32 +186,10 @@ pub enum ConfineError {
     /// Landlock refused a rule or the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
-    /// Where a granted directory is could not be read (`/proc/self/fd`).
-    #[error(
-        "cannot tell where {} is: /proc/self/fd must be readable (is /proc mounted?): {source}",
-        dir.display()
-    )]
-    Proc {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A granted directory is not where its grant was checked: a directory or link on the
-    /// way to it was replaced since.
-    #[error(
-        "{} now leads to {}, not where its grant was checked; nothing runs (send the daemon \
-         SIGHUP, or restart it, to check the grant again)",
-        dir.display(),
-        now.display()
-    )]
-    Moved {
-        /// The directory granted.
-        dir: PathBuf,
-        /// Where it leads now.
-        now: PathBuf,
-    },
+    /// A granted directory is not where its grant was checked (a directory or link on the
+    /// way to it was replaced since), or where it is could not be read (`/proc/self/fd`).
+    #[error(transparent)]
+    Misplaced(super::fs::Misplaced),
     /// The kernel enforces only part of the ruleset.
     #[error(
         "this kernel enforces only part of Landlock ABI {MIN_ABI} (signal scopes, TCP rules): \
@@ -436,8 +414,8 @@ fn switch_user(uid: u32, gid: u32) -> Result<(), ConfineError> {
 
 fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset,
-        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
     let abi = ABI::V6;
     let make_special: BitFlags<AccessFs> = AccessFs::MakeSym
@@ -463,27 +441,16 @@ fn landlock(spec: &Confinement) -> Result<(), ConfineError> {
     // file gets only the rights that apply to files.
     let granted = |dirs: &[PathBuf],
                    access: BitFlags<AccessFs>|
-     -> Result<Vec<PathBeneath<PathFd>>, ConfineError> {
+     -> Result<Vec<PathBeneath<std::fs::File>>, ConfineError> {
+        use super::fs::{Misplaced, open_checked};
         let mut rules = Vec::new();
         for dir in dirs {
-            let Ok(fd) = PathFd::new(dir) else { continue };
-            let fd_ref = std::os::fd::AsFd::as_fd(&fd);
-            let raw = std::os::fd::AsRawFd::as_raw_fd(&fd_ref);
-            let now = super::fs::location(fd_ref).map_err(|source| ConfineError::Proc {
-                dir: dir.clone(),
-                source,
-            })?;
-            if now != *dir {
-                return Err(ConfineError::Moved {
-                    dir: dir.clone(),
-                    now,
-                });
-            }
-            // SAFETY: fstat(2) on a descriptor this function owns (an O_PATH one, which
-            // fstat accepts), into a zeroed stat it then reads.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            let is_dir = unsafe { libc::fstat(raw, &mut st) } == 0
-                && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+            let fd = match open_checked(dir, dir, 0) {
+                Ok(fd) => fd,
+                Err(Misplaced::Open { .. }) => continue,
+                Err(e) => return Err(ConfineError::Misplaced(e)),
+            };
+            let is_dir = fd.metadata().is_ok_and(|m| m.is_dir());
             let access = if is_dir {
                 access
             } else {

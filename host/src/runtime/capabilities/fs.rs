@@ -445,28 +445,20 @@ impl Mount {
     /// It could not be opened (removed since load, permissions changed), where it is cannot
     /// be read (no `/proc`), or it now leads somewhere else.
     pub fn open_where_checked(&self) -> Result<std::fs::File, MountError> {
-        // ambient authority: opening the granted directory (O_PATH reads nothing).
-        let dir = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
-            .open(&self.host)
-            .map_err(|e| self.error(e.into()))?;
-        let now = location(dir.as_fd()).map_err(|e| {
-            self.error(wasmtime::Error::new(e).context(
+        open_checked(&self.host, &self.resolved, libc::O_DIRECTORY).map_err(|e| match e {
+            Misplaced::Open { source, .. } => self.error(source.into()),
+            Misplaced::Proc { source, .. } => self.error(wasmtime::Error::new(source).context(
                 "cannot tell where the directory is: /proc/self/fd must be readable (is /proc \
                  mounted?)",
-            ))
-        })?;
-        if now != self.resolved {
-            return Err(self.error(wasmtime::Error::msg(format!(
+            )),
+            Misplaced::Moved { now, .. } => self.error(wasmtime::Error::msg(format!(
                 "it led to {} when the plugin was loaded and leads to {} now (a directory or \
                  link on the way was replaced); send the daemon SIGHUP, or restart it, to check \
                  the grant again",
                 self.resolved.display(),
                 now.display()
-            ))));
-        }
-        Ok(dir)
+            ))),
+        })
     }
 
     /// A [`MountError`] for this mount.
@@ -477,6 +469,78 @@ impl Mount {
             source,
         }
     }
+}
+
+/// Why a granted path could not be opened where its grant was checked.
+#[derive(Debug, thiserror::Error)]
+pub enum Misplaced {
+    /// It could not be opened (removed, or this user may not reach it).
+    #[error("cannot open {}: {source}", path.display())]
+    Open {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Where it is could not be read.
+    #[error(
+        "cannot tell where {} is: /proc/self/fd must be readable (is /proc mounted?): {source}",
+        path.display()
+    )]
+    Proc {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It leads elsewhere now: a directory or link on the way was replaced since.
+    #[error(
+        "{} now leads to {}, not where its grant was checked; nothing runs (send the daemon \
+         SIGHUP, or restart it, to check the grant again)",
+        path.display(),
+        now.display()
+    )]
+    Moved {
+        /// The path.
+        path: PathBuf,
+        /// Where it leads now.
+        now: PathBuf,
+    },
+}
+
+/// `path` opened (`O_PATH`: only to name it; `flags` added, such as `O_DIRECTORY`), if it still
+/// leads to `checked`, where it led when its grant was checked: the one check that a mount, a
+/// program's Landlock rule and its read-write view are on the place granted.
+///
+/// # Errors
+/// [`Misplaced`]: it cannot be opened, where it is cannot be read, or it leads elsewhere.
+pub fn open_checked(
+    path: &Path,
+    checked: &Path,
+    flags: libc::c_int,
+) -> Result<std::fs::File, Misplaced> {
+    // ambient authority: a granted path, opened to name it (O_PATH reads nothing).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC | flags)
+        .open(path)
+        .map_err(|source| Misplaced::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+    let now = location(file.as_fd()).map_err(|source| Misplaced::Proc {
+        path: path.to_owned(),
+        source,
+    })?;
+    if now != checked {
+        return Err(Misplaced::Moved {
+            path: path.to_owned(),
+            now,
+        });
+    }
+    Ok(file)
 }
 
 /// The path that names the open file `fd` (`/proc/self/fd/N`).

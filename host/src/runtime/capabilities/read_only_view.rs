@@ -112,28 +112,7 @@ fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> std::io:
 /// link on the way was replaced since. `purpose` is the step it is opened for, named in the
 /// error.
 fn open_checked(path: &Path, purpose: String) -> Result<std::fs::File, ViewError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // ambient authority: a granted path, opened to name it (O_PATH reads nothing).
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(step(format!("open {}", path.display())))?;
-    let now = super::fs::location(file.as_fd()).map_err(step(format!(
-        "tell where {} is (is /proc mounted?)",
-        path.display()
-    )))?;
-    if now != path {
-        return Err(ViewError {
-            step: purpose,
-            source: std::io::Error::other(format!(
-                "it now leads to {}, not where its grant was checked; nothing runs (send the \
-                 daemon SIGHUP, or restart it, to check the grant again)",
-                now.display()
-            )),
-        });
-    }
-    Ok(file)
+    super::fs::open_checked(path, path, 0).map_err(|e| step(purpose)(std::io::Error::other(e)))
 }
 
 /// Wait (up to a second) until this process has one thread: a thread jemalloc was told to
