@@ -23,7 +23,10 @@
 //! assemble theirs, with the built-in plugins and gates and the on-disk journal (each daemon and
 //! each in-process baseline its own database in a temporary directory).
 //!
-//! Run: `cargo bench -p passepartout --bench daemon_roundtrip`
+//! Run: `cargo bench -p passepartout --bench daemon_roundtrip`. To print only some of the rows
+//! after criterion's (to compare two builds quickly), name them in `ROWS`, comma-separated:
+//! `every` (every standard gate), `mcp`, `rust` (the Rust gates only); from `host/`:
+//! `ROWS=rust ../target/release/deps/daemon_roundtrip-HASH --bench nomatch`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -453,15 +456,42 @@ fn main() {
     }
 
     let keys = keys();
+    // The bench's own switch, not a setting of Passepartout.
+    #[allow(clippy::disallowed_methods)]
+    let rows = std::env::var("ROWS").ok();
+    let names: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.split(','))
+        .map(str::trim)
+        .collect();
+    if let Some(unknown) = names.iter().find(|n| !["every", "mcp", "rust"].contains(n)) {
+        eprintln!("ROWS names `{unknown}`: the rows are `every`, `mcp` and `rust`");
+        std::process::exit(2);
+    }
+    let wanted = |name: &str| rows.is_none() || names.contains(&name);
+    if wanted("every") {
+        every_gate_rows(&addr, &signed_addr, &keys, &in_process);
+    }
+    if wanted("mcp") {
+        mcp_rows(&signed_addr, &keys, &in_process);
+    }
+    if wanted("rust") {
+        rust_gate_rows(&rust_addr, &keys, &rust_in_process);
+    }
+}
+
+/// Every standard gate: in-process, over the protocol unsigned and signed at 1 to 200 clients,
+/// and the open loads.
+fn every_gate_rows(addr: &str, signed_addr: &str, keys: &Keys, in_process: &Agent) {
     println!("\neval action, every standard gate: round trips per second and latency");
-    let base_rps = baseline("in-process (1 thread)", &in_process);
-    let threads = in_process_threads(&in_process, 10, 200);
+    let base_rps = baseline("in-process (1 thread)", in_process);
+    let threads = in_process_threads(in_process, 10, 200);
     row("in-process, 10 threads", threads, base_rps, "");
     for clients in [1, 10, 100, 200] {
         let mut unsigned_rps = 0.0;
         for (name, addr, keys) in [
-            ("unsigned", &addr, None),
-            ("signed", &signed_addr, Some(&keys)),
+            ("unsigned", addr, None),
+            ("signed", signed_addr, Some(keys)),
         ] {
             let measured = load(addr, keys, clients, 2000 / clients);
             let vs = if keys.is_some() {
@@ -480,17 +510,22 @@ fn main() {
     }
     // An open load below capacity: the latency a user sees when the daemon is busy, not
     // saturated (closed-loop clients make mean latency = clients / throughput).
-    paced_row(&signed_addr, &keys, 200, 2000.0, 15, base_rps);
-    paced_row(&signed_addr, &keys, 200, 3000.0, 30, base_rps);
+    paced_row(signed_addr, keys, 200, 2000.0, 15, base_rps);
+    paced_row(signed_addr, keys, 200, 3000.0, 30, base_rps);
     // A lone user: one act every 20 ms, the daemon idle in between (docs/performance.md: on
     // these machines, memory not touched for a millisecond is slow to touch again).
-    paced_row(&signed_addr, &keys, 1, 50.0, 250, base_rps);
+    paced_row(signed_addr, keys, 1, 50.0, 250, base_rps);
+}
+
+/// `tools/call` through `passepartout mcp`, beside our own protocol, one client.
+fn mcp_rows(signed_addr: &str, keys: &Keys, in_process: &Agent) {
     println!("\neval through MCP (passepartout mcp over stdio, every standard gate), one client");
-    let ours = load(&signed_addr, Some(&keys), 1, 1000);
+    let base_rps = baseline("in-process (1 thread)", in_process);
+    let ours = load(signed_addr, Some(keys), 1, 1000);
     row("protocol signed, 1 client", ours, base_rps, "");
     // A session of its own (its start, as a connection's, is in the throughput).
     let mcp_row = measure(1, 1000, || {
-        let mut session = Mcp::start(&signed_addr);
+        let mut session = Mcp::start(signed_addr);
         move || session.eval()
     });
     row(
@@ -499,14 +534,18 @@ fn main() {
         base_rps,
         &format!(", {:.2}x our protocol", mcp_row.rps / ours.rps),
     );
+}
+
+/// The Rust gates only: in-process, over the protocol signed at 1 to 200 clients, the open loads.
+fn rust_gate_rows(rust_addr: &str, keys: &Keys, rust_in_process: &Agent) {
     println!(
         "\neval action, the Rust gates only (pii disabled): round trips per second and latency"
     );
-    let base_rps = baseline("in-process (1 thread)", &rust_in_process);
-    let threads = in_process_threads(&rust_in_process, 10, 400);
+    let base_rps = baseline("in-process (1 thread)", rust_in_process);
+    let threads = in_process_threads(rust_in_process, 10, 400);
     row("in-process, 10 threads", threads, base_rps, "");
     for clients in [1, 10, 100, 200] {
-        let measured = load(&rust_addr, Some(&keys), clients, 4000 / clients);
+        let measured = load(rust_addr, Some(keys), clients, 4000 / clients);
         row(
             &format!("protocol signed, {clients} client(s)"),
             measured,
@@ -514,9 +553,9 @@ fn main() {
             "",
         );
     }
-    paced_row(&rust_addr, &keys, 100, 5000.0, 50, base_rps);
+    paced_row(rust_addr, keys, 100, 5000.0, 50, base_rps);
     // The issue-15 target's rate, offered rather than as fast as the clients can go.
-    paced_row(&rust_addr, &keys, 100, 8000.0, 160, base_rps);
+    paced_row(rust_addr, keys, 100, 8000.0, 160, base_rps);
 }
 
 /// The row of [`paced`]: `clients` signed clients offering `rate` round trips a second in all.
