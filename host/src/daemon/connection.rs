@@ -32,6 +32,9 @@ const READ_BUFFER: usize = 8 << 10;
 /// Subscriptions one connection may hold (each holds one of its request slots).
 const MAX_SUBSCRIPTIONS: usize = 4;
 
+/// The longest request id (a string's bytes) a client may choose.
+const MAX_ID_BYTES: usize = 256;
+
 /// Frames up to this size are read without asking the daemon-wide read budget.
 const SMALL_FRAME: usize = 64 << 10;
 /// How long a large frame waits for room in the read budget before the client is told to
@@ -395,6 +398,18 @@ impl Server {
             let id = message["id"].clone();
             if !(id.is_string() || id.is_number()) {
                 outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": "a request needs an id (string or number)" } }), Class::Must);
+                continue;
+            }
+            // The id is echoed in every answer, kept with a suspended action (the approver's
+            // `approvals` listing) and in each verdict followers hear: a long one would make
+            // those as long.
+            if let Some(long) = id.as_str().filter(|s| s.len() > MAX_ID_BYTES) {
+                let message = format!(
+                    "a request id is at most {MAX_ID_BYTES} bytes; this one is {}: use a shorter one",
+                    long.len()
+                );
+                outbox.push(&json!({ "type": "error", "id": null, "error": { "kind": "protocol", "message": message } }), Class::Must);
+                *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                 continue;
             }
             // Parsed once, here: the role is checked before the op's fields are read, and what

@@ -409,6 +409,63 @@ fn bad_input_closes_that_client_only() {
     );
 }
 
+/// A client choosing a huge request id would have it echoed in every answer, kept with the
+/// action it suspends (the approver's `approvals` listing) and copied into each verdict every
+/// follower hears: such a request is refused before it runs, and the connection goes on.
+#[test]
+fn a_request_id_past_256_bytes_is_refused_and_runs_nothing() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    let mut r = Raw::connect(&d.addr, &d.keys());
+    let act = |id: &str| {
+        json!({ "type": "request", "id": id, "op": "act",
+                "action": { "tool": "eval", "args": { "expression": "(+ 40 2)" } } })
+    };
+    r.send(&act(&"a".repeat(1 << 20)));
+    let refused = r.read();
+    // What failed, without a megabyte of id.
+    let shown = refused.to_string().chars().take(300).collect::<String>();
+    assert_eq!(refused["type"], "error", "{shown}");
+    assert_eq!(
+        refused["id"],
+        Value::Null,
+        "the long id is not echoed: {shown}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("at most 256 bytes") && message.contains("1048576"),
+        "{message}"
+    );
+    // The longest id allowed is answered as any other, on the same connection.
+    let longest = "b".repeat(256);
+    r.send(&act(&longest));
+    let reply = loop {
+        let m = r.read();
+        assert_eq!(m["id"], json!(longest), "{m}");
+        if m["type"] != "event" {
+            break m;
+        }
+    };
+    assert_eq!(reply["type"], "reply", "{reply}");
+    assert_eq!(result(&reply), "42");
+    // Nothing ran for the refused request: one proposal in the journal, the allowed one's.
+    let journal =
+        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
+            .expect("journal");
+    let proposals: Vec<Value> = journal
+        .records(None)
+        .expect("records")
+        .into_iter()
+        .filter(|r| r.kind == "proposal")
+        .map(|r| r.body["signal"]["meta"]["session"].clone())
+        .collect();
+    assert_eq!(proposals.len(), 1, "{proposals:?}");
+    assert!(
+        proposals[0].as_str().is_some_and(|s| s.contains(&longest)),
+        "{proposals:?}"
+    );
+}
+
 fn hostile_gate_dir(home: &Path) -> PathBuf {
     passepartout_tests::plugin_folder_of(
         &home.join("plugins/hostile-gate"),
