@@ -27,14 +27,17 @@ fn shell(extra: &str) -> Shell {
     // The hostile model's programs: the manifest asks for them too.
     source.manifest = source
         .manifest
-        .replace("\"git\"]", "\"git\", \"bash\", \"curl\", \"dd\", \"ln\"]")
+        .replace(
+            "\"git\"]",
+            "\"git\", \"bash\", \"curl\", \"dd\", \"ln\", \"perl\"]",
+        )
         // Whatever hosts the operator grants (the policy below grants none unless `extra`
         // does).
         .replace("\nprocess = [", "\nnet = [\"*\"]\nprocess = [")
         .into();
     let policy = format!(
         "[plugins.shell]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\n\
-         process = [\"cat\", \"bash\", \"curl\", \"dd\", \"ln\"]\n{extra}",
+         process = [\"cat\", \"bash\", \"curl\", \"dd\", \"ln\", \"perl\"]\n{extra}",
         ws.path().display()
     );
     let plugin = rt
@@ -193,6 +196,49 @@ fn a_net_grant_opens_only_its_port() {
     assert!(!out.contains("CONNECTED"), "another port: {out}");
     refused(&out, "a port not granted");
     nobody_connected(&other);
+    // TCP Fast Open: `sendto` with MSG_FASTOPEN connects without calling connect(2), the
+    // hook Landlock's port rules sit on (landlock-lsm/linux#41). perl is a program a plugin
+    // might well be granted; any native code would do the same.
+    let fast_open = |port: u16| {
+        format!(
+            "use Socket; socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+             my $a = sockaddr_in({port}, inet_aton(\"127.0.0.1\")); \
+             defined(send($s, \"approve\\n\", 0x20000000, $a)) or die \"send: $!\\n\"; \
+             print \"SENT\\n\";"
+        )
+    };
+    let out = run(&s, "perl", &["-e", &fast_open(op)]);
+    assert!(!out.contains("SENT"), "Fast Open to another port: {out}");
+    refused(&out, "a Fast Open send");
+    nobody_connected(&other);
+    // listen(2) on a socket never bound picks a port itself, past Landlock's bind rules.
+    let out = run(
+        &s,
+        "perl",
+        &[
+            "-e",
+            "use Socket; socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+             listen($s, 1) or die \"listen: $!\\n\"; print \"LISTENING\\n\";",
+        ],
+    );
+    assert!(!out.contains("LISTENING"), "a listening socket: {out}");
+    refused(&out, "listen on an unbound socket");
+    // Plain sends on a connected socket still work (MSG_FASTOPEN is what is refused).
+    let out = run(
+        &s,
+        "perl",
+        &[
+            "-e",
+            &format!(
+                "use IO::Socket::INET; my $s = IO::Socket::INET->new(\"127.0.0.1:{gp}\") or die \"$!\\n\"; \
+                 send($s, \"hello\\n\", 0) or die \"send: $!\\n\"; print \"SENT\\n\";"
+            ),
+        ],
+    );
+    assert!(
+        out.contains("SENT"),
+        "a send on a granted connection: {out}"
+    );
 }
 
 #[test]

@@ -623,6 +623,20 @@ fn seccomp(network: bool) -> Result<(), ConfineError> {
         pair.push(when(0, u64::from(u32::MAX), domain)?);
     }
     rules.insert(libc::SYS_socketpair, pair);
+    // TCP Fast Open: a send with MSG_FASTOPEN connects without connect(2), the call Landlock
+    // checks a port on (landlock-lsm/linux#41), so any port would be reached; refused whatever
+    // the socket (a program that wants TCP connects first, as nearly all do).
+    let fast_open = libc::MSG_FASTOPEN as u64;
+    for (call, flags) in [
+        (libc::SYS_sendto, 3),
+        (libc::SYS_sendmsg, 2),
+        (libc::SYS_sendmmsg, 3),
+    ] {
+        rules.insert(call, vec![when(flags, fast_open, fast_open)?]);
+    }
+    // listen(2) on a socket never bound binds it to a port of the kernel's choosing, past
+    // Landlock's bind rules; no program is granted a port to listen on, so it is refused.
+    rules.insert(libc::SYS_listen, Vec::new());
     // clone(2) making namespaces.
     let mut clone = Vec::new();
     for flag in [
