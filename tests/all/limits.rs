@@ -177,6 +177,34 @@ fn describe_has_a_short_budget_that_no_manifest_or_policy_raises() {
     );
 }
 
+/// The canonical ABI lets a guest return many strings that are all the same bytes of its
+/// memory: a list of 100,000 tools whose description and schema are one 32 MiB string asks the
+/// host for 6 TiB of copies while the guest holds 32 MiB. wasmtime's hostcall fuel (128 MiB of
+/// data a host reads from a guest at a time, its default) refuses it; the load fails, naming
+/// the plugin, and nothing else is taken down.
+#[test]
+fn a_describe_whose_strings_all_alias_one_buffer_is_refused_not_copied() {
+    let (rt, _cache) = crate::fresh_runtime();
+    let src = passepartout_tests::source(
+        passepartout_tests::HOSTILE_TOOL_WASM,
+        passepartout_tests::HOSTILE_TOOL_MANIFEST,
+        |m| format!("{m}\n[config]\naliased = 100_000\n"),
+    );
+    let err = rt
+        .load(&src, &passepartout::runtime::Policy::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("describe failed")
+            && err.contains("hostile-tool")
+            && err.contains("too much data is being copied"),
+        "{err}"
+    );
+    // The runtime goes on: the same plugin loads without that configuration.
+    crate::still_serves(&crate::hostile_tool(&rt, ""));
+}
+
 #[test]
 fn a_flood_of_one_tool_leaves_gates_and_other_tools_working() {
     let (rt, _cache) = crate::fresh_runtime();

@@ -76,6 +76,10 @@ macro_rules! call_fresh {
 /// more than a Rust gate's whole call (4–18 k), about ten of a Python gate's.
 const YIELD_FUEL: u64 = 1_000_000;
 
+/// Most bytes the host copies out of a guest at once ([`Store::set_hostcall_fuel`]): twice the
+/// largest tool output a policy may allow (`max_output_kib` 65536), and wasmtime 48's default.
+const HOSTCALL_BYTES: usize = 128 << 20;
+
 /// A role's two views: the synchronous `Pre`, and the async one (an error when calls have no
 /// hard deadlines, read only then).
 type Pres<'a, S, H> = Result<(&'a S, wasmtime::Result<&'a H>), PluginError>;
@@ -295,6 +299,11 @@ impl Plugin {
                     source,
                 })
             })?;
+        // Bytes the host reads from the guest in one go (a call's result, or what the guest
+        // passes one host function): the canonical ABI lets many strings of a list point at
+        // the same guest bytes, so without this a guest holding 32 MiB could ask for terabytes
+        // of copies.
+        store.set_hostcall_fuel(HOSTCALL_BYTES);
         store.set_epoch_deadline(ticks(budget.timeout));
         store.epoch_deadline_trap();
         if self.hard.is_some() {

@@ -136,6 +136,26 @@ impl Tool for Hostile {
                 read_only: extra["read_only"].as_bool().unwrap_or(false),
             });
         }
+        // `aliased = N`: N tools whose description and schema are all one 32 MiB string in
+        // this instance's memory (the canonical ABI lets many strings point at the same bytes):
+        // a few MiB of guest memory asking the host to copy N x 64 MiB as it reads the list.
+        let aliased = config["aliased"].as_u64().unwrap_or(0);
+        if aliased > 0 {
+            let big: &'static mut str = Box::leak("x".repeat(32 << 20).into_boxed_str());
+            let (ptr, len) = (big.as_mut_ptr(), big.len());
+            for i in 0..aliased {
+                // SAFETY: deliberately not: every String owns the same bytes. The guest never
+                // reads or frees them before the host has read the list (and this is a test's
+                // hostile plugin).
+                let alias = || unsafe { String::from_raw_parts(ptr, len, len) };
+                tools.push(ToolInfo {
+                    name: format!("a{i}"),
+                    description: alias(),
+                    parameters: alias(),
+                    read_only: true,
+                });
+            }
+        }
         for i in 0..config["copies"].as_u64().unwrap_or(0) {
             tools.push(ToolInfo {
                 name: format!("t{i}"),
