@@ -51,8 +51,18 @@ impl Agent {
         };
         // What Reason journaled is on disk before the source hears anything or a person is
         // asked; an approved action's records wait for its last mile (see `execute`).
-        if !matches!(reasoned, Reasoned::Approved { .. }) {
-            let _ = self.flush(cycle).await;
+        // Nothing is told or asked on records that are not on disk.
+        if !matches!(reasoned, Reasoned::Approved { .. })
+            && let Err(e) = self.flush(cycle).await
+        {
+            let (proposal, trace) = match reasoned {
+                Reasoned::Nothing => (None, Vec::new()),
+                Reasoned::Invalid { action, .. } => (Some(action), Vec::new()),
+                Reasoned::Rejected { action, trace, .. }
+                | Reasoned::NeedsApproval { action, trace, .. }
+                | Reasoned::Approved { action, trace, .. } => (Some(action), trace),
+            };
+            return Ok((step(proposal, trace, unrecorded(&e)), None));
         }
         match reasoned {
             Reasoned::Nothing => Ok((step(None, Vec::new(), StepOutcome::Nothing), None)),
@@ -266,12 +276,16 @@ impl Agent {
                 a
             }
             Outcome::NeedsApproval { action: a, reasons } => {
-                let _ = self.flush(cycle).await;
+                if let Err(e) = self.flush(cycle).await {
+                    return Ok(Some((unrecorded(&e), trace, None)));
+                }
                 let outcome = self.suspend(&a, signal, reasons).await?;
                 return Ok(Some((outcome, trace, None)));
             }
             Outcome::Rejected { gate, reason } => {
-                let _ = self.flush(cycle).await;
+                if let Err(e) = self.flush(cycle).await {
+                    return Ok(Some((unrecorded(&e), trace, None)));
+                }
                 self.log(format!(
                     "last-mile verify: gate {gate} blocked the action: {reason}"
                 ));
@@ -301,7 +315,9 @@ impl Agent {
                 "a gate changed the approved action into {}; approve the new one",
                 super::reason::summary(&action)
             ));
-            let _ = self.flush(cycle).await;
+            if let Err(e) = self.flush(cycle).await {
+                return Ok(Some((unrecorded(&e), trace, None)));
+            }
             let outcome = self.suspend(&action, signal, reasons).await?;
             return Ok(Some((outcome, trace, None)));
         }
@@ -351,7 +367,9 @@ impl Agent {
                     )
                 };
                 reasons.push(why);
-                let _ = self.flush(cycle).await;
+                if let Err(e) = self.flush(cycle).await {
+                    return Ok(Some((unrecorded(&e), trace, None)));
+                }
                 let outcome = self.suspend(&action, signal, reasons).await?;
                 return Ok(Some((outcome, trace, None)));
             }
@@ -649,5 +667,14 @@ fn decision_error(e: crate::approvals::ApprovalError) -> PipelineError {
             raw_message: None,
         },
         other => PipelineError::Approvals(other),
+    }
+}
+
+/// The outcome of a step whose records the journal refused: nothing is told or asked on them
+/// (docs/cli.md: what a cycle leaves is committed before the source hears of it or a person
+/// is asked).
+fn unrecorded(e: &super::JournalWriteError) -> StepOutcome {
+    StepOutcome::Failed {
+        error: format!("{e}: no one was told or asked"),
     }
 }

@@ -389,6 +389,55 @@ fn the_last_mile_verify_blocks_what_reason_let_through() {
     );
 }
 
+/// A pipeline over `journal` whose one gate asks a person about every action, `recorder` as the
+/// `rec` actuator.
+fn asking(recorder: &Recorder, journal: Journal, config: PipelineConfig) -> Agent {
+    Agent::new(Vec::new(), journal, config)
+        .expect("pipeline")
+        .with_actuator("rec", Box::new(recorder.clone()))
+        .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))))
+}
+
+/// A direct request to the `rec` actuator.
+fn hello() -> Signal {
+    Signal::request(
+        act(json!({ "target": "rec", "text": "hello" })),
+        Default::default(),
+    )
+}
+
+/// A journal that refuses the verdicts (a real SQLite trigger aborts their insert) while the
+/// approvals table still takes writes: no person is asked about an action whose verdicts are
+/// not on disk, and nothing runs.
+#[test]
+fn no_person_is_asked_when_the_verdicts_cannot_be_journaled() {
+    let recorder = Recorder::default();
+    let journal = Journal::in_memory().expect("journal");
+    journal
+        .with_conn(|c| {
+            c.execute_batch(
+                "CREATE TRIGGER refuse_verdicts BEFORE INSERT ON journal WHEN NEW.kind = 'verdict' \
+                 BEGIN SELECT RAISE(ABORT, 'verdicts refused by the test'); END;",
+            )
+        })
+        .expect("trigger");
+    let pipeline = asking(&recorder, journal, PipelineConfig::default());
+    let report = crate::blocking::wait(pipeline.run(hello()));
+    let outcome = &report.steps[0].outcome;
+    assert!(
+        matches!(outcome, StepOutcome::Failed { error }
+            if error.contains("verdicts refused by the test") && error.contains("no one was told or asked")),
+        "{outcome:?}"
+    );
+    let waiting = crate::blocking::in_place(|| {
+        crate::approvals::Approvals::new(pipeline.journal())
+            .and_then(|a| a.pending())
+            .expect("approvals")
+    });
+    assert!(waiting.is_empty(), "a person was asked: {waiting:?}");
+    assert!(recorder.ran().is_empty(), "nothing ran");
+}
+
 #[test]
 fn an_expired_approval_cannot_be_used() {
     let recorder = Recorder::default();
@@ -396,15 +445,8 @@ fn an_expired_approval_cannot_be_used() {
         approval_expiry: std::time::Duration::ZERO,
         ..PipelineConfig::default()
     };
-    let pipeline = Agent::new(Vec::new(), Journal::in_memory().expect("journal"), config)
-        .expect("pipeline")
-        .with_actuator("rec", Box::new(recorder.clone()))
-        .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
-    let signal = Signal::request(
-        act(json!({ "target": "rec", "text": "hello" })),
-        Default::default(),
-    );
-    let report = crate::blocking::wait(pipeline.run(signal));
+    let pipeline = asking(&recorder, Journal::in_memory().expect("journal"), config);
+    let report = crate::blocking::wait(pipeline.run(hello()));
     let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
         panic!("suspended")
     };
