@@ -2,7 +2,7 @@
 //! or denies it, or it expires. Kept in SQLite beside the journal, so it survives a restart.
 //!
 //! An approval goes `pending` → `running` (approved, its action under way, in the process
-//! named by `runner`) → `done`; or `pending` → `denied` / `expired`. Each step and its journal
+//! named by `runner`: a lock it holds while it lives, [`runner`]) → `done`; or `pending` → `denied` / `expired`. Each step and its journal
 //! record are written in one transaction. A `running` approval whose process is gone (the
 //! daemon was killed mid-action) is `interrupted`: listed with the pending ones, never re-run
 //! silently, approved again or denied by a person. It waits as long as it first waited, from
@@ -24,6 +24,8 @@ use sha2::{Digest, Sha256};
 
 use crate::journal::Journal;
 use crate::runtime::effects::ToolIdentity;
+
+mod runner;
 use crate::signal::{Action, Signal};
 
 /// How long an approval waits by default.
@@ -298,6 +300,15 @@ impl<'a> Approvals<'a> {
         Ok(pending)
     }
 
+    /// The database file the approvals are kept in (`None` in memory).
+    fn database(&self) -> Option<std::path::PathBuf> {
+        self.journal.with_conn(|c| {
+            c.path()
+                .filter(|p| !p.is_empty())
+                .map(std::path::PathBuf::from)
+        })
+    }
+
     /// Mark `running` approvals whose process is gone as `interrupted`, each waiting for a
     /// person as long as it first waited, from now.
     fn find_interrupted(&self) -> Result<(), ApprovalError> {
@@ -307,8 +318,14 @@ impl<'a> Approvals<'a> {
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()
         })?;
+        let db = self.database();
         for (token, runner, wait) in running {
-            if runner.as_deref().is_some_and(alive) {
+            // A runner no one can name (no lock file and no /proc) is never taken for gone:
+            // approved again, its action would run twice.
+            let gone = runner
+                .as_deref()
+                .is_some_and(|r| !runner::alive(db.as_deref(), r).unwrap_or_else(|| alive(r)));
+            if !gone {
                 continue;
             }
             // A wait that is not a number of seconds (an edited row) is the default one.
@@ -351,7 +368,8 @@ impl<'a> Approvals<'a> {
         by: Option<&str>,
     ) -> Result<Pending, ApprovalError> {
         self.find_interrupted()?;
-        let runner = process_identity(std::process::id());
+        let runner = runner::this_process(self.database().as_deref())
+            .or_else(|| process_identity(std::process::id()));
         let now = epoch();
         self.journal.transaction(|tx| {
             // One transaction: two deciders racing (two clients, or the CLI beside the daemon)
@@ -516,6 +534,63 @@ mod tests {
                 )
             })
             .expect("runner");
+    }
+
+    /// A running approval is interrupted only when its runner is known to be gone: one this
+    /// process runs is not, nor one whose runner no one can name (a NULL runner: approved
+    /// again, its action would run twice); one whose lock file is gone is.
+    #[test]
+    fn only_a_runner_known_to_be_gone_interrupts_its_approval() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        let action = Action::reply("hello");
+        let signal = Signal::request(action.clone(), Default::default());
+        let status = |token: &str| -> String {
+            journal
+                .with_conn(|c| {
+                    c.query_row(
+                        "SELECT status FROM approvals WHERE token = ?1",
+                        [token],
+                        |r| r.get(0),
+                    )
+                })
+                .expect("status")
+        };
+        let set_runner = |token: &str, runner: Option<&str>| {
+            journal
+                .with_conn(|c| {
+                    c.execute(
+                        "UPDATE approvals SET runner = ?2 WHERE token = ?1",
+                        params![token, runner],
+                    )
+                })
+                .expect("runner");
+        };
+        let p = approvals
+            .suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+            .expect("suspended");
+        approvals
+            .decide(&p.token, true, Some(&p.digest), Some("a test"))
+            .expect("approved");
+        let runner: String = journal
+            .with_conn(|c| {
+                c.query_row(
+                    "SELECT runner FROM approvals WHERE token = ?1",
+                    [&p.token],
+                    |r| r.get(0),
+                )
+            })
+            .expect("runner");
+        assert!(runner.starts_with("lock:"), "{runner}");
+        assert!(approvals.pending().expect("pending").is_empty());
+        assert_eq!(status(&p.token), "running", "this process runs it");
+        set_runner(&p.token, None);
+        assert!(approvals.pending().expect("pending").is_empty());
+        assert_eq!(status(&p.token), "running", "a runner no one can name");
+        set_runner(&p.token, Some("lock:1-00"));
+        assert_eq!(approvals.pending().expect("pending").len(), 1);
+        assert_eq!(status(&p.token), "interrupted", "a lock file that is gone");
     }
 
     #[test]
