@@ -37,10 +37,18 @@ pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<F
     let verified = pipeline
         .verify(&read, &Signal::request(read.clone(), meta.clone()))
         .await;
-    pipeline.record(
-        "focus",
-        json!({ "id": id, "client": meta.client, "trace": verified.trace }),
-    );
+    // On disk before the headline goes anywhere (a model's prompt): a read whose verdicts
+    // cannot be journaled is not made.
+    let record = json!({ "id": id, "client": meta.client, "trace": verified.trace });
+    if let Err(e) = pipeline
+        .journal()
+        .append_all_async(&[("focus", &record)])
+        .await
+    {
+        return Err(Refused::Failed(format!(
+            "the journal cannot be written ({e}): the focus was not read; check the              database's disk and that no other process holds it"
+        )));
+    }
     match verified.outcome {
         Outcome::Passed(a) if a == read => {}
         Outcome::Passed(_) => {

@@ -169,6 +169,37 @@ fn a_focus_is_a_read_of_the_memory_the_gates_judge_first() {
     );
 }
 
+/// The focus's verdicts are on disk before the headline goes to a model: a journal that
+/// refuses the `focus` record (a trigger in the daemon's own database) fails the ask, and no
+/// model is asked.
+#[test]
+fn a_focus_whose_record_the_journal_refuses_is_not_read() {
+    let server = Server::start(vec![Canned::text("noted")]);
+    let home = focus_home(&server, "");
+    let d = start(home.path(), &[], None);
+    let db = rusqlite::Connection::open(home.path().join("data/passepartout/passepartout.db"))
+        .expect("the daemon's database");
+    db.execute_batch(
+        "CREATE TRIGGER refuse_focus BEFORE INSERT ON journal WHEN NEW.kind = 'focus' \
+         BEGIN SELECT RAISE(ABORT, 'focus refused by the test'); END;",
+    )
+    .expect("trigger");
+    let mut client = d.client();
+    let (_, refused) = client
+        .request_raw("ask", json!({ "text": "when?", "focus": "release-1" }))
+        .expect("ask");
+    assert_eq!(refused["type"], "error", "{refused}");
+    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("journal cannot be written") && why.contains("focus refused by the test"),
+        "{why}"
+    );
+    assert!(
+        server.requests().iter().all(|r| r.method != "POST"),
+        "no model was asked"
+    );
+}
+
 #[test]
 fn an_ask_with_a_focus_shows_the_model_that_headline_and_names_it_in_the_reply() {
     let server = Server::start(vec![Canned::text("noted")]);
