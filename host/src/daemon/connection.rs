@@ -650,17 +650,35 @@ impl Server {
 
     /// The status `health` followers are sent: computed at most once a second for all of
     /// them.
+    ///
+    /// The lock is not held while it is computed (the approvals table, every plugin's
+    /// telemetry): a follower asking meanwhile gets the last one instead of blocking its
+    /// worker thread, and only one computes at a time.
     pub(super) fn health_status(&self) -> ops::Status {
-        let mut cached = self.health.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, status)) = cached.as_ref()
-            && at.elapsed() < Duration::from_millis(900)
+        let lock = || self.health.lock().unwrap_or_else(|p| p.into_inner());
         {
-            return status.clone();
+            let mut cache = lock();
+            match &cache.last {
+                Some((at, status)) if at.elapsed() < Duration::from_millis(900) => {
+                    return status.clone();
+                }
+                Some((_, status)) if cache.refreshing => return status.clone(),
+                _ => {}
+            }
+            cache.refreshing = true;
         }
+        /// Lets the next caller compute, whatever happens to this one.
+        struct Refreshed<'a>(&'a std::sync::Mutex<HealthCache>);
+        impl Drop for Refreshed<'_> {
+            fn drop(&mut self) {
+                self.0.lock().unwrap_or_else(|p| p.into_inner()).refreshing = false;
+            }
+        }
+        let _refreshed = Refreshed(&self.health);
         let status = crate::blocking::in_place(|| {
             ops::status(&self.swap.current(), &self.swap, self.facts(), None)
         });
-        *cached = Some((Instant::now(), status.clone()));
+        lock().last = Some((Instant::now(), status.clone()));
         status
     }
 
@@ -675,6 +693,15 @@ impl Server {
             outgoing_bytes: self.outgoing.used(),
         }
     }
+}
+
+/// The status `health` followers were last sent ([`Server::health_status`]).
+#[derive(Default)]
+pub(super) struct HealthCache {
+    /// When it was computed, and what it was.
+    last: Option<(Instant, ops::Status)>,
+    /// A caller is computing a new one.
+    refreshing: bool,
 }
 
 /// How a conversation ended without a protocol error.

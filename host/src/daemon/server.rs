@@ -249,7 +249,7 @@ pub struct Server {
     next_conn: AtomicU64,
     pub(super) started: Instant,
     /// The last status sent to `health` followers, and when it was made.
-    pub(super) health: std::sync::Mutex<Option<(Instant, super::ops::Status)>>,
+    pub(super) health: std::sync::Mutex<super::connection::HealthCache>,
     /// Set when the daemon stops: idle clients are closed at once.
     pub(super) stopping: watch::Sender<bool>,
 }
@@ -298,7 +298,7 @@ impl Server {
             config,
             next_conn: AtomicU64::new(1),
             started: Instant::now(),
-            health: std::sync::Mutex::new(None),
+            health: std::sync::Mutex::default(),
         })
     }
 
