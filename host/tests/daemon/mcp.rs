@@ -510,6 +510,45 @@ fn status_of(url: &str, path: &str, headers: &[String]) -> u16 {
         .unwrap_or_else(|| panic!("no status in {status:?}"))
 }
 
+/// A client without the key is closed after its refusal, even when it asks to keep the
+/// connection: it cannot hold one of the places authenticated clients need by sending a
+/// refused request every few seconds.
+#[test]
+fn a_refused_http_client_is_closed_not_kept_alive() {
+    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
+    let d = start(home.path(), &[], None);
+    let (url, _) = http_door(&d);
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .expect("http URL");
+    for path in ["/mcp", "/elsewhere"] {
+        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        stream
+            .write_all(
+                format!(
+                    "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: keep-alive\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .expect("send");
+        let mut answer = Vec::new();
+        let ended = std::io::Read::read_to_end(&mut stream, &mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            ended.is_ok(),
+            "{path}: still open after its refusal: {ended:?} {answer}"
+        );
+        assert!(
+            answer.starts_with("HTTP/1.1 401") || answer.starts_with("HTTP/1.1 404"),
+            "{path}: {answer}"
+        );
+    }
+}
+
 #[test]
 fn the_daemon_serves_mcp_over_streamable_http_to_its_bearer_only() {
     let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
