@@ -465,6 +465,36 @@ fn a_program_of_a_daemon_that_is_not_root_cannot_chmod_what_its_user_owns_outsid
     }
 }
 
+/// A program that leaves a chain of 2,000 processes, each in a session of its own and the parent
+/// of the next: the trampoline (no cgroup) ends them all, not one link at a time.
+#[test]
+fn without_a_cgroup_a_chain_of_sessions_the_program_left_ends_with_it() {
+    use std::time::{Duration, Instant};
+    let ws = program_dir();
+    // Each link starts the next in a new session, then sleeps as its parent.
+    std::fs::write(
+        ws.path().join("link.sh"),
+        "n=$1\nif [ \"$n\" -gt 0 ]; then setsid sh ./link.sh $((n - 1)) & fi\nexec sleep 7.99\n",
+    )
+    .expect("script");
+    give_to_nobody(ws.path());
+    let start = Instant::now();
+    let out = trampoline_as_a_user(ws.path(), "sh ./link.sh 2000 & sleep 1; echo started", None)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("started"),
+        "{out:?}"
+    );
+    // The program ends after 1 s; the chain, still growing, ends with it.
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "the trampoline took {:?} to end the chain",
+        start.elapsed()
+    );
+    crate::no_process_runs("7.99");
+}
+
 #[test]
 fn without_a_cgroup_the_trampoline_reaps_what_the_program_left_as_an_unprivileged_user() {
     use std::time::{Duration, Instant};

@@ -87,14 +87,17 @@ fn reap(program: libc::pid_t, mask: &libc::sigset_t) -> i32 {
         }
     }
 }
-/// SIGKILL every direct child of this process (orphans below come to it as they lose their
-/// parents, and the caller's loop kills them in turn).
+/// SIGKILL every process below this one, read from one pass over `/proc`: children, their
+/// children, and so on, whatever sessions they made. Killing only the direct children let a
+/// chain of processes each parent of the next outlive the run, one link a round.
 fn kill_children() {
     // SAFETY: getpid(2) has no preconditions.
     let me = unsafe { libc::getpid() };
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return;
     };
+    let mut children: std::collections::HashMap<libc::pid_t, Vec<libc::pid_t>> =
+        std::collections::HashMap::new();
     for entry in dir.flatten() {
         let Some(pid) = entry
             .file_name()
@@ -107,13 +110,20 @@ fn kill_children() {
             continue;
         };
         // `pid (comm) state ppid ...`: comm may hold spaces and parentheses; read after the last.
-        let ppid = stat
+        if let Some(ppid) = stat
             .rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<libc::pid_t>().ok());
-        if ppid == Some(me) {
-            // SAFETY: kill(2) on our own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        {
+            children.entry(ppid).or_default().push(pid);
         }
+    }
+    let mut below = children.remove(&me).unwrap_or_default();
+    while let Some(pid) = below.pop() {
+        // SAFETY: kill(2) on a process found below this one. One that ended since the scan
+        // could have its pid given to another only after the kernel went through every pid
+        // up to pid_max (4M by default): not within this loop.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        below.extend(children.remove(&pid).unwrap_or_default());
     }
 }
