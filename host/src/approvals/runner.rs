@@ -38,20 +38,48 @@ pub(super) fn this_process(db: Option<&Path>) -> Option<String> {
     if let Some((name, _)) = held.get(&dir) {
         return Some(format!("{PREFIX}{name}"));
     }
-    std::fs::create_dir_all(&dir).ok()?;
-    sweep(&dir);
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).ok()?;
-    let name = format!("{}-{}", std::process::id(), hex::encode(bytes));
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(dir.join(&name))
-        .ok()?;
-    file.try_lock().ok()?;
+    let made = make(&dir);
+    let (name, file) = match made {
+        Ok(made) => made,
+        Err(e) => {
+            tracing::warn!(
+                "cannot make a runner lock in {}: {e}; approved actions are known by this \
+                 process's id instead, which a process in another PID namespace cannot see",
+                dir.display()
+            );
+            return None;
+        }
+    };
     let runner = format!("{PREFIX}{name}");
     held.insert(dir, (name, file));
     Some(runner)
+}
+
+/// Make this process's lock file in `dir`, locked before it has its name: a [`sweep`] by
+/// another process never finds it unlocked (it would take it for ended and remove it).
+fn make(dir: &Path) -> std::io::Result<(String, File)> {
+    std::fs::create_dir_all(dir)?;
+    sweep(dir);
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let name = format!("{}-{}", std::process::id(), hex::encode(bytes));
+    // A name `valid` refuses, so no sweep looks at it meanwhile.
+    let unnamed = dir.join(format!(".making-{name}"));
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&unnamed)?;
+    let named = file
+        .try_lock()
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|()| std::fs::rename(&unnamed, dir.join(&name)));
+    match named {
+        Ok(()) => Ok((name, file)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&unnamed);
+            Err(e)
+        }
+    }
 }
 
 /// Whether the runner `runner` (from [`this_process`]) may still be running its action, for
@@ -174,6 +202,31 @@ mod tests {
             .args(["--pid", "--fork", "true"])
             .status()
             .is_ok_and(|s| s.success())
+    }
+
+    /// A runner's file is never seen unlocked under its name, so another process's sweep
+    /// running at the same time never takes it for ended: each one made while a thread sweeps
+    /// over and over is still there, and held.
+    #[test]
+    fn a_sweep_never_removes_a_runner_being_made() {
+        let dir = tempfile::tempdir().expect("dir");
+        let locks = dir.path().join("journal.db.runners");
+        std::fs::create_dir_all(&locks).expect("dir");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sweeper = {
+            let (locks, stop) = (locks.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    sweep(&locks);
+                }
+            })
+        };
+        let made: Vec<(String, File)> = (0..200).map(|_| make(&locks).expect("made")).collect();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        sweeper.join().expect("sweeper");
+        for (name, _file) in &made {
+            assert!(held(&locks.join(name)), "{name} was taken for ended");
+        }
     }
 
     /// This process is its own runner, the same name each time, alive while it runs.

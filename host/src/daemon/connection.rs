@@ -653,7 +653,7 @@ impl Server {
     ///
     /// The lock is not held while it is computed (the approvals table, every plugin's
     /// telemetry): a follower asking meanwhile gets the last one instead of blocking its
-    /// worker thread, and only one computes at a time.
+    /// worker thread, and once there is a last one, one caller computes at a time.
     pub(super) fn health_status(&self) -> ops::Status {
         let lock = || self.health.lock().unwrap_or_else(|p| p.into_inner());
         {

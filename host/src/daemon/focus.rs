@@ -46,7 +46,8 @@ pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<F
         .await
     {
         return Err(Refused::Failed(format!(
-            "the journal cannot be written ({e}): the focus was not read; check the              database's disk and that no other process holds it"
+            "the journal cannot be written ({e}): the focus was not read; check the \
+             database's disk and that no other process holds it"
         )));
     }
     match verified.outcome {

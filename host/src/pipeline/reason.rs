@@ -126,7 +126,9 @@ impl Agent {
         for attempt in 1..=self.config.attempts.max(1) {
             // A rejected proposal is on disk before the model is asked again (which may take
             // minutes, and a stop in between must not lose what the gates said).
-            let _ = self.flush(cycle).await;
+            self.flush(cycle).await.map_err(|e| {
+                PipelineError::pipeline(format!("{e}: the model was not asked (again)"))
+            })?;
             let candidate = self.think(signal, rejection.as_deref(), skill).await?;
             match self
                 .verify_candidate(candidate, signal, attempt, cycle)

@@ -18,8 +18,9 @@
 //!    and devices cannot be created anywhere; TCP only to the ports of the plugin's `net`
 //!    grants; no signals to, and no abstract Unix sockets of, processes outside;
 //! 6. seccomp, for what Landlock cannot say: no Unix sockets (but anonymous connected pairs,
-//!    which reach nothing outside), no netlink, packet or raw sockets, no UDP, no io_uring,
-//!    ptrace, mount, namespaces, kernel modules, bpf or keyrings.
+//!    which reach nothing outside), no netlink, packet or raw sockets, no UDP, no TCP Fast
+//!    Open sends and no `listen` (both past Landlock's port rules), no io_uring, ptrace,
+//!    mount, namespaces, kernel modules, bpf or keyrings.
 //!
 //! Where the kernel has no Landlock, programs are refused unless the policy says
 //! `confine = "none"` for the plugin (which `audit` reports as high).

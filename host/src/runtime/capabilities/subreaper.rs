@@ -120,9 +120,10 @@ fn kill_children() {
     }
     let mut below = children.remove(&me).unwrap_or_default();
     while let Some(pid) = below.pop() {
-        // SAFETY: kill(2) on a process found below this one. One that ended since the scan
-        // could have its pid given to another only after the kernel went through every pid
-        // up to pid_max (4M by default): not within this loop.
+        // SAFETY: kill(2) on a process found below this one. One that ended and was reaped
+        // since the scan (by its parent, the program's) could have its pid given to a new
+        // process only once the kernel's pid counter has wrapped past pid_max (32768 or more)
+        // within this loop; a pidfd taken during the scan would close even that.
         unsafe { libc::kill(pid, libc::SIGKILL) };
         below.extend(children.remove(&pid).unwrap_or_default());
     }
