@@ -2,12 +2,13 @@
 //! or denies it, or it expires. Kept in SQLite beside the journal, so it survives a restart.
 //!
 //! An approval goes `pending` → `running` (approved, its action under way, in the process
-//! named by `runner`: a lock it holds while it lives, [`runner`]) → `done`; or `pending` → `denied` / `expired`. Each step and its journal
-//! record are written in one transaction. A `running` approval whose process is gone (the
-//! daemon was killed mid-action) is `interrupted`: listed with the pending ones, never re-run
-//! silently, approved again or denied by a person. It waits as long as it first waited, from
-//! when it is found interrupted, then expires as a pending one does: nobody approves months
-//! later an action whose moment has passed.
+//! named by `runner`: a lock it holds while it lives, see `runner.rs`) → `done`; or `pending` →
+//! `denied` / `expired`. Each step and its journal record are written in one transaction. A
+//! `running` approval whose process is gone (the daemon was killed mid-action) is
+//! `interrupted`: listed with the pending ones, never re-run silently, approved again or denied
+//! by a person. It waits as long as it first waited, from when it is found interrupted, then
+//! expires as a pending one does: nobody approves months later an action whose moment has
+//! passed.
 //!
 //! An approval is bound to the digest of its action (sha256 of its JSON): a decision that
 //! names a digest is refused when the stored action does not match it, and so is a stored
@@ -24,9 +25,9 @@ use sha2::{Digest, Sha256};
 
 use crate::journal::Journal;
 use crate::runtime::effects::ToolIdentity;
+use crate::signal::{Action, Signal};
 
 mod runner;
-use crate::signal::{Action, Signal};
 
 /// How long an approval waits by default.
 pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(24 * 3600);
