@@ -37,6 +37,14 @@ impl Daemon {
         Keys::for_client(&self.home.join("data/passepartout/keys")).expect("the daemon's keys")
     }
 
+    /// Every record of the daemon's journal, oldest first.
+    fn records(&self) -> Vec<passepartout::journal::Record> {
+        passepartout::journal::Journal::open(&self.home.join("data/passepartout/passepartout.db"))
+            .expect("journal")
+            .records(None)
+            .expect("records")
+    }
+
     /// A client with both keys (the operator's).
     fn client(&self) -> Client {
         Client::connect(&self.addr, Some(&self.keys())).expect("connect")
@@ -449,12 +457,8 @@ fn a_request_id_past_256_bytes_is_refused_and_runs_nothing() {
     assert_eq!(reply["type"], "reply", "{reply}");
     assert_eq!(result(&reply), "42");
     // Nothing ran for the refused request: one proposal in the journal, the allowed one's.
-    let journal =
-        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
-            .expect("journal");
-    let proposals: Vec<Value> = journal
-        .records(None)
-        .expect("records")
+    let proposals: Vec<Value> = d
+        .records()
         .into_iter()
         .filter(|r| r.kind == "proposal")
         .map(|r| r.body["signal"]["meta"]["session"].clone())

@@ -175,12 +175,8 @@ fn lists_runs_and_is_told_why(mcp: &mut McpClient, listed: &Value) {
 /// The journal marks the calls that came through MCP, with the MCP client's own name: every
 /// proposal of an `eval` says `passepartout-mcp/...`.
 fn journaled_as_mcp(d: &Daemon) {
-    let journal =
-        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
-            .expect("journal");
-    let via: Vec<Value> = journal
-        .records(None)
-        .expect("records")
+    let via: Vec<Value> = d
+        .records()
         .into_iter()
         .filter(|r| r.kind == "proposal" && r.body["action"]["tool"] == "eval")
         .map(|r| r.body["signal"]["meta"]["via"].clone())
@@ -361,12 +357,8 @@ fn the_memory_store_is_read_as_resources_through_the_gates() {
         assert!(refused["read_error"].is_string(), "{bad}: {refused}");
     }
     // Each read went through the gates and into the journal, as the client's.
-    let journal =
-        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
-            .expect("journal");
-    let reads = journal
-        .records(None)
-        .expect("records")
+    let reads = d
+        .records()
         .into_iter()
         .filter(|r| r.kind == "proposal" && r.body["action"]["tool"] == "memory-get")
         .count();
@@ -375,12 +367,7 @@ fn the_memory_store_is_read_as_resources_through_the_gates() {
 
 /// Each approval decided, in order: (decision, who decided), from the journal.
 fn decisions(d: &Daemon) -> Vec<(String, String)> {
-    let journal =
-        passepartout::journal::Journal::open(&d.home.join("data/passepartout/passepartout.db"))
-            .expect("journal");
-    journal
-        .records(None)
-        .expect("records")
+    d.records()
         .into_iter()
         .filter(|r| r.kind == "approval")
         .map(|r| {
