@@ -8,6 +8,7 @@ mod connection;
 mod events;
 mod focus;
 pub mod keys;
+pub mod lobby;
 pub mod ops;
 pub mod outbox;
 pub mod protocol;

@@ -2,7 +2,7 @@
 //! the pipeline (blocking work, off the async threads), and route replies and events to the
 //! client that asked. Connections are in `connection.rs`, requests in `ops.rs`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot, watch};
 
 use super::keys::Keys;
+use super::lobby::Lobby;
 use super::outbox::{Class, Outbox};
 use super::reload::{Reload, ReloadError, Reloaded, Swap};
 use crate::pipeline::Agent;
@@ -214,13 +215,12 @@ pub const MAX_IN_FLIGHT: usize = 16;
 
 /// Most connections in their handshake at once. Past it, a new connection evicts a random one
 /// of those that have been at it for [`EVICTABLE_AFTER`] (an honest handshake takes a fraction
-/// of a millisecond), or, when none has, a random one of them all: connections that never
+/// of a millisecond), or, when none has, a random one of them all ([`super::lobby`]): connections that never
 /// authenticate cannot keep anyone out, however fast they come. A flood of N new connections a
 /// second evicts a given handshake of t seconds with a chance of about N·t / 256 (a 1 ms
 /// handshake under 10,000 connections a second: 4%), and the client tries again when it is.
 pub const MAX_HANDSHAKES: usize = 256;
-/// How long a handshake runs before it is the first to be evicted for a newer connection.
-pub const EVICTABLE_AFTER: Duration = Duration::from_millis(200);
+pub use super::lobby::EVICTABLE_AFTER;
 /// Bytes of large frames the daemon reads at once, from all clients together.
 pub const READ_BUDGET: usize = 64 << 20;
 
@@ -235,7 +235,7 @@ pub struct Server {
     /// One permit per approver-key client once `connections` has none ([`APPROVER_PLACES`]).
     pub(super) approver_places: Arc<Semaphore>,
     /// Connections in their handshake, oldest first, each with what evicts it.
-    handshakes: Mutex<VecDeque<(u64, Instant, oneshot::Sender<()>)>>,
+    handshakes: Lobby,
     /// [`READ_BUDGET`], in bytes.
     pub(super) reading: Arc<Semaphore>,
     /// What all clients' outboxes hold together ([`super::outbox::OUTGOING_BYTES`]).
@@ -288,7 +288,7 @@ impl Server {
         Arc::new(Server {
             connections: Arc::new(Semaphore::new(MAX_CONNECTIONS - APPROVER_PLACES)),
             approver_places: Arc::new(Semaphore::new(APPROVER_PLACES)),
-            handshakes: Mutex::default(),
+            handshakes: Lobby::new(MAX_HANDSHAKES),
             reading: Arc::new(Semaphore::new(READ_BUDGET)),
             outgoing: Arc::new(super::outbox::Outgoing::new(super::outbox::OUTGOING_BYTES)),
             tasks_held: AtomicUsize::new(0),
@@ -305,45 +305,17 @@ impl Server {
     /// Register connection `conn` as handshaking (see [`MAX_HANDSHAKES`]); the receiver fires
     /// when it is evicted.
     fn handshake_start(&self, conn: u64) -> oneshot::Receiver<()> {
-        let (tx, rx) = oneshot::channel();
-        let mut h = self.handshakes.lock().unwrap_or_else(|p| p.into_inner());
-        if h.len() >= MAX_HANDSHAKES {
-            // A random one, not the oldest: a flood cannot aim at the connection that has been
-            // authenticating longest. The slow ones first: they are the flood's.
-            let slow: Vec<usize> = (0..h.len())
-                .filter(|i| h[*i].1.elapsed() >= EVICTABLE_AFTER)
-                .collect();
-            let mut r = [0u8; 4];
-            let _ = getrandom::fill(&mut r);
-            let r = usize::try_from(u32::from_le_bytes(r)).unwrap_or(0);
-            let at = if slow.is_empty() {
-                r % h.len()
-            } else {
-                slow[r % slow.len()]
-            };
-            if let Some((old, _, evict)) = h.remove(at) {
-                tracing::info!("connection #{old} evicted: {MAX_HANDSHAKES} were authenticating");
-                let _ = evict.send(());
-            }
-        }
-        h.push_back((conn, Instant::now(), tx));
-        rx
+        self.handshakes.enter(conn)
     }
 
     /// Connection `conn` has finished its handshake, one way or the other.
     pub(super) fn handshake_done(&self, conn: u64) {
-        self.handshakes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|(c, _, _)| *c != conn);
+        self.handshakes.leave(conn);
     }
 
     /// Connections in their handshake now.
     pub(super) fn handshaking(&self) -> usize {
-        self.handshakes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
+        self.handshakes.len()
     }
 
     /// The pipeline requests start on now.

@@ -454,13 +454,17 @@ fn http_door(d: &Daemon) -> (String, String) {
     (url, token)
 }
 
+/// The `HOST:PORT` of an `http://` URL.
+fn authority(url: &str) -> &str {
+    url.strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .expect("http URL")
+}
+
 /// The status code the daemon's MCP transport answers a POST of an `initialize` request to
 /// `path` with these extra header lines.
 fn status_of(url: &str, path: &str, headers: &[String]) -> u16 {
-    let authority = url
-        .strip_prefix("http://")
-        .and_then(|r| r.split('/').next())
-        .expect("http URL");
+    let authority = authority(url);
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-06-18", "capabilities": {},
@@ -505,10 +509,7 @@ fn a_refused_http_client_is_closed_not_kept_alive() {
     let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
     let d = start(home.path(), &[], None);
     let (url, _) = http_door(&d);
-    let authority = url
-        .strip_prefix("http://")
-        .and_then(|r| r.split('/').next())
-        .expect("http URL");
+    let authority = authority(&url);
     for path in ["/mcp", "/elsewhere"] {
         let mut stream = std::net::TcpStream::connect(authority).expect("connect");
         stream
@@ -534,6 +535,37 @@ fn a_refused_http_client_is_closed_not_kept_alive() {
             "{path}: {answer}"
         );
     }
+}
+
+/// Connections without the key that send their headers slowly cannot keep a client with it
+/// out: 300 of them, each having sent half a request line and then nothing (every place the
+/// transport has, and more), and a client with the key is still served at once, long before
+/// the slow ones' 10 s header timeout would have freed a place.
+#[test]
+fn slow_keyless_http_connections_cannot_keep_a_client_with_the_key_out() {
+    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
+    let d = start(home.path(), &[], None);
+    let (url, token) = http_door(&d);
+    let authority = authority(&url);
+    let slow: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(authority).expect("connect");
+            s.write_all(b"POST /mcp HTTP/1.1\r\n")
+                .expect("half a request");
+            s
+        })
+        .collect();
+    // Let the daemon accept them all before the honest client comes.
+    std::thread::sleep(Duration::from_millis(500));
+    let asked = Instant::now();
+    let status = status_of(&url, "/mcp", &[format!("Authorization: Bearer {token}")]);
+    let took = asked.elapsed();
+    assert_eq!(status, 200, "the client with the key");
+    assert!(
+        took < Duration::from_secs(5),
+        "the client with the key waited {took:?} behind connections that never authenticate"
+    );
+    drop(slow);
 }
 
 #[test]

@@ -17,6 +17,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use passepartout::daemon::Keys;
+use passepartout::daemon::lobby::Lobby;
 use passepartout::settings::McpSection;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -26,7 +27,8 @@ use super::Bridge;
 /// The path MCP clients send to.
 pub const PATH: &str = "/mcp";
 
-/// Connections served at once; the next waits to be accepted.
+/// Connections served at once. When all are taken, a new one evicts one that has not sent a
+/// request with a key yet, or, when every place is a client's, waits for a place.
 const MAX_CONNECTIONS: usize = 256;
 /// How long a request's headers may take to arrive (a connection that sends none is closed).
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -106,10 +108,12 @@ pub async fn serve(
     );
     let keys = std::sync::Arc::new(keys);
     let room = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    // Connections that have not yet sent a request with a key: when every place is taken, a
+    // new connection evicts one of them (a random one, the slow first), so connections that
+    // never authenticate cannot keep a client with the key out.
+    let lobby = std::sync::Arc::new(Lobby::new(MAX_CONNECTIONS));
+    let mut next: u64 = 0;
     loop {
-        let Ok(place) = room.clone().acquire_owned().await else {
-            return Ok(());
-        };
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
@@ -119,28 +123,59 @@ pub async fn serve(
                 continue;
             }
         };
+        let place = match room.clone().try_acquire_owned() {
+            Ok(place) => place,
+            Err(_) => {
+                // No room: make some at a keyless connection's expense when there is one;
+                // when every place is a client with the key, wait for one to end.
+                lobby.evict();
+                let Ok(place) = room.clone().acquire_owned().await else {
+                    return Ok(());
+                };
+                place
+            }
+        };
+        next += 1;
+        let conn = next;
+        let evicted = lobby.enter(conn);
         let mcp = mcp.clone();
         let keys = keys.clone();
+        let waiting = lobby.clone();
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let mut mcp = mcp.clone();
             let keys = keys.clone();
+            let waiting = waiting.clone();
             async move {
                 if let Some(refused) = admit(&mut request, &keys) {
                     return Ok::<_, Infallible>(refused);
                 }
+                // Authenticated: this connection is a client's now, never evicted.
+                waiting.leave(conn);
                 tower_service::Service::call(&mut mcp, request).await
             }
         });
+        let lobby = lobby.clone();
         tokio::spawn(async move {
             let _place = place;
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
+            let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!("MCP over HTTP: the connection from {peer} ended: {e}");
+                .serve_connection(TokioIo::new(stream), service);
+            // Fires only on an eviction; once the connection has left the lobby, never.
+            let evicted = async {
+                if evicted.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                ended = connection => if let Err(e) = ended {
+                    tracing::debug!("MCP over HTTP: the connection from {peer} ended: {e}");
+                },
+                () = evicted => {
+                    tracing::debug!("MCP over HTTP: {peer} evicted before it sent a key");
+                }
             }
+            lobby.leave(conn);
         });
     }
 }
