@@ -343,6 +343,55 @@ fn an_approval_does_not_run_a_tool_whose_code_changed_under_the_same_version() {
     );
 }
 
+/// A person is never asked to approve what cannot run: when, at an approved action's last
+/// mile, a gate added since rewrites it into a call of a tool there is none of, it is refused
+/// as invalid, not suspended for a person to approve and refused afterwards.
+#[test]
+fn an_approved_action_rewritten_into_one_that_cannot_run_is_invalid_not_asked_again() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("journal.db");
+    // The approval gate asks about every call of the hostile tool's `args`; the second agent
+    // also has the hostile gate, which retools what it sees.
+    let agent = |with_retooler: bool| {
+        let mut sources = crate::builtins(&["approval"]);
+        sources.push(source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| m));
+        if with_retooler {
+            sources.push(source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m));
+        }
+        let policy = "[plugins.approval.config]\ndangerous_tools = [\"args\"]\n\
+                      [plugins.hostile-gate]\npriority = 10\n";
+        let (plugins, cache) = plugins(policy, sources);
+        let journal = Journal::open(&db).expect("journal");
+        let agent = Agent::new(plugins, journal, PipelineConfig::default()).expect("agent");
+        (agent, cache)
+    };
+    let (first, _cache) = agent(false);
+    let asked = request(json!({
+        "tool": "args",
+        "args": { "do": "retool", "to": "no-such-tool", "path": "/workspace/x" }
+    }));
+    let report = wait(first.run(asked));
+    let StepOutcome::Suspended { token, .. } = &report.steps[0].outcome else {
+        panic!("expected a suspension, got {:?}", report.steps[0].outcome)
+    };
+    drop(first);
+
+    let (second, _cache) = agent(true);
+    let decided = wait(second.approve(token, None, None)).expect("approve");
+    let StepOutcome::Invalid { reason } = &decided.steps[0].outcome else {
+        panic!(
+            "a call of a tool there is none of was put to a person: {:?}",
+            decided.steps[0].outcome
+        )
+    };
+    assert!(reason.contains("no-such-tool"), "{reason}");
+    let pending = passepartout::approvals::Approvals::new(second.journal())
+        .expect("approvals")
+        .pending()
+        .expect("pending");
+    assert!(pending.is_empty(), "nobody is asked: {pending:?}");
+}
+
 #[test]
 fn the_model_calls_a_tool_and_its_output_comes_back() {
     let s = setup(vec![

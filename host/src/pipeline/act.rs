@@ -268,20 +268,15 @@ impl Agent {
             cycle.defer("verdict", record);
         }
         let trace = last_mile.trace;
-        let action = match last_mile.outcome {
-            Outcome::Passed(a) => a,
+        // What the gates ask a person now, if anything they were not asked already.
+        let (action, mut ask) = match last_mile.outcome {
+            Outcome::Passed(a) => (a, None),
             Outcome::NeedsApproval { action: a, reasons }
                 if approved.is_some_and(|p| reasons.iter().all(|r| p.reasons.contains(r))) =>
             {
-                a
+                (a, None)
             }
-            Outcome::NeedsApproval { action: a, reasons } => {
-                if let Err(e) = self.flush(cycle).await {
-                    return Ok(Some((unrecorded(&e), trace, None)));
-                }
-                let outcome = self.suspend(&a, signal, reasons).await?;
-                return Ok(Some((outcome, trace, None)));
-            }
+            Outcome::NeedsApproval { action: a, reasons } => (a, Some(reasons)),
             Outcome::Rejected { gate, reason } => {
                 if let Err(e) = self.flush(cycle).await {
                     return Ok(Some((unrecorded(&e), trace, None)));
@@ -308,27 +303,33 @@ impl Agent {
         };
         // A person approved one action; if the gates now rewrite it, that is not what they
         // approved: ask again.
-        let rewritten = action != proposed;
-        if approved.is_some() && rewritten {
-            let mut reasons = approved.map_or_else(Vec::new, |p| p.reasons.clone());
+        if ask.is_none()
+            && let Some(p) = approved
+            && action != proposed
+        {
+            let mut reasons = p.reasons.clone();
             reasons.push(format!(
                 "a gate changed the approved action into {}; approve the new one",
                 super::reason::summary(&action)
             ));
-            if let Err(e) = self.flush(cycle).await {
-                return Ok(Some((unrecorded(&e), trace, None)));
-            }
-            let outcome = self.suspend(&action, signal, reasons).await?;
-            return Ok(Some((outcome, trace, None)));
+            ask = Some(reasons);
         }
         // Reason validated this very action in this Turn, on this agent, when the memo says
         // so: a rewrite, an approval decided later (no memo: a reload may have changed the
-        // tools) or a memo Reason did not mark is validated (again).
+        // tools) or a memo Reason did not mark is validated (again). Before anyone is asked:
+        // a person is never asked to approve what cannot run.
         if !memo.is_some_and(|m| m.was_validated(&action))
             && let Err(e) = self.validate(&action)
         {
             let reason = e.to_string();
             return Ok(Some((StepOutcome::Invalid { reason }, trace, None)));
+        }
+        if let Some(reasons) = ask {
+            if let Err(e) = self.flush(cycle).await {
+                return Ok(Some((unrecorded(&e), trace, None)));
+            }
+            let outcome = self.suspend(&action, signal, reasons).await?;
+            return Ok(Some((outcome, trace, None)));
         }
         // A person approved a call of one tool; if its name now leads to another (a plugin
         // updated to another version, an MCP server's tool changed and approved again), that

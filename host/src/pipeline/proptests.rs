@@ -468,25 +468,7 @@ fn an_expired_approval_cannot_be_used() {
 fn an_approval_does_not_answer_a_question_nobody_asked() {
     let dir = tempfile::tempdir().expect("dir");
     let db = dir.path().join("journal.db");
-    let first_recorder = Recorder::default();
-    let first = Agent::new(
-        Vec::new(),
-        Journal::open(&db).expect("journal"),
-        PipelineConfig::default(),
-    )
-    .expect("pipeline")
-    .with_actuator("rec", Box::new(first_recorder.clone()))
-    .with_gate(Arc::new(FakeGate::new("ask", 0, V::Approve(0))));
-    let signal = Signal::request(
-        act(json!({ "target": "rec", "args": { "n": 0 } })),
-        Default::default(),
-    );
-    let StepOutcome::Suspended { token, .. } = crate::blocking::wait(first.run(signal)).steps[0]
-        .outcome
-        .clone()
-    else {
-        panic!("suspended")
-    };
+    let token = suspended_on(&db);
     // The reloaded set has a second gate with a question of its own.
     let recorder = Recorder::default();
     let second = Agent::new(
@@ -512,6 +494,68 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
     // Answering the new question runs it.
     crate::blocking::wait(second.approve(again, None, None)).expect("approve again");
     assert_eq!(recorder.ran().len(), 1);
+}
+
+/// The token of `{"target": "rec", "args": {"n": 0}}` suspended by an agent on the journal at
+/// `db` whose one gate asks a person about it.
+fn suspended_on(db: &std::path::Path) -> String {
+    let first = asking(
+        &Recorder::default(),
+        Journal::open(db).expect("journal"),
+        PipelineConfig::default(),
+    );
+    let signal = Signal::request(
+        act(json!({ "target": "rec", "args": { "n": 0 } })),
+        Default::default(),
+    );
+    match &crate::blocking::wait(first.run(signal)).steps[0].outcome {
+        StepOutcome::Suspended { token, .. } => token.clone(),
+        other => panic!("suspended: {other:?}"),
+    }
+}
+
+/// At an approved action's last mile, a journal that refuses the verdicts (a real SQLite
+/// trigger) stops it before a person is asked again (a gate added since asks something new)
+/// or its source is told of a rejection (a gate added since refuses it): nothing runs,
+/// nobody is asked, and the step says why.
+#[test]
+fn at_the_last_mile_nobody_is_asked_or_told_on_verdicts_not_journaled() {
+    for (gate, verdict) in [("new", V::Approve(0)), ("no", V::Reject(0))] {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = dir.path().join("journal.db");
+        let token = suspended_on(&db);
+        let journal = Journal::open(&db).expect("journal");
+        journal
+            .with_conn(|c| {
+                c.execute_batch(
+                    "CREATE TRIGGER refuse_verdicts BEFORE INSERT ON journal \
+                     WHEN NEW.kind = 'verdict' \
+                     BEGIN SELECT RAISE(ABORT, 'verdicts refused by the test'); END;",
+                )
+            })
+            .expect("trigger");
+        let recorder = Recorder::default();
+        let second = asking(&recorder, journal, PipelineConfig::default())
+            .with_gate(Arc::new(FakeGate::new(gate, 1, verdict)));
+        let report = crate::blocking::wait(second.approve(&token, None, None)).expect("approve");
+        let outcome = &report.steps[0].outcome;
+        assert!(
+            matches!(outcome, StepOutcome::Failed { error }
+                if error.contains("verdicts refused by the test")
+                    && error.contains("no one was told or asked")),
+            "{gate}: {outcome:?}"
+        );
+        let waiting = crate::blocking::in_place(|| {
+            crate::approvals::Approvals::new(second.journal())
+                .and_then(|a| a.pending())
+                .expect("approvals")
+        });
+        assert!(
+            waiting.is_empty(),
+            "{gate}: a person was asked: {waiting:?}"
+        );
+        assert!(recorder.ran().is_empty(), "{gate}: nothing runs");
+    }
 }
 
 /// A pure gate is asked once per turn for the action that runs: the last mile reuses the
