@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::reload::{ReloadError, Swap};
+use super::reload::Swap;
 pub use super::request::{Op, Request};
 use crate::pipeline::{Agent, Answer, Origin, Report, Turn};
 use crate::signal::{Action, Meta};
@@ -262,16 +262,13 @@ pub async fn handle(
         )),
         Request::Tools => Ok(Reply::Tools(pipeline.tool_schemas())),
         // A reload compiles and loads plugins, and waits for any reload under way: on a thread
-        // of its own (like `Server::reload`), never holding an async worker meanwhile.
-        Request::Reload => {
-            let swap = swap.clone();
-            tokio::task::spawn_blocking(move || swap.reload_if_changed("requested by a client"))
-                .await
-                .unwrap_or_else(|source| Err(ReloadError::Crashed { source }))
-                .map(Reply::Reloaded)
-                // The wire carries the message.
-                .map_err(|e| Refused::Failed(e.to_string()))
-        }
+        // of its own (like `Server::reload`), one at a time, never holding an async worker.
+        Request::Reload => swap
+            .reload_off_thread("requested by a client", false)
+            .await
+            .map(Reply::Reloaded)
+            // The wire carries the message.
+            .map_err(|e| Refused::Failed(e.to_string())),
         Request::Act { action } => answer(Origin::Act(action)).await,
         Request::Ask { text, focus: None } => answer(Origin::Ask(text)).await,
         Request::Ask {

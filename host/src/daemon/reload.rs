@@ -92,6 +92,8 @@ pub struct Swap {
     reload: Option<Box<dyn Reload>>,
     /// One reload at a time.
     busy: Mutex<()>,
+    /// One thread for reloads at a time: the others wait for it without one.
+    turn: Arc<tokio::sync::Mutex<()>>,
     /// Kept apart from `busy`, so that `status` never waits for a reload.
     status: Mutex<ReloadStatus>,
     /// False while the first set is still loading (the daemon listens before it loads).
@@ -106,6 +108,7 @@ impl Swap {
             current: Arc::new(RwLock::new(pipeline)),
             reload,
             busy: Mutex::new(()),
+            turn: Arc::default(),
             status: Mutex::new(ReloadStatus {
                 attempted,
                 ..ReloadStatus::default()
@@ -121,6 +124,7 @@ impl Swap {
             current: Arc::new(RwLock::new(placeholder)),
             reload: Some(reload),
             busy: Mutex::new(()),
+            turn: Arc::default(),
             status: Mutex::new(ReloadStatus::default()),
             ready: tokio::sync::watch::Sender::new(false),
         }
@@ -181,6 +185,30 @@ impl Swap {
     /// As [`Swap::reload`].
     pub fn reload_if_changed(&self, why: &str) -> Result<Reloaded, ReloadError> {
         self.reload_if(why, false)
+    }
+
+    /// [`Swap::reload`] (`always`) or [`Swap::reload_if_changed`] on a thread of its own, off
+    /// the async workers. One such thread at a time: however many ask at once (every client
+    /// may send `reload`), the others wait their turn without holding a thread of the
+    /// blocking pool the journal's readers and the approvals share.
+    ///
+    /// # Errors
+    /// As [`Swap::reload`], or [`ReloadError::Crashed`] when the reload's thread gave no
+    /// answer; the running set stays.
+    pub async fn reload_off_thread(
+        self: &Arc<Self>,
+        why: &'static str,
+        always: bool,
+    ) -> Result<Reloaded, ReloadError> {
+        // Held by the thread until it ends, even when the request that asked is dropped.
+        let turn = self.turn.clone().lock_owned().await;
+        let swap = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            swap.reload_if(why, always)
+        })
+        .await
+        .unwrap_or_else(|source| Err(ReloadError::Crashed { source }))
     }
 
     fn running(&self, changed: bool) -> Reloaded {

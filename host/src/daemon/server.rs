@@ -329,10 +329,7 @@ impl Server {
     /// As [`Swap::reload`], or [`ReloadError::Crashed`] when the reload's thread gave no
     /// answer; the running set stays.
     pub async fn reload(&self, why: &'static str) -> Result<Reloaded, ReloadError> {
-        let swap = self.swap.clone();
-        tokio::task::spawn_blocking(move || swap.reload(why))
-            .await
-            .unwrap_or_else(|source| Err(ReloadError::Crashed { source }))
+        self.swap.reload_off_thread(why, true).await
     }
 
     /// Watch the files the plugin set comes from and reload when they change.

@@ -1090,6 +1090,63 @@ fn sighup_reloads_the_daemon() {
     assert_eq!(status(&mut client)["reload"]["reloads"], 1);
 }
 
+/// The daemon's thread count.
+fn threads(d: &Daemon) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", d.child.id()))
+        .expect("the daemon's /proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("Threads")
+}
+
+/// Clients with the client key asking for a reload all at once, while one loads a changed set,
+/// do not each hold a thread of the daemon's (its blocking pool, which the journal's readers
+/// and the approvals share): the requests wait their turn without one, and each is answered.
+#[test]
+fn many_reload_requests_at_once_hold_no_thread_each() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[("PASSEPARTOUT_RELOAD_POLL_MS", "0")], None);
+    assert_eq!(result(&eval(&mut d.client(), 2, 2)), "4");
+    let before = threads(&d);
+    // A changed policy: the first request loads the set anew; the others wait behind it.
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(config.join("policy.toml"), "# changed\n").expect("policy");
+    let keys = Keys {
+        client: d.keys().client,
+        approver: None,
+    };
+    let per = passepartout::daemon::server::MAX_IN_FLIGHT;
+    let mut clients: Vec<Raw> = (0..16).map(|_| Raw::connect(&d.addr, &keys)).collect();
+    for c in &mut clients {
+        let frames: Vec<u8> = (0..per)
+            .flat_map(|i| c.seal(&json!({ "type": "request", "id": i, "op": "reload" })))
+            .collect();
+        c.stream.write_all(&frames).expect("send");
+    }
+    for c in &mut clients {
+        let mut answered = 0;
+        while answered < per {
+            let m = c.read();
+            if m["type"] == "reply" {
+                answered += 1;
+            } else {
+                assert_ne!(m["type"], "error", "{m}");
+            }
+        }
+    }
+    let after = threads(&d);
+    assert!(
+        after < before + 16,
+        "{} reload requests took {} threads ({before} before, {after} after)",
+        16 * per,
+        after.saturating_sub(before)
+    );
+    assert_eq!(status(&mut d.client())["reload"]["reloads"], 1);
+}
+
 #[test]
 fn the_daemon_listens_before_its_plugins_load_and_requests_wait_for_them() {
     let home = tempfile::tempdir().expect("temp dir");
