@@ -138,7 +138,12 @@ impl Server {
                 return;
             }
         };
-        let outbox = Arc::new(Outbox::new(self.config.max_frame, self.outgoing.clone()));
+        // The operator's replies have a budget of their own (`APPROVER_OUTGOING_BYTES`).
+        let budget = match session.role {
+            ops::Role::Approver => &self.approver_outgoing,
+            ops::Role::Client => &self.outgoing,
+        };
+        let outbox = Arc::new(Outbox::new(self.config.max_frame, budget.clone()));
         let mut writer_task = tokio::spawn(write_loop(outbox.clone(), writer, session.sealer));
         let permit = match self.connections.clone().try_acquire_owned() {
             Ok(p) => Some(p),
@@ -690,7 +695,7 @@ impl Server {
                 - self.approver_places.available_permits(),
             connection_tasks: self.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
             handshaking: self.handshaking(),
-            outgoing_bytes: self.outgoing.used(),
+            outgoing_bytes: self.outgoing.used() + self.approver_outgoing.used(),
         }
     }
 }

@@ -3,8 +3,8 @@
 //! [`MUST_ITEMS`] or [`MUST_BYTES`] does not read, and its connection is closed. Events it can
 //! miss (gate traces) are dropped when [`MAY_ITEMS`] or [`MAY_BYTES`] are waiting, and the
 //! client is told how many with one `dropped` event, so that a paused terminal is not
-//! disconnected for them. All clients' outboxes share one [`Outgoing`] budget, counted until
-//! the bytes are written: past it, events are dropped, a client with replies waiting (queued,
+//! disconnected for them. The outboxes of clients with the client key alone share one
+//! [`Outgoing`] budget and approver-key clients' another, counted until the bytes are written: past it, events are dropped, a client with replies waiting (queued,
 //! or taken by its writer and not yet written) is closed, and a reply over
 //! [`OVER_BUDGET_REPLY`] to a client with nothing waiting becomes an error reply, so that many
 //! clients that do not read cannot hold the daemon's memory together.
@@ -28,8 +28,13 @@ pub const MAY_ITEMS: usize = 1024;
 pub const MAY_BYTES: usize = 4 << 20;
 /// Most bytes the writer sends in one write.
 const BATCH_BYTES: usize = 256 << 10;
-/// Most bytes waiting to be sent to all clients together.
+/// Most bytes waiting to be sent to all clients with the client key alone, together.
 pub const OUTGOING_BYTES: usize = 256 << 20;
+/// Most bytes waiting to be sent to all approver-key clients, together: a budget of their own,
+/// so that clients with the client key alone (the agent's tools, MCP clients) that do not read
+/// cannot fill it and have the operator's replies refused, or the operator closed, while they
+/// follow, approve or deny what those clients do.
+pub const APPROVER_OUTGOING_BYTES: usize = 64 << 20;
 /// Past [`OUTGOING_BYTES`], a reply to a client with nothing waiting is still sent when it is
 /// at most this large (a status, an answer): clients that do not read cannot make the others'
 /// replies fail. A larger one becomes an error reply saying why, so that the budget is passed
@@ -169,7 +174,8 @@ impl Outbox {
                         message,
                         bytes.len(),
                         &format!(
-                            "and the daemon's outgoing budget ({OUTGOING_BYTES} bytes) is full of replies other clients do not read: ask again in a moment, or for less"
+                            "and the daemon's outgoing budget ({} bytes) is full of replies other clients do not read: ask again in a moment, or for less",
+                            self.outgoing.limit
                         ),
                     );
                 }

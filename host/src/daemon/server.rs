@@ -238,8 +238,12 @@ pub struct Server {
     handshakes: Lobby,
     /// [`READ_BUDGET`], in bytes.
     pub(super) reading: Arc<Semaphore>,
-    /// What all clients' outboxes hold together ([`super::outbox::OUTGOING_BYTES`]).
+    /// What the outboxes of clients with the client key alone hold together
+    /// ([`super::outbox::OUTGOING_BYTES`]).
     pub(super) outgoing: Arc<super::outbox::Outgoing>,
+    /// What approver-key clients' outboxes hold together
+    /// ([`super::outbox::APPROVER_OUTGOING_BYTES`]).
+    pub(super) approver_outgoing: Arc<super::outbox::Outgoing>,
     /// Connection tasks the daemon still holds (running or finished and not yet reaped), as
     /// of the accept loop's last turn: `status` shows it, so that a leak shows.
     pub(super) tasks_held: AtomicUsize,
@@ -291,6 +295,9 @@ impl Server {
             handshakes: Lobby::new(MAX_HANDSHAKES),
             reading: Arc::new(Semaphore::new(READ_BUDGET)),
             outgoing: Arc::new(super::outbox::Outgoing::new(super::outbox::OUTGOING_BYTES)),
+            approver_outgoing: Arc::new(super::outbox::Outgoing::new(
+                super::outbox::APPROVER_OUTGOING_BYTES,
+            )),
             tasks_held: AtomicUsize::new(0),
             stopping: watch::Sender::new(false),
             swap: Arc::new(swap),

@@ -402,3 +402,81 @@ fn a_large_frame_that_trickles_in_gives_its_room_back_and_others_send_theirs() {
     assert_eq!(reply["id"], 1, "{reply}");
     assert!(!reply.to_string().contains("waited"), "{reply}");
 }
+
+/// Clients with the client key alone that do not read their replies cannot crowd the operator
+/// out: with their outgoing budget all but full, a reply to the approver key larger than the
+/// room left is still sent, not refused as over the budget.
+#[test]
+fn clients_that_do_not_read_cannot_crowd_the_approver_out() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    std::fs::write(ws.join("big"), "y".repeat(500 << 10)).expect("file");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("policy.toml"),
+        format!(
+            "[plugins.files]\nfs = [{{ guest = \"/workspace\", host = {:?}, access = \"read-only\" }}]\n",
+            ws.display().to_string()
+        ),
+    )
+    .expect("policy");
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "120")],
+        None,
+    );
+    let keys = d.client_keys();
+    let budget = passepartout::daemon::outbox::OUTGOING_BYTES as u64;
+    let used = |d: &Daemon| {
+        status(&mut d.client())["outgoing_bytes"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    // The operator's reply (its action echoed): larger than the room the flooders leave.
+    let big = 12u64 << 20;
+    // Flooders, each reading a 500 KiB file ten times and never reading the replies (each
+    // result comes in its reply and its `message` event: ~10 MiB, the kernel's buffers
+    // holding some), until the budget has less room than the operator's reply needs. A
+    // flooder closed for finding no room frees what it held, and the next fills it again.
+    let read =
+        json!({ "tool": "read-file", "args": { "path": "/workspace/big" }, "explanation": "x" });
+    let mut flooders = Vec::new();
+    let mut now = used(&d);
+    while now + big - (2 << 20) < budget {
+        assert!(flooders.len() < 100, "the budget did not fill: {now} bytes");
+        let mut f = Raw::connect(&d.addr, &keys);
+        let frames: Vec<u8> = (0..10)
+            .flat_map(|i| {
+                f.seal(&json!({ "type": "request", "id": i, "op": "act", "action": read }))
+            })
+            .collect();
+        f.stream.write_all(&frames).expect("send");
+        flooders.push(f);
+        // Until its replies are all made: what waits no longer grows.
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let later = used(&d);
+            let grew = later > now;
+            now = later;
+            if !grew {
+                break;
+            }
+        }
+    }
+    let mut operator = d.client();
+    let (_, reply) = operator
+        .request_raw(
+            "act",
+            json!({ "action": { "tool": "eval", "args": { "expression": "(+ 1 2)", "note": "x".repeat(big as usize) } } }),
+        )
+        .expect("request");
+    assert_eq!(
+        reply["type"],
+        "reply",
+        "the operator's reply was refused with {now} of {budget} bytes waiting for others: {}",
+        reply.to_string().chars().take(400).collect::<String>()
+    );
+    drop(flooders);
+}

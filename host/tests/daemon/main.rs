@@ -50,14 +50,18 @@ impl Daemon {
         Client::connect(&self.addr, Some(&self.keys())).expect("connect")
     }
 
-    /// A connection with the client key only: what the agent's own tools could at most get,
-    /// never the approver key.
-    fn client_only(&self) -> Client {
-        let keys = Keys {
+    /// The client key alone: what the agent's own tools could at most get, never the
+    /// approver key.
+    fn client_keys(&self) -> Keys {
+        Keys {
             client: self.keys().client,
             approver: None,
-        };
-        Client::connect(&self.addr, Some(&keys)).expect("connect")
+        }
+    }
+
+    /// A connection with the client key only ([`Daemon::client_keys`]).
+    fn client_only(&self) -> Client {
+        Client::connect(&self.addr, Some(&self.client_keys())).expect("connect")
     }
 
     /// The daemon's resident memory, KiB.
@@ -798,10 +802,7 @@ fn past_the_connection_limit_a_client_is_told_and_the_others_go_on() {
         &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
         None,
     );
-    let tool_keys = Keys {
-        client: d.keys().client,
-        approver: None,
-    };
+    let tool_keys = d.client_keys();
     // The agent's own tools (the client key) fill every place they may take, once the
     // connection that waited for the plugins is gone.
     let mut first = d.client_only();
@@ -1114,10 +1115,7 @@ fn many_reload_requests_at_once_hold_no_thread_each() {
     let config = home.path().join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
     std::fs::write(config.join("policy.toml"), "# changed\n").expect("policy");
-    let keys = Keys {
-        client: d.keys().client,
-        approver: None,
-    };
+    let keys = d.client_keys();
     let per = passepartout::daemon::server::MAX_IN_FLIGHT;
     let mut clients: Vec<Raw> = (0..16).map(|_| Raw::connect(&d.addr, &keys)).collect();
     for c in &mut clients {
