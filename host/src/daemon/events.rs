@@ -130,11 +130,14 @@ pub(super) async fn follow(
                 look = true;
                 expiring = approvals;
                 if health {
-                    let status = server.health_status();
+                    // Compared as this follower sees it: a change only the approver key is
+                    // told of (another client's call failing, say) sends a client-key
+                    // follower nothing.
+                    let status = server.health_status().for_role(sub.role);
                     let key = steady(&status);
                     if key != last_status {
                         last_status = key;
-                        send(&Event::Health { status: Box::new(status.for_role(sub.role)) }, Class::May);
+                        send(&Event::Health { status: Box::new(status) }, Class::May);
                     }
                 }
             }

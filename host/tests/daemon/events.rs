@@ -274,3 +274,66 @@ fn a_client_key_is_not_shown_what_others_calls_left_behind() {
         "{other}"
     );
 }
+
+/// A client-key follower of `health` hears a change only when what it is shown changes: two
+/// reloads failing for different reasons change only the error text withheld from it (the
+/// approver key's follower hears both), so it hears that the daemon is degraded once, not
+/// that something it may not read changed.
+#[test]
+fn a_client_key_follower_hears_no_change_it_is_not_shown() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(
+        home.path(),
+        &[
+            ("PASSEPARTOUT_READ_TIMEOUT_SECS", "60"),
+            ("PASSEPARTOUT_RELOAD_POLL_MS", "0"),
+        ],
+        None,
+    );
+    let follow = |client: Client| {
+        client
+            .set_timeout(Some(Duration::from_secs(3)))
+            .expect("timeout");
+        let (mut tx, mut rx) = client.split().expect("split");
+        let id = tx
+            .send(&Request::Subscribe {
+                topics: vec![Topic::Health],
+            })
+            .expect("subscribe");
+        until(&mut rx, &id, |f| f["event"] == "health");
+        (tx, rx, id)
+    };
+    let (_keep_op, mut operator, op_id) = follow(d.client());
+    let (_keep_tool, mut tool, _) = follow(d.client_only());
+    let policy = home.path().join("config/passepartout/policy.toml");
+    std::fs::create_dir_all(policy.parent().expect("dir")).expect("mkdir");
+    let mut asker = d.client();
+    for broken in ["this is not toml", "[plugins.files]\nfs = 7\n"] {
+        std::fs::write(&policy, broken).expect("policy");
+        let (_, reply) = asker.request_raw("reload", json!({})).expect("reload");
+        assert_eq!(reply["type"], "error", "{reply}");
+        let shown = reply["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        // The approver key's follower hears this very failure.
+        until(&mut operator, &op_id, |f| {
+            f["event"] == "health"
+                && f["status"]["reload"]["last_error"]
+                    .as_str()
+                    .is_some_and(|e| shown.contains(e) || e.contains(&shown))
+        });
+    }
+    let mut heard = Vec::new();
+    while let Ok(frame) = tool.read() {
+        if frame["event"] == "health" {
+            heard.push(frame);
+        }
+    }
+    assert_eq!(
+        heard.len(),
+        1,
+        "the client key's follower heard the same status again: {heard:?}"
+    );
+    assert_eq!(heard[0]["status"]["health"], "degraded", "{heard:?}");
+}
