@@ -345,22 +345,38 @@ fn an_approval_does_not_run_a_tool_whose_code_changed_under_the_same_version() {
 
 /// A person is never asked to approve what cannot run: when, at an approved action's last
 /// mile, a gate added since rewrites it into a call of a tool there is none of, it is refused
-/// as invalid, not suspended for a person to approve and refused afterwards.
+/// as invalid (and journaled so), not suspended for a person to approve and refused
+/// afterwards; whether the gates' only change is the rewrite, or they also ask something new
+/// about the rewritten call.
 #[test]
 fn an_approved_action_rewritten_into_one_that_cannot_run_is_invalid_not_asked_again() {
+    for asks_anew in [true, false] {
+        rewritten_into_nothing(asks_anew);
+    }
+}
+
+fn rewritten_into_nothing(asks_anew: bool) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("journal.db");
     // The approval gate asks about every call of the hostile tool's `args`; the second agent
-    // also has the hostile gate, which retools what it sees.
-    let agent = |with_retooler: bool| {
+    // also has the hostile gate, which retools what it sees, and (`asks_anew`) an approval
+    // gate that asks about calls of the tool it retools into too.
+    let agent = |second: bool| {
         let mut sources = crate::builtins(&["approval"]);
         sources.push(source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| m));
-        if with_retooler {
+        if second {
             sources.push(source(HOSTILE_GATE_WASM, HOSTILE_GATE_MANIFEST, |m| m));
         }
-        let policy = "[plugins.approval.config]\ndangerous_tools = [\"args\"]\n\
-                      [plugins.hostile-gate]\npriority = 10\n";
-        let (plugins, cache) = plugins(policy, sources);
+        let dangerous = if second && asks_anew {
+            r#"["args", "no-such-tool"]"#
+        } else {
+            r#"["args"]"#
+        };
+        let policy = format!(
+            "[plugins.approval.config]\ndangerous_tools = {dangerous}\n\
+             [plugins.hostile-gate]\npriority = 10\n"
+        );
+        let (plugins, cache) = plugins(&policy, sources);
         let journal = Journal::open(&db).expect("journal");
         let agent = Agent::new(plugins, journal, PipelineConfig::default()).expect("agent");
         (agent, cache)
@@ -380,16 +396,29 @@ fn an_approved_action_rewritten_into_one_that_cannot_run_is_invalid_not_asked_ag
     let decided = wait(second.approve(token, None, None)).expect("approve");
     let StepOutcome::Invalid { reason } = &decided.steps[0].outcome else {
         panic!(
-            "a call of a tool there is none of was put to a person: {:?}",
+            "asks anew {asks_anew}: a call of a tool there is none of was put to a person: {:?}",
             decided.steps[0].outcome
         )
     };
     assert!(reason.contains("no-such-tool"), "{reason}");
+    if asks_anew {
+        assert!(
+            decided.steps[0].trace.iter().any(|g| g.gate == "approval"
+                && g.round == 2
+                && g.verdict == passepartout::signal::TraceVerdict::RequireApproval),
+            "the approval gate asked about the rewrite: {:?}",
+            decided.steps[0].trace
+        );
+    }
     let pending = passepartout::approvals::Approvals::new(second.journal())
         .expect("approvals")
         .pending()
         .expect("pending");
     assert!(pending.is_empty(), "nobody is asked: {pending:?}");
+    assert!(
+        kinds(second.journal()).contains(&"invalid".to_owned()),
+        "the journal says why nothing ran"
+    );
 }
 
 #[test]

@@ -138,10 +138,11 @@ impl Server {
                 return;
             }
         };
-        // The operator's replies have a budget of their own (`APPROVER_OUTGOING_BYTES`).
+        // The operator's replies have a budget of their own (`APPROVER_OUTGOING_BYTES`); with
+        // authentication off every client is an approver, and they share the larger one.
         let budget = match session.role {
-            ops::Role::Approver => &self.approver_outgoing,
-            ops::Role::Client => &self.outgoing,
+            ops::Role::Approver if self.config.keys.is_some() => &self.approver_outgoing,
+            _ => &self.outgoing,
         };
         let outbox = Arc::new(Outbox::new(self.config.max_frame, budget.clone()));
         let mut writer_task = tokio::spawn(write_loop(outbox.clone(), writer, session.sealer));

@@ -317,7 +317,7 @@ impl Server {
 
     /// Connection `conn` has finished its handshake, one way or the other.
     pub(super) fn handshake_done(&self, conn: u64) {
-        self.handshakes.leave(conn);
+        let _ = self.handshakes.leave(conn);
     }
 
     /// Connections in their handshake now.

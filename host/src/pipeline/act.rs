@@ -322,6 +322,8 @@ impl Agent {
             && let Err(e) = self.validate(&action)
         {
             let reason = e.to_string();
+            // Journaled as Reason journals it: the journal says why nothing ran.
+            cycle.defer("invalid", json!({ "action": action, "reason": reason }));
             return Ok(Some((StepOutcome::Invalid { reason }, trace, None)));
         }
         if let Some(reasons) = ask {

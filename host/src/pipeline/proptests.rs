@@ -468,7 +468,7 @@ fn an_expired_approval_cannot_be_used() {
 fn an_approval_does_not_answer_a_question_nobody_asked() {
     let dir = tempfile::tempdir().expect("dir");
     let db = dir.path().join("journal.db");
-    let token = suspended_on(&db);
+    let token = suspended_on(&db, None);
     // The reloaded set has a second gate with a question of its own.
     let recorder = Recorder::default();
     let second = Agent::new(
@@ -497,8 +497,9 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
 }
 
 /// The token of `{"target": "rec", "args": {"n": 0}}` suspended by an agent on the journal at
-/// `db` whose one gate asks a person about it.
-fn suspended_on(db: &std::path::Path) -> String {
+/// `db` whose one gate asks a person about it; asked by `source` (told what became of it),
+/// when given.
+fn suspended_on(db: &std::path::Path, source: Option<&str>) -> String {
     let first = asking(
         &Recorder::default(),
         Journal::open(db).expect("journal"),
@@ -506,7 +507,9 @@ fn suspended_on(db: &std::path::Path) -> String {
     );
     let signal = Signal::request(
         act(json!({ "target": "rec", "args": { "n": 0 } })),
-        Default::default(),
+        source
+            .map(crate::signal::Meta::from_source)
+            .unwrap_or_default(),
     );
     match &crate::blocking::wait(first.run(signal)).steps[0].outcome {
         StepOutcome::Suspended { token, .. } => token.clone(),
@@ -523,7 +526,8 @@ fn at_the_last_mile_nobody_is_asked_or_told_on_verdicts_not_journaled() {
     for (gate, verdict) in [("new", V::Approve(0)), ("no", V::Reject(0))] {
         let dir = tempfile::tempdir().expect("dir");
         let db = dir.path().join("journal.db");
-        let token = suspended_on(&db);
+        // Asked by `rec`: what it is told, it records as run.
+        let token = suspended_on(&db, Some("rec"));
         let journal = Journal::open(&db).expect("journal");
         journal
             .with_conn(|c| {
@@ -554,7 +558,11 @@ fn at_the_last_mile_nobody_is_asked_or_told_on_verdicts_not_journaled() {
             waiting.is_empty(),
             "{gate}: a person was asked: {waiting:?}"
         );
-        assert!(recorder.ran().is_empty(), "{gate}: nothing runs");
+        assert!(
+            recorder.ran().is_empty(),
+            "{gate}: nothing runs, and the source is told nothing: {:?}",
+            recorder.ran()
+        );
     }
 }
 

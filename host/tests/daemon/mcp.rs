@@ -537,16 +537,63 @@ fn a_refused_http_client_is_closed_not_kept_alive() {
     }
 }
 
+/// A connection kept open to the MCP transport: one request at a time, each answer read whole.
+struct KeptOpen(std::net::TcpStream, String);
+
+impl KeptOpen {
+    fn connect(authority: &str) -> KeptOpen {
+        let s = std::net::TcpStream::connect(authority).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        KeptOpen(s, authority.to_owned())
+    }
+
+    /// A `GET /mcp` with `bearer` (no session: the transport answers at once, and keeps the
+    /// connection); the status, or `None` when the connection was closed.
+    fn get(&mut self, bearer: &str) -> Option<u16> {
+        let request = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\
+             Authorization: Bearer {bearer}\r\n\r\n",
+            self.1
+        );
+        self.0.write_all(request.as_bytes()).ok()?;
+        let mut reader = BufReader::new(&mut self.0);
+        let mut line = String::new();
+        reader.read_line(&mut line).ok().filter(|n| *n > 0)?;
+        let status = line.split_whitespace().nth(1)?.parse().ok()?;
+        let mut length = 0;
+        loop {
+            line.clear();
+            reader.read_line(&mut line).ok()?;
+            if line.trim().is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().ok()?;
+            }
+        }
+        let mut body = vec![0; length];
+        std::io::Read::read_exact(&mut reader, &mut body).ok()?;
+        Some(status)
+    }
+}
+
 /// Connections without the key that send their headers slowly cannot keep a client with it
 /// out: 300 of them, each having sent half a request line and then nothing (every place the
 /// transport has, and more), and a client with the key is still served at once, long before
-/// the slow ones' 10 s header timeout would have freed a place.
+/// the slow ones' 10 s header timeout would have freed a place; a connection that sent the key
+/// before the flood is never the one evicted.
 #[test]
 fn slow_keyless_http_connections_cannot_keep_a_client_with_the_key_out() {
     let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
     let d = start(home.path(), &[], None);
     let (url, token) = http_door(&d);
     let authority = authority(&url);
+    let mut kept: Vec<KeptOpen> = (0..20).map(|_| KeptOpen::connect(authority)).collect();
+    let before: Vec<Option<u16>> = kept.iter_mut().map(|k| k.get(&token)).collect();
+    assert!(before.iter().all(|s| s.is_some()), "{before:?}");
     let slow: Vec<std::net::TcpStream> = (0..300)
         .map(|_| {
             let mut s = std::net::TcpStream::connect(authority).expect("connect");
@@ -565,7 +612,46 @@ fn slow_keyless_http_connections_cannot_keep_a_client_with_the_key_out() {
         took < Duration::from_secs(5),
         "the client with the key waited {took:?} behind connections that never authenticate"
     );
+    let after: Vec<Option<u16>> = kept.iter_mut().map(|k| k.get(&token)).collect();
+    assert_eq!(after, before, "connections that sent the key stay");
     drop(slow);
+}
+
+/// Clients with the client key alone cannot take every place of the MCP transport: past
+/// theirs, the next is refused with 503, and a client with the approver key still connects.
+#[test]
+fn client_key_http_clients_leave_places_for_the_approver_key() {
+    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        None,
+    );
+    let (url, token) = http_door(&d);
+    let authority = authority(&url);
+    let approver = std::fs::read_to_string(d.home.join("data/passepartout/keys/approver.key"))
+        .expect("approver key");
+    let mut held = Vec::new();
+    let refused = loop {
+        assert!(held.len() <= 256, "every place went to the client key");
+        let mut k = KeptOpen::connect(authority);
+        match k.get(&token) {
+            Some(503) => break held.len(),
+            Some(_) => held.push(k),
+            None => panic!("closed after {} clients", held.len()),
+        }
+    };
+    assert_eq!(refused, 240, "the client key's places");
+    assert_eq!(
+        status_of(
+            &url,
+            "/mcp",
+            &[format!("Authorization: Bearer {}", approver.trim())]
+        ),
+        200,
+        "the approver key"
+    );
+    drop(held);
 }
 
 #[test]

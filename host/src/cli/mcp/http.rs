@@ -8,6 +8,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use bytes::Bytes;
@@ -21,6 +22,7 @@ use passepartout::daemon::lobby::Lobby;
 use passepartout::settings::McpSection;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Bridge;
 
@@ -30,6 +32,10 @@ pub const PATH: &str = "/mcp";
 /// Connections served at once. When all are taken, a new one evicts one that has not sent a
 /// request with a key yet, or, when every place is a client's, waits for a place.
 const MAX_CONNECTIONS: usize = 256;
+/// Of those, the places only a client with the approver key takes: clients with the client
+/// key alone cannot hold every place, so that a client the operator marked as an approver
+/// can still connect.
+const APPROVER_PLACES: usize = 16;
 /// How long a request's headers may take to arrive (a connection that sends none is closed).
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -103,15 +109,19 @@ pub async fn serve(
         .with_allowed_origins(origins(addr, &section));
     let mcp = StreamableHttpService::new(
         move || Ok(bridge.session()),
-        std::sync::Arc::new(LocalSessionManager::default()),
+        Arc::new(LocalSessionManager::default()),
         config,
     );
-    let keys = std::sync::Arc::new(keys);
-    let room = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let keys = Arc::new(keys);
+    let room = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     // Connections that have not yet sent a request with a key: when every place is taken, a
     // new connection evicts one of them (a random one, the slow first), so connections that
     // never authenticate cannot keep a client with the key out.
-    let lobby = std::sync::Arc::new(Lobby::new(MAX_CONNECTIONS));
+    let lobby = Arc::new(Lobby::new(MAX_CONNECTIONS));
+    let places = Arc::new(Places {
+        clients: Arc::new(Semaphore::new(MAX_CONNECTIONS - APPROVER_PLACES)),
+        approvers: Arc::new(Semaphore::new(APPROVER_PLACES)),
+    });
     let mut next: u64 = 0;
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -127,7 +137,7 @@ pub async fn serve(
             Ok(place) => place,
             Err(_) => {
                 // No room: make some at a keyless connection's expense when there is one;
-                // when every place is a client with the key, wait for one to end.
+                // when every place is a client's, wait for one to end.
                 lobby.evict();
                 let Ok(place) = room.clone().acquire_owned().await else {
                     return Ok(());
@@ -136,25 +146,30 @@ pub async fn serve(
             }
         };
         next += 1;
-        let conn = next;
-        let evicted = lobby.enter(conn);
+        let evicted = lobby.enter(next);
+        let seat = Arc::new(Seat {
+            conn: next,
+            lobby: lobby.clone(),
+            places: places.clone(),
+            held: std::sync::Mutex::new(None),
+        });
         let mcp = mcp.clone();
         let keys = keys.clone();
-        let waiting = lobby.clone();
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let mut mcp = mcp.clone();
             let keys = keys.clone();
-            let waiting = waiting.clone();
+            let seat = seat.clone();
             async move {
                 if let Some(refused) = admit(&mut request, &keys) {
                     return Ok::<_, Infallible>(refused);
                 }
-                // Authenticated: this connection is a client's now, never evicted.
-                waiting.leave(conn);
+                let approver = request.extensions().get::<Approver>().is_some();
+                if let Some(refused) = seat.take(approver) {
+                    return Ok(refused);
+                }
                 tower_service::Service::call(&mut mcp, request).await
             }
         });
-        let lobby = lobby.clone();
         tokio::spawn(async move {
             let _place = place;
             let connection = hyper::server::conn::http1::Builder::new()
@@ -175,8 +190,74 @@ pub async fn serve(
                     tracing::debug!("MCP over HTTP: {peer} evicted before it sent a key");
                 }
             }
-            lobby.leave(conn);
         });
+    }
+}
+
+/// The places of authenticated connections: those with the client key take `clients`; those
+/// with the approver key take `clients`, or, when none is left, `approvers`.
+struct Places {
+    clients: Arc<Semaphore>,
+    approvers: Arc<Semaphore>,
+}
+
+/// One connection's standing: in the lobby until a request of its carries a key, then holding
+/// a place of its key's kind for as long as it lasts. Dropped with the connection, it leaves
+/// the lobby whatever ended it.
+struct Seat {
+    conn: u64,
+    lobby: Arc<Lobby>,
+    places: Arc<Places>,
+    held: std::sync::Mutex<Option<OwnedSemaphorePermit>>,
+}
+
+impl Seat {
+    /// An authenticated request on this connection (`approver`: with the approver key) may
+    /// go on (`None`), or is refused: the connection was evicted while the request came, or
+    /// every place its key may take is taken.
+    fn take(&self, approver: bool) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if held.is_some() {
+            return None;
+        }
+        if !self.lobby.leave(self.conn) {
+            return Some(plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "closed: too many connections were waiting to send a key; connect again".into(),
+            ));
+        }
+        let place = self
+            .places
+            .clients
+            .clone()
+            .try_acquire_owned()
+            .ok()
+            .or_else(|| {
+                approver
+                    .then(|| self.places.approvers.clone().try_acquire_owned().ok())
+                    .flatten()
+            });
+        match place {
+            Some(place) => {
+                *held = Some(place);
+                None
+            }
+            None => Some(plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the MCP transport already serves {} clients with the client key, as many \
+                     as it takes (its last {APPROVER_PLACES} places are kept for the approver \
+                     key); try again later",
+                    MAX_CONNECTIONS - APPROVER_PLACES
+                ),
+            )),
+        }
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let _ = self.lobby.leave(self.conn);
     }
 }
 
