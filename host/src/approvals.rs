@@ -51,8 +51,11 @@ pub struct Pending {
     pub reasons: Vec<String>,
     /// Seconds since the epoch when it expires.
     pub expires_at: f64,
-    /// `pending`, or `interrupted`: approved, but the process running it ended before it
-    /// finished (whether the action took effect is unknown; see the journal).
+    /// `pending`; `interrupted`: approved, but the process running it ended before it
+    /// finished (whether the action took effect is unknown; see the journal); or `running`:
+    /// approved and running in a process no one can name (no lock file could be made and
+    /// there is no `/proc`), so it may still run: listed so that a person can deny it to
+    /// clear it, never approved again.
     pub state: String,
     /// The tool the action named when it was suspended (none for an action that names no
     /// loaded tool, and for approvals from before identities were kept).
@@ -81,6 +84,11 @@ pub enum ApprovalError {
         /// The digest the decision was made on.
         shown: String,
     },
+    /// Its action was approved and may still be running, in a process no one can name.
+    #[error(
+        "the action approved under {0:?} may still be running (the process running it cannot be named): it is never run again; deny it to clear it"
+    )]
+    MayBeRunning(String),
     /// The database failed.
     #[error("the approvals database failed: {0}")]
     Db(#[from] rusqlite::Error),
@@ -190,6 +198,9 @@ fn pending_of(
         token,
     })
 }
+
+/// A running approval whose runner no one can name (see [`Pending::state`]).
+const UNSURE: &str = "(status = 'running' AND runner IS NULL)";
 
 /// The approvals table, in the journal's database.
 pub struct Approvals<'a> {
@@ -377,7 +388,8 @@ impl<'a> Approvals<'a> {
             // cannot both see it undecided, so an approved action runs at most once.
             let Some(row) = tx
                 .query_row(
-                    &format!("SELECT {COLUMNS} FROM approvals WHERE token = ?1 AND status IN ('pending', 'interrupted')"),
+                    // Pending, interrupted, and (to deny only) unsure.
+                    &format!("SELECT {COLUMNS} FROM approvals WHERE token = ?1 AND (status IN ('pending', 'interrupted') OR {UNSURE})"),
                     [token],
                     row,
                 )
@@ -387,8 +399,13 @@ impl<'a> Approvals<'a> {
             };
             let (stored, state, expires_at) = (row.5.clone(), row.6.clone(), row.4);
             let actual = digest_of(&row.1);
+            // Running in a process no one can name: it may still run; denied, it is cleared.
+            let unsure = state == "running";
+            if unsure && approve {
+                return Ok(Err(ApprovalError::MayBeRunning(token.to_owned())));
+            }
             // Pending or interrupted, each waits only so long.
-            if expires_at < now {
+            if !unsure && expires_at < now {
                 tx.execute("UPDATE approvals SET status = 'expired' WHERE token = ?1", [token])?;
                 return Ok(Err(ApprovalError::Expired(token.to_owned())));
             }
@@ -445,7 +462,8 @@ impl<'a> Approvals<'a> {
         Ok(())
     }
 
-    /// Every approval waiting for a person: pending and interrupted ones, not expired.
+    /// Every approval waiting for a person: pending and interrupted ones, not expired, and
+    /// running ones whose runner no one can name (to be denied, see [`Pending::state`]).
     ///
     /// # Errors
     /// The database could not be read.
@@ -453,7 +471,7 @@ impl<'a> Approvals<'a> {
         self.find_interrupted()?;
         let rows: Vec<Row> = self.journal.with_conn(|c| {
             let mut stmt = c.prepare(&format!(
-                "SELECT {COLUMNS} FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1 ORDER BY rowid"
+                "SELECT {COLUMNS} FROM approvals WHERE (status IN ('pending', 'interrupted') AND expires_at >= ?1) OR {UNSURE} ORDER BY rowid"
             ))?;
             let rows = stmt.query_map([epoch()], row)?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
@@ -568,12 +586,17 @@ mod tests {
                 })
                 .expect("runner");
         };
-        let p = approvals
-            .suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
-            .expect("suspended");
-        approvals
-            .decide(&p.token, true, Some(&p.digest), Some("a test"))
-            .expect("approved");
+        // Suspended, then approved in this process: running here.
+        let approved = || {
+            let p = approvals
+                .suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+                .expect("suspended");
+            approvals
+                .decide(&p.token, true, Some(&p.digest), Some("a test"))
+                .expect("approved");
+            p
+        };
+        let p = approved();
         let runner: String = journal
             .with_conn(|c| {
                 c.query_row(
@@ -587,11 +610,44 @@ mod tests {
         assert!(approvals.pending().expect("pending").is_empty());
         assert_eq!(status(&p.token), "running", "this process runs it");
         set_runner(&p.token, None);
-        assert!(approvals.pending().expect("pending").is_empty());
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(
+            listed.iter().map(|p| p.state.as_str()).collect::<Vec<_>>(),
+            ["running"],
+            "listed, to be denied"
+        );
         assert_eq!(status(&p.token), "running", "a runner no one can name");
+        let again = approvals.decide(&p.token, true, Some(&p.digest), Some("a test"));
+        assert!(
+            matches!(again, Err(ApprovalError::MayBeRunning(_))),
+            "never approved again: {again:?}"
+        );
+        assert_eq!(status(&p.token), "running");
         set_runner(&p.token, Some("lock:1-00"));
         assert_eq!(approvals.pending().expect("pending").len(), 1);
         assert_eq!(status(&p.token), "interrupted", "a lock file that is gone");
+        // Another, whose runner no one can name, past its expiry: a person denies it to clear it.
+        let q = approved();
+        set_runner(&q.token, None);
+        journal
+            .with_conn(|c| {
+                c.execute(
+                    "UPDATE approvals SET expires_at = 0 WHERE token = ?1",
+                    [&q.token],
+                )
+            })
+            .expect("expired");
+        assert!(
+            approvals
+                .pending()
+                .expect("pending")
+                .iter()
+                .any(|p| p.token == q.token && p.state == "running")
+        );
+        approvals
+            .decide(&q.token, false, Some(&q.digest), Some("a test"))
+            .expect("denied");
+        assert_eq!(status(&q.token), "denied");
     }
 
     #[test]

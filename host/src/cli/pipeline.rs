@@ -196,10 +196,14 @@ pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Res
         outln!("no action is waiting for approval");
     } else {
         for p in pending {
-            let state = if p.state == "interrupted" {
-                "INTERRUPTED (approved, but the daemon stopped before it finished: approve again to run it again, or deny)  "
-            } else {
-                ""
+            let state = match p.state.as_str() {
+                "interrupted" => {
+                    "INTERRUPTED (approved, but the daemon stopped before it finished: approve again to run it again, or deny)  "
+                }
+                "running" => {
+                    "RUNNING? (approved, and running in a process no one can name: it may still be running; it is never run again: deny it to clear it)  "
+                }
+                _ => "",
             };
             outln!(
                 "{}  {state}{}  ({})  digest {}",

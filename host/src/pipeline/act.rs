@@ -665,10 +665,12 @@ fn shown_identity(tool: Option<&crate::runtime::effects::ToolIdentity>) -> Strin
 fn decision_error(e: crate::approvals::ApprovalError) -> PipelineError {
     use crate::approvals::ApprovalError as A;
     match e {
-        A::Unknown(_) | A::Expired(_) | A::Changed { .. } => PipelineError::Protocol {
-            message: e.to_string(),
-            raw_message: None,
-        },
+        A::Unknown(_) | A::Expired(_) | A::Changed { .. } | A::MayBeRunning(_) => {
+            PipelineError::Protocol {
+                message: e.to_string(),
+                raw_message: None,
+            }
+        }
         other => PipelineError::Approvals(other),
     }
 }
