@@ -84,13 +84,13 @@ impl Lobby {
         self.lock().waiting.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Whether none waits.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

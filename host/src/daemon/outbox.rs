@@ -4,10 +4,11 @@
 //! miss (gate traces) are dropped when [`MAY_ITEMS`] or [`MAY_BYTES`] are waiting, and the
 //! client is told how many with one `dropped` event, so that a paused terminal is not
 //! disconnected for them. The outboxes of clients with the client key alone share one
-//! [`Outgoing`] budget and approver-key clients' another, counted until the bytes are written: past it, events are dropped, a client with replies waiting (queued,
-//! or taken by its writer and not yet written) is closed, and a reply over
-//! [`OVER_BUDGET_REPLY`] to a client with nothing waiting becomes an error reply, so that many
-//! clients that do not read cannot hold the daemon's memory together.
+//! [`Outgoing`] budget, and approver-key clients' another, counted until the bytes are
+//! written: past its budget, events are dropped, a client with replies waiting (queued, or
+//! taken by its writer and not yet written) is closed, and a reply over [`OVER_BUDGET_REPLY`]
+//! to a client with nothing waiting becomes an error reply, so that many clients that do not
+//! read cannot hold the daemon's memory together.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,7 +36,7 @@ pub const OUTGOING_BYTES: usize = 256 << 20;
 /// cannot fill it and have the operator's replies refused, or the operator closed, while they
 /// follow, approve or deny what those clients do.
 pub const APPROVER_OUTGOING_BYTES: usize = 64 << 20;
-/// Past [`OUTGOING_BYTES`], a reply to a client with nothing waiting is still sent when it is
+/// Past its budget, a reply to a client with nothing waiting is still sent when it is
 /// at most this large (a status, an answer): clients that do not read cannot make the others'
 /// replies fail. A larger one becomes an error reply saying why, so that the budget is passed
 /// by at most this much per client.

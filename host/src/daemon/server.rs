@@ -215,8 +215,8 @@ pub const MAX_IN_FLIGHT: usize = 16;
 
 /// Most connections in their handshake at once. Past it, a new connection evicts a random one
 /// of those that have been at it for [`EVICTABLE_AFTER`] (an honest handshake takes a fraction
-/// of a millisecond), or, when none has, a random one of them all ([`super::lobby`]): connections that never
-/// authenticate cannot keep anyone out, however fast they come. A flood of N new connections a
+/// of a millisecond), or, when none has, a random one of them all ([`super::lobby`]):
+/// connections that never authenticate cannot keep anyone out, however fast they come. A flood of N new connections a
 /// second evicts a given handshake of t seconds with a chance of about N·t / 256 (a 1 ms
 /// handshake under 10,000 connections a second: 4%), and the client tries again when it is.
 pub const MAX_HANDSHAKES: usize = 256;
