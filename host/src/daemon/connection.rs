@@ -116,7 +116,7 @@ impl Server {
             },
             _ = stopping.wait_for(|s| *s) => Err(Refused::Stopping),
         };
-        self.handshake_done(conn);
+        let _ = self.handshakes.leave(conn);
         let session = match handshake {
             Ok(s) => s,
             Err(Refused::Protocol(e)) => {
@@ -695,7 +695,7 @@ impl Server {
                 - self.connections.available_permits()
                 - self.approver_places.available_permits(),
             connection_tasks: self.tasks_held.load(std::sync::atomic::Ordering::Relaxed),
-            handshaking: self.handshaking(),
+            handshaking: self.handshakes.len(),
             outgoing_bytes: self.outgoing.used() + self.approver_outgoing.used(),
         }
     }

@@ -118,7 +118,7 @@ impl Swap {
     }
 
     /// A swap whose set is still to be loaded: `placeholder` (which should refuse every
-    /// action, see [`Loading`]) serves until the first [`Swap::reload`] ends.
+    /// action, see [`Loading`]) serves until the first [`Swap::reload_off_thread`] ends.
     pub fn loading(placeholder: Arc<Agent>, reload: Box<dyn Reload>) -> Swap {
         Swap {
             current: Arc::new(RwLock::new(placeholder)),
@@ -168,33 +168,18 @@ impl Swap {
         self.reload.as_ref().map(|r| r.fingerprint())
     }
 
-    /// Load the set anew and swap it in. Blocking (it compiles plugins).
+    /// Load the set anew and swap it in, on a thread of its own off the async workers (it
+    /// compiles plugins). `always`: load even when the files the set comes from did not
+    /// change since the last attempt; otherwise (what a client's `reload` request does, so
+    /// that no client can keep the daemon busy reloading) that attempt's answer is given
+    /// again. One such thread at a time: however many ask at once (every client may send
+    /// `reload`), the others wait their turn without holding a thread of the blocking pool
+    /// the journal's readers and the approvals share.
     ///
     /// # Errors
     /// [`ReloadError::NotLoaded`] with why the new set could not be loaded (the running one
-    /// stays); [`ReloadError::NotReloadable`] when there is nothing to reload from.
-    pub fn reload(&self, why: &str) -> Result<Reloaded, ReloadError> {
-        self.reload_if(why, true)
-    }
-
-    /// As [`Swap::reload`], but only when the files the set comes from changed since the last
-    /// attempt (which is otherwise answered again): what a client's `reload` request does, so
-    /// that no client can keep the daemon busy reloading.
-    ///
-    /// # Errors
-    /// As [`Swap::reload`].
-    pub fn reload_if_changed(&self, why: &str) -> Result<Reloaded, ReloadError> {
-        self.reload_if(why, false)
-    }
-
-    /// [`Swap::reload`] (`always`) or [`Swap::reload_if_changed`] on a thread of its own, off
-    /// the async workers. One such thread at a time: however many ask at once (every client
-    /// may send `reload`), the others wait their turn without holding a thread of the
-    /// blocking pool the journal's readers and the approvals share.
-    ///
-    /// # Errors
-    /// As [`Swap::reload`], or [`ReloadError::Crashed`] when the reload's thread gave no
-    /// answer; the running set stays.
+    /// stays); [`ReloadError::NotReloadable`] when there is nothing to reload from;
+    /// [`ReloadError::Crashed`] when the reload's thread gave no answer.
     pub async fn reload_off_thread(
         self: &Arc<Self>,
         why: &'static str,

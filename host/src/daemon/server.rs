@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::sync::{Semaphore, watch};
 
 use super::keys::Keys;
 use super::lobby::Lobby;
@@ -234,8 +234,8 @@ pub struct Server {
     pub(super) connections: Arc<Semaphore>,
     /// One permit per approver-key client once `connections` has none ([`APPROVER_PLACES`]).
     pub(super) approver_places: Arc<Semaphore>,
-    /// Connections in their handshake, oldest first, each with what evicts it.
-    handshakes: Lobby,
+    /// Connections in their handshake ([`MAX_HANDSHAKES`]), each with what evicts it.
+    pub(super) handshakes: Lobby,
     /// [`READ_BUDGET`], in bytes.
     pub(super) reading: Arc<Semaphore>,
     /// What the outboxes of clients with the client key alone hold together
@@ -309,22 +309,6 @@ impl Server {
         })
     }
 
-    /// Register connection `conn` as handshaking (see [`MAX_HANDSHAKES`]); the receiver fires
-    /// when it is evicted.
-    fn handshake_start(&self, conn: u64) -> oneshot::Receiver<()> {
-        self.handshakes.enter(conn)
-    }
-
-    /// Connection `conn` has finished its handshake, one way or the other.
-    pub(super) fn handshake_done(&self, conn: u64) {
-        let _ = self.handshakes.leave(conn);
-    }
-
-    /// Connections in their handshake now.
-    pub(super) fn handshaking(&self) -> usize {
-        self.handshakes.len()
-    }
-
     /// The pipeline requests start on now.
     pub fn current(&self) -> Arc<Agent> {
         self.swap.current()
@@ -333,7 +317,7 @@ impl Server {
     /// Reload the plugin set (SIGHUP, a changed file): off the async threads.
     ///
     /// # Errors
-    /// As [`Swap::reload`], or [`ReloadError::Crashed`] when the reload's thread gave no
+    /// As [`Swap::reload_off_thread`], or [`ReloadError::Crashed`] when the reload's thread gave no
     /// answer; the running set stays.
     pub async fn reload(&self, why: &'static str) -> Result<Reloaded, ReloadError> {
         self.swap.reload_off_thread(why, true).await
@@ -418,7 +402,7 @@ impl Server {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
                         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
-                        let evict = self.handshake_start(conn);
+                        let evict = self.handshakes.enter(conn);
                         tasks.spawn(self.clone().connection(stream, peer, conn, evict));
                     }
                     Err(e) => tracing::warn!("accept failed: {e}"),

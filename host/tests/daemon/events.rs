@@ -4,7 +4,7 @@
 //! follow approvals or the journal; a plain request hears none of it.
 
 use super::*;
-use passepartout::daemon::client::Reader;
+use passepartout::daemon::client::{Reader, Sender};
 use passepartout::daemon::request::{Request, Topic};
 
 /// Read frames of request `id` until one satisfies `want` (60 s at most); the frames read.
@@ -25,6 +25,16 @@ fn until(reader: &mut Reader, id: &Value, mut want: impl FnMut(&Value) -> bool) 
     }
 }
 
+/// `client` subscribed to `topics`, each read waiting at most `patience`: its halves and the
+/// subscription's id, once the daemon said it subscribed.
+fn follow(client: Client, topics: Vec<Topic>, patience: Duration) -> (Sender, Reader, Value) {
+    client.set_timeout(Some(patience)).expect("timeout");
+    let (mut tx, mut rx) = client.split().expect("split");
+    let id = tx.send(&Request::Subscribe { topics }).expect("subscribe");
+    until(&mut rx, &id, |f| f["event"] == "subscribed");
+    (tx, rx, id)
+}
+
 #[test]
 fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
     let home = tempfile::tempdir().expect("temp dir");
@@ -37,22 +47,16 @@ fn a_follower_hears_verdicts_approvals_and_the_journal_as_they_happen() {
     );
 
     // The operator's follower: everything (a read that waits past 60 s fails the test).
-    let client = d.client();
-    client
-        .set_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let (mut tx, mut follower) = client.split().expect("split");
-    let id = tx
-        .send(&Request::Subscribe {
-            topics: vec![
-                Topic::Traces,
-                Topic::Approvals,
-                Topic::Journal,
-                Topic::Health,
-            ],
-        })
-        .expect("subscribe");
-    until(&mut follower, &id, |f| f["event"] == "subscribed");
+    let (_tx, mut follower, id) = follow(
+        d.client(),
+        vec![
+            Topic::Traces,
+            Topic::Approvals,
+            Topic::Journal,
+            Topic::Health,
+        ],
+        Duration::from_secs(60),
+    );
 
     // Another client asks for an action a gate flags: its verdicts, then the approval.
     let mut asker = d.client();
@@ -119,16 +123,11 @@ fn a_client_key_follows_only_its_own_verdicts_and_a_plain_request_hears_nothing_
         );
     }
 
-    let own = d.client_only();
-    own.set_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let (mut tx, mut own) = own.split().expect("split");
-    let id = tx
-        .send(&Request::Subscribe {
-            topics: vec![Topic::Traces],
-        })
-        .expect("subscribe");
-    until(&mut own, &id, |f| f["event"] == "subscribed");
+    let (mut tx, mut own, id) = follow(
+        d.client_only(),
+        vec![Topic::Traces],
+        Duration::from_secs(60),
+    );
 
     // Another connection's request: not heard. Its own: heard, verdict by verdict.
     let other = eval(&mut d.client(), 40, 2);
@@ -193,17 +192,8 @@ fn an_approval_that_expires_unanswered_is_heard_as_expired() {
     // One waits before the follower subscribes, one is asked after.
     let mut asker = d.client();
     let before = needs_approval(&mut asker);
-    let client = d.client();
-    client
-        .set_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let (mut tx, mut follower) = client.split().expect("split");
-    let id = tx
-        .send(&Request::Subscribe {
-            topics: vec![Topic::Approvals],
-        })
-        .expect("subscribe");
-    until(&mut follower, &id, |f| f["event"] == "subscribed");
+    let (_tx, mut follower, id) =
+        follow(d.client(), vec![Topic::Approvals], Duration::from_secs(60));
     let after = needs_approval(&mut asker);
     let heard = until(&mut follower, &id, |f| {
         f["event"] == "approval-requested" && f["token"] == after.as_str()
@@ -290,21 +280,14 @@ fn a_client_key_follower_hears_no_change_it_is_not_shown() {
         ],
         None,
     );
-    let follow = |client: Client| {
-        client
-            .set_timeout(Some(Duration::from_secs(3)))
-            .expect("timeout");
-        let (mut tx, mut rx) = client.split().expect("split");
-        let id = tx
-            .send(&Request::Subscribe {
-                topics: vec![Topic::Health],
-            })
-            .expect("subscribe");
+    // Each hears the status first, as it is now.
+    let health = |client: Client| {
+        let (tx, mut rx, id) = follow(client, vec![Topic::Health], Duration::from_secs(3));
         until(&mut rx, &id, |f| f["event"] == "health");
         (tx, rx, id)
     };
-    let (_keep_op, mut operator, op_id) = follow(d.client());
-    let (_keep_tool, mut tool, _) = follow(d.client_only());
+    let (_keep_op, mut operator, op_id) = health(d.client());
+    let (_keep_tool, mut tool, _) = health(d.client_only());
     let policy = home.path().join("config/passepartout/policy.toml");
     std::fs::create_dir_all(policy.parent().expect("dir")).expect("mkdir");
     let mut asker = d.client();

@@ -454,6 +454,16 @@ fn http_door(d: &Daemon) -> (String, String) {
     (url, token)
 }
 
+/// A daemon serving MCP over HTTP on loopback (`[mcp] http`, the shell plugin as
+/// [`home_with_shell`] sets it up), with `env`: its home, itself, its MCP URL and the client
+/// key its clients send as bearer.
+fn serving_http(env: &[(&str, &str)]) -> (tempfile::TempDir, Daemon, String, String) {
+    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
+    let d = start(home.path(), env, None);
+    let (url, token) = http_door(&d);
+    (home, d, url, token)
+}
+
 /// The `HOST:PORT` of an `http://` URL.
 fn authority(url: &str) -> &str {
     url.strip_prefix("http://")
@@ -506,9 +516,7 @@ fn status_of(url: &str, path: &str, headers: &[String]) -> u16 {
 /// refused request every few seconds.
 #[test]
 fn a_refused_http_client_is_closed_not_kept_alive() {
-    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
-    let d = start(home.path(), &[], None);
-    let (url, _) = http_door(&d);
+    let (_home, _d, url, _) = serving_http(&[]);
     let authority = authority(&url);
     for path in ["/mcp", "/elsewhere"] {
         let mut stream = std::net::TcpStream::connect(authority).expect("connect");
@@ -587,9 +595,7 @@ impl KeptOpen {
 /// before the flood is never the one evicted.
 #[test]
 fn slow_keyless_http_connections_cannot_keep_a_client_with_the_key_out() {
-    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
-    let d = start(home.path(), &[], None);
-    let (url, token) = http_door(&d);
+    let (_home, _d, url, token) = serving_http(&[]);
     let authority = authority(&url);
     let mut kept: Vec<KeptOpen> = (0..20).map(|_| KeptOpen::connect(authority)).collect();
     let before: Vec<Option<u16>> = kept.iter_mut().map(|k| k.get(&token)).collect();
@@ -621,13 +627,7 @@ fn slow_keyless_http_connections_cannot_keep_a_client_with_the_key_out() {
 /// theirs, the next is refused with 503, and a client with the approver key still connects.
 #[test]
 fn client_key_http_clients_leave_places_for_the_approver_key() {
-    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
-    let d = start(
-        home.path(),
-        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
-        None,
-    );
-    let (url, token) = http_door(&d);
+    let (_home, d, url, token) = serving_http(&[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")]);
     let authority = authority(&url);
     let approver = std::fs::read_to_string(d.home.join("data/passepartout/keys/approver.key"))
         .expect("approver key");
@@ -656,9 +656,7 @@ fn client_key_http_clients_leave_places_for_the_approver_key() {
 
 #[test]
 fn the_daemon_serves_mcp_over_streamable_http_to_its_bearer_only() {
-    let home = home_with_shell("[mcp]\nhttp = \"127.0.0.1:0\"\n");
-    let d = start(home.path(), &[], None);
-    let (url, token) = http_door(&d);
+    let (_home, d, url, token) = serving_http(&[]);
     let port = url
         .rsplit(':')
         .next()
