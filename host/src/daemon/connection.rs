@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -490,15 +491,18 @@ impl Server {
                     Op::Status | Op::Ping => swap.current(),
                     _ => swap.current_when_ready(BOOT_PATIENCE).await,
                 };
-                // A task of its own: a panic anywhere in the request is an answer (the request
-                // failed), not a client left waiting for ever.
-                let answer = tokio::spawn(async move {
-                    ops::handle(&pipeline, &swap, request, &meta, facts).await
-                })
+                // A panic anywhere in the request is an answer (the request failed), not a
+                // client left waiting for ever. Caught here rather than in a task of its own:
+                // a second task per request cost a wake-up and split its frames over writes.
+                let answer = std::panic::AssertUnwindSafe(ops::handle(
+                    &pipeline, &swap, request, &meta, facts,
+                ))
+                .catch_unwind()
                 .await
-                .unwrap_or_else(|e| {
+                .unwrap_or_else(|panic| {
                     Err(ops::Refused::Failed(format!(
-                        "the request failed inside the daemon: {e}"
+                        "the request failed inside the daemon: {}",
+                        panic_text(panic.as_ref())
                     )))
                 })
                 .map(|reply| match reply {
@@ -708,6 +712,15 @@ pub(super) struct HealthCache {
     last: Option<(Instant, ops::Status)>,
     /// A caller is computing a new one.
     refreshing: bool,
+}
+
+/// What a caught panic said: its message when it was text (as `panic!` makes it).
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic with no message")
 }
 
 /// How a conversation ended without a protocol error.
