@@ -62,12 +62,16 @@ pub fn read_source(path: &Path) -> Result<(PluginSource, Manifest), InstallError
         path: p.to_owned(),
         source,
     };
-    let text =
-        std::fs::read_to_string(&manifest_path).map_err(|e| read_err(&manifest_path, e.into()))?;
+    let text = crate::runtime::loader::read_manifest(&manifest_path)
+        .map_err(|e| read_err(&manifest_path, e.into()))?;
     let manifest = Manifest::parse(&text).map_err(|e| read_err(&manifest_path, e.into()))?;
     let folder = manifest_path.parent().unwrap_or(Path::new(".")).to_owned();
     let component_path = folder.join(&manifest.component);
-    let bytes = std::fs::read(&component_path).map_err(|e| read_err(&component_path, e.into()))?;
+    let bytes = crate::runtime::loader::read_plugin_file(
+        &component_path,
+        crate::runtime::loader::MAX_COMPONENT_BYTES,
+    )
+    .map_err(|e| read_err(&component_path, e.into()))?;
     let source = PluginSource {
         origin: Origin::Candidate(folder),
         manifest_path,

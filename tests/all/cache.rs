@@ -157,3 +157,110 @@ fn pruning_removes_old_foreign_and_least_recently_used_entries_but_never_one_in_
     assert_eq!(cleared.removed, 3);
     assert!(entries(cache.path()).is_empty());
 }
+
+/// Load shell-guard and eval into a fresh cache, then put eval's compiled artifact where
+/// shell-guard's is: the swap an attacker who can write the cache makes to have another
+/// plugin's code (or code of their own) run under a gate's name. Returns the cache and the
+/// path of shell-guard's entry.
+fn swapped_cache() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (runtime, cache) = private_runtime();
+    let compile = |name| {
+        let source = crate::builtins(&[name]).remove(0);
+        runtime.inspect(&source.component).expect("compile").1
+    };
+    let guard_sha = compile("shell-guard");
+    compile("eval");
+    let all = entries(cache.path());
+    let guard = all
+        .iter()
+        .find(|(p, _)| p.to_string_lossy().contains(&guard_sha))
+        .expect("shell-guard's entry")
+        .0
+        .clone();
+    let other = all
+        .iter()
+        .find(|(p, _)| *p != guard)
+        .expect("eval's entry")
+        .0
+        .clone();
+    std::fs::copy(&other, &guard).expect("swap");
+    (cache, guard)
+}
+
+/// Whether shell-guard, loaded from `cache`, came from the cache, and whether it still judges
+/// as shell-guard (rejects `rm -rf /`).
+fn guard_from(cache: &std::path::Path) -> (bool, bool) {
+    let runtime = passepartout_tests::runtime(cache);
+    let report = runtime.load_all(&crate::builtins(&["shell-guard"]), &Policy::default());
+    let Some(guard) = report.plugins.first() else {
+        // The swapped code does not export a gate: it did not load as one.
+        return (true, false);
+    };
+    let verdict = guard.check(
+        &crate::action("shell", serde_json::json!({"command": "rm -rf /"})),
+        &crate::signal(),
+    );
+    (
+        guard.from_cache,
+        matches!(
+            verdict,
+            Ok(passepartout::runtime::types::Verdict::Reject(_))
+        ),
+    )
+}
+
+#[test]
+fn the_swap_is_what_a_trusted_cache_would_load() {
+    // The premise of the tests below: in a private cache, the daemon's own user's files are
+    // trusted, so the swapped entry is loaded (and shell-guard is not what runs).
+    let (cache, _) = swapped_cache();
+    assert_eq!(guard_from(cache.path()), (true, false));
+}
+
+#[test]
+fn a_cache_directory_others_may_write_is_not_used() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (cache, guard) = swapped_cache();
+    std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let before = std::fs::read(&guard).expect("entry");
+    assert_eq!(
+        guard_from(cache.path()),
+        (false, true),
+        "compiled from the component, and judging as shell-guard"
+    );
+    assert_eq!(
+        std::fs::read(&guard).expect("entry"),
+        before,
+        "nothing is written into a directory others may write"
+    );
+}
+
+#[test]
+fn a_cache_entry_that_is_not_the_daemons_own_private_file_is_not_loaded() {
+    use std::os::unix::fs::PermissionsExt as _;
+    // Others may write it.
+    let (cache, guard) = swapped_cache();
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    assert_eq!(guard_from(cache.path()), (false, true), "mode 666");
+    // A symbolic link to an artifact (here eval's, where another user could keep one).
+    let (cache, guard) = swapped_cache();
+    let elsewhere = cache.path().join("elsewhere");
+    std::fs::rename(&guard, &elsewhere).expect("move");
+    std::os::unix::fs::symlink(&elsewhere, &guard).expect("link");
+    assert_eq!(guard_from(cache.path()), (false, true), "a symbolic link");
+    // Another user's file (only root can give a file away).
+    if std::fs::metadata(&guard).expect("entry").uid() == 0 {
+        let (cache, guard) = swapped_cache();
+        std::os::unix::fs::chown(&guard, Some(4242), None).expect("chown");
+        assert_eq!(guard_from(cache.path()), (false, true), "owned by another");
+    }
+    // A FIFO: neither a hang nor a load.
+    let (cache, guard) = swapped_cache();
+    std::fs::remove_file(&guard).expect("remove");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&guard)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success(), "mkfifo");
+    assert_eq!(guard_from(cache.path()), (false, true), "a FIFO");
+}

@@ -198,6 +198,61 @@ fn a_plugin_directory_loads_what_it_can_and_reports_the_rest() {
 }
 
 #[test]
+fn a_fifo_a_device_or_a_huge_file_in_a_plugin_folder_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folder = |name: &str| {
+        let f = dir.path().join(name);
+        std::fs::create_dir(&f).expect("mkdir");
+        f
+    };
+    let manifest =
+        |name: &str| format!("name = \"{name}\"\nversion = \"1.0.0\"\nkinds = [\"gate\"]\n");
+    // A plugin.toml that is a FIFO: opening it for reading would wait for a writer forever.
+    let fifo = folder("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(fifo.join("plugin.toml"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    // A component that is /dev/zero: reading it never ends, and takes all memory.
+    let zero = folder("zero");
+    std::fs::write(zero.join("plugin.toml"), manifest("zero")).expect("write");
+    std::os::unix::fs::symlink("/dev/zero", zero.join("plugin.wasm")).expect("link");
+    // A sparse 8 GiB component.
+    let huge = folder("huge");
+    std::fs::write(huge.join("plugin.toml"), manifest("huge")).expect("write");
+    std::fs::File::create(huge.join("plugin.wasm"))
+        .and_then(|f| f.set_len(8 << 30))
+        .expect("sparse file");
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = dir.path().to_owned();
+    std::thread::spawn(move || {
+        let _ = tx.send(loader::dir_sources(&path, &Default::default()));
+    });
+    let sources = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the plugin directory is read without waiting on a FIFO or a device");
+    let (rt, _cache) = fresh_runtime();
+    let report = rt.load_all(&sources, &Policy::default());
+    assert!(report.plugins.is_empty());
+    let messages: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    for (folder, why) in [
+        ("fifo", "not a regular file"),
+        ("zero", "not a regular file"),
+        ("huge", "over the limit"),
+    ] {
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains(folder) && m.contains(why)),
+            "{folder}: {why}: {messages:#?}"
+        );
+    }
+}
+
+#[test]
 fn a_plugin_reads_its_configuration_into_a_type_and_hears_what_does_not_fit() {
     // The SDK's `config_as`: the operator's [plugins.NAME.config] read into the plugin's type;
     // a value of the wrong type is an error naming it, never a silent default.

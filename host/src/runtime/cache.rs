@@ -8,6 +8,14 @@
 //! time), and after every compile the entries unused for 30 days, those of another engine
 //! unused for a day, and then the least recently used beyond 1 GiB are removed; an entry used
 //! in the last hour is never removed by size. `passepartout cache prune | clear` does it by hand.
+//!
+//! A compiled artifact is native code the daemon maps and runs: whoever can write the cache can
+//! run code as the daemon, outside every limit. So an entry is used only when the directory
+//! and the entry are the daemon user's own and nobody else may write them ([`private`]), the
+//! entry is a regular file reached without a symbolic link, and it is that very file (opened
+//! once, checked, and handed to wasmtime through its descriptor) that is loaded. A directory
+//! others may write is not used at all: every plugin is compiled, and a warning says why.
+//! Nothing protects an entry from the daemon's own user (it can rewrite the executable too).
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -23,6 +31,8 @@ pub struct ArtifactCache {
     dir: Option<PathBuf>,
     engine_key: String,
     progress: Option<Progress>,
+    /// An untrusted directory was warned about ([`ArtifactCache::trusted_dir`]).
+    warned: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A compile that takes a while (the Python gate: ~15 s on two cores), for a person to see.
@@ -80,6 +90,7 @@ impl ArtifactCache {
             dir,
             engine_key,
             progress: None,
+            warned: Default::default(),
         }
     }
 
@@ -110,22 +121,18 @@ impl ArtifactCache {
         what: &str,
     ) -> wasmtime::Result<Compiled> {
         let path = self
-            .dir
-            .as_ref()
+            .trusted_dir()
             .map(|d| d.join(format!("{sha256}-{}.cwasm", self.engine_key)));
-        if let Some(path) = path.as_ref().filter(|p| p.is_file()) {
-            // SAFETY: the file is one this cache wrote (named by the component's sha256 and the
-            // engine's compatibility key) in a 0700 directory of the daemon's user; wasmtime
-            // further checks that it was produced by a compatible engine.
-            match unsafe { Component::deserialize_file(engine, path) } {
-                Ok(component) => {
-                    mark_used(path);
+        if let Some(path) = &path {
+            match read_entry(engine, path) {
+                Ok(Some(component)) => {
                     return Ok(Compiled {
                         component,
                         from_cache: true,
                         sha256,
                     });
                 }
+                Ok(None) => {}
                 Err(e) => tracing::warn!(
                     "compiled cache entry {} is unusable ({e}); recompiling",
                     path.display()
@@ -149,6 +156,11 @@ impl ArtifactCache {
         let serialized = serialized?;
         // SAFETY: `serialized` was produced just now by `engine` itself.
         let component = unsafe { Component::deserialize(engine, &serialized)? };
+        // Created now if need be; and checked again, as another may have made it meanwhile.
+        let path = path.filter(|p| {
+            p.parent()
+                .is_some_and(|d| create_private_dir(d).is_ok() && self.trusted_dir().is_some())
+        });
         if let Some(path) = &path {
             if let Err(e) = write_atomically(path, &serialized) {
                 tracing::warn!(
@@ -167,6 +179,138 @@ impl ArtifactCache {
             sha256,
         })
     }
+}
+
+impl ArtifactCache {
+    /// The cache directory when it may be trusted: it does not exist yet (nothing to read; it
+    /// is made private when written), or it is [`private`]. Otherwise `None`, with a warning
+    /// the first time.
+    fn trusted_dir(&self) -> Option<&Path> {
+        let dir = self.dir.as_deref()?;
+        let why = match std::fs::metadata(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(dir),
+            Err(e) => format!("it cannot be read: {e}"),
+            Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
+            Ok(meta) => match private(&meta) {
+                Ok(()) => return Some(dir),
+                Err(why) => why,
+            },
+        };
+        if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!(
+                "the compile cache {} is not used: {why}. Every plugin is compiled at each \
+                 start; make it the daemon's user's own (chmod 700), or name another (--cache)",
+                dir.display()
+            );
+        }
+        None
+    }
+}
+
+/// Whether a cache file or directory may be trusted: owned by the user this process runs as,
+/// and writable by nobody else. Otherwise, what is wrong with it.
+#[cfg(unix)]
+fn private(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(format!(
+            "it belongs to user {}, not to the user the daemon runs as ({me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others may write it (mode {:o})",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn private(_: &std::fs::Metadata) -> Result<(), String> {
+    Ok(())
+}
+
+/// Why a cache entry was not used.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    /// Opening it failed (it is a symbolic link, or unreadable).
+    #[error("it cannot be opened (a symbolic link?): {0}")]
+    Open(#[source] std::io::Error),
+    /// It is a FIFO, a device or a directory.
+    #[error("it is not a regular file")]
+    NotFile,
+    /// It is another user's, or others may write it.
+    #[error("{0}")]
+    NotPrivate(String),
+    /// Reading it failed.
+    #[error("it cannot be read: {0}")]
+    Read(#[source] std::io::Error),
+    /// wasmtime refused it (corrupt, or from another engine).
+    #[error("{0:#}")]
+    Refused(wasmtime::Error),
+}
+
+/// The compiled component in the cache entry at `path`, or `None` when there is none. The
+/// entry is opened once, without following a symbolic link and without waiting (a FIFO),
+/// checked to be a [`private`] regular file, marked used, and loaded from that descriptor.
+///
+/// # Errors
+/// The entry is not one the daemon may trust, or wasmtime refuses it.
+fn read_entry(engine: &Engine, path: &Path) -> Result<Option<Component>, Unusable> {
+    let mut options = std::fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Unusable::Open(e)),
+    };
+    let meta = file.metadata().map_err(Unusable::Read)?;
+    if !meta.is_file() {
+        return Err(Unusable::NotFile);
+    }
+    private(&meta).map_err(Unusable::NotPrivate)?;
+    // Marked used (its modification time) for pruning; the owner may, on a read-only file.
+    if let Err(e) = file.set_modified(SystemTime::now()) {
+        tracing::debug!("cannot mark {} used: {e}", path.display());
+    }
+    // SAFETY: the file is the daemon user's own, writable by nobody else, in a directory of the
+    // same kind, named by the component's sha256 and the engine's compatibility key: one this
+    // cache wrote. wasmtime further checks that a compatible engine produced it.
+    unsafe { deserialize_open(engine, file) }.map(Some)
+}
+
+/// Load the artifact in `file` itself, not whatever its path names by now: through
+/// `/proc/self/fd` (mapped, not copied), or read from the descriptor without `/proc`.
+///
+/// # Safety
+/// As [`Component::deserialize_file`]: the file must hold an artifact this engine produced.
+unsafe fn deserialize_open(
+    engine: &Engine,
+    mut file: std::fs::File,
+) -> Result<Component, Unusable> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        let by_fd = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        if by_fd.exists() {
+            // SAFETY: as this function's.
+            return unsafe { Component::deserialize_file(engine, &by_fd) }
+                .map_err(Unusable::Refused);
+        }
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(Unusable::Read)?;
+    // SAFETY: as this function's.
+    unsafe { Component::deserialize(engine, &bytes) }.map_err(Unusable::Refused)
 }
 
 /// How [`ArtifactCache::prune`] keeps the cache small.
@@ -312,25 +456,22 @@ fn remove(e: &Entry, pruned: &mut Pruned) -> bool {
     }
 }
 
-/// Mark a cache entry used now (its modification time), so that pruning keeps what is in use.
-fn mark_used(path: &Path) {
-    let touched = std::fs::File::options()
-        .write(true)
-        .open(path)
-        .and_then(|f| f.set_modified(SystemTime::now()));
-    if let Err(e) = touched {
-        tracing::debug!("cannot mark {} used: {e}", path.display());
-    }
-}
-
+/// Write `bytes` to `path` by a rename, private (0600) whatever the umask, so that a reader
+/// never sees half an entry and the next load trusts it.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    create_private_dir(dir)?;
     let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), fastrand_suffix()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    let mut options = std::fs::File::options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -97,7 +97,7 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
     let mut named = std::collections::BTreeSet::new();
     for folder in folders {
         let manifest_path = folder.join("plugin.toml");
-        let text = match std::fs::read_to_string(&manifest_path) {
+        let text = match read_manifest(&manifest_path) {
             Ok(t) => t,
             Err(e) => {
                 sources.push(unreadable(
@@ -130,7 +130,7 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
             continue;
         }
         let component_path = folder.join(&component_name);
-        match std::fs::read(&component_path) {
+        match read_plugin_file(&component_path, MAX_COMPONENT_BYTES) {
             Ok(bytes) => sources.push(PluginSource {
                 origin: Origin::Dir(folder.clone()),
                 manifest_path,
@@ -163,6 +163,59 @@ pub fn dir_sources(dir: &Path, pins: &Pins) -> Vec<PluginSource> {
         ));
     }
     sources
+}
+
+/// The largest `plugin.toml` read.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// The largest component read (the largest first-party one, `pii` in Python, is ~18 MiB).
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// Read a plugin's file, `limit` bytes at most: a regular file (a symbolic link to one is
+/// followed), opened without waiting, so that a FIFO, a device (`/dev/zero`) or a huge
+/// sparse file in a plugin folder is an error naming it rather than a load that never ends
+/// or takes all memory.
+///
+/// # Errors
+/// It cannot be opened or read, is not a regular file, or is over `limit`.
+pub fn read_plugin_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut options = std::fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file (a FIFO, a device or a directory): make it a plain file".into(),
+        ));
+    }
+    let too_big = |size: u64| {
+        refuse(format!(
+            "{size} bytes or more, over the limit of {limit} bytes a plugin's file may have"
+        ))
+    };
+    if meta.len() > limit {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // It may grow while read: never more than the limit.
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// A plugin's `plugin.toml` as text ([`read_plugin_file`]).
+///
+/// # Errors
+/// As [`read_plugin_file`], or it is not UTF-8.
+pub fn read_manifest(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_plugin_file(path, MAX_MANIFEST_BYTES)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// A short hash naming a plugin set: what loaded, what did not and why, and the policy.
