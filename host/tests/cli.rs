@@ -1030,10 +1030,16 @@ fn ask_goes_to_the_configured_provider_and_status_shows_the_spend() {
     let status = json(&passepartout(home.path(), &["status", "--json"]));
     assert_eq!(status["spend"][0]["provider"], "local");
     assert_eq!(status["spend"][0]["calls"], 1);
-    assert_eq!(status["spend"][0]["input_tokens"], 42);
+    // The prompt is charged what the server reported (42) or, when more, its local estimate
+    // (the real system prompt is longer than 42 tokens' worth); the answer its 7.
+    let input = status["spend"][0]["input_tokens"]
+        .as_u64()
+        .expect("input tokens");
+    assert!(input >= 42, "{input}");
     assert_eq!(status["spend"][0]["output_tokens"], 7);
     assert!(
-        (status["spend"][0]["cost"].as_f64().expect("cost") - (42.0 + 14.0) / 1e6).abs() < 1e-12
+        (status["spend"][0]["cost"].as_f64().expect("cost") - (input as f64 + 14.0) / 1e6).abs()
+            < 1e-12
     );
 
     let doctor = json(&passepartout(home.path(), &["doctor", "--json"]));

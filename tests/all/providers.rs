@@ -8,13 +8,14 @@ use std::time::Duration;
 use passepartout::journal::Journal;
 use passepartout::pipeline::actuators::Outbox;
 use passepartout::pipeline::{
-    Agent, PipelineConfig, PipelineError, Provider, ProviderReply, ProviderRequest, StepOutcome,
-    ToolSchema, ToolTurn,
+    Agent, PipelineConfig, PipelineError, Progress, Provider, ProviderReply, ProviderRequest,
+    StepOutcome, ToolSchema, ToolTurn,
 };
+use passepartout::providers::http::CallError;
 use passepartout::providers::{Cascade, Endpoint, Protocol, Secret};
 use passepartout::runtime::Policy;
 use passepartout::signal::Signal;
-use passepartout_tests::http::{Canned, Server, fixture};
+use passepartout_tests::http::{Canned, Server, fixture, openai_stream};
 use serde_json::{Value, json};
 
 use crate::fresh_runtime;
@@ -168,7 +169,9 @@ fn anthropic_text_tool_use_and_tool_result() {
         reqs[2].body,
         fixture_json("anthropic/request_tool_result.json")
     );
-    assert_eq!(cascade.spent(), 36 + 60 + 36);
+    // Each count the larger of the reported one and the estimate: the prompt's estimate is 37
+    // tokens (145 bytes), 43 with the tool's turn (170 bytes); the answers' 7, 7 and 7.
+    assert_eq!(cascade.spent(), (37 + 7) + (40 + 20) + (43 + 7));
 }
 
 /// The first provider fails as `first` does; the second answers.
@@ -628,8 +631,11 @@ fn the_daily_budget_prices_well_known_models_and_skips_unpriced_ones() {
         "a model with no price cannot be counted, so it is not asked"
     );
     let records = cascade.records();
+    // The prompt as reported; the answer ("hi"), reported as nothing, as one token.
     assert!(
-        records[0].cost.is_some_and(|c| (c - 2.5).abs() < 1e-9),
+        records[0]
+            .cost
+            .is_some_and(|c| (c - (2.5 + 10.0 / 1e6)).abs() < 1e-9),
         "{records:?}"
     );
     let err = wait(cascade.complete(&request(vec![]))).expect_err("over the day");
@@ -669,4 +675,129 @@ fn money_that_is_not_a_number_of_dollars_is_refused_naming_the_key() {
             "{toml}: {err}"
         );
     }
+}
+
+/// An Anthropic Messages answer calling tool `name` with call id `id`.
+fn anthropic_tool_use(id: &str, name: &str) -> Canned {
+    Canned::json(
+        json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "test-claude", "content": [{"type": "tool_use", "id": id, "name": name, "input": {}}], "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}})
+            .to_string(),
+    )
+}
+
+/// One provider's answer, or why it is none.
+type Answer = Result<(ProviderReply, passepartout::providers::Usage), CallError>;
+
+/// What `endpoint` makes of its server's next answer, asked without following it.
+fn asked(endpoint: &Endpoint) -> Answer {
+    wait(endpoint.call(&request(vec![]), &endpoint.model, None))
+}
+
+/// `result` is the malformed-answer error, saying `what`.
+fn malformed_saying(result: Answer, what: &str) {
+    match result {
+        Err(CallError::Malformed(m)) => assert!(m.contains(what), "{m}"),
+        other => panic!("expected a malformed answer saying {what:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_tool_name_or_call_id_over_256_bytes_is_a_malformed_answer() {
+    let long = "n".repeat(1 << 20);
+    let at_limit = "n".repeat(256);
+    let server = Server::start(vec![
+        Canned::tool_call("call_1", &long, &json!({})),
+        Canned::tool_call(&long, "eval", &json!({})),
+        Canned::tool_call(&at_limit, &at_limit, &json!({})),
+        anthropic_tool_use("toolu_1", &long),
+        anthropic_tool_use(&long, "eval"),
+        anthropic_tool_use(&at_limit, &at_limit),
+    ]);
+    let gpt = openai(&server);
+    let claude = endpoint(
+        "anthropic",
+        Protocol::Anthropic,
+        &server,
+        Duration::from_secs(5),
+    );
+    for ep in [&gpt, &claude] {
+        malformed_saying(asked(ep), "a tool name of 1048576 bytes (at most 256)");
+        malformed_saying(asked(ep), "a tool call id of 1048576 bytes (at most 256)");
+        let (reply, _) = asked(ep).expect("256 bytes is a name and an id still");
+        assert_eq!(
+            reply,
+            ProviderReply::ToolCall {
+                id: at_limit.clone(),
+                name: at_limit.clone(),
+                arguments: json!({}),
+            }
+        );
+    }
+}
+
+#[test]
+fn a_streamed_tool_name_over_256_bytes_is_a_malformed_answer() {
+    let long = "n".repeat(64 << 10);
+    let server = Server::start(vec![Canned::events(
+        vec![
+            openai_stream::tool(0, Some(("call_1", long.as_str())), "{}"),
+            openai_stream::end("tool_calls", 10, 5),
+        ],
+        None,
+    )]);
+    let quiet = |_: &Progress| {};
+    let ep = openai(&server);
+    malformed_saying(
+        wait(ep.call(&request(vec![]), &ep.model, Some(&quiet))),
+        "a tool name of 65536 bytes (at most 256)",
+    );
+}
+
+#[test]
+fn a_hostile_tool_name_fails_with_a_short_error_through_the_cascade() {
+    let server = Server::start(vec![Canned::tool_call(
+        "call_1",
+        &"n".repeat(1 << 20),
+        &json!({}),
+    )]);
+    let cascade = Cascade::new(vec![openai(&server)]);
+    let text = wait(cascade.complete(&request(vec![])))
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        text.contains("the answer is not the protocol: a tool name of 1048576 bytes"),
+        "{text}"
+    );
+    assert!(text.len() < 1024, "an error of {} bytes", text.len());
+}
+
+#[test]
+fn a_server_that_under_reports_its_usage_still_runs_the_session_budget_out() {
+    // About 200 KiB of answer reported as one token, and the prompt as none.
+    let answer = "a".repeat(200 << 10);
+    let lying = Canned::json(
+        json!({"choices": [{"message": {"role": "assistant", "content": answer}}], "usage": {"prompt_tokens": 0, "completion_tokens": 1}})
+            .to_string(),
+    );
+    let server = Server::start(vec![lying.clone(), lying.clone(), lying]);
+    let cascade = Cascade::new(vec![openai(&server)]).with_budget(Some(10_000), None);
+    let refused = (0..3).find_map(|_| wait(cascade.complete(&request(vec![]))).err());
+    match refused {
+        Some(PipelineError::Budget { message, .. }) => {
+            assert!(message.contains("session_tokens"), "{message}");
+        }
+        other => panic!(
+            "expected a budget error within 3 asks ({} tokens spent), got {other:?}",
+            cascade.spent()
+        ),
+    }
+    // Charged by the answer's length (4 bytes a token), the prompt by its estimate.
+    let usage = cascade.records()[0].usage;
+    assert_eq!(usage.output_tokens, (200 << 10) / 4, "{usage:?}");
+    assert!(usage.input_tokens > 0, "{usage:?}");
+    assert_eq!(
+        server.requests().len(),
+        cascade.records().len(),
+        "the refused call never reached the server"
+    );
 }

@@ -79,8 +79,9 @@ fn openai_progress_comes_piece_by_piece_and_the_answer_is_the_whole_text() {
     release.allow(1);
     let (reply, cascade) = asking.join().expect("asked");
     assert_eq!(reply, Ok(ProviderReply::Text("Hello there".into())));
-    // The usage chunk is the provider's count: what the budget is charged.
-    assert_eq!(cascade.spent(), 13);
+    // The usage chunk's counts (10 and 3), each raised to the local estimate where that is
+    // more: the prompt's 37 tokens (145 bytes), the answer's 3.
+    assert_eq!(cascade.spent(), 37 + 3);
     let body = &server.requests()[0].body;
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));

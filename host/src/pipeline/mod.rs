@@ -295,6 +295,24 @@ pub type ProgressSink = Arc<dyn Fn(&crate::signal::Meta, &Progress) + Send + Syn
 /// Lines of recent activity kept for the prompt's LOGS section.
 const LOG_LINES: usize = 20;
 
+/// The longest line the LOGS section keeps, in bytes (and the cut's mark): a line may quote a
+/// model's tool name, a provider's error or a gate's reason, and every later prompt of every
+/// session carries it.
+const LOG_LINE_BYTES: usize = 512;
+
+/// `text` cut to its first `max` bytes at a character boundary, `…` marking the cut; whole
+/// when it fits.
+fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}…", &text[..cut]))
+}
+
 impl Agent {
     /// A pipeline over `plugins`: their gates verify, their tools run through the `tool`
     /// actuator, their skills shape prompts (ordered by their dependencies).
@@ -623,8 +641,13 @@ impl Agent {
             })
     }
 
-    /// Remember a line for the prompt's LOGS section.
-    pub(crate) fn log(&self, line: String) {
+    /// Remember a line for the prompt's LOGS section, cut to [`LOG_LINE_BYTES`] (whatever
+    /// it quotes, the section stays [`LOG_LINES`] short lines).
+    pub(crate) fn log(&self, mut line: String) {
+        if line.len() > LOG_LINE_BYTES {
+            // A copy of the start: the long line's allocation is not kept behind it.
+            line = clip(&line, LOG_LINE_BYTES).into_owned();
+        }
         tracing::info!("{line}");
         let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
         if logs.len() == LOG_LINES {
@@ -640,5 +663,66 @@ impl Agent {
             .iter()
             .cloned()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Agent, LOG_LINE_BYTES, LOG_LINES, PipelineConfig};
+    use crate::journal::Journal;
+    use crate::signal::Signal;
+
+    /// The cut's mark.
+    const MARK: &str = "…";
+
+    fn agent() -> Agent {
+        Agent::new(
+            Vec::new(),
+            Journal::in_memory().expect("journal"),
+            PipelineConfig::default(),
+        )
+        .expect("agent")
+    }
+
+    #[test]
+    fn a_long_log_line_is_cut_at_a_char_boundary_and_marked() {
+        let agent = agent();
+        // 100 KiB of three-byte characters after one ASCII byte: no cut at 512 falls on a
+        // character boundary by chance.
+        let long = format!("x{}", "€".repeat(100 * 1024 / 3));
+        agent.log(long.clone());
+        let logs = agent.recent_logs();
+        let kept = logs.last().expect("the line is kept");
+        let text = kept.strip_suffix(MARK).expect("the cut is marked");
+        assert!(text.len() <= LOG_LINE_BYTES, "{} bytes", text.len());
+        assert!(text.len() > LOG_LINE_BYTES - 3, "no more than a char short");
+        assert!(long.starts_with(text), "the start of the line, whole chars");
+        agent.log("short".to_owned());
+        assert_eq!(
+            agent.recent_logs().last().map(String::as_str),
+            Some("short")
+        );
+    }
+
+    #[test]
+    fn the_logs_in_every_prompt_stay_bounded_whatever_a_line_quotes() {
+        let agent = agent();
+        for i in 0..LOG_LINES + 5 {
+            agent.log(format!("gate g rejected tool {}{i}", "n".repeat(1 << 20)));
+        }
+        let logs = agent.recent_logs();
+        assert_eq!(logs.len(), LOG_LINES);
+        assert!(
+            logs.iter().all(|l| l.len() <= LOG_LINE_BYTES + MARK.len()),
+            "{:?}",
+            logs.iter().map(String::len).collect::<Vec<_>>()
+        );
+        let signal = Signal::event("user-input", Some("hello"), Some("cli"));
+        let system = agent.prompt(&signal, None, None).system;
+        assert!(
+            system.len() <= LOG_LINES * (LOG_LINE_BYTES + MARK.len() + 1) + 4096,
+            "a system prompt of {} bytes",
+            system.len()
+        );
     }
 }

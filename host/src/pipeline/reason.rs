@@ -413,21 +413,22 @@ impl Agent {
     }
 }
 
-/// One line about `action` for logs and questions: its tool and arguments (cut at 200 bytes),
-/// or what kind of reply it is.
+/// The most of a tool's name a [`summary`] shows, in bytes.
+const SUMMARY_TOOL_BYTES: usize = 128;
+/// The most of an action's arguments a [`summary`] shows, in bytes.
+const SUMMARY_ARGS_BYTES: usize = 200;
+
+/// One line about `action` for logs and questions: its tool and arguments (the name cut at
+/// 128 bytes, the arguments at 200, each cut marked `…`), or what kind of reply it is.
 pub(crate) fn summary(action: &Action) -> String {
     match &action.tool {
         Some(tool) => {
-            let mut args = Value::Object(action.args.clone()).to_string();
-            if args.len() > 200 {
-                let mut cut = 200;
-                while !args.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                args.truncate(cut);
-                args.push('…');
-            }
-            format!("tool {tool} with {args}")
+            let args = Value::Object(action.args.clone()).to_string();
+            format!(
+                "tool {} with {}",
+                super::clip(tool, SUMMARY_TOOL_BYTES),
+                super::clip(&args, SUMMARY_ARGS_BYTES)
+            )
         }
         None => format!(
             "{} to {}",
@@ -619,6 +620,28 @@ mod tests {
                 .as_deref(),
             Some("No response")
         );
+    }
+
+    #[test]
+    fn a_summary_cuts_a_long_tool_name_and_long_arguments() {
+        let mut action = parse_reply(ProviderReply::ToolCall {
+            id: "c1".into(),
+            name: "é".repeat(1 << 20),
+            arguments: json!({"text": "a".repeat(1 << 20)}),
+        });
+        let line = summary(&action);
+        assert!(
+            line.len() <= "tool … with …".len() + SUMMARY_TOOL_BYTES + SUMMARY_ARGS_BYTES,
+            "{} bytes",
+            line.len()
+        );
+        assert!(
+            line.starts_with("tool éé") && line.contains("… with {"),
+            "{line}"
+        );
+        action.tool = Some("eval".into());
+        action.args = serde_json::Map::new();
+        assert_eq!(summary(&action), "tool eval with {}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::http::{CallError, get_status, is_event_stream, json_of, post, redact_error};
-use super::{Endpoint, PROBE_TIMEOUT, Usage, sse, stream};
+use super::{Endpoint, PROBE_TIMEOUT, Usage, check_tool_call, sse, stream};
 use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
 /// The API version header value this client speaks.
@@ -34,7 +34,8 @@ pub fn body(req: &ProviderRequest, model: &str) -> Value {
 /// Read a Messages answer: the first `tool_use` block, else the text blocks joined.
 ///
 /// # Errors
-/// [`CallError::Malformed`] when it is not the protocol.
+/// [`CallError::Malformed`] when it is not the protocol (a tool call whose name or id is
+/// longer than [`super::MAX_TOOL_CALL_FIELD`] included).
 pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
     let malformed = |m: &str| CallError::Malformed(m.to_owned());
     let blocks = v
@@ -50,6 +51,7 @@ pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
             .as_str()
             .ok_or_else(|| malformed("a tool_use block without a name"))?;
         let id = call["id"].as_str().unwrap_or("toolu_0").to_owned();
+        check_tool_call(name, &id)?;
         let input = if call["input"].is_object() {
             call["input"].clone()
         } else {

@@ -182,28 +182,36 @@ impl Cascade {
     }
 }
 
-/// What an answer is charged: the provider's counts, or where it gave none (a stream without
-/// its usage chunk, a server that leaves `usage` out: both counts zero) the prompt's estimate
-/// and the answer's length at 4 characters a token. Never nothing: a budget must run out.
+/// What an answer is charged: for the prompt and for the answer each, the larger of the
+/// provider's count and the local estimate (the prompt's by [`estimate`], the answer's by its
+/// length in [`tokens_of`]), and at least one token. A provider's count is never trusted alone:
+/// a server that reports one token beside megabytes of answer, or leaves `usage` out (a stream
+/// without its usage chunk), would otherwise never run a budget out.
 fn charged(usage: Usage, requested: u64, reply: &ProviderReply) -> Usage {
-    if usage != Usage::default() {
-        return usage;
-    }
-    let answer_chars = match reply {
+    let answer_bytes = match reply {
         ProviderReply::Text(t) => t.len(),
         ProviderReply::ToolCall {
             name, arguments, ..
         } => name.len() + arguments.to_string().len(),
     };
     Usage {
-        input_tokens: requested.saturating_sub(ANSWER_ALLOWANCE).max(1),
-        output_tokens: (answer_chars as u64).div_ceil(4).max(1),
+        input_tokens: usage
+            .input_tokens
+            .max(requested.saturating_sub(ANSWER_ALLOWANCE))
+            .max(1),
+        output_tokens: usage.output_tokens.max(tokens_of(answer_bytes)).max(1),
     }
 }
 
-/// A rough token count: 4 characters a token.
+/// The local estimate of `bytes` of text in tokens: 4 bytes a token, rounded up. Both the
+/// check before a call ([`estimate`]) and the charge after it ([`charged`]) count with this.
+fn tokens_of(bytes: usize) -> u64 {
+    u64::try_from(bytes).unwrap_or(u64::MAX).div_ceil(4)
+}
+
+/// A rough token count of the prompt ([`tokens_of`] its text), plus the answer's allowance.
 fn estimate(req: &ProviderRequest) -> u64 {
-    let chars = req.system.len()
+    let bytes = req.system.len()
         + req.prompt.len()
         + req
             .turns
@@ -215,7 +223,7 @@ fn estimate(req: &ProviderRequest) -> u64 {
             .iter()
             .map(|t| t.description.len() + t.parameters.to_string().len())
             .sum::<usize>();
-    (chars as u64).div_ceil(4) + ANSWER_ALLOWANCE
+    tokens_of(bytes).saturating_add(ANSWER_ALLOWANCE)
 }
 
 #[async_trait::async_trait]

@@ -27,6 +27,28 @@ pub use config::{ProviderConfig, ProvidersConfig};
 /// The longest `passepartout doctor` waits for one provider.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest tool name, and the longest tool call id, an answer may carry, in bytes. Real
+/// ones are a few dozen; a longer one would be copied into logs, prompts and the journal (an
+/// answer may be megabytes), so it is refused as not the protocol.
+pub const MAX_TOOL_CALL_FIELD: usize = 256;
+
+/// Whether a tool call's `name` and `id` fit [`MAX_TOOL_CALL_FIELD`] (both protocols, whole or
+/// streamed, read their tool calls through this).
+///
+/// # Errors
+/// [`http::CallError::Malformed`] naming what is too long, its length and the limit.
+pub fn check_tool_call(name: &str, id: &str) -> Result<(), http::CallError> {
+    for (what, value) in [("tool name", name), ("tool call id", id)] {
+        if value.len() > MAX_TOOL_CALL_FIELD {
+            return Err(http::CallError::Malformed(format!(
+                "a {what} of {} bytes (at most {MAX_TOOL_CALL_FIELD})",
+                value.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// An API key. Never printed: `Debug` shows `***`.
 #[derive(Clone)]
 pub struct Secret(String);

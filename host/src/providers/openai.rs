@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::http::{CallError, get_status, is_event_stream, json_of, post, redact_error};
-use super::{Endpoint, PROBE_TIMEOUT, Usage, sse, stream};
+use super::{Endpoint, PROBE_TIMEOUT, Usage, check_tool_call, sse, stream};
 use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
 /// The request body for `req`, as the Chat Completions API documents it.
@@ -38,7 +38,8 @@ pub fn body(req: &ProviderRequest, model: &str) -> Value {
 ///
 /// # Errors
 /// [`CallError::Malformed`] when the answer is not the protocol (no choices, no message, a
-/// tool call whose arguments are not JSON).
+/// tool call whose arguments are not JSON, or whose name or id is longer than
+/// [`super::MAX_TOOL_CALL_FIELD`]).
 pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
     let malformed = |m: &str| CallError::Malformed(m.to_owned());
     let choices = v
@@ -70,6 +71,7 @@ pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
             _ => json!({}),
         };
         let id = call["id"].as_str().unwrap_or("call_0").to_owned();
+        check_tool_call(name, &id)?;
         return Ok((
             ProviderReply::ToolCall {
                 id,
@@ -172,6 +174,8 @@ impl stream::Fold for Chunks {
             if let Some(n) = call["function"]["name"].as_str() {
                 name.push_str(n);
             }
+            // Refused as soon as it is too long, not after megabytes more of it.
+            check_tool_call(name.as_str(), id.as_str())?;
             if let Some(a) = call["function"]["arguments"].as_str() {
                 args.push_str(a);
                 self.tokens += 1;

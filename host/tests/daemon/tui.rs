@@ -120,7 +120,7 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
         vec![
             openai_stream::text("The answer"),
             openai_stream::text(" is") + &openai_stream::text(" 42."),
-            openai_stream::end("stop", 40, 3),
+            openai_stream::end("stop", 40_000, 3),
         ],
         Some(&release),
     )]);
@@ -158,9 +158,10 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
             && (l.contains("kf") || l.contains("Mf"))),
         "{screen}"
     );
-    // What the answer cost (the stream's usage: 40 + 3 tokens), in the status line.
+    // What the answer cost, in the status line: the stream's usage (40,000 + 3 tokens), the
+    // answer raised to its length's estimate (5), shown rounded.
     tui.wait("the answer's cost", |s| {
-        s.contains("$0.0000 today · 43 tokens")
+        s.contains("$0.0000 today · 40k tokens")
     });
 
     // Another client's action waits for a person: it shows in the approvals pane at once.
