@@ -247,11 +247,7 @@ impl Places {
             let log = std::sync::Arc::new(log);
             let today = log.clone();
             cascade = cascade.with_spend_log(
-                Box::new(move |r| {
-                    if let Err(e) = log.record(r) {
-                        tracing::error!("cannot record spend: {e}");
-                    }
-                }),
+                Box::new(move |r| log.record(r)),
                 Box::new(move || {
                     // Unreadable: count it as spent, so that the limit still holds.
                     today.spent_today().unwrap_or_else(|e| {

@@ -1,8 +1,9 @@
 //! The cascade: providers in order until one answers, each behind its circuit breaker
 //! ([`super::breaker`]: timeouts, connection failures and 429s leave a provider alone for a
 //! while); a selector may pick the model or skip a provider; the budgets ([`super::budget`])
-//! refuse a call that could overspend. When all fail, one error lists each provider and why.
-//! A streamed answer that breaks off after its first token is not asked of the next provider.
+//! refuse a call that could overspend, counting what the calls in flight have reserved. When
+//! all fail, one error lists each provider and why. A streamed answer that breaks off after
+//! its first token is not asked of the next provider.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -31,8 +32,11 @@ pub struct UsageRecord {
     pub cost: Option<f64>,
 }
 
-/// Where usage records go (the database, for `passepartout status`).
-pub type UsageSink = Box<dyn Fn(&UsageRecord) + Send + Sync>;
+/// Where usage records go (the database, for `passepartout status` and the daily budget).
+///
+/// # Errors
+/// The record could not be written; its cost is then counted in this process instead.
+pub type UsageSink = Box<dyn Fn(&UsageRecord) -> rusqlite::Result<()> + Send + Sync>;
 
 /// What a cascade keeps across the daemon's reloads, which build a new one from the changed
 /// configuration: the breakers' states and what each session spent (a reload must neither
@@ -172,8 +176,17 @@ impl Cascade {
             usage,
             cost,
         };
-        if let Some(sink) = &self.sink {
-            sink(&record);
+        if let Some(sink) = &self.sink
+            && let Err(e) = sink(&record)
+        {
+            tracing::error!(
+                "cannot record the spend of a call to {} ({model}): {e}; this process counts it \
+                 against today's budget instead",
+                endpoint.name
+            );
+            if let Some(cost) = cost {
+                self.budget.unrecorded(cost);
+            }
         }
         self.records
             .lock()
@@ -251,7 +264,10 @@ impl Provider for Cascade {
     ) -> Result<ProviderReply, PipelineError> {
         let session = req.session.as_deref();
         let requested = estimate(req);
-        self.budget.check_tokens(session, requested)?;
+        // Reserved until this ask returns, or its future is dropped: the asks in flight at
+        // once count each other's estimates, and what answers is charged before it is given
+        // back.
+        let _tokens = self.budget.reserve_tokens(session, requested)?;
         let mut failures = Vec::new();
         let mut last = None;
         let mut attempts = 0;
@@ -265,36 +281,48 @@ impl Provider for Cascade {
                 continue;
             };
             let price = prices::price(&self.prices, &model);
-            // Today's spend may be read from the spend log (SQLite).
+            // Today's spend may be read from the spend log (SQLite). The estimate is reserved
+            // for this provider's call, and given back when it is over (`dollars` dropped).
             let affordable = crate::blocking::in_place(|| {
-                self.budget.check_dollars(
+                self.budget.reserve_dollars(
                     &model,
                     price,
                     requested.saturating_sub(ANSWER_ALLOWANCE),
                     ANSWER_ALLOWANCE,
                 )
             });
-            match affordable {
-                Ok(()) => {}
+            let dollars = match affordable {
+                Ok(reservation) => reservation,
                 Err(DailyRefusal::Unpriced(why)) => {
                     failures.push(format!("{} ({model}): {why}", endpoint.name));
                     continue;
                 }
                 Err(DailyRefusal::Over {
                     spent,
+                    reserved,
                     limit,
                     estimate,
                 }) => {
+                    let in_flight = if reserved > 0.0 {
+                        format!(" (${reserved:.4} more reserved by calls in flight)")
+                    } else {
+                        String::new()
+                    };
+                    // Refused for what calls in flight may cost: room may come back sooner.
+                    let when = if spent + estimate <= limit {
+                        "try again once the calls in flight have answered"
+                    } else {
+                        "it starts again at midnight UTC"
+                    };
                     let why = format!(
-                        "today's spend is ${spent:.4} of the ${limit:.2} [budget] daily_usd \
-                         allows, and this call could cost about ${estimate:.4}; it starts again \
-                         at midnight UTC"
+                        "today's spend is ${spent:.4}{in_flight} of the ${limit:.2} [budget] \
+                         daily_usd allows, and this call could cost about ${estimate:.4}; {when}"
                     );
                     failures.push(format!("{} ({model}): {why}", endpoint.name));
                     over = Some((why, spent, limit));
                     continue;
                 }
-            }
+            };
             let key = endpoint.breaker_key();
             if let Admit::Skip(why) = self.breakers.admit(&key, endpoint.timeout) {
                 failures.push(format!("{}: {why}", endpoint.name));
@@ -310,6 +338,9 @@ impl Provider for Cascade {
                     crate::blocking::in_place(|| {
                         self.account(session, endpoint, &model, price, usage);
                     });
+                    // Charged, then given back: a check in between counts the call at least
+                    // once. (The session's tokens go back when this returns.)
+                    drop(dollars);
                     return Ok(reply);
                 }
                 Err(e) => {
@@ -329,6 +360,7 @@ impl Provider for Cascade {
                         crate::blocking::in_place(|| {
                             self.account(session, endpoint, &model, price, usage);
                         });
+                        drop(dollars);
                         cut = true;
                         break;
                     }

@@ -1,12 +1,14 @@
 //! A faulty model provider behind the daemon: `send` exits 1 when every provider fails (as
-//! `ask` does), the breaker's state shows in `status`, and each client session has its own
-//! token budget.
+//! `ask` does), the breaker's state shows in `status`, each client session has its own
+//! token budget, and asks in flight at once cannot together overspend a budget.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use passepartout::daemon::client::Client;
+use passepartout::daemon::request::Request;
 use passepartout_tests::http::{Canned, Server};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{command, start};
 
@@ -98,6 +100,144 @@ fn each_client_session_has_its_own_token_budget() {
         ask(&mut bob)["outcome"],
         "ran",
         "bob's session has its own budget"
+    );
+}
+
+/// What an `ask` of "hello" in a fresh session could use, as the cascade estimates it before
+/// calling: the number a budget of one token refuses it with (`home`'s daemon is started and
+/// stopped for it).
+fn estimate_of_hello(home: &Path, url: &str) -> u64 {
+    config(
+        home,
+        &format!("{}\n[budget]\nsession_tokens = 1\n", openai(url)),
+    );
+    let d = start(home, &[], None);
+    let (_, reply) = d
+        .client()
+        .request_raw("ask", json!({ "text": "hello" }))
+        .expect("ask");
+    drop(d);
+    let error = reply["result"]["steps"][0]["outcome"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    error
+        .split("could use about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no estimate in {reply}"))
+}
+
+/// Send `asks` "hello"s on each of `clients` at once (pipelined: none waits for another's
+/// answer) and return every step outcome.
+fn asks_at_once(clients: Vec<Client>, asks: usize) -> Vec<Value> {
+    let readers: Vec<_> = clients
+        .into_iter()
+        .map(|client| {
+            client
+                .set_timeout(Some(Duration::from_secs(60)))
+                .expect("timeout");
+            let (mut tx, rx) = client.split().expect("split");
+            for _ in 0..asks {
+                tx.send(&Request::Ask {
+                    text: "hello".to_owned(),
+                    focus: None,
+                })
+                .expect("send");
+            }
+            (tx, rx)
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for (_tx, mut rx) in readers {
+        let mut answered = 0;
+        while answered < asks {
+            let m = rx.read().expect("read");
+            if m["type"] == "reply" {
+                answered += 1;
+                outcomes.push(m["result"]["steps"][0]["outcome"].clone());
+            } else if m["type"] == "error" {
+                panic!("request refused: {m}");
+            }
+        }
+    }
+    outcomes
+}
+
+/// The calls the model server was asked (its probes left out).
+fn model_calls(server: &Server) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .count()
+}
+
+/// A slow answer (every ask is in flight while the others are made) that reports `prompt`
+/// tokens used.
+fn slow_answer(prompt: u64) -> Canned {
+    Canned {
+        delay: Duration::from_millis(1500),
+        ..Canned::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": {"prompt_tokens": prompt, "completion_tokens": 1}})
+                .to_string(),
+        )
+    }
+}
+
+/// Eight asks in flight at once, on `clients` connections, against a daemon whose model
+/// answers slowly and whose budget, written by `budget` from an ask's estimate, has room for
+/// one: one is asked of the model, and one at least of the others names, in its refusal,
+/// what the one in flight reserved (`refusal`).
+fn only_one_of_eight_at_once(budget: impl Fn(u64) -> String, clients: usize, refusal: &str) {
+    let home = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(Vec::new());
+    let estimate = estimate_of_hello(home.path(), &server.url);
+    // Each answer spends the whole estimate.
+    for _ in 0..8 {
+        server.push(slow_answer(estimate));
+    }
+    config(
+        home.path(),
+        &format!("{}\n{}", openai(&server.url), budget(estimate)),
+    );
+    let d = start(home.path(), &[], None);
+    let outcomes = asks_at_once((0..clients).map(|_| d.client()).collect(), 8 / clients);
+    let ran = outcomes.iter().filter(|o| o["outcome"] == "ran").count();
+    assert_eq!(ran, 1, "one ask fits the budget: {outcomes:?}");
+    assert_eq!(model_calls(&server), 1, "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| o["error"].as_str().is_some_and(|e| e.contains(refusal))),
+        "{outcomes:?}"
+    );
+}
+
+#[test]
+fn asks_in_flight_at_once_cannot_together_overspend_a_session() {
+    // One ask's estimate fits the session's budget, two do not.
+    only_one_of_eight_at_once(
+        |estimate| format!("[budget]\nsession_tokens = {}\n", estimate * 3 / 2),
+        1,
+        "more are reserved by its calls in flight",
+    );
+}
+
+#[test]
+fn asks_of_many_sessions_at_once_cannot_together_overspend_the_day() {
+    // $1,000 per million tokens: an ask's estimate costs about estimate / 1000 dollars, and
+    // the day allows one and a half of it.
+    only_one_of_eight_at_once(
+        |estimate| {
+            format!(
+                "[prices.\"test-model\"]\ninput = 1000.0\noutput = 1000.0\n\n[budget]\ndaily_usd = {}\n",
+                estimate as f64 * 1.5 / 1000.0
+            )
+        },
+        8,
+        "more reserved by calls in flight",
     );
 }
 
