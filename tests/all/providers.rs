@@ -518,13 +518,21 @@ fn a_hung_provider_opens_its_breaker_and_the_next_request_goes_straight_to_the_b
         endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
     ]);
     wait(cascade.complete(&request(vec![]))).expect("the backup answers");
+    left_alone(&cascade, &["no answer within"]);
+    assert_eq!(hung.requests().len(), 1, "the hung provider is left alone");
+    assert_eq!(good.requests().len(), 2);
+}
+
+/// `cascade`'s first provider is open, for a reason that says each of `why`, its second
+/// closed; the next request goes straight to the second (and is answered).
+fn left_alone(cascade: &Cascade, why: &[&str]) {
     let health = cascade.health();
     assert_eq!(health[0].state, "open", "{health:?}");
     assert!(
         health[0]
             .why
             .as_deref()
-            .is_some_and(|w| w.contains("no answer within")),
+            .is_some_and(|w| why.iter().all(|part| w.contains(part))),
         "{health:?}"
     );
     assert_eq!(health[1].state, "closed");
@@ -535,8 +543,35 @@ fn a_hung_provider_opens_its_breaker_and_the_next_request_goes_straight_to_the_b
         took < Duration::from_millis(100),
         "straight to the backup: {took:?}"
     );
-    assert_eq!(hung.requests().len(), 1, "the hung provider is left alone");
-    assert_eq!(good.requests().len(), 2);
+}
+
+#[test]
+fn a_provider_that_fails_slowly_is_left_alone_like_a_hung_one() {
+    // A 500 just inside the timeout costs nearly the whole timeout, on every call, as a
+    // hung provider would; a quick 400 is the provider judging one request, and leaves it be.
+    let mut slow = Canned::status(500, "{\"error\": \"overloaded\"}");
+    slow.delay = Duration::from_millis(700);
+    let quick = Canned::status(400, "{\"error\": \"context too long\"}");
+    let sick = Server::start(vec![quick, slow.clone(), slow]);
+    let good = Server::start(
+        (0..3)
+            .map(|_| Canned::json(fixture("openai/text.json")))
+            .collect(),
+    );
+    let cascade = Cascade::new(vec![
+        endpoint("sick", Protocol::Openai, &sick, Duration::from_secs(1)),
+        endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
+    ]);
+    wait(cascade.complete(&request(vec![]))).expect("the backup answers");
+    assert_eq!(
+        cascade.health()[0].state,
+        "closed",
+        "a quick 400 leaves it be"
+    );
+    wait(cascade.complete(&request(vec![]))).expect("the backup answers");
+    left_alone(&cascade, &["500", "slowly"]);
+    assert_eq!(sick.requests().len(), 2, "the slow provider is left alone");
+    assert_eq!(good.requests().len(), 3);
 }
 
 #[test]

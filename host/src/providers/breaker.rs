@@ -1,8 +1,10 @@
-//! Each provider's circuit breaker: a provider that times out, cannot be reached or cuts its
-//! answer off is left alone for a cooling period (doubling on each failed probe, up to
+//! Each provider's circuit breaker: a provider that times out, cannot be reached, cuts its
+//! answer off, or fails slowly (a server error or a broken answer after half its timeout or
+//! more) is left alone for a cooling period (doubling on each failed probe, up to
 //! [`MAX_COOLING`]); a 429 leaves it alone for as long as its `Retry-After` asks (bounded). Once
 //! the period is over, a single request probes it: success closes the breaker, failure opens it
-//! again. Without this, a hung provider would cost its whole timeout on every model call.
+//! again. Without this, a hung provider, or one that answers 500 just inside its timeout, would
+//! cost that timeout on every model call.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -116,33 +118,59 @@ impl Breakers {
         }
     }
 
-    /// `provider` failed with `error`. Timeouts, connection failures and cut-off answers open
-    /// its breaker (for twice as long as before when this was the probe; requests already in
-    /// flight when it opened do not lengthen it); a 429 opens it for as long as it asked. Any
-    /// other failure (an error status, a malformed answer) is the answer of a provider that is
-    /// up: it closes a probing breaker and leaves a closed one.
-    pub fn failed(&self, provider: &str, error: &CallError) {
+    /// `provider` failed with `error` after `took` of its `timeout`. Timeouts, connection
+    /// failures, cut-off answers, and server errors (5xx), malformed answers and stream errors
+    /// that came after half the timeout or more open its breaker (for twice as long as before
+    /// when this was the probe; requests already in flight when it opened do not lengthen it);
+    /// a 429 opens it for as long as it asked. Any other failure (a 4xx, a quick server error)
+    /// is the answer of a provider that is up: it closes a probing breaker and leaves a closed
+    /// one.
+    pub fn failed(&self, provider: &str, error: &CallError, took: Duration, timeout: Duration) {
         let now = Instant::now();
         let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
         let before = states.get(provider).cloned();
-        // A stream that broke off counts as what broke it.
-        let error = match error {
-            CallError::Cut { cause, .. } => cause,
-            other => other,
+        // A stream that broke off counts as what broke it; it was answering, so not slowly.
+        let (error, answering) = match error {
+            CallError::Cut { cause, .. } => (&**cause, true),
+            other => (other, false),
         };
+        // A provider that is down but answers at the end of its timeout costs as much as one
+        // that never answers. A 4xx judges the request, not the provider, however long it took.
+        let slow = !answering
+            && took >= timeout / 2
+            && match error {
+                CallError::Status(status, _) => *status >= 500,
+                CallError::Malformed(_) | CallError::Stream(_) => true,
+                _ => false,
+            };
+        let why = if slow {
+            format!(
+                "{error} (slowly: after {:.1} s of its {} s timeout)",
+                took.as_secs_f64(),
+                timeout.as_secs_f64()
+            )
+        } else {
+            error.to_string()
+        };
+        let down = slow
+            || matches!(
+                error,
+                CallError::Timeout(_) | CallError::Connect(_) | CallError::Truncated(_)
+            );
         let cooling = match error {
-            CallError::Timeout(_) | CallError::Connect(_) | CallError::Truncated(_) => {
-                match before {
-                    Some(State::Probing { cooling, .. }) => (cooling * 2).min(MAX_COOLING),
-                    // Already open: another request that was in flight failed too.
-                    Some(State::Open { .. }) => return,
-                    None => COOLING,
-                }
-            }
+            _ if down => match before {
+                Some(State::Probing { cooling, .. }) => (cooling * 2).min(MAX_COOLING),
+                // Already open: another request that was in flight failed too.
+                Some(State::Open { .. }) => return,
+                None => COOLING,
+            },
             CallError::RateLimited { retry_after } => retry_after
                 .unwrap_or(RATE_LIMIT_COOLING)
                 .min(super::http::MAX_RETRY_AFTER),
-            CallError::Status(..)
+            CallError::Timeout(_)
+            | CallError::Connect(_)
+            | CallError::Truncated(_)
+            | CallError::Status(..)
             | CallError::Malformed(_)
             | CallError::Stream(_)
             | CallError::Redirect { .. }
@@ -153,14 +181,14 @@ impl Breakers {
         };
         let until = now.checked_add(cooling).unwrap_or(now);
         tracing::info!(
-            "provider {provider}: left alone for {} s after: {error}",
+            "provider {provider}: left alone for {} s after: {why}",
             cooling.as_secs()
         );
         states.insert(
             provider.to_owned(),
             State::Open {
                 until,
-                why: error.to_string(),
+                why,
                 cooling,
             },
         );
@@ -201,14 +229,29 @@ mod tests {
     use super::*;
 
     const T: Duration = Duration::from_secs(5);
+    const QUICK: Duration = Duration::from_millis(10);
+
+    #[test]
+    fn a_server_error_after_half_the_timeout_opens_a_client_error_never_does() {
+        let b = Breakers::default();
+        b.failed("a", &CallError::Status(400, "too long".into()), T, T);
+        assert_eq!(b.admit("a", T), Admit::Go, "a 4xx judges the request");
+        b.failed("a", &CallError::Status(503, "busy".into()), T / 2, T);
+        assert!(
+            matches!(b.admit("a", T), Admit::Skip(w) if w.contains("503") && w.contains("slowly"))
+        );
+        let b = Breakers::default();
+        b.failed("a", &CallError::Malformed("not JSON".into()), T * 3 / 4, T);
+        assert!(matches!(b.admit("a", T), Admit::Skip(_)));
+    }
 
     #[test]
     fn a_timeout_opens_a_success_closes_a_500_does_not_open() {
         let b = Breakers::default();
         assert_eq!(b.admit("a", T), Admit::Go);
-        b.failed("a", &CallError::Status(500, "boom".into()));
+        b.failed("a", &CallError::Status(500, "boom".into()), QUICK, T);
         assert_eq!(b.admit("a", T), Admit::Go, "a provider that answers is up");
-        b.failed("a", &CallError::Timeout(T));
+        b.failed("a", &CallError::Timeout(T), T, T);
         assert!(matches!(b.admit("a", T), Admit::Skip(w) if w.contains("no answer within")));
         let health = b.health([("a".into(), "a".into()), ("b".into(), "b".into())]);
         assert_eq!(
@@ -222,7 +265,7 @@ mod tests {
     #[test]
     fn after_the_cooling_period_one_request_probes_and_a_failed_probe_doubles_it() {
         let b = Breakers::default();
-        b.failed("a", &CallError::Connect("refused".into()));
+        b.failed("a", &CallError::Connect("refused".into()), QUICK, T);
         // Pretend the period is over.
         if let Some(State::Open { until, .. }) = b.states.lock().expect("lock").get_mut("a") {
             *until = Instant::now();
@@ -232,7 +275,7 @@ mod tests {
             matches!(b.admit("a", T), Admit::Skip(w) if w.contains("probing")),
             "only one probe at a time"
         );
-        b.failed("a", &CallError::Timeout(T));
+        b.failed("a", &CallError::Timeout(T), T, T);
         match b.states.lock().expect("lock").get("a") {
             Some(State::Open { cooling, .. }) => assert_eq!(*cooling, COOLING * 2),
             other => panic!("{other:?}"),
@@ -243,7 +286,7 @@ mod tests {
     fn requests_in_flight_when_it_opened_do_not_lengthen_it() {
         let b = Breakers::default();
         for _ in 0..5 {
-            b.failed("a", &CallError::Timeout(T));
+            b.failed("a", &CallError::Timeout(T), T, T);
         }
         match b.states.lock().expect("lock").get("a") {
             Some(State::Open { cooling, .. }) => assert_eq!(*cooling, COOLING),
@@ -273,6 +316,8 @@ mod tests {
             &CallError::RateLimited {
                 retry_after: Some(Duration::from_secs(u64::MAX)),
             },
+            QUICK,
+            T,
         );
         let h = &b.health([("a".into(), "a".into())])[0];
         assert_eq!(h.state, "open");

@@ -1,12 +1,13 @@
 //! The cascade: providers in order until one answers, each behind its circuit breaker
-//! ([`super::breaker`]: timeouts, connection failures and 429s leave a provider alone for a
-//! while); a selector may pick the model or skip a provider; the budgets ([`super::budget`])
-//! refuse a call that could overspend, counting what the calls in flight have reserved. When
-//! all fail, one error lists each provider and why. A streamed answer that breaks off after
-//! its first token is not asked of the next provider.
+//! ([`super::breaker`]: timeouts, connection failures, slow failures and 429s leave a provider
+//! alone for a while); a selector may pick the model or skip a provider; the budgets
+//! ([`super::budget`]) refuse a call that could overspend, counting what the calls in flight
+//! have reserved. When all fail, one error lists each provider and why. A streamed answer that
+//! breaks off after its first token is not asked of the next provider.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -330,6 +331,7 @@ impl Provider for Cascade {
             }
             attempts += 1;
             last = Some(endpoint.name.clone());
+            let started = Instant::now();
             match endpoint.call(req, &model, progress).await {
                 Ok((reply, usage)) => {
                     self.breakers.succeeded(&key);
@@ -344,7 +346,8 @@ impl Provider for Cascade {
                     return Ok(reply);
                 }
                 Err(e) => {
-                    self.breakers.failed(&key, &e);
+                    self.breakers
+                        .failed(&key, &e, started.elapsed(), endpoint.timeout);
                     // The error reaches the person in the answer; the log has it for the
                     // daemon's operator, not as a second copy on a one-shot command's stderr.
                     tracing::info!("provider {} ({model}) failed: {e}", endpoint.name);
