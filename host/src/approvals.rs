@@ -100,6 +100,15 @@ pub enum ApprovalError {
         /// What could not be parsed.
         message: String,
     },
+    /// What would be stored for a person could not be read back (nested past what the
+    /// reader takes): kept, it could be neither listed, approved nor denied.
+    #[error(
+        "this action cannot be kept for a person to decide, since it could not be read back: {message}; nothing was suspended"
+    )]
+    Unkeepable {
+        /// Why it could not be read back.
+        message: String,
+    },
     /// No randomness for a token.
     #[error("cannot make an approval token: {0}")]
     NoRandomness(String),
@@ -262,7 +271,8 @@ impl<'a> Approvals<'a> {
     /// its token. The entry and its `approval-requested` journal record are written together.
     ///
     /// # Errors
-    /// The database refused the write, or the system has no randomness for a token.
+    /// The database refused the write, the system has no randomness for a token, or what would
+    /// be stored could not be read back ([`ApprovalError::Unkeepable`]).
     pub fn suspend(
         &self,
         action: &Action,
@@ -284,6 +294,28 @@ impl<'a> Approvals<'a> {
             state: "pending".into(),
             tool,
         };
+        let signal = to_json(&pending.signal);
+        let reasons = to_json(&pending.reasons);
+        let tool = pending.tool.as_ref().map(to_json);
+        // Read back as it would be listed: a row that cannot be would wait for a person no
+        // one could show it to, holding a place until it expired.
+        let row = (
+            pending.token.clone(),
+            stored.clone(),
+            signal.clone(),
+            reasons.clone(),
+            pending.expires_at,
+            pending.digest.clone(),
+            pending.state.clone(),
+            tool.clone(),
+        );
+        if let Err(e) = pending_of(row) {
+            let message = match e {
+                ApprovalError::Damaged { message, .. } => message,
+                other => other.to_string(),
+            };
+            return Err(ApprovalError::Unkeepable { message });
+        }
         // Counted and added in one transaction: concurrent asks cannot pass the bound together.
         let crowded = self.journal.transaction(|tx| {
             let waiting: i64 = tx.query_row(
@@ -297,7 +329,7 @@ impl<'a> Approvals<'a> {
             }
             tx.execute(
                 "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![pending.token, stored, to_json(&pending.signal), to_json(&pending.reasons), pending.expires_at, pending.digest, pending.tool.as_ref().map(to_json), expiry.as_secs_f64()],
+                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64()],
             )?;
             self.journal.append_in(
                 tx,
@@ -511,6 +543,32 @@ fn to_json<T: Serialize>(v: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_could_not_be_read_back_is_never_kept() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        // Past serde_json's 128 levels once stored inside its signal.
+        let mut deep = json!(0);
+        for _ in 0..125 {
+            deep = json!([deep]);
+        }
+        let mut action = Action::reply("deep");
+        action.args.insert("x".into(), deep);
+        let signal = Signal::request(action.clone(), Default::default());
+        let refused = approvals
+            .suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+            .expect_err("unkeepable");
+        assert!(
+            matches!(&refused, ApprovalError::Unkeepable { message } if message.contains("recursion")),
+            "{refused}"
+        );
+        let waiting: i64 = journal
+            .with_conn(|c| c.query_row("SELECT COUNT(*) FROM approvals", [], |r| r.get(0)))
+            .expect("count");
+        assert_eq!(waiting, 0, "nothing holds a place");
+    }
 
     #[test]
     fn past_the_most_that_may_wait_an_ask_is_refused_until_one_is_decided() {

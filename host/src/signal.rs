@@ -249,7 +249,31 @@ pub enum ActionError {
     },
 }
 
+/// How deep an action's arguments may nest (objects and arrays within one another, the args
+/// object itself counted). Kept well under serde_json's 128-level limit on reading, so that an
+/// action stored inside a record (a journal record, a suspended approval with its signal) can
+/// always be read back: past it, one could not be listed, approved or denied.
+pub const MAX_ARGS_NESTING: usize = 64;
+
 impl Action {
+    /// How deep its arguments nest: 1 for an object of scalars, one more per object or array
+    /// within.
+    pub fn args_nesting(&self) -> usize {
+        // Iterative: what a gate's rewrite makes has not been through a parser's limit.
+        let mut deepest = 1;
+        let mut stack: Vec<(&Value, usize)> = self.args.values().map(|v| (v, 2)).collect();
+        while let Some((value, depth)) = stack.pop() {
+            let inner: Box<dyn Iterator<Item = &Value>> = match value {
+                Value::Array(items) => Box::new(items.iter()),
+                Value::Object(map) => Box::new(map.values()),
+                _ => continue,
+            };
+            deepest = deepest.max(depth);
+            stack.extend(inner.map(|v| (v, depth + 1)));
+        }
+        deepest
+    }
+
     /// A reply to send back.
     pub fn reply(text: &str) -> Action {
         Action {

@@ -135,7 +135,8 @@ pub struct Status {
 impl Status {
     /// The status as a client-key connection may see it: without what one client's calls
     /// left behind for another to read (each plugin's last error, which quotes a call's
-    /// arguments) and without this machine's paths and files (grants, why a plugin did not
+    /// arguments; why a model provider is left alone, which quotes the start of its error
+    /// answer to another client's call) and without this machine's paths and files (grants, why a plugin did not
     /// load, why the last reload failed, the last words an MCP server wrote to its stderr).
     /// That something failed still shows.
     pub fn for_role(mut self, role: Role) -> Status {
@@ -158,6 +159,9 @@ impl Status {
         withhold(&mut self.reload.last_error);
         for m in &mut self.mcp_servers {
             withhold(&mut m.last_error);
+        }
+        for p in &mut self.providers {
+            withhold(&mut p.why);
         }
         self
     }
@@ -396,18 +400,30 @@ mod tests {
             last_error: Some("exited; its stderr: token=abc".into()),
             ..Default::default()
         });
+        status
+            .providers
+            .push(crate::providers::breaker::ProviderHealth {
+                provider: "claude".into(),
+                state: "open".into(),
+                retry_in_secs: Some(30),
+                why: Some("HTTP 500: {\"prompt\": \"alice's secret\"}".into()),
+            });
         let client = status.clone().for_role(Role::Client);
         let told = serde_json::to_string(&client).expect("json");
         assert!(
-            !told.contains("/home/me") && !told.contains("token=abc"),
+            !told.contains("/home/me") && !told.contains("token=abc") && !told.contains("alice"),
             "{told}"
         );
         // That they failed still shows (`health` says degraded for the same reason).
         assert!(client.reload.last_error.is_some());
         assert!(client.mcp_servers[0].last_error.is_some());
+        assert_eq!(client.providers[0].state, "open");
+        assert!(client.providers[0].why.is_some());
         let approver = serde_json::to_string(&status.for_role(Role::Approver)).expect("json");
         assert!(
-            approver.contains("/home/me") && approver.contains("token=abc"),
+            approver.contains("/home/me")
+                && approver.contains("token=abc")
+                && approver.contains("alice"),
             "{approver}"
         );
     }

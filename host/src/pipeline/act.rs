@@ -14,12 +14,21 @@ use crate::gates::Outcome;
 use crate::signal::{Action, GateTrace, Payload, Signal, SignalType, Told};
 
 impl Agent {
-    /// Check that `action` can be performed as written: its target has an actuator, and that
-    /// actuator accepts it (a known tool, arguments matching its schema). Runs nothing.
+    /// Check that `action` can be performed as written: its arguments nest at most
+    /// [`crate::signal::MAX_ARGS_NESTING`] deep, its target has an actuator, and that actuator
+    /// accepts it (a known tool, arguments matching its schema). Runs nothing.
     ///
     /// # Errors
     /// [`ActError::Invalid`]: what is wrong, naming the field or the target.
     pub fn validate(&self, action: &Action) -> Result<(), ActError> {
+        let nesting = action.args_nesting();
+        if nesting > crate::signal::MAX_ARGS_NESTING {
+            return Err(ActError::Invalid(format!(
+                "its arguments nest {nesting} levels deep, more than the {} an action may: \
+                 flatten them",
+                crate::signal::MAX_ARGS_NESTING
+            )));
+        }
         let Some(actuator) = self.actuators.get(&action.target) else {
             let known: Vec<&str> = self.actuators.keys().map(String::as_str).collect();
             return Err(ActError::Invalid(format!(
@@ -407,6 +416,7 @@ impl Agent {
         }
         let undo = self.undo_snapshot(&action);
         let result = actuator.act(&action, signal).await;
+        cycle.ran = true;
         if let (Some(snap), Some(memory)) = (undo, &self.memory) {
             cycle.undo = Some((snap, crate::blocking::in_place(|| memory.root())));
         }
@@ -427,7 +437,8 @@ impl Agent {
                 };
                 // Once more after a pause (a CLI may hold the database); failing that, the
                 // approval stays running, and is listed as interrupted once this process ends:
-                // never done without its result journaled.
+                // never done without its result journaled, and the result, not on disk, is
+                // given to no one.
                 let mut finished = finish();
                 if finished.is_err() {
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -438,6 +449,13 @@ impl Agent {
                         "cannot write the journal (tool-result of approval {}): {e}",
                         p.token
                     );
+                    let error = format!(
+                        "{tool} ran, but the journal could not record its result ({e}): its \
+                         result is withheld, and approval {} stays running (listed as \
+                         interrupted once this process ends)",
+                        p.token
+                    );
+                    return Ok(Some((StepOutcome::Failed { error }, trace, None)));
                 }
             }
             None => {
@@ -579,16 +597,11 @@ impl Agent {
             .await;
         let _ = self.flush(&mut cycle).await;
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
-        // running either. (An action that ran was finished with its result, above.)
-        let ran = matches!(
-            executed,
-            Ok((
-                StepOutcome::Ran { .. } | StepOutcome::ToolFailed { .. },
-                _,
-                _
-            ))
-        );
-        if !ran && let Err(e) = crate::blocking::in_place(|| approvals.finish(token, None)) {
+        // running either. (An action that ran was finished with its result, above, or left
+        // running when its result could not be recorded.)
+        if !cycle.ran
+            && let Err(e) = crate::blocking::in_place(|| approvals.finish(token, None))
+        {
             tracing::error!("cannot mark approval {token} finished: {e}");
         }
         let (outcome, trace, feedback) = executed?;

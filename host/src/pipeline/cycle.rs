@@ -18,6 +18,9 @@ pub struct Cycle {
     /// The snapshot taken before a tool that is not read-only ran, and the memory root the tool
     /// left: a cycle that fails afterwards rolls memory back to it (if nothing else wrote since).
     pub(crate) undo: Option<(Snapshot, String)>,
+    /// An actuator ran the cycle's action (whatever came of it): an approval that ran is
+    /// finished with its result, or left running for the record, never finished without it.
+    pub(crate) ran: bool,
 }
 
 impl Cycle {

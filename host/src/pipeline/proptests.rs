@@ -412,15 +412,7 @@ fn hello() -> Signal {
 #[test]
 fn no_person_is_asked_when_the_verdicts_cannot_be_journaled() {
     let recorder = Recorder::default();
-    let journal = Journal::in_memory().expect("journal");
-    journal
-        .with_conn(|c| {
-            c.execute_batch(
-                "CREATE TRIGGER refuse_verdicts BEFORE INSERT ON journal WHEN NEW.kind = 'verdict' \
-                 BEGIN SELECT RAISE(ABORT, 'verdicts refused by the test'); END;",
-            )
-        })
-        .expect("trigger");
+    let journal = refusing(Journal::in_memory().expect("journal"), "verdict");
     let pipeline = asking(&recorder, journal, PipelineConfig::default());
     let report = crate::blocking::wait(pipeline.run(hello()));
     let outcome = &report.steps[0].outcome;
@@ -497,6 +489,21 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
 }
 
 /// The token of `{"target": "rec", "args": {"n": 0}}` suspended by an agent on the journal at
+/// `journal`, whose database refuses (a real SQLite trigger aborts the insert) every record of
+/// `kind`, with the error "`kind`s refused by the test".
+fn refusing(journal: Journal, kind: &str) -> Journal {
+    journal
+        .with_conn(|c| {
+            c.execute_batch(&format!(
+                "CREATE TRIGGER \"refuse {kind}\" BEFORE INSERT ON journal \
+                 WHEN NEW.kind = '{kind}' \
+                 BEGIN SELECT RAISE(ABORT, '{kind}s refused by the test'); END;"
+            ))
+        })
+        .expect("trigger");
+    journal
+}
+
 /// `db` whose one gate asks a person about it; asked by `source` (told what became of it),
 /// when given.
 fn suspended_on(db: &std::path::Path, source: Option<&str>) -> String {
@@ -528,16 +535,7 @@ fn at_the_last_mile_nobody_is_asked_or_told_on_verdicts_not_journaled() {
         let db = dir.path().join("journal.db");
         // Asked by `rec`: what it is told, it records as run.
         let token = suspended_on(&db, Some("rec"));
-        let journal = Journal::open(&db).expect("journal");
-        journal
-            .with_conn(|c| {
-                c.execute_batch(
-                    "CREATE TRIGGER refuse_verdicts BEFORE INSERT ON journal \
-                     WHEN NEW.kind = 'verdict' \
-                     BEGIN SELECT RAISE(ABORT, 'verdicts refused by the test'); END;",
-                )
-            })
-            .expect("trigger");
+        let journal = refusing(Journal::open(&db).expect("journal"), "verdict");
         let recorder = Recorder::default();
         let second = asking(&recorder, journal, PipelineConfig::default())
             .with_gate(Arc::new(FakeGate::new(gate, 1, verdict)));
@@ -564,6 +562,92 @@ fn at_the_last_mile_nobody_is_asked_or_told_on_verdicts_not_journaled() {
             recorder.ran()
         );
     }
+}
+
+/// An approved action that ran, whose result the journal refuses (a real SQLite trigger
+/// aborts its insert): the result is given to no one, and the approval stays running (to be
+/// listed as interrupted once the process ends), never done without its result.
+#[test]
+fn an_approved_result_the_journal_refuses_is_withheld_and_the_approval_stays_running() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("journal.db");
+    let token = suspended_on(&db, None);
+    let journal = refusing(Journal::open(&db).expect("journal"), "tool-result");
+    let recorder = Recorder::default();
+    let agent = asking(&recorder, journal, PipelineConfig::default());
+    let report = crate::blocking::wait(agent.approve(&token, None, None)).expect("approve");
+    let outcome = &report.steps[0].outcome;
+    assert!(
+        matches!(outcome, StepOutcome::Failed { error }
+            if error.contains("tool-results refused by the test")
+                && error.contains("its result is withheld")),
+        "{outcome:?}"
+    );
+    assert_eq!(recorder.ran().len(), 1, "it ran");
+    let status: String = agent
+        .journal()
+        .with_conn(|c| {
+            c.query_row(
+                "SELECT status FROM approvals WHERE token = ?1",
+                [&token],
+                |r| r.get(0),
+            )
+        })
+        .expect("status");
+    assert_eq!(status, "running");
+}
+
+/// An action whose arguments nest past [`crate::signal::MAX_ARGS_NESTING`] (here 125 deep, as
+/// a hostile client's frame or a model's tool call can be: serde reads up to 127) is invalid
+/// before any gate asks a person about it. Suspended, its row (the action inside its signal)
+/// could not be read back: never listed, approved or denied, it held one of the places for
+/// waiting approvals for a day. What is journaled of it reads back.
+#[test]
+fn an_action_nested_too_deep_is_invalid_and_never_waits_for_a_person() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("journal.db");
+    let recorder = Recorder::default();
+    let agent = asking(
+        &recorder,
+        Journal::open(&db).expect("journal"),
+        PipelineConfig::default(),
+    );
+    // The first step's outcome of an action to `rec` whose `x` nests `levels` arrays deep.
+    let nested = |levels: usize| {
+        let mut deep = json!(0);
+        for _ in 0..levels {
+            deep = json!([deep]);
+        }
+        let signal = Signal::request(
+            act(json!({ "target": "rec", "args": { "n": 0, "x": deep } })),
+            Default::default(),
+        );
+        crate::blocking::wait(agent.run(signal)).steps[0]
+            .outcome
+            .clone()
+    };
+    let outcome = nested(125);
+    assert!(
+        matches!(&outcome, StepOutcome::Invalid { reason } if reason.contains("nest 126 levels")),
+        "{outcome:?}"
+    );
+    let waiting = crate::blocking::in_place(|| {
+        crate::approvals::Approvals::new(agent.journal())
+            .and_then(|a| a.pending())
+            .expect("approvals")
+    });
+    assert!(waiting.is_empty(), "{waiting:?}");
+    assert!(recorder.ran().is_empty());
+    agent
+        .journal()
+        .records(None)
+        .expect("the journal reads back");
+    // As deep as may be: valid, and asked about as any other.
+    let outcome = nested(crate::signal::MAX_ARGS_NESTING - 1);
+    assert!(
+        matches!(outcome, StepOutcome::Suspended { .. }),
+        "{outcome:?}"
+    );
 }
 
 /// A pure gate is asked once per turn for the action that runs: the last mile reuses the

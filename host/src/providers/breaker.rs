@@ -144,8 +144,15 @@ impl Breakers {
                 _ => false,
             };
         let why = if slow {
+            // Not the answer's text: it may quote the call of the client that made it, and the
+            // reason is shown to every client whose call skips the provider.
+            let what = match error {
+                CallError::Status(status, _) => format!("HTTP {status}"),
+                CallError::Malformed(_) => "a malformed answer".to_owned(),
+                _ => "an error in its stream".to_owned(),
+            };
             format!(
-                "{error} (slowly: after {:.1} s of its {} s timeout)",
+                "{what} (slowly: after {:.1} s of its {} s timeout)",
                 took.as_secs_f64(),
                 timeout.as_secs_f64()
             )
@@ -236,10 +243,14 @@ mod tests {
         let b = Breakers::default();
         b.failed("a", &CallError::Status(400, "too long".into()), T, T);
         assert_eq!(b.admit("a", T), Admit::Go, "a 4xx judges the request");
-        b.failed("a", &CallError::Status(503, "busy".into()), T / 2, T);
-        assert!(
-            matches!(b.admit("a", T), Admit::Skip(w) if w.contains("503") && w.contains("slowly"))
+        b.failed(
+            "a",
+            &CallError::Status(503, "alice's prompt".into()),
+            T / 2,
+            T,
         );
+        assert!(matches!(b.admit("a", T), Admit::Skip(w)
+            if w.contains("503") && w.contains("slowly") && !w.contains("alice")));
         let b = Breakers::default();
         b.failed("a", &CallError::Malformed("not JSON".into()), T * 3 / 4, T);
         assert!(matches!(b.admit("a", T), Admit::Skip(_)));
