@@ -278,6 +278,33 @@ fn lowercase_hex(text: &[u8]) -> Option<Vec<u8>> {
         .flatten()
 }
 
+/// About how many bytes `value` takes in memory once parsed: a slot per value, a key and a
+/// node per object entry, and the bytes of each string. What a frame costs the daemon is
+/// this, not its size: `[0,0,…]` takes ~16 times its bytes once read.
+pub fn parsed_size(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const SLOT: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = SLOT + 3 * std::mem::size_of::<usize>();
+    let mut total = 0usize;
+    // Iterative: a deep frame cannot overflow the stack here.
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(SLOT);
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len()),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    total = total.saturating_add(ENTRY + k.len());
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
+}
+
 /// Whether `b` is a lowercase hex digit.
 pub fn is_lower_hex(b: u8) -> bool {
     b.is_ascii_digit() || (b'a'..=b'f').contains(&b)

@@ -66,13 +66,23 @@ impl Daemon {
 
     /// The daemon's resident memory, KiB.
     fn rss_kib(&self) -> u64 {
+        self.proc_kib("VmRSS:")
+    }
+
+    /// The most memory the daemon has held resident at once, KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        self.proc_kib("VmHWM:")
+    }
+
+    /// The daemon's /proc status line `field`, in KiB.
+    fn proc_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .expect("the daemon's /proc status");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
+            .unwrap_or_else(|| panic!("{field} in {status}"))
     }
 }
 
