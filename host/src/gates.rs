@@ -32,11 +32,11 @@ pub trait GateCheck: Send + Sync {
         format!("{}@{}", self.name(), self.version())
     }
     /// Whether the gate answers the same question the same way within one turn, so that a
-    /// pass can be reused ([`Memo`]). A plugin gate is: each call is a fresh instance with no
-    /// state, no files, no network and an empty environment. A stand-in with state of its own
-    /// says `false`.
+    /// pass can be reused ([`Memo`]). A plugin gate is, and says so: each call is a fresh
+    /// instance with no state, no files, no network and an empty environment. Not by default,
+    /// so that a gate with state of its own is never memoised by omission.
     fn pure(&self) -> bool {
-        true
+        false
     }
     /// Whether this gate is asked about `action`: every gate is asked about every action, but
     /// a tool's own gate (the `guarded-tool-plugin` world) only about actions naming one of its
@@ -72,6 +72,10 @@ pub trait GateCheck: Send + Sync {
 impl GateCheck for Plugin {
     fn name(&self) -> &str {
         &self.id.name
+    }
+    /// A fresh instance per call, holding nothing that could change its answer.
+    fn pure(&self) -> bool {
+        true
     }
     fn version(&self) -> &str {
         &self.id.version

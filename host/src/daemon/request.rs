@@ -187,6 +187,17 @@ pub enum RequestError {
     },
 }
 
+/// `op` as an error echoes it: its JSON, its first 64 characters at most (a frame of 16 MiB
+/// could otherwise come back as a longer one).
+fn echoed(op: &Value) -> String {
+    const MOST: usize = 64;
+    let text = op.to_string();
+    match text.char_indices().nth(MOST) {
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+        None => text,
+    }
+}
+
 impl Request {
     /// Parse a request frame from a connection that proved `role`: the op first (unknown ops
     /// and ops the role may not send are refused before their fields are read), then its fields.
@@ -199,7 +210,7 @@ impl Request {
                 .as_str()
                 .and_then(Op::named)
                 .ok_or_else(|| RequestError::UnknownOp {
-                    op: frame["op"].to_string(),
+                    op: echoed(&frame["op"]),
                     allowed: Op::allowed(role)
                         .map(Op::name)
                         .collect::<Vec<_>>()
@@ -401,6 +412,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_unknown_op_is_echoed_at_most_64_characters_long() {
+        let long = "é".repeat(1 << 20);
+        let error = Request::parse(&json!({ "op": long }), Role::Client).expect_err("unknown");
+        let text = error.to_string();
+        assert!(text.len() < 1024, "{} bytes", text.len());
+        assert!(text.contains("(2097154 bytes)"), "{text}");
+        let short = Request::parse(&json!({ "op": "pnig" }), Role::Client).expect_err("unknown");
+        assert!(
+            short
+                .to_string()
+                .starts_with("unknown op \"pnig\": use one of")
+        );
+    }
 
     #[test]
     fn every_op_round_trips_through_its_frame() {

@@ -595,7 +595,9 @@ impl Agent {
                 &mut cycle,
             )
             .await;
-        let _ = self.flush(&mut cycle).await;
+        if let Err(e) = self.flush(&mut cycle).await {
+            tracing::error!("the journal lost the end of approval {token}'s last mile: {e}");
+        }
         // Rejected at the last mile, suspended again, or failed before it ran: no longer
         // running either. (An action that ran was finished with its result, above, or left
         // running when its result could not be recorded.)

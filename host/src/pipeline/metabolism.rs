@@ -62,13 +62,19 @@ impl Agent {
             };
             match cycle {
                 Ok((step, feedback)) => {
-                    let _ = agent.flush(&mut state).await;
+                    // What is left is what no one was told of before it was written (the last
+                    // mile's verdicts, an invalid rewrite): nothing ran on it.
+                    if let Err(e) = agent.flush(&mut state).await {
+                        tracing::error!("the journal lost the end of a cycle: {e}");
+                    }
                     report.steps.push(step);
                     current = feedback;
                 }
                 Err(e) => {
                     state.defer("error", json!({ "error": e.to_string(), "depth": signal.depth, "sensor": signal.payload.sensor }));
-                    let _ = agent.flush(&mut state).await;
+                    if let Err(j) = agent.flush(&mut state).await {
+                        tracing::error!("the journal lost the record of a failed cycle ({e}): {j}");
+                    }
                     report.steps.push(Step {
                         depth: signal.depth,
                         sensor: signal.payload.sensor.clone(),

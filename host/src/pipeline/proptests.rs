@@ -100,6 +100,9 @@ impl FakeGate {
 
 #[async_trait::async_trait]
 impl GateCheck for FakeGate {
+    fn pure(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         &self.name
     }
@@ -697,6 +700,9 @@ struct Configured(Arc<FakeGate>, &'static str);
 
 #[async_trait::async_trait]
 impl GateCheck for Configured {
+    fn pure(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -765,6 +771,9 @@ struct Guard {
 
 #[async_trait::async_trait]
 impl GateCheck for Guard {
+    fn pure(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "guard"
     }
