@@ -672,13 +672,16 @@ impl Server {
     ///
     /// # Errors
     /// [`ProtocolError::BadMessage`] when it could never fit the budget;
-    /// [`ProtocolError::Busy`] when no room came within [`BUDGET_WAIT`].
+    /// [`ProtocolError::Busy`] when no room came within [`BUDGET_WAIT`] (a large frame, which
+    /// never waits holding room: when there was none at once and its values take well over
+    /// their bytes).
     async fn parsed_budget(
         &self,
         value: &Value,
         held: Option<OwnedSemaphorePermit>,
     ) -> Result<Option<OwnedSemaphorePermit>, ProtocolError> {
-        let parsed = protocol::parsed_size(value).saturating_mul(HELD_COPIES);
+        let size = protocol::parsed_size(value);
+        let parsed = size.saturating_mul(HELD_COPIES);
         let have = held.as_ref().map_or(0, OwnedSemaphorePermit::num_permits);
         if parsed <= SMALL_FRAME.max(have) {
             return Ok(held);
@@ -693,20 +696,37 @@ impl Server {
             )));
         }
         let more = u32::try_from(parsed - have).unwrap_or(u32::MAX);
-        match tokio::time::timeout(BUDGET_WAIT, self.reading.clone().acquire_many_owned(more)).await
-        {
-            Ok(Ok(mut permit)) => {
-                if let Some(h) = held {
-                    permit.merge(h);
-                }
-                Ok(Some(permit))
-            }
-            _ => Err(ProtocolError::Busy(format!(
+        let busy = |waited: &str| {
+            ProtocolError::Busy(format!(
                 "the daemon holds other large messages; this one (about {} MiB once read) \
-                 waited {} s for room: send it again later",
-                mib(parsed),
-                BUDGET_WAIT.as_secs()
-            ))),
+                 {waited} for room: send it again later",
+                mib(parsed)
+            ))
+        };
+        let Some(mut held) = held else {
+            // Holding nothing, it may wait for room.
+            return match tokio::time::timeout(
+                BUDGET_WAIT,
+                self.reading.clone().acquire_many_owned(more),
+            )
+            .await
+            {
+                Ok(Ok(permit)) => Ok(Some(permit)),
+                _ => Err(busy(&format!("waited {} s", BUDGET_WAIT.as_secs()))),
+            };
+        };
+        // A large frame already holds its bytes' room: it never waits for more while holding
+        // it (frames that each held some and waited for more could wait on each other). Room
+        // taken at once, or none; then a frame whose values take about their bytes (text) is
+        // kept with its bytes' room, as large frames always were, and one of many small values
+        // is refused.
+        match self.reading.clone().try_acquire_many_owned(more) {
+            Ok(permit) => {
+                held.merge(permit);
+                Ok(Some(held))
+            }
+            Err(_) if size <= have.saturating_add(SMALL_FRAME) => Ok(Some(held)),
+            Err(_) => Err(busy("found no room")),
         }
     }
 

@@ -461,6 +461,42 @@ fn a_large_frame_that_trickles_in_gives_its_room_back_and_others_send_theirs() {
     assert!(!reply.to_string().contains("waited"), "{reply}");
 }
 
+/// Four clients send 15 MiB frames of text at once (60 of the 64 MiB budget): each is read and
+/// answered. A frame holding its bytes' room never waits for the room its parsed values would
+/// take: frames that did would wait on each other until each was told the daemon is busy.
+#[test]
+fn large_frames_sent_at_once_are_each_answered_none_waiting_on_another() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    // Each sends once all four have their frame sealed, so that all four are read at once.
+    let ready = std::sync::Barrier::new(4);
+    let replies: Vec<(Value, Duration)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (addr, keys, ready) = (&d.addr, d.keys(), &ready);
+                s.spawn(move || {
+                    let mut r = Raw::connect(addr, &keys);
+                    let frame = r.seal(&json!({ "type": "request", "id": 1, "op": "ping", "pad": "x".repeat(15 << 20) }));
+                    ready.wait();
+                    let sent = Instant::now();
+                    r.stream.write_all(&frame).expect("a whole large frame");
+                    let reply = r.read();
+                    (reply, sent.elapsed())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for (reply, took) in replies {
+        assert_eq!(reply["result"], "pong", "{reply}");
+        // Frames that waited on each other were answered only once one gave up, 5 s on.
+        assert!(took < Duration::from_secs(4), "answered after {took:?}");
+    }
+}
+
 /// Clients with the client key alone that do not read their replies cannot crowd the operator
 /// out: with their outgoing budget all but full, a reply to the approver key larger than the
 /// room left is still sent, not refused as over the budget.
