@@ -135,10 +135,10 @@ pub struct Status {
 impl Status {
     /// The status as a client-key connection may see it: without what one client's calls
     /// left behind for another to read (each plugin's last error, which quotes a call's
-    /// arguments; why a model provider is left alone, which quotes the start of its error
-    /// answer to another client's call) and without this machine's paths and files (grants, why a plugin did not
-    /// load, why the last reload failed, the last words an MCP server wrote to its stderr).
-    /// That something failed still shows.
+    /// arguments; why a model provider is left alone, which may quote the start of its error
+    /// answer to another client's call) and without this machine's paths and files (grants,
+    /// why a plugin did not load, why the last reload failed, the last words an MCP server
+    /// wrote to its stderr). That something failed still shows.
     pub fn for_role(mut self, role: Role) -> Status {
         if role == Role::Approver {
             return self;
