@@ -263,13 +263,12 @@ impl Action {
         let mut deepest = 1;
         let mut stack: Vec<(&Value, usize)> = self.args.values().map(|v| (v, 2)).collect();
         while let Some((value, depth)) = stack.pop() {
-            let inner: Box<dyn Iterator<Item = &Value>> = match value {
-                Value::Array(items) => Box::new(items.iter()),
-                Value::Object(map) => Box::new(map.values()),
+            match value {
+                Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+                Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
                 _ => continue,
-            };
+            }
             deepest = deepest.max(depth);
-            stack.extend(inner.map(|v| (v, depth + 1)));
         }
         deepest
     }

@@ -424,11 +424,7 @@ fn no_person_is_asked_when_the_verdicts_cannot_be_journaled() {
             if error.contains("verdicts refused by the test") && error.contains("no one was told or asked")),
         "{outcome:?}"
     );
-    let waiting = crate::blocking::in_place(|| {
-        crate::approvals::Approvals::new(pipeline.journal())
-            .and_then(|a| a.pending())
-            .expect("approvals")
-    });
+    let waiting = waiting(&pipeline);
     assert!(waiting.is_empty(), "a person was asked: {waiting:?}");
     assert!(recorder.ran().is_empty(), "nothing ran");
 }
@@ -492,6 +488,15 @@ fn an_approval_does_not_answer_a_question_nobody_asked() {
 }
 
 /// The token of `{"target": "rec", "args": {"n": 0}}` suspended by an agent on the journal at
+/// The actions waiting for a person in `agent`'s approvals table.
+fn waiting(agent: &Agent) -> Vec<crate::approvals::Pending> {
+    crate::blocking::in_place(|| {
+        crate::approvals::Approvals::new(agent.journal())
+            .and_then(|a| a.pending())
+            .expect("approvals")
+    })
+}
+
 /// `journal`, whose database refuses (a real SQLite trigger aborts the insert) every record of
 /// `kind`, with the error "`kind`s refused by the test".
 fn refusing(journal: Journal, kind: &str) -> Journal {
@@ -550,11 +555,7 @@ fn at_the_last_mile_nobody_is_asked_or_told_on_verdicts_not_journaled() {
                     && error.contains("no one was told or asked")),
             "{gate}: {outcome:?}"
         );
-        let waiting = crate::blocking::in_place(|| {
-            crate::approvals::Approvals::new(second.journal())
-                .and_then(|a| a.pending())
-                .expect("approvals")
-        });
+        let waiting = waiting(&second);
         assert!(
             waiting.is_empty(),
             "{gate}: a person was asked: {waiting:?}"
@@ -634,11 +635,7 @@ fn an_action_nested_too_deep_is_invalid_and_never_waits_for_a_person() {
         matches!(&outcome, StepOutcome::Invalid { reason } if reason.contains("nest 126 levels")),
         "{outcome:?}"
     );
-    let waiting = crate::blocking::in_place(|| {
-        crate::approvals::Approvals::new(agent.journal())
-            .and_then(|a| a.pending())
-            .expect("approvals")
-    });
+    let waiting = waiting(&agent);
     assert!(waiting.is_empty(), "{waiting:?}");
     assert!(recorder.ran().is_empty());
     agent

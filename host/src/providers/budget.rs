@@ -478,6 +478,12 @@ mod tests {
         );
     }
 
+    /// $3 per million prompt tokens, answers free: 1000 prompt tokens cost $0.003.
+    const PROMPT_AT_3: Option<Price> = Some(Price {
+        input: 3.0,
+        output: 0.0,
+    });
+
     #[test]
     fn dollars_are_counted_per_day_and_unpriced_models_are_refused() {
         let b = Budget::new(None, Some(0.01));
@@ -503,10 +509,7 @@ mod tests {
     fn dollars_reserved_by_calls_in_flight_count_until_dropped() {
         // $3 per million prompt tokens: 1000 tokens cost $0.003; three fit in $0.01, not four.
         let b = Budget::new(None, Some(0.01));
-        let price = Some(Price {
-            input: 3.0,
-            output: 0.0,
-        });
+        let price = PROMPT_AT_3;
         let held: Vec<Reservation> = (0..3)
             .map(|_| b.reserve_dollars("m", price, 1000, 0).expect("fits"))
             .collect();
@@ -539,10 +542,7 @@ mod tests {
     #[test]
     fn a_call_that_settles_while_the_spend_log_is_read_is_counted() {
         // $3 per million prompt tokens: 3000 tokens cost $0.009, 1000 cost $0.003.
-        let price = Some(Price {
-            input: 3.0,
-            output: 0.0,
-        });
+        let price = PROMPT_AT_3;
         let log = Arc::new(Mutex::new(0.0_f64));
         let settling: Arc<Mutex<Option<Reservation>>> = Arc::default();
         let (l, s) = (log.clone(), settling.clone());
@@ -570,10 +570,7 @@ mod tests {
 
     #[test]
     fn a_priced_call_made_without_a_daily_limit_counts_once_a_reload_brings_one() {
-        let price = Some(Price {
-            input: 3.0,
-            output: 0.0,
-        });
+        let price = PROMPT_AT_3;
         let unlimited = Budget::new(None, None);
         let in_flight = unlimited
             .reserve_dollars("m", price, 3000, 0)
