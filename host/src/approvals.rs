@@ -35,6 +35,11 @@ pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(24 * 3600);
 /// instead of asked: whoever can make actions (a client, the model) cannot bury a real
 /// question under decoys, fill the disk with them, or slow every `status` that counts them.
 pub const MAX_PENDING: usize = 256;
+/// Most of those [`MAX_PENDING`] places that approvals asked on client-key connections
+/// ([`crate::signal::Meta::client_key`]) may hold: the rest are kept for the operator (the
+/// approver key, the local CLI, the daemon's own sensors), whose questions a holder of the
+/// client key cannot crowd out.
+pub const CLIENT_PLACES: usize = MAX_PENDING * 3 / 4;
 
 /// A suspended action.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -118,6 +123,15 @@ pub enum ApprovalError {
     )]
     TooMany {
         /// How many wait.
+        waiting: usize,
+    },
+    /// As many approvals asked on client-key connections as may wait already wait
+    /// ([`CLIENT_PLACES`]).
+    #[error(
+        "{waiting} actions asked with the client key already wait for a person, the most that may ({CLIENT_PLACES} of {MAX_PENDING}; the rest are kept for the operator): this one is refused; the operator decides some (`passepartout approvals`) before more are asked"
+    )]
+    ClientShareFull {
+        /// How many asked with the client key wait.
         waiting: usize,
     },
 }
@@ -243,6 +257,7 @@ impl<'a> Approvals<'a> {
                 ("runner", "TEXT"),
                 ("tool", "TEXT"),
                 ("wait_secs", "REAL"),
+                ("client_key", "INTEGER NOT NULL DEFAULT 0"),
             ] {
                 if !columns.iter().any(|c| c == name) {
                     match c.execute_batch(&format!(
@@ -317,19 +332,27 @@ impl<'a> Approvals<'a> {
             return Err(ApprovalError::Unkeepable { message });
         }
         // Counted and added in one transaction: concurrent asks cannot pass the bound together.
+        let client_key = pending.signal.meta.client_key;
         let crowded = self.journal.transaction(|tx| {
-            let waiting: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1",
+            let (waiting, by_clients): (i64, i64) = tx.query_row(
+                "SELECT COUNT(*), COALESCE(SUM(client_key), 0) FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1",
                 [epoch()],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
-            let waiting = usize::try_from(waiting).unwrap_or(usize::MAX);
-            if waiting >= MAX_PENDING {
-                return Ok(Some(waiting));
+            let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+            if count(waiting) >= MAX_PENDING {
+                return Ok(Some(ApprovalError::TooMany {
+                    waiting: count(waiting),
+                }));
+            }
+            if client_key && count(by_clients) >= CLIENT_PLACES {
+                return Ok(Some(ApprovalError::ClientShareFull {
+                    waiting: count(by_clients),
+                }));
             }
             tx.execute(
-                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64()],
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs, client_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64(), client_key],
             )?;
             self.journal.append_in(
                 tx,
@@ -338,8 +361,8 @@ impl<'a> Approvals<'a> {
             )?;
             Ok(None)
         })?;
-        if let Some(waiting) = crowded {
-            return Err(ApprovalError::TooMany { waiting });
+        if let Some(refused) = crowded {
+            return Err(refused);
         }
         Ok(pending)
     }
@@ -596,6 +619,42 @@ mod tests {
             .decide(&first.token, false, Some(&first.digest), Some("a test"))
             .expect("denied");
         ask(MAX_PENDING + 1).expect("asked once one was decided");
+    }
+
+    #[test]
+    fn client_key_asks_hold_at_most_their_share_and_the_operator_the_rest() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        let ask = |n: usize, client_key: bool| {
+            let action = Action::reply(&format!("decoy {n}"));
+            let meta = crate::signal::Meta {
+                client_key,
+                ..Default::default()
+            };
+            let signal = Signal::request(action.clone(), meta);
+            approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+        };
+        let first = ask(0, true).expect("asked");
+        for n in 1..CLIENT_PLACES {
+            ask(n, true).expect("asked");
+        }
+        let refused = ask(CLIENT_PLACES, true).expect_err("past the share");
+        assert!(
+            matches!(refused, ApprovalError::ClientShareFull { waiting } if waiting == CLIENT_PLACES),
+            "{refused}"
+        );
+        for n in CLIENT_PLACES..MAX_PENDING {
+            ask(n, false).expect("the operator's");
+        }
+        assert!(matches!(
+            ask(MAX_PENDING, false),
+            Err(ApprovalError::TooMany { .. })
+        ));
+        approvals
+            .decide(&first.token, false, Some(&first.digest), Some("a test"))
+            .expect("denied");
+        ask(MAX_PENDING + 1, true).expect("a client's again, once one of theirs was decided");
     }
 
     /// Approve `p` in a process that is gone: running, with a runner no process is.

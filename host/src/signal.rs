@@ -91,6 +91,12 @@ pub struct Meta {
     /// of the whole store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<String>,
+    /// It came on a daemon connection that proved only the client key (set by the daemon from
+    /// the handshake, never said by a client). The approvals such requests ask for hold at most
+    /// [`crate::approvals::CLIENT_PLACES`] of the places, so that the operator's own questions
+    /// can always be asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_key: bool,
 }
 
 impl Meta {

@@ -485,6 +485,7 @@ impl Server {
                     client: Some(format!("{}:{conn}", me.router.boot())),
                     via: Some(via),
                     focus: None,
+                    client_key: role == Role::Client,
                 };
                 let swap = me.swap.clone();
                 let facts = me.facts();

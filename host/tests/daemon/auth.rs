@@ -94,6 +94,68 @@ fn unsigned_and_uppercase_frames_after_the_handshake_are_refused_at_once() {
     assert!(protocol_error(&r.rest()).contains("signature is wrong"));
 }
 
+/// What `act` of the hostile gate's `approve` answered: a token, or the error's message.
+fn ask_approval(client: &mut Client) -> Result<String, String> {
+    let (_, reply) = client
+        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
+        .expect("request");
+    if reply["type"] == "error" {
+        return Err(reply["error"]["message"].as_str().unwrap_or_default().to_owned());
+    }
+    reply["result"]["steps"][0]["outcome"]["token"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| reply.to_string())
+}
+
+#[test]
+fn client_key_holders_cannot_crowd_the_operators_questions_out() {
+    use passepartout::approvals::{CLIENT_PLACES, MAX_PENDING};
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    // Two client-key connections (one holder may open many) ask as much as they may.
+    let mut tools = [d.client_only(), d.client_only()];
+    let mut refusal = None;
+    for n in 0..MAX_PENDING {
+        match ask_approval(&mut tools[n % 2]) {
+            Ok(_) => {}
+            Err(message) => {
+                refusal = Some((n, message));
+                break;
+            }
+        }
+    }
+    let (asked, message) = refusal.expect("refused before every place was taken");
+    assert_eq!(asked, CLIENT_PLACES, "{message}");
+    assert!(
+        message.contains("kept for the operator") && message.contains("passepartout approvals"),
+        "{message}"
+    );
+    assert!(ask_approval(&mut tools[0]).is_err(), "still full");
+    // The operator's own questions are still asked, up to every place.
+    let mut operator = d.client();
+    for _ in CLIENT_PLACES..MAX_PENDING {
+        ask_approval(&mut operator).expect("the operator's question is asked");
+    }
+    let full = ask_approval(&mut operator).expect_err("every place taken");
+    assert!(full.contains("the most that may"), "{full}");
+    // Deciding one of the clients' makes room for a client again.
+    let (_, list) = operator
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    let listed = list["result"].as_array().expect("list");
+    assert_eq!(listed.len(), MAX_PENDING);
+    let theirs = listed
+        .iter()
+        .find(|p| p["signal"]["meta"]["client_key"] == true)
+        .expect("a client's approval is listed as one");
+    let token = theirs["token"].as_str().expect("token");
+    let reply = decide(&mut operator, "deny", token);
+    assert_eq!(reply["type"], "reply", "{reply}");
+    ask_approval(&mut tools[1]).expect("room again");
+}
+
 #[test]
 fn only_the_approver_key_decides_approvals() {
     let home = tempfile::tempdir().expect("temp dir");
