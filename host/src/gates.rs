@@ -164,9 +164,14 @@ pub fn walk_order(a: &dyn GateCheck, b: &dyn GateCheck) -> std::cmp::Ordering {
 /// turn, on the set the turn runs on), or an approval decided later (verified without a memo)
 /// is asked again. Only passes are kept: anything else stops the action and is never reused.
 /// It also holds the action Reason found valid in this turn (only the pipeline can mark one),
-/// so that the last mile checks it against its actuator again only when it changed.
+/// with the identity of the tool it named then, so that the last mile checks it against its
+/// actuator again only when it changed, or when its name now leads to another tool (an MCP
+/// server's tool re-pinned with another schema while the turn ran).
 #[derive(Debug, Default)]
-pub struct Memo(Mutex<HashSet<(String, String)>>, Mutex<Option<Action>>);
+pub struct Memo(Mutex<HashSet<(String, String)>>, Mutex<Option<Validated>>);
+
+/// An action found valid, and the tool it named then.
+type Validated = (Action, Option<crate::runtime::effects::ToolIdentity>);
 
 impl Clone for Memo {
     fn clone(&self) -> Memo {
@@ -186,14 +191,27 @@ impl PartialEq for Memo {
 }
 
 impl Memo {
-    /// Note that `action` was validated against its actuator in this turn.
-    pub(crate) fn validated(&self, action: &Action) {
-        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(action.clone());
+    /// Note that `action`, naming the tool `tool`, was validated against its actuator in this
+    /// turn.
+    pub(crate) fn validated(
+        &self,
+        action: &Action,
+        tool: Option<crate::runtime::effects::ToolIdentity>,
+    ) {
+        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some((action.clone(), tool));
     }
 
-    /// Whether `action`, exactly, was validated in this turn.
-    pub(crate) fn was_validated(&self, action: &Action) -> bool {
-        self.1.lock().unwrap_or_else(|p| p.into_inner()).as_ref() == Some(action)
+    /// Whether `action`, exactly, was validated in this turn while its name led to `tool`.
+    pub(crate) fn was_validated(
+        &self,
+        action: &Action,
+        tool: Option<&crate::runtime::effects::ToolIdentity>,
+    ) -> bool {
+        self.1
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|(a, t)| a == action && t.as_ref() == tool)
     }
 
     /// What `gate` is asked about `subject` ([`Memo::subject`]).

@@ -192,7 +192,10 @@ impl Agent {
     }
 
     /// The identity of the tool `action` calls, if it calls a loaded one.
-    fn identity_of(&self, action: &Action) -> Option<crate::runtime::effects::ToolIdentity> {
+    pub(super) fn identity_of(
+        &self,
+        action: &Action,
+    ) -> Option<crate::runtime::effects::ToolIdentity> {
         action
             .tool
             .as_deref()
@@ -324,10 +327,11 @@ impl Agent {
             ask = Some(reasons);
         }
         // Reason validated this very action in this Turn, on this agent, when the memo says
-        // so: a rewrite, an approval decided later (no memo: a reload may have changed the
-        // tools) or a memo Reason did not mark is validated (again). Before anyone is asked:
+        // so: a rewrite, a name that now leads to another tool (an MCP server's), an approval
+        // decided later (no memo: a reload may have changed the tools) or a memo Reason did
+        // not mark is validated (again). Before anyone is asked:
         // a person is never asked to approve what cannot run.
-        if !memo.is_some_and(|m| m.was_validated(&action))
+        if !memo.is_some_and(|m| m.was_validated(&action, self.identity_of(&action).as_ref()))
             && let Err(e) = self.validate(&action)
         {
             let reason = e.to_string();

@@ -878,6 +878,50 @@ fn a_pass_is_not_remembered_across_a_change_in_the_tool_the_gates_are_told_of() 
     }
 }
 
+/// An actuator of `tool` actions that records as [`Recorder`] does; the server's tools change
+/// (its identity moves on) right after it validates.
+struct ShiftsOnValidate(Recorder, Arc<Shifting>);
+
+#[async_trait::async_trait]
+impl Actuator for ShiftsOnValidate {
+    fn validate(&self, action: &Action) -> Result<(), ActError> {
+        let checked = self.0.validate(action);
+        self.1.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        checked
+    }
+
+    async fn act(&self, action: &Action, signal: &Signal) -> Result<String, ActError> {
+        self.0.act(action, signal).await
+    }
+}
+
+/// Reason's check stands for the last mile only while the action's name leads to the tool it
+/// was checked against: an MCP server's tool that changed in between (re-pinned with another
+/// schema) has the action checked again before it runs.
+#[test]
+fn an_action_is_validated_again_when_its_tool_changed_since_reason() {
+    let recorder = Recorder::default();
+    let tools = Arc::new(Shifting::default());
+    let mut pipeline = recording(&recorder).with_actuator(
+        "tool",
+        Box::new(ShiftsOnValidate(recorder.clone(), tools.clone())),
+    );
+    pipeline.catalog = std::mem::take(&mut pipeline.catalog).with_external(tools.clone());
+    let action = act(json!({ "target": "tool", "tool": "search", "args": {} }));
+    let report = crate::blocking::wait(pipeline.run(Signal::request(action, Default::default())));
+    assert!(
+        matches!(report.steps[0].outcome, StepOutcome::Ran { .. }),
+        "{:?}",
+        report.steps[0].outcome
+    );
+    assert_eq!(recorder.ran().len(), 1);
+    assert_eq!(
+        recorder.validations(),
+        2,
+        "checked again against the changed tool"
+    );
+}
+
 /// Only Reason's own check lets the last mile skip the actuator's: an approved decision made
 /// outside the pipeline (every type of it is public) with a memo of its own, for an action the
 /// actuator refuses, runs nothing.

@@ -208,17 +208,22 @@ impl Agent {
             result
         };
         match verification.outcome {
-            Outcome::Passed(action) => match check(&action) {
-                Ok(()) => {
-                    memo.validated(&action);
-                    Reasoned::Approved {
-                        action,
-                        trace,
-                        memo,
+            Outcome::Passed(action) => {
+                // The tool it names as it was before the check: a change during the check
+                // has the last mile check again.
+                let tool = self.identity_of(&action);
+                match check(&action) {
+                    Ok(()) => {
+                        memo.validated(&action, tool);
+                        Reasoned::Approved {
+                            action,
+                            trace,
+                            memo,
+                        }
                     }
+                    Err(reason) => Reasoned::Invalid { action, reason },
                 }
-                Err(reason) => Reasoned::Invalid { action, reason },
-            },
+            }
             Outcome::NeedsApproval { action, reasons } => match check(&action) {
                 Ok(()) => Reasoned::NeedsApproval {
                     action,

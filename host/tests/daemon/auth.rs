@@ -100,7 +100,10 @@ fn ask_approval(client: &mut Client) -> Result<String, String> {
         .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
         .expect("request");
     if reply["type"] == "error" {
-        return Err(reply["error"]["message"].as_str().unwrap_or_default().to_owned());
+        return Err(reply["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned());
     }
     reply["result"]["steps"][0]["outcome"]["token"]
         .as_str()
