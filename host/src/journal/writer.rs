@@ -158,12 +158,72 @@ fn commit(conn: &mut Connection, batch: &[Job]) -> Vec<Outcome> {
     });
     match committed {
         Ok(seqs) => seqs.into_iter().map(Ok).collect(),
-        // A batch of one has its own error already (and a locked database is not waited for
-        // twice).
+        // A batch of one has its own error already.
         Err(e) if batch.len() == 1 => vec![Err(e)],
+        // Nothing a group holds made another process keep the database locked past the busy
+        // timeout: each group alone would wait that long again, one after the other.
+        Err(rusqlite::Error::SqliteFailure(f, message)) if locked(f) => batch
+            .iter()
+            .map(|_| Err(rusqlite::Error::SqliteFailure(f, message.clone())))
+            .collect(),
         Err(_) => batch
             .iter()
             .map(|job| super::write(conn, |tx| write_group(tx, &job.group)))
             .collect(),
+    }
+}
+
+/// Whether `f` says the database was busy or locked (another process held it past the busy
+/// timeout).
+fn locked(f: rusqlite::ffi::Error) -> bool {
+    matches!(
+        f.code,
+        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each time the batch's connection began waiting for the lock.
+    static WAITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    fn count_and_give_up(retries: i32) -> bool {
+        if retries == 0 {
+            WAITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        false
+    }
+
+    #[test]
+    fn a_batch_locked_out_by_another_process_waits_once_and_every_caller_hears_why() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("journal.db");
+        let journal = super::super::Journal::open(&path).expect("journal");
+        // Another process's write transaction, held throughout.
+        let other = Connection::open(&path).expect("other");
+        other.execute_batch("BEGIN IMMEDIATE").expect("lock");
+        let mut conn = Connection::open(&path).expect("conn");
+        conn.busy_handler(Some(count_and_give_up)).expect("handler");
+        let batch: Vec<Job> = (0..3)
+            .map(|n| Job {
+                group: vec![("test".into(), format!("{{\"n\":{n}}}"))],
+                answer: Answer::Blocking(mpsc::sync_channel(1).0),
+            })
+            .collect();
+        let outcomes = commit(&mut conn, &batch);
+        assert_eq!(outcomes.len(), 3);
+        for outcome in &outcomes {
+            let e = outcome.as_ref().expect_err("locked out");
+            assert!(e.to_string().contains("locked"), "{e}");
+        }
+        assert_eq!(
+            WAITS.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "waited for the lock once, not once per group"
+        );
+        other.execute_batch("ROLLBACK").expect("unlock");
+        drop(journal);
     }
 }
