@@ -45,10 +45,10 @@ pub(super) struct Writer {
 }
 
 impl Writer {
+    /// Start the thread that writes to `conn`; `commits` is told of each commit.
     ///
     /// # Errors
     /// The thread could not be started.
-    /// Start the thread that writes to `conn`; `commits` is told of each commit.
     pub(super) fn start(
         conn: Arc<Mutex<Connection>>,
         commits: tokio::sync::watch::Sender<u64>,
