@@ -464,11 +464,12 @@ impl Server {
                     id,
                 };
                 let closing = closing.clone();
-                let subscriptions = subscriptions.clone();
+                // Given back when the follow ends, however it ends (a panic included).
+                let following = Following(subscriptions.clone());
                 in_flight.spawn(async move {
                     let _slot = slot;
+                    let _following = following;
                     super::events::follow(me, sub, outbox, closing).await;
-                    subscriptions.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                 });
                 continue;
             }
@@ -827,4 +828,13 @@ async fn write_loop(outbox: Arc<Outbox>, mut writer: OwnedWriteHalf, mut sealer:
         }
     }
     let _ = writer.shutdown().await;
+}
+
+/// One subscription a connection follows: counted while it lives.
+struct Following(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }

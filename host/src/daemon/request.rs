@@ -169,13 +169,11 @@ pub enum RequestError {
     },
     /// An approver's op on a connection that proved only the client key.
     #[error(
-        "`{op}` needs the approver key: this connection proved only the client key. Approvals are decided by the operator's own `passepartout approve` (it reads {key}), not by the agent's tools"
+        "`{op}` needs the approver key: this connection proved only the client key. Approvals are decided by the operator's own `passepartout approve` (it reads the approver key from the daemon's keys directory), not by the agent's tools"
     )]
     NeedsApprover {
         /// The op.
         op: &'static str,
-        /// Where the approver key is.
-        key: String,
     },
     /// The op's fields are missing or malformed.
     #[error("`{op}` is not a valid request: {detail}")]
@@ -217,13 +215,7 @@ impl Request {
                         .join(", "),
                 })?;
         if op.needs_approver() && role != Role::Approver {
-            return Err(RequestError::NeedsApprover {
-                op: op.name(),
-                key: super::keys::keys_dir().map_or_else(
-                    || "the keys directory".into(),
-                    |d| d.join("approver.key").display().to_string(),
-                ),
-            });
+            return Err(RequestError::NeedsApprover { op: op.name() });
         }
         let request = Request::deserialize(frame).map_err(|e| RequestError::Invalid {
             op: op.name(),
@@ -238,10 +230,6 @@ impl Request {
                     Topic::Journal => "subscribe journal",
                     _ => "subscribe approvals",
                 },
-                key: super::keys::keys_dir().map_or_else(
-                    || "the keys directory".into(),
-                    |d| d.join("approver.key").display().to_string(),
-                ),
             });
         }
         Ok(request)
