@@ -492,7 +492,8 @@ impl Server {
                 let facts = me.facts();
                 // The set this request starts on is the one it finishes on, whatever
                 // reloads; at start, it waits for the first set to load.
-                let pipeline = match request.op() {
+                let op = request.op();
+                let pipeline = match op {
                     Op::Status | Op::Ping => swap.current(),
                     _ => swap.current_when_ready(BOOT_PATIENCE).await,
                 };
@@ -513,7 +514,8 @@ impl Server {
                 .map(|reply| match reply {
                     ops::Reply::Status(s) => ops::Reply::Status(Box::new(s.for_role(role))),
                     other => other,
-                });
+                })
+                .map_err(|refused| ops::Refused::for_role(refused, op, role));
                 let reply = match answer {
                     Ok(result) => {
                         for trace in result.traces() {

@@ -325,6 +325,22 @@ pub async fn handle(
     }
 }
 
+impl Refused {
+    /// The refusal of `op` as a connection that proved `role` may read it: why a reload
+    /// failed quotes this machine's files (paths, the line of a policy or config file that
+    /// does not parse, and what is written on it), which `status` tells the approver key only.
+    pub fn for_role(self, op: Op, role: Role) -> Refused {
+        match self {
+            Refused::Failed(_) if op == Op::Reload && role == Role::Client => Refused::Failed(
+                "the reload failed and the plugins that were running still run; why is told to \
+                 the approver key only (`passepartout status`)"
+                    .into(),
+            ),
+            other => other,
+        }
+    }
+}
+
 /// A pipeline's failure as the client is told it: its request's fault, or the daemon's.
 fn refused(e: crate::pipeline::PipelineError) -> Refused {
     match e {

@@ -1031,7 +1031,7 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
     let (_, done) = client.request_raw("reload", json!({})).expect("reload");
     assert_eq!(done["type"], "reply", "{done}");
     // A policy that does not parse keeps the running set, and says why.
-    std::fs::write(config.join("policy.toml"), "[plugins.shell-guard\n").expect("policy");
+    std::fs::write(config.join("policy.toml"), "[plugins.shell-guard-hunter2\n").expect("policy");
     let (_, reply) = client.request_raw("reload", json!({})).expect("reload");
     assert_eq!(reply["type"], "error", "{reply}");
     assert!(
@@ -1040,6 +1040,20 @@ fn a_gate_installed_while_the_daemon_runs_is_in_force_for_the_next_request() {
             .is_some_and(|m| m.contains("the running one stays") && m.contains("policy.toml")),
         "{reply}"
     );
+    // A client-key connection hears that it failed, not the file's words or this machine's
+    // paths (the policy answered again, from its cached failure, tells it no more).
+    let mut tool = d.client_only();
+    for _ in 0..2 {
+        let (_, reply) = tool.request_raw("reload", json!({})).expect("reload");
+        let told = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(told.contains("the reload failed"), "{reply}");
+        assert!(
+            !told.contains("hunter2")
+                && !told.contains("policy.toml")
+                && !told.contains(&home.path().display().to_string()),
+            "{reply}"
+        );
+    }
     let s = status(&mut client);
     assert_eq!(s["health"], "degraded");
     assert!(s["reload"]["last_error"].is_string(), "{s}");
