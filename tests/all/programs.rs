@@ -29,7 +29,7 @@ fn shell(extra: &str) -> Shell {
         .manifest
         .replace(
             "\"git\"]",
-            "\"git\", \"bash\", \"curl\", \"dd\", \"ln\", \"perl\"]",
+            "\"git\", \"bash\", \"curl\", \"dd\", \"ln\", \"perl\", \"tail\"]",
         )
         // Whatever hosts the operator grants (the policy below grants none unless `extra`
         // does).
@@ -37,7 +37,7 @@ fn shell(extra: &str) -> Shell {
         .into();
     let policy = format!(
         "[plugins.shell]\nfs = [{{ guest = \"/workspace\", host = \"{}\", access = \"read-write\" }}]\n\
-         process = [\"cat\", \"bash\", \"curl\", \"dd\", \"ln\", \"perl\"]\n{extra}",
+         process = [\"cat\", \"bash\", \"curl\", \"dd\", \"ln\", \"perl\", \"tail\"]\n{extra}",
         ws.path().display()
     );
     let plugin = rt
@@ -269,6 +269,30 @@ fn a_granted_program_cannot_make_symlinks_or_write_past_the_disk_limit() {
 }
 
 #[test]
+fn a_granted_program_takes_no_more_memory_than_its_limit() {
+    let s = shell("limits = { program_memory_mib = 64 }\n");
+    // 200 MiB in one string, past the limit; 8 MiB is within it. (First: were the limit
+    // gone, this fails at once, before the line below takes the machine's memory.)
+    let out = run(
+        &s,
+        "perl",
+        &["-e", "my $x = 'a' x (200 << 20); print length($x)"],
+    );
+    assert!(!out.contains("209715200"), "{out}");
+    assert!(out.contains("Out of memory"), "{out}");
+    let out = run(
+        &s,
+        "perl",
+        &["-e", "my $x = 'a' x (8 << 20); print length($x)"],
+    );
+    assert!(out.contains("8388608"), "{out}");
+    // A line that never ends: tail keeps all of it, and would take the machine's memory.
+    let out = run(&s, "tail", &["/dev/zero"]);
+    assert!(!out.contains("EXIT-CODE: 0"), "{out}");
+    assert!(out.contains("memory exhausted"), "{out}");
+}
+
+#[test]
 fn confine_none_runs_unconfined_and_says_so() {
     let s = shell("confine = \"none\"\n");
     let out = run(&s, "cat", &["/etc/passwd"]);
@@ -316,6 +340,7 @@ fn sh_spec(
         cpu_secs: 10,
         file_size: 1 << 20,
         processes: 64,
+        memory: None,
         run_as: None,
         cgroup,
     }

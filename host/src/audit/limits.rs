@@ -150,6 +150,9 @@ pub(crate) fn pairs<'a>(
     both("max_output_kib", &|l| Some(l.max_output_bytes >> 10));
     both("disk_mib", &|l| Some(l.disk_bytes >> 20));
     both("concurrency", &|l| Some(l.concurrency));
+    both("program_memory_mib", &|l| {
+        Some(l.program_memory_bytes >> 20)
+    });
     out
 }
 

@@ -479,6 +479,8 @@ fn command(
         cpu_secs: config.cpu_secs.unwrap_or(3600),
         file_size: FILE_SIZE,
         processes: PROCESSES,
+        // A server the operator configured runs under the daemon's own memory limit.
+        memory: None,
         run_as,
         cgroup: None,
     };

@@ -270,6 +270,7 @@ impl Plugin {
                     trampoline: self.trampoline.clone(),
                     net: grants.net.clone(),
                     file_size: self.limits.disk_bytes,
+                    program_memory: self.limits.program_memory_bytes,
                 }),
             },
             http: wasmtime_wasi_http::WasiHttpCtx::new(),

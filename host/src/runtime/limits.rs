@@ -22,6 +22,12 @@ pub const DEFAULT_MAX_OUTPUT_KIB: u64 = 1024;
 pub const DEFAULT_DISK_MIB: u64 = 256;
 /// The most a grant may give: 64 GiB.
 pub const MAX_DISK_MIB: u64 = 64 * 1024;
+/// Memory each program a plugin runs may take for its data (heap and writable mappings), in
+/// MiB, unless granted more: a granted `tail /dev/zero` stops there instead of taking the
+/// machine's memory.
+pub const DEFAULT_PROGRAM_MEMORY_MIB: u64 = 1024;
+/// The most a grant may give a program: 64 GiB.
+pub const MAX_PROGRAM_MEMORY_MIB: u64 = 64 * 1024;
 /// The largest memory cap a plugin may have (the pooling allocator reserves this per slot).
 pub const MAX_MEMORY_MIB: u64 = 1024;
 /// The longest deadline a call may have.
@@ -88,6 +94,10 @@ pub fn ungranted_asks(kinds: &[Kind], manifest: &LimitSpec, granted: &LimitSpec)
         ),
         disk_mib: differs(now.disk_bytes != asked.disk_bytes, manifest.disk_mib),
         concurrency: differs(now.concurrency != asked.concurrency, manifest.concurrency),
+        program_memory_mib: differs(
+            now.program_memory_bytes != asked.program_memory_bytes,
+            manifest.program_memory_mib,
+        ),
     }
 }
 
@@ -122,6 +132,7 @@ pub fn granted(name: &str, builtin: bool, policy: &LimitSpec) -> LimitSpec {
         max_output_kib: policy.max_output_kib.or(base.max_output_kib),
         disk_mib: policy.disk_mib.or(base.disk_mib),
         concurrency: policy.concurrency.or(base.concurrency),
+        program_memory_mib: policy.program_memory_mib.or(base.program_memory_mib),
     }
 }
 
@@ -161,6 +172,8 @@ pub struct Limits {
     pub disk_bytes: u64,
     /// Tool and skill calls that may run at once ([`super::share`]).
     pub concurrency: u64,
+    /// Memory each program the plugin runs may take for its data, bytes (RLIMIT_DATA).
+    pub program_memory_bytes: u64,
     /// Whether the seed's per-tool timeouts apply: only to the first-party plugins, whose
     /// tools they were written for, so that a third-party tool never inherits a deadline by
     /// its name.
@@ -318,6 +331,18 @@ impl Limits {
                 "limits.concurrency is {concurrency}: use 1 to {most}"
             ));
         }
+        let program_memory_mib = pick(
+            "program_memory_mib",
+            manifest.program_memory_mib,
+            policy.program_memory_mib,
+            DEFAULT_PROGRAM_MEMORY_MIB,
+        )
+        .unwrap_or(DEFAULT_PROGRAM_MEMORY_MIB);
+        if program_memory_mib == 0 || program_memory_mib > MAX_PROGRAM_MEMORY_MIB {
+            return Err(format!(
+                "limits.program_memory_mib is {program_memory_mib}: use 1 to {MAX_PROGRAM_MEMORY_MIB}"
+            ));
+        }
         let tool_default_timeout = tool_default_ms
             .map(|ms| checked_timeout(ms, "timeout_ms"))
             .transpose()?;
@@ -334,6 +359,7 @@ impl Limits {
             max_output_bytes: output_kib << 10,
             disk_bytes: disk_mib << 20,
             concurrency,
+            program_memory_bytes: program_memory_mib << 20,
             seed_timeouts: false,
             capped,
         })

@@ -94,11 +94,13 @@ pub struct LimitSpec {
     pub disk_mib: Option<u64>,
     /// Tool and skill calls of the plugin that may run at once.
     pub concurrency: Option<u64>,
+    /// Memory each program the plugin runs may take for its data (RLIMIT_DATA), in MiB.
+    pub program_memory_mib: Option<u64>,
 }
 
 impl LimitSpec {
     /// Its single-valued limits by their TOML names (`tool_timeout_ms` is a table apart).
-    pub fn scalars(&self) -> [(&'static str, Option<u64>); 6] {
+    pub fn scalars(&self) -> [(&'static str, Option<u64>); 7] {
         [
             ("fuel", self.fuel),
             ("timeout_ms", self.timeout_ms),
@@ -106,6 +108,7 @@ impl LimitSpec {
             ("max_output_kib", self.max_output_kib),
             ("disk_mib", self.disk_mib),
             ("concurrency", self.concurrency),
+            ("program_memory_mib", self.program_memory_mib),
         ]
     }
 }

@@ -129,6 +129,10 @@ pub struct Confinement {
     pub file_size: u64,
     /// Processes its user may have (RLIMIT_NPROC).
     pub processes: u64,
+    /// Bytes it may take for its data: heap and writable private mappings (RLIMIT_DATA);
+    /// `None`: the daemon's own limit.
+    #[serde(default)]
+    pub memory: Option<u64>,
     /// `(uid, gid)` to switch to (when the daemon is root).
     pub run_as: Option<(u32, u32)>,
     /// The run's cgroup (`cgroup.procs`) to join first ([`super::reap`]), when there is one;
@@ -327,6 +331,13 @@ fn confine(spec: &Confinement, supervised: bool) -> Result<(), ConfineError> {
     }
     limit(libc::RLIMIT_CPU, spec.cpu_secs.max(1), "CPU seconds")?;
     limit(libc::RLIMIT_FSIZE, spec.file_size, "file size")?;
+    if let Some(bytes) = spec.memory {
+        limit(
+            libc::RLIMIT_DATA,
+            bytes.min(hard_limit(libc::RLIMIT_DATA)),
+            "memory",
+        )?;
+    }
     // RLIMIT_NPROC counts every process of the user, not of the run: it bounds only a run
     // switched to the mount's owner (the cgroup's pids.max bounds the run itself).
     if spec.run_as.is_some() {

@@ -47,6 +47,8 @@ pub struct ProcessCtx {
     pub net: Vec<String>,
     /// Largest file the program may write (the plugin's disk limit).
     pub file_size: u64,
+    /// Memory the program may take for its data (the plugin's `program_memory_mib`).
+    pub program_memory: u64,
 }
 
 /// Processes a run may have at once: the cgroup's `pids.max`, and RLIMIT_NPROC of the user
@@ -294,6 +296,7 @@ fn confined(
         connect_ports: ports(&ctx.net),
         cpu_secs: timeout.as_secs() + 1,
         file_size: ctx.file_size,
+        memory: Some(ctx.program_memory),
         processes: PROCESSES,
         run_as,
     };
