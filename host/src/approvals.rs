@@ -40,6 +40,13 @@ pub const MAX_PENDING: usize = 256;
 /// approver key, the local CLI, the daemon's own sensors), whose questions a holder of the
 /// client key cannot crowd out.
 pub const CLIENT_PLACES: usize = MAX_PENDING * 3 / 4;
+/// Most bytes the approvals waiting at once may take as kept (each action, its signal, the
+/// reasons), so that the list a person is shown always fits one reply frame (16 MiB) and
+/// reading it stays cheap: past it, an action a gate sends to a person is refused, saying so.
+pub const MAX_PENDING_BYTES: usize = 8 << 20;
+/// Most of [`MAX_PENDING_BYTES`] that approvals asked on client-key connections may take; the
+/// rest is kept for the operator, as [`CLIENT_PLACES`] are.
+pub const CLIENT_BYTES: usize = MAX_PENDING_BYTES * 3 / 4;
 
 /// A suspended action.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -133,6 +140,22 @@ pub enum ApprovalError {
     ClientShareFull {
         /// How many asked with the client key wait.
         waiting: usize,
+    },
+    /// Kept with the ones that wait, it would take more than may wait
+    /// ([`MAX_PENDING_BYTES`]; [`CLIENT_BYTES`] for those asked with the client key).
+    #[error(
+        "this action would take {bytes} bytes to keep for a person, and {waiting} bytes of actions already wait{}: past the {most} bytes that may, it is refused; decide some (`passepartout approvals`), or ask for a smaller action",
+        if *client_key { " asked with the client key (the rest is kept for the operator)" } else { "" }
+    )]
+    TooLarge {
+        /// What it would take, in bytes.
+        bytes: usize,
+        /// What the ones waiting take (those asked with the client key, for such an ask).
+        waiting: usize,
+        /// The most that may.
+        most: usize,
+        /// Whether it is the client key's share that has no room.
+        client_key: bool,
     },
 }
 
@@ -258,6 +281,7 @@ impl<'a> Approvals<'a> {
                 ("tool", "TEXT"),
                 ("wait_secs", "REAL"),
                 ("client_key", "INTEGER NOT NULL DEFAULT 0"),
+                ("bytes", "INTEGER NOT NULL DEFAULT 0"),
             ] {
                 if !columns.iter().any(|c| c == name) {
                     match c.execute_batch(&format!(
@@ -266,6 +290,13 @@ impl<'a> Approvals<'a> {
                         // Another process added it first.
                         Err(e) if e.to_string().contains("duplicate column") => {}
                         other => other?,
+                    }
+                    if name == "bytes" {
+                        // What the ones kept before take, counted once.
+                        c.execute(
+                            "UPDATE approvals SET bytes = LENGTH(CAST(action AS BLOB)) + LENGTH(CAST(signal AS BLOB)) + LENGTH(CAST(reasons AS BLOB)) + COALESCE(LENGTH(CAST(tool AS BLOB)), 0)",
+                            [],
+                        )?;
                     }
                     if name == "wait_secs" {
                         // Interrupted before they could expire: a fresh default wait from now,
@@ -333,13 +364,28 @@ impl<'a> Approvals<'a> {
         }
         // Counted and added in one transaction: concurrent asks cannot pass the bound together.
         let client_key = pending.signal.meta.client_key;
+        let bytes =
+            stored.len() + signal.len() + reasons.len() + tool.as_ref().map_or(0, String::len);
         let crowded = self.journal.transaction(|tx| {
-            let (waiting, by_clients): (i64, i64) = tx.query_row(
-                "SELECT COUNT(*), COALESCE(SUM(client_key), 0) FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1",
+            let (waiting, by_clients, held, held_by_clients): (i64, i64, i64, i64) = tx.query_row(
+                "SELECT COUNT(*), COALESCE(SUM(client_key), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM(CASE WHEN client_key THEN bytes ELSE 0 END), 0) FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1",
                 [epoch()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )?;
             let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+            for (waiting, most, client) in [
+                (count(held), MAX_PENDING_BYTES, false),
+                (count(held_by_clients), CLIENT_BYTES, true),
+            ] {
+                if (client_key || !client) && waiting.saturating_add(bytes) > most {
+                    return Ok(Some(ApprovalError::TooLarge {
+                        bytes,
+                        waiting,
+                        most,
+                        client_key: client,
+                    }));
+                }
+            }
             if count(waiting) >= MAX_PENDING {
                 return Ok(Some(ApprovalError::TooMany {
                     waiting: count(waiting),
@@ -351,8 +397,8 @@ impl<'a> Approvals<'a> {
                 }));
             }
             tx.execute(
-                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs, client_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64(), client_key],
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs, client_key, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64(), client_key, i64::try_from(bytes).unwrap_or(i64::MAX)],
             )?;
             self.journal.append_in(
                 tx,
@@ -537,6 +583,22 @@ impl<'a> Approvals<'a> {
             .collect())
     }
 
+    /// How many approvals [`Approvals::pending`] would list, counted without reading them.
+    ///
+    /// # Errors
+    /// The database could not be read.
+    pub fn count(&self) -> Result<usize, ApprovalError> {
+        self.find_interrupted()?;
+        let n: i64 = self.journal.with_conn(|c| {
+            c.query_row(
+                &format!("SELECT COUNT(*) FROM approvals WHERE (status IN ('pending', 'interrupted') AND expires_at >= ?1) OR {UNSURE}"),
+                [epoch()],
+                |r| r.get(0),
+            )
+        })?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// Whether `token` ran out of time unanswered: still pending (or interrupted) past its
     /// expiry, or marked expired (a decision that came too late). Decided, running or unknown:
     /// false.
@@ -655,6 +717,52 @@ mod tests {
             .decide(&first.token, false, Some(&first.digest), Some("a test"))
             .expect("denied");
         ask(MAX_PENDING + 1, true).expect("a client's again, once one of theirs was decided");
+    }
+
+    #[test]
+    fn what_waits_takes_at_most_its_bytes_and_the_client_key_its_share_of_them() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        // ~1.8 MiB kept each: the action, and its signal that carries it again.
+        let ask = |n: usize, client_key: bool| {
+            let mut action = Action::reply(&format!("decoy {n}"));
+            action
+                .args
+                .insert("text".into(), json!("x".repeat(900 << 10)));
+            let meta = crate::signal::Meta {
+                client_key,
+                ..Default::default()
+            };
+            let signal = Signal::request(action.clone(), meta);
+            approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+        };
+        for n in 0..3 {
+            ask(n, true).expect("within the client key's share");
+        }
+        let refused = ask(3, true).expect_err("past the share");
+        assert!(
+            matches!(refused, ApprovalError::TooLarge { most, client_key: true, .. } if most == CLIENT_BYTES),
+            "{refused}"
+        );
+        assert!(
+            refused.to_string().contains("kept for the operator"),
+            "{refused}"
+        );
+        let first = ask(4, false).expect("the operator's, in the rest");
+        let refused = ask(5, false).expect_err("past every byte");
+        assert!(
+            matches!(refused, ApprovalError::TooLarge { most, client_key: false, .. } if most == MAX_PENDING_BYTES),
+            "{refused}"
+        );
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(listed.len(), 4);
+        assert_eq!(approvals.count().expect("count"), 4);
+        assert!(serde_json::to_vec(&listed).expect("json").len() < MAX_PENDING_BYTES + (64 << 10));
+        approvals
+            .decide(&first.token, false, Some(&first.digest), Some("a test"))
+            .expect("denied");
+        ask(6, false).expect("room again");
     }
 
     /// Approve `p` in a process that is gone: running, with a runner no process is.

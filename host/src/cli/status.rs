@@ -16,7 +16,7 @@ pub fn status(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Result
         Some(path) => SpendLog::open(path)?.totals()?,
         None => Vec::new(),
     };
-    let pending = Approvals::new(&journal)?.pending()?.len();
+    let pending = Approvals::new(&journal)?.count()?;
     let records = journal.count()?;
     let plugins = loaded.report.plugins.len();
     let reached = super::daemon::reach_status(common);

@@ -358,8 +358,7 @@ pub(super) fn status(
     session: Option<Option<&str>>,
 ) -> Status {
     let pending_approvals = crate::approvals::Approvals::new(pipeline.journal())
-        .and_then(|a| a.pending())
-        .map(|p| p.len())
+        .and_then(|a| a.count())
         .unwrap_or(0);
     let reload = swap.status();
     let health = if !swap.ready() {

@@ -96,8 +96,13 @@ fn unsigned_and_uppercase_frames_after_the_handshake_are_refused_at_once() {
 
 /// What `act` of the hostile gate's `approve` answered: a token, or the error's message.
 fn ask_approval(client: &mut Client) -> Result<String, String> {
+    ask_approval_padded(client, 0)
+}
+
+/// As [`ask_approval`], the action carrying `pad` bytes more.
+fn ask_approval_padded(client: &mut Client, pad: usize) -> Result<String, String> {
     let (_, reply) = client
-        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
+        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)", "pad": "x".repeat(pad) } } }))
         .expect("request");
     if reply["type"] == "error" {
         return Err(reply["error"]["message"]
@@ -108,7 +113,14 @@ fn ask_approval(client: &mut Client) -> Result<String, String> {
     reply["result"]["steps"][0]["outcome"]["token"]
         .as_str()
         .map(str::to_owned)
-        .ok_or_else(|| reply.to_string())
+        .ok_or_else(|| {
+            // Not the whole reply: it carries the action.
+            let outcome = &reply["result"]["steps"][0]["outcome"];
+            format!(
+                "not suspended: {}",
+                outcome.to_string().chars().take(400).collect::<String>()
+            )
+        })
 }
 
 #[test]
@@ -157,6 +169,38 @@ fn client_key_holders_cannot_crowd_the_operators_questions_out() {
     let reply = decide(&mut operator, "deny", token);
     assert_eq!(reply["type"], "reply", "{reply}");
     ask_approval(&mut tools[1]).expect("room again");
+}
+
+#[test]
+fn large_actions_asked_with_the_client_key_cannot_make_the_approvals_list_unreadable() {
+    use passepartout::approvals::CLIENT_BYTES;
+    let home = tempfile::tempdir().expect("temp dir");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    let mut tool = d.client_only();
+    // Small enough for every standard gate's fuel, ~2 × 200 KiB kept each.
+    let pad = 200 << 10;
+    let mut asked = 0;
+    let refusal = loop {
+        match ask_approval_padded(&mut tool, pad) {
+            Ok(_) => asked += 1,
+            Err(message) => break message,
+        }
+        assert!(asked <= 64, "never refused");
+    };
+    assert!(
+        asked > 0 && 2 * asked * pad <= CLIENT_BYTES,
+        "{asked} asked"
+    );
+    assert!(refusal.contains("kept for the operator"), "{refusal}");
+    // The operator still reads the list in one reply, and still asks.
+    let mut operator = d.client();
+    let (_, list) = operator
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    assert_eq!(list["type"], "reply", "{}", list["error"]);
+    assert_eq!(list["result"].as_array().map(Vec::len), Some(asked));
+    ask_approval_padded(&mut operator, pad).expect("the operator's is asked");
 }
 
 #[test]
