@@ -394,7 +394,11 @@ pub(super) fn status(
         reload,
         pending_approvals,
         providers: pipeline.provider_health(),
-        mcp_servers: pipeline.mcp_servers(),
+        mcp_servers: pipeline
+            .mcp_servers()
+            .into_iter()
+            .map(crate::gateway::ServerStatus::summary)
+            .collect(),
         mcp_problems: pipeline.mcp_problems(),
         tools_set: pipeline.tools_set(),
         spend: pipeline.spend(session),

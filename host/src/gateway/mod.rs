@@ -10,6 +10,7 @@
 //! no effects, so gates treat them as opaque, unless the operator maps their arguments to
 //! effects in `policy.toml` (`[mcp.NAME.effects]`, [`McpServerPolicy`]).
 
+pub mod bounds;
 pub mod error;
 pub mod pins;
 pub mod remote;

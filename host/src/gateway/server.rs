@@ -62,6 +62,19 @@ pub struct ServerStatus {
     pub tools: Vec<SeenTool>,
 }
 
+impl ServerStatus {
+    /// As `status` tells it: each tool by its name and sha256 only (the descriptions and
+    /// schemas of up to [`super::bounds::MAX_TOOLS`] tools would not fit one reply; `tools`
+    /// and `passepartout mcp pin` show them).
+    pub fn summary(mut self) -> ServerStatus {
+        for t in &mut self.tools {
+            t.description = String::new();
+            t.schema = serde_json::Value::Null;
+        }
+        self
+    }
+}
+
 /// One server and its supervisor's view of it.
 pub struct Server {
     /// Its name.
@@ -259,6 +272,7 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError
             Err(e) => format!("it stopped: {e}"),
         }
     };
+    let stdout = super::bounds::LineCap::new(stdout, super::bounds::MAX_LINE);
     let served = serve(server, launch, (stdout, stdin), ended).await;
     // Let the reader take what the server printed as it ended.
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -347,12 +361,15 @@ where
             }
         })?;
     loop {
-        let listed = tokio::time::timeout(HANDSHAKE, client.peer().list_all_tools())
-            .await
-            .map_err(|_| ServeError::ListTimeout { within: HANDSHAKE })?
-            .map_err(|source| ServeError::List {
-                source: Box::new(source),
-            })?;
+        let listed = tokio::time::timeout(
+            HANDSHAKE,
+            super::bounds::list_tools(client.peer(), &server.name),
+        )
+        .await
+        .map_err(|_| ServeError::ListTimeout { within: HANDSHAKE })?
+        .map_err(|source| ServeError::List {
+            source: Box::new(source),
+        })?;
         let seen: Vec<SeenTool> = listed
             .into_iter()
             .map(|t| {

@@ -677,3 +677,88 @@ fn a_server_may_not_see_the_daemons_own_places_nor_write_its_program() {
     let server = &status(&d)["mcp_servers"][0];
     assert_ne!(server["state"], "running", "{server}");
 }
+
+/// A hostile MCP server in plain Python (no SDK): after the handshake, `endless-line` answers
+/// `tools/list` with one line of 320 MiB that never ends; `endless-pages` with page after page of tools,
+/// each naming a next one.
+const HOSTILE_SERVER: &str = r#"
+import json, sys, time
+mode = sys.argv[1]
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    method = m.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {
+            "protocolVersion": m["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hostile", "version": "1"}}})
+    elif method == "tools/list" and mode == "endless-line":
+        sys.stdout.write('{"jsonrpc": "2.0", "id": %d, "result": {"tools": [], "pad": "' % m["id"])
+        chunk = "x" * (1 << 20)
+        for _ in range(320):  # 320 MiB, then silence: ends were it read whole
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+        time.sleep(3600)
+    elif method == "tools/list":
+        page = int((m.get("params") or {}).get("cursor") or 0)
+        tools = [{"name": "t%d" % (page * 50 + i), "description": "a decoy",
+                  "inputSchema": {"type": "object"}} for i in range(50)]
+        send({"jsonrpc": "2.0", "id": m["id"],
+              "result": {"tools": tools, "nextCursor": str(page + 1)}})
+"#;
+
+#[test]
+fn a_hostile_mcp_server_cannot_balloon_the_daemon_or_list_for_ever() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let srv = home.path().join("hostile");
+    std::fs::create_dir_all(&srv).expect("mkdir");
+    std::fs::write(srv.join("server.py"), HOSTILE_SERVER).expect("script");
+    passepartout_tests::give_to_nobody(&srv);
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = home.path().join("config/passepartout");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    let server = |name: &str| {
+        format!(
+            "[mcp.servers.{name}]\ncommand = \"{PYTHON}\"\nargs = [\"{srv}/server.py\", \"{name}\"]\n\
+             write = [\"{srv}\"]\n",
+            srv = srv.display()
+        )
+    };
+    std::fs::write(
+        config.join("passepartout.toml"),
+        server("endless-line") + &server("endless-pages"),
+    )
+    .expect("config");
+    let d = start(home.path(), &[], None);
+    let of = |name: &str| -> Value {
+        status(&d)["mcp_servers"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    // Cut off at the longest message a server may write, and started again: never the
+    // daemon's memory.
+    wait_for(&d, "the endless line cut off", || {
+        of("endless-line")["restarts"].as_u64() >= Some(1)
+    });
+    let peak_mib = d.peak_rss_kib() >> 10;
+    assert!(peak_mib < 400, "the daemon peaked at {peak_mib} MiB");
+    // Listed up to the bounds, and running: what is past them is left out.
+    wait_for(&d, "the endless pages listed", || {
+        of("endless-pages")["state"] == "running"
+    });
+    let listed = of("endless-pages")["tools"].as_array().map(Vec::len);
+    assert_eq!(listed, Some(passepartout::gateway::bounds::MAX_TOOLS));
+    // Status tells each tool by name and sha256: it stays one small reply.
+    let (_, reply) = d.client().call(&Request::Status).expect("status");
+    assert_eq!(reply["type"], "reply");
+    assert!(
+        reply.to_string().len() < 256 << 10,
+        "{} bytes",
+        reply.to_string().len()
+    );
+}
