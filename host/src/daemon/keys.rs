@@ -62,6 +62,11 @@ pub enum KeyError {
         "PASSEPARTOUT_ENFORCE_AUTH (or OACP_ENFORCE_HMAC) is on, and --insecure-no-auth turns authentication off: choose one"
     )]
     Conflict,
+    /// The approver key is the client key: every client could decide approvals.
+    #[error(
+        "the approver key is the client key (PASSEPARTOUT_APPROVER_SECRET equals the client's secret): every client could approve; set it to another 32 or more random characters (`openssl rand -hex 32`), or unset it to use the key file"
+    )]
+    SameKeys,
     /// No directory to keep them in.
     #[error("no data directory for the keys (set XDG_DATA_HOME or HOME)")]
     NoDirectory,
@@ -119,6 +124,9 @@ impl Keys {
             Some(s) => s,
             None => file_key(dir, APPROVER_FILE, true)?,
         };
+        if approver.same_as(&client) {
+            return Err(KeyError::SameKeys);
+        }
         Ok(Keys {
             client,
             approver: Some(approver),

@@ -90,6 +90,12 @@ impl Secret {
         Secret(bytes.to_vec())
     }
 
+    /// Whether `other` is the same secret (a check of the daemon's own configuration at start,
+    /// where no client can time it).
+    pub fn same_as(&self, other: &Secret) -> bool {
+        self.0 == other.0
+    }
+
     fn derive(&self, label: &[u8], client: &Nonce, server: &Nonce) -> [u8; 32] {
         let mut m = keyed(&self.0);
         m.update(label);

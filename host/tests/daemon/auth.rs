@@ -500,6 +500,29 @@ fn a_rendezvous_that_says_no_authentication_does_not_make_the_cli_drop_its_keys(
 }
 
 #[test]
+fn an_approver_secret_equal_to_the_client_secret_is_refused() {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(home.path().join("run")).expect("mkdir");
+    let secret = "0123456789abcdef0123456789abcdef";
+    let out = command(
+        home.path(),
+        &["daemon", "--port", "0"],
+        &[
+            ("PASSEPARTOUT_HMAC_SECRET", secret),
+            ("PASSEPARTOUT_APPROVER_SECRET", secret),
+        ],
+    )
+    .output()
+    .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the approver key is the client key"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_secret_from_the_environment_shorter_than_a_key_is_refused() {
     for var in [
         "PASSEPARTOUT_HMAC_SECRET",

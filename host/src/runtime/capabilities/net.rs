@@ -180,8 +180,10 @@ pub fn reaches_local_port(text: &str, programs: bool, ports: &[u16]) -> bool {
     let Some(g) = parse_grant(text) else {
         return false;
     };
+    // `::ffff:127.0.0.1` is 127.0.0.1 over an IPv6 socket.
     let local =
-        g.ip.is_some_and(|ip| ip.is_loopback() || ip.is_unspecified())
+        g.ip.map(|ip| ip.to_canonical())
+            .is_some_and(|ip| ip.is_loopback() || ip.is_unspecified())
             || g.host == "localhost"
             || g.host.ends_with(".localhost");
     match g.port {
@@ -343,6 +345,8 @@ mod tests {
             ("127.0.0.1:9105", false, true),
             ("localhost", false, true),
             ("[::1]:9106", false, true),
+            ("[::ffff:127.0.0.1]:9105", false, true),
+            ("[::ffff:0.0.0.0]:9105", false, true),
             ("127.0.0.1:8080", false, false),
             ("example.org:9105", false, false),
             // Programs are confined by port only: any host with the daemon's port reaches it.
