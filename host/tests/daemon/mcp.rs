@@ -654,6 +654,31 @@ fn client_key_http_clients_leave_places_for_the_approver_key() {
     drop(held);
 }
 
+/// One `initialize` after another opens a session each: past the most one daemon serves, a new
+/// one is refused, and the sessions already open keep their places.
+#[test]
+fn a_client_that_opens_session_after_session_is_refused_past_the_most() {
+    let (_home, d, url, token) = serving_http(&[]);
+    let bearer = [format!("Authorization: Bearer {token}")];
+    let mut opened = 0;
+    let refused = loop {
+        match status_of(&url, "/mcp", &bearer) {
+            200 => opened += 1,
+            other => break other,
+        }
+        assert!(opened <= 1024, "never refused");
+    };
+    assert_eq!(opened, 256, "the most sessions at once");
+    assert_eq!(refused, 500);
+    // The daemon itself is untouched: nothing holds a connection to it for the idle sessions.
+    let (_, reply) = d.client().request_raw("status", json!({})).expect("status");
+    assert!(
+        reply["result"]["connections"].as_u64() <= Some(2),
+        "{}",
+        reply["result"]["connections"]
+    );
+}
+
 #[test]
 fn the_daemon_serves_mcp_over_streamable_http_to_its_bearer_only() {
     let (_home, d, url, token) = serving_http(&[]);

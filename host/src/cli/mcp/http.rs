@@ -108,7 +108,15 @@ pub async fn serve(
         .with_allowed_hosts(hosts(addr, &section))
         .with_allowed_origins(origins(addr, &section));
     let mcp = StreamableHttpService::new(
-        move || Ok(bridge.session()),
+        move || {
+            bridge.session().ok_or_else(|| {
+                std::io::Error::other(format!(
+                    "{} MCP sessions are open, the most this daemon serves at once: close one \
+                     (a DELETE of its session) or wait until an idle one ends",
+                    super::watch::MAX_SESSIONS
+                ))
+            })
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -16,6 +16,7 @@ mod elicit;
 pub mod http;
 pub mod pin;
 mod resources;
+mod watch;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -50,9 +51,6 @@ pub const APPROVAL_WAIT_SECS: u64 = 50;
 /// closes connections idle past its read timeout).
 const KEEP_ALIVE: Duration = Duration::from_millis(500);
 
-/// How often a session asks the daemon whether its plugin set changed.
-const WATCH_EVERY: Duration = Duration::from_secs(1);
-
 /// Serve MCP on stdin/stdout until the client closes it. Starts a daemon in the background
 /// when none answers, as `chat` does. With `approver` (the operator marked this client as one
 /// that may decide approvals), a call a gate flags is put to the client's person as an MCP
@@ -81,10 +79,8 @@ pub fn run(common: &Common, approval_wait: Duration, approver: bool) -> anyhow::
             )?;
     }
     let bridge = Bridge {
-        door: Door::Cli(Arc::new(common.clone())),
-        approval_wait,
         approver,
-        watching: Arc::default(),
+        ..Bridge::new(Door::Cli(Arc::new(common.clone())), approval_wait)
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -179,6 +175,10 @@ pub struct Bridge {
     approver: bool,
     /// Whether this session's tool list is watched ([`Bridge::watch`]).
     watching: Arc<std::sync::atomic::AtomicBool>,
+    /// The tool set, watched once for every session, and the sessions counted.
+    sets: Arc<watch::Sets>,
+    /// This session's place among [`watch::MAX_SESSIONS`] (none for the one stdio session).
+    _slot: Option<Arc<watch::Slot>>,
 }
 
 impl Bridge {
@@ -190,59 +190,33 @@ impl Bridge {
             approval_wait,
             approver: false,
             watching: Arc::default(),
+            sets: Arc::default(),
+            _slot: None,
         }
     }
 
-    /// The same bridge for a new MCP session (its own watch of the tool list).
-    pub fn session(&self) -> Bridge {
-        Bridge {
+    /// The same bridge for a new MCP session (its own watch of the tool list); `None` when
+    /// [`watch::MAX_SESSIONS`] are live.
+    pub fn session(&self) -> Option<Bridge> {
+        let slot = self.sets.slot()?;
+        Some(Bridge {
             watching: Arc::default(),
+            _slot: Some(Arc::new(slot)),
             ..self.clone()
-        }
+        })
     }
 
     /// Once per session, from its first `tools/list`: tell the client when the daemon's plugin
     /// set changes (a reload, an install), with `notifications/tools/list_changed`, until it
     /// leaves.
-    fn watch(&self, peer: &rmcp::service::Peer<RoleServer>, name: String) {
+    fn watch(&self, peer: &rmcp::service::Peer<RoleServer>) {
         if self
             .watching
             .swap(true, std::sync::atomic::Ordering::Relaxed)
         {
             return;
         }
-        let (bridge, peer) = (self.clone(), peer.clone());
-        tokio::spawn(async move {
-            let mut seen: Option<String> = None;
-            loop {
-                let n = name.clone();
-                let set =
-                    bridge
-                        .daemon(move |door| {
-                            let mut client = door.connect(&n)?;
-                            let (_, reply) = client.call(&Request::Status)?;
-                            Ok(answer::read::<passepartout::daemon::ops::Status>(
-                                &reply,
-                                "the status",
-                            )?
-                            .tools_set)
-                        })
-                        .await;
-                // A daemon that does not answer for a moment changes nothing.
-                if let Ok(set) = set {
-                    if seen.as_ref().is_some_and(|s| *s != set)
-                        && peer.notify_tool_list_changed().await.is_err()
-                    {
-                        return;
-                    }
-                    seen = Some(set);
-                }
-                if peer.is_transport_closed() {
-                    return;
-                }
-                tokio::time::sleep(WATCH_EVERY).await;
-            }
-        });
+        self.sets.follow(&self.door, peer.clone());
     }
 
     /// Whether the client of this request may be asked to decide an approval: marked by the
@@ -314,7 +288,7 @@ impl ServerHandler for Bridge {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let name = via(&context);
-        self.watch(&context.peer, name.clone());
+        self.watch(&context.peer);
         Ok(ListToolsResult {
             tools: self.schemas(name).await?.into_iter().map(tool).collect(),
             ..Default::default()
