@@ -168,7 +168,10 @@ pub fn walk_order(a: &dyn GateCheck, b: &dyn GateCheck) -> std::cmp::Ordering {
 /// actuator again only when it changed, or when its name now leads to another tool (an MCP
 /// server's tool re-pinned with another schema while the turn ran).
 #[derive(Debug, Default)]
-pub struct Memo(Mutex<HashSet<(String, String)>>, Mutex<Option<Validated>>);
+pub struct Memo(
+    Mutex<HashSet<(String, String)>>,
+    Mutex<Option<Box<Validated>>>,
+);
 
 /// An action found valid, and the tool it named then.
 type Validated = (Action, Option<crate::runtime::effects::ToolIdentity>);
@@ -198,7 +201,7 @@ impl Memo {
         action: &Action,
         tool: Option<crate::runtime::effects::ToolIdentity>,
     ) {
-        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some((action.clone(), tool));
+        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new((action.clone(), tool)));
     }
 
     /// Whether `action`, exactly, was validated in this turn while its name led to `tool`.
@@ -211,7 +214,7 @@ impl Memo {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
-            .is_some_and(|(a, t)| a == action && t.as_ref() == tool)
+            .is_some_and(|v| v.0 == *action && v.1.as_ref() == tool)
     }
 
     /// What `gate` is asked about `subject` ([`Memo::subject`]).
