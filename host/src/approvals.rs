@@ -368,7 +368,8 @@ impl<'a> Approvals<'a> {
             stored.len() + signal.len() + reasons.len() + tool.as_ref().map_or(0, String::len);
         let crowded = self.journal.transaction(|tx| {
             let (waiting, by_clients, held, held_by_clients): (i64, i64, i64, i64) = tx.query_row(
-                "SELECT COUNT(*), COALESCE(SUM(client_key), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM(CASE WHEN client_key THEN bytes ELSE 0 END), 0) FROM approvals WHERE status IN ('pending', 'interrupted') AND expires_at >= ?1",
+                // Running ones too: one whose process dies comes back as interrupted.
+                "SELECT COUNT(*), COALESCE(SUM(client_key), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM(CASE WHEN client_key THEN bytes ELSE 0 END), 0) FROM approvals WHERE (status IN ('pending', 'interrupted') AND expires_at >= ?1) OR status = 'running'",
                 [epoch()],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )?;

@@ -64,7 +64,7 @@ pub enum KeyError {
     Conflict,
     /// The approver key is the client key: every client could decide approvals.
     #[error(
-        "the approver key is the client key (PASSEPARTOUT_APPROVER_SECRET equals the client's secret): every client could approve; set it to another 32 or more random characters (`openssl rand -hex 32`), or unset it to use the key file"
+        "the approver key is the client key (from PASSEPARTOUT_APPROVER_SECRET or approver.key, and PASSEPARTOUT_HMAC_SECRET or client.key): every client could approve; give the approver another 32 or more random characters (`openssl rand -hex 32`)"
     )]
     SameKeys,
     /// No directory to keep them in.

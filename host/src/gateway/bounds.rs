@@ -19,6 +19,23 @@ pub const MAX_LINE: usize = 16 << 20;
 pub const MAX_PAGES: usize = 16;
 /// The most tools one server offers.
 pub const MAX_TOOLS: usize = 256;
+/// The longest tool name a server may list, bytes.
+pub const MAX_NAME: usize = 128;
+/// The most of why a server stopped that is kept (logged and shown in `status`), bytes: an
+/// error the server wrote can be as long as a message.
+pub const MAX_WHY: usize = 1024;
+
+/// `why`, at most [`MAX_WHY`] bytes of it (cut at a character, saying so).
+pub fn shortened(why: &str) -> String {
+    if why.len() <= MAX_WHY {
+        return why.to_owned();
+    }
+    let mut cut = MAX_WHY;
+    while !why.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes in all)", &why[..cut], why.len())
+}
 
 /// A server's stdout that fails once a line runs past `max` bytes: the transport's reader
 /// keeps a line until its end, however long.
@@ -26,6 +43,7 @@ pub struct LineCap<R> {
     inner: R,
     line: usize,
     max: usize,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<R> LineCap<R> {
@@ -35,7 +53,13 @@ impl<R> LineCap<R> {
             inner,
             line: 0,
             max,
+            cut: std::sync::Arc::default(),
         }
+    }
+
+    /// Set once it was cut off (the transport that reads it drops the error itself).
+    pub fn cut(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.cut.clone()
     }
 }
 
@@ -52,6 +76,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
             for &b in &buf.filled()[before..] {
                 line = if b == b'\n' { 0 } else { line + 1 };
                 if line > self.max {
+                    self.cut.store(true, std::sync::atomic::Ordering::Relaxed);
                     return Poll::Ready(Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
                         format!("it wrote a message longer than {} MiB", self.max >> 20),
@@ -81,7 +106,7 @@ pub async fn list_tools(peer: &Peer<RoleClient>, server: &str) -> Result<Vec<Too
             if let Some(why) = too_large(&tool) {
                 tracing::warn!(
                     "MCP server {server}: tool {:?} is not offered: {why}",
-                    tool.name
+                    shortened(&tool.name)
                 );
             } else if tools.len() < MAX_TOOLS {
                 tools.push(tool);
@@ -105,6 +130,12 @@ pub async fn list_tools(peer: &Peer<RoleClient>, server: &str) -> Result<Vec<Too
 
 /// Why `tool` is larger than a tool may be, if it is.
 fn too_large(tool: &Tool) -> Option<String> {
+    if tool.name.len() > MAX_NAME {
+        return Some(format!(
+            "its name is {} bytes, more than {MAX_NAME}",
+            tool.name.len()
+        ));
+    }
     let description = tool.description.as_deref().map_or(0, str::len);
     if description > MAX_DESCRIPTION {
         return Some(format!(
@@ -142,5 +173,17 @@ mod tests {
         let e = lines(&past, 16).await.expect_err("too long");
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("longer than"), "{e}");
+    }
+
+    #[test]
+    fn why_a_server_stopped_is_kept_short() {
+        assert_eq!(shortened("it stopped"), "it stopped");
+        let long = "é".repeat(MAX_WHY);
+        let short = shortened(&long);
+        assert!(short.len() < MAX_WHY + 64, "{}", short.len());
+        assert!(
+            short.ends_with(&format!("({} bytes in all)", long.len())),
+            "{short}"
+        );
     }
 }

@@ -213,10 +213,10 @@ pub async fn supervise(server: Arc<Server>, launch: Launch) {
     loop {
         let started = Instant::now();
         server.update(|s| s.state = State::Starting);
-        let why = match run_once(&server, &launch).await {
+        let why = super::bounds::shortened(&match run_once(&server, &launch).await {
             Ok(why) => why,
             Err(e) => e.to_string(),
-        };
+        });
         *server.peer.lock().unwrap_or_else(|p| p.into_inner()) = None;
         tracing::warn!(
             "MCP server {}: {why}; starting it again in {backoff:?}",
@@ -273,7 +273,15 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError
         }
     };
     let stdout = super::bounds::LineCap::new(stdout, super::bounds::MAX_LINE);
+    let cut = stdout.cut();
     let served = serve(server, launch, (stdout, stdin), ended).await;
+    let served = match served {
+        _ if cut.load(std::sync::atomic::Ordering::Relaxed) => Ok(format!(
+            "it wrote a message longer than {} MiB, and was cut off",
+            super::bounds::MAX_LINE >> 20
+        )),
+        other => other,
+    };
     // Let the reader take what the server printed as it ended.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let said: Vec<String> = tail

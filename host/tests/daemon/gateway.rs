@@ -745,6 +745,8 @@ fn a_hostile_mcp_server_cannot_balloon_the_daemon_or_list_for_ever() {
     wait_for(&d, "the endless line cut off", || {
         of("endless-line")["restarts"].as_u64() >= Some(1)
     });
+    let why = of("endless-line")["last_error"].to_string();
+    assert!(why.contains("longer than 16 MiB"), "{why}");
     let peak_mib = d.peak_rss_kib() >> 10;
     assert!(peak_mib < 400, "the daemon peaked at {peak_mib} MiB");
     // Listed up to the bounds, and running: what is past them is left out.

@@ -111,9 +111,11 @@ pub async fn serve(
         move || {
             bridge.session().ok_or_else(|| {
                 std::io::Error::other(format!(
-                    "{} MCP sessions are open, the most this daemon serves at once: close one \
-                     (a DELETE of its session) or wait until an idle one ends",
-                    super::watch::MAX_SESSIONS
+                    "every MCP session this key may open is open ({} for either key, {} more \
+                     kept for the approver key): close one (a DELETE of its session) or wait \
+                     until an idle one ends",
+                    super::watch::MAX_SESSIONS - super::watch::APPROVER_SESSIONS,
+                    super::watch::APPROVER_SESSIONS
                 ))
             })
         },
@@ -175,7 +177,10 @@ pub async fn serve(
                 if let Some(refused) = seat.take(approver) {
                     return Ok(refused);
                 }
-                tower_service::Service::call(&mut mcp, request).await
+                // The session a request opens takes a place of its key's kind.
+                super::watch::APPROVER
+                    .scope(approver, tower_service::Service::call(&mut mcp, request))
+                    .await
             }
         });
         tokio::spawn(async move {

@@ -16,7 +16,7 @@ mod elicit;
 pub mod http;
 pub mod pin;
 mod resources;
-mod watch;
+pub(crate) mod watch;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -195,10 +195,12 @@ impl Bridge {
         }
     }
 
-    /// The same bridge for a new MCP session (its own watch of the tool list); `None` when
-    /// [`watch::MAX_SESSIONS`] are live.
+    /// The same bridge for a new MCP session (its own watch of the tool list), for the
+    /// request being served ([`watch::APPROVER`]); `None` when every place it may take among
+    /// [`watch::MAX_SESSIONS`] is taken.
     pub fn session(&self) -> Option<Bridge> {
-        let slot = self.sets.slot()?;
+        let approver = watch::APPROVER.try_with(|a| *a).unwrap_or(false);
+        let slot = self.sets.slot(approver)?;
         Some(Bridge {
             watching: Arc::default(),
             _slot: Some(Arc::new(slot)),

@@ -4,8 +4,9 @@
 //! a client opens, the daemon is asked once a second, not once per session.
 //!
 //! And the sessions themselves are counted: at most [`MAX_SESSIONS`] live at once (over HTTP a
-//! client can open one per `initialize`); past it a new one is refused until one ends (closed
-//! by its client, or idle past rmcp's keep-alive).
+//! client can open one per `initialize`), the last [`APPROVER_SESSIONS`] of them kept for
+//! clients with the approver key, as the daemon keeps connection places; past that a new one is
+//! refused until one ends (closed by its client, or idle past rmcp's keep-alive).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,13 +23,22 @@ const EVERY: Duration = Duration::from_secs(1);
 
 /// Most MCP sessions one process serves at once.
 pub const MAX_SESSIONS: usize = 256;
+/// Of those, the ones only clients with the approver key may open.
+pub const APPROVER_SESSIONS: usize = 16;
+
+tokio::task_local! {
+    /// Whether the request being served carries the approver key (set around each HTTP
+    /// request; unset on stdio, whose one session needs no place).
+    pub static APPROVER: bool;
+}
 
 /// The tool set as last seen (`None` until the daemon first answers), for every session.
 #[derive(Default)]
 pub struct Sets {
     seen: watch::Sender<Option<String>>,
     polling: AtomicBool,
-    sessions: Arc<AtomicUsize>,
+    /// Sessions open in the shared places, and in the approver key's.
+    sessions: [Arc<AtomicUsize>; 2],
 }
 
 /// One live session: counted until every clone of its bridge is gone.
@@ -41,14 +51,20 @@ impl Drop for Slot {
 }
 
 impl Sets {
-    /// A place for one more session, unless [`MAX_SESSIONS`] are live.
-    pub fn slot(&self) -> Option<Slot> {
-        self.sessions
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n < MAX_SESSIONS).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Slot(self.sessions.clone()))
+    /// A place for one more session: a shared one, else (`approver`: for a client with the
+    /// approver key) one of [`APPROVER_SESSIONS`]; none when those it may take are taken.
+    pub fn slot(&self, approver: bool) -> Option<Slot> {
+        let take = |count: &Arc<AtomicUsize>, most: usize| {
+            count
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    (n < most).then_some(n + 1)
+                })
+                .ok()
+                .map(|_| Slot(count.clone()))
+        };
+        let [shared, kept] = &self.sessions;
+        take(shared, MAX_SESSIONS - APPROVER_SESSIONS)
+            .or_else(|| approver.then(|| take(kept, APPROVER_SESSIONS)).flatten())
     }
 
     /// Tell `peer` each change of the set until its transport closes; the poller (through
