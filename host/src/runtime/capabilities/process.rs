@@ -325,8 +325,30 @@ fn check_program(ctx: &ProcessCtx, program: &str) -> Result<PathBuf, api::Proces
             }
         )));
     }
-    on_path(program)
-        .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))
+    let found = on_path(program)
+        .ok_or_else(|| api::ProcessError::NotFound(format!("`{program}` is not on the PATH")))?;
+    if let Some(mount) = writable_mount_of(&found, &ctx.mounts) {
+        return Err(api::ProcessError::Denied(format!(
+            "`{program}` is {}, inside the plugin's read-write mount {}: a program the plugin \
+             could have written is never run by name; put the system's directories before it \
+             on the daemon's PATH",
+            found.display(),
+            mount.guest
+        )));
+    }
+    Ok(found)
+}
+
+/// The read-write mount of `mounts` that `program` (links resolved) lies in, if any: the
+/// daemon's PATH may lead into a directory the plugin can write.
+fn writable_mount_of<'a>(program: &Path, mounts: &'a [Mount]) -> Option<&'a Mount> {
+    let real = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_owned());
+    mounts.iter().find(|m| {
+        m.access == crate::runtime::manifest::Access::ReadWrite
+            && [&m.resolved, &m.host]
+                .into_iter()
+                .any(|root| real.starts_with(root) || program.starts_with(root))
+    })
 }
 
 /// The executable `program` on the daemon's PATH.
@@ -523,6 +545,34 @@ fn kill_group(child: &mut Child) {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn a_program_found_in_a_read_write_mount_is_named_as_one() {
+        use crate::runtime::manifest::Access;
+        let dir = tempfile::tempdir().expect("dir");
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        std::fs::write(bin.join("ls"), "#!/bin/sh\n").expect("write");
+        // Reached through a link, as a PATH entry may be.
+        std::os::unix::fs::symlink(&bin, dir.path().join("linked")).expect("link");
+        let mount = |access| super::Mount {
+            guest: "/workspace".into(),
+            host: dir.path().to_owned(),
+            access,
+            resolved: std::fs::canonicalize(dir.path()).expect("real"),
+        };
+        let writable = [mount(Access::ReadWrite)];
+        for program in [bin.join("ls"), dir.path().join("linked/ls")] {
+            assert!(
+                super::writable_mount_of(&program, &writable).is_some(),
+                "{program:?}"
+            );
+        }
+        assert!(super::writable_mount_of(&bin.join("ls"), &[mount(Access::ReadOnly)]).is_none());
+        assert!(super::writable_mount_of(Path::new("/usr/bin/ls"), &writable).is_none());
+    }
+
     #[test]
     fn a_program_may_connect_to_each_grants_port_and_a_bare_ipv6_address_names_none() {
         let grants =
