@@ -656,16 +656,32 @@ mod tests {
         assert_eq!(waiting, 0, "nothing holds a place");
     }
 
+    /// Suspend decoy `n`, asked with the client key when `client_key`, carrying `pad` bytes
+    /// of text.
+    fn decoy(
+        approvals: &Approvals<'_>,
+        n: usize,
+        client_key: bool,
+        pad: usize,
+    ) -> Result<Pending, ApprovalError> {
+        let mut action = Action::reply(&format!("decoy {n}"));
+        if pad > 0 {
+            action.args.insert("text".into(), json!("x".repeat(pad)));
+        }
+        let meta = crate::signal::Meta {
+            client_key,
+            ..Default::default()
+        };
+        let signal = Signal::request(action.clone(), meta);
+        approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+    }
+
     #[test]
     fn past_the_most_that_may_wait_an_ask_is_refused_until_one_is_decided() {
         let dir = tempfile::tempdir().expect("dir");
         let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
         let approvals = Approvals::new(&journal).expect("approvals");
-        let ask = |n: usize| {
-            let action = Action::reply(&format!("decoy {n}"));
-            let signal = Signal::request(action.clone(), Default::default());
-            approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
-        };
+        let ask = |n: usize| decoy(&approvals, n, false, 0);
         let first = ask(0).expect("asked");
         for n in 1..MAX_PENDING {
             ask(n).expect("asked");
@@ -689,15 +705,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
         let approvals = Approvals::new(&journal).expect("approvals");
-        let ask = |n: usize, client_key: bool| {
-            let action = Action::reply(&format!("decoy {n}"));
-            let meta = crate::signal::Meta {
-                client_key,
-                ..Default::default()
-            };
-            let signal = Signal::request(action.clone(), meta);
-            approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
-        };
+        let ask = |n: usize, client_key: bool| decoy(&approvals, n, client_key, 0);
         let first = ask(0, true).expect("asked");
         for n in 1..CLIENT_PLACES {
             ask(n, true).expect("asked");
@@ -726,18 +734,7 @@ mod tests {
         let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
         let approvals = Approvals::new(&journal).expect("approvals");
         // ~1.8 MiB kept each: the action, and its signal that carries it again.
-        let ask = |n: usize, client_key: bool| {
-            let mut action = Action::reply(&format!("decoy {n}"));
-            action
-                .args
-                .insert("text".into(), json!("x".repeat(900 << 10)));
-            let meta = crate::signal::Meta {
-                client_key,
-                ..Default::default()
-            };
-            let signal = Signal::request(action.clone(), meta);
-            approvals.suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
-        };
+        let ask = |n: usize, client_key: bool| decoy(&approvals, n, client_key, 900 << 10);
         for n in 0..3 {
             ask(n, true).expect("within the client key's share");
         }

@@ -281,68 +281,50 @@ impl Limits {
         } else {
             DEFAULT_MEMORY_MIB
         };
-        let memory_mib = pick(
+        // A single-valued limit: picked as above, and from 1 to `most`.
+        let mut bounded =
+            |name: &str, asked: Option<u64>, granted: Option<u64>, default: u64, most: u64| {
+                let value = pick(name, asked, granted, default).unwrap_or(default);
+                if value == 0 || value > most {
+                    return Err(format!("limits.{name} is {value}: use 1 to {most}"));
+                }
+                Ok(value)
+            };
+        let memory_mib = bounded(
             "memory_mib",
             manifest.memory_mib,
             policy.memory_mib,
             default_memory,
-        )
-        .unwrap_or(default_memory);
-        if memory_mib == 0 || memory_mib > MAX_MEMORY_MIB {
-            return Err(format!(
-                "limits.memory_mib is {memory_mib}: use 1 to {MAX_MEMORY_MIB}"
-            ));
-        }
-        let output_kib = pick(
+            MAX_MEMORY_MIB,
+        )?;
+        let output_kib = bounded(
             "max_output_kib",
             manifest.max_output_kib,
             policy.max_output_kib,
             DEFAULT_MAX_OUTPUT_KIB,
-        )
-        .unwrap_or(DEFAULT_MAX_OUTPUT_KIB);
-        if output_kib == 0 || output_kib > 64 * 1024 {
-            return Err(format!(
-                "limits.max_output_kib is {output_kib}: use 1 to 65536"
-            ));
-        }
-        let disk_mib = pick(
+            64 * 1024,
+        )?;
+        let disk_mib = bounded(
             "disk_mib",
             manifest.disk_mib,
             policy.disk_mib,
             DEFAULT_DISK_MIB,
-        )
-        .unwrap_or(DEFAULT_DISK_MIB);
-        if disk_mib == 0 || disk_mib > MAX_DISK_MIB {
-            return Err(format!(
-                "limits.disk_mib is {disk_mib}: use 1 to {MAX_DISK_MIB}"
-            ));
-        }
-        let default_calls = super::share::PER_PLUGIN as u64;
-        let concurrency = pick(
+            MAX_DISK_MIB,
+        )?;
+        let concurrency = bounded(
             "concurrency",
             manifest.concurrency,
             policy.concurrency,
-            default_calls,
-        )
-        .unwrap_or(default_calls);
-        let most = super::share::TOOLS_SHARE as u64;
-        if concurrency == 0 || concurrency > most {
-            return Err(format!(
-                "limits.concurrency is {concurrency}: use 1 to {most}"
-            ));
-        }
-        let program_memory_mib = pick(
+            super::share::PER_PLUGIN as u64,
+            super::share::TOOLS_SHARE as u64,
+        )?;
+        let program_memory_mib = bounded(
             "program_memory_mib",
             manifest.program_memory_mib,
             policy.program_memory_mib,
             DEFAULT_PROGRAM_MEMORY_MIB,
-        )
-        .unwrap_or(DEFAULT_PROGRAM_MEMORY_MIB);
-        if program_memory_mib == 0 || program_memory_mib > MAX_PROGRAM_MEMORY_MIB {
-            return Err(format!(
-                "limits.program_memory_mib is {program_memory_mib}: use 1 to {MAX_PROGRAM_MEMORY_MIB}"
-            ));
-        }
+            MAX_PROGRAM_MEMORY_MIB,
+        )?;
         let tool_default_timeout = tool_default_ms
             .map(|ms| checked_timeout(ms, "timeout_ms"))
             .transpose()?;

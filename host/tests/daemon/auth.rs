@@ -94,35 +94,6 @@ fn unsigned_and_uppercase_frames_after_the_handshake_are_refused_at_once() {
     assert!(protocol_error(&r.rest()).contains("signature is wrong"));
 }
 
-/// What `act` of the hostile gate's `approve` answered: a token, or the error's message.
-fn ask_approval(client: &mut Client) -> Result<String, String> {
-    ask_approval_padded(client, 0)
-}
-
-/// As [`ask_approval`], the action carrying `pad` bytes more.
-fn ask_approval_padded(client: &mut Client, pad: usize) -> Result<String, String> {
-    let (_, reply) = client
-        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)", "pad": "x".repeat(pad) } } }))
-        .expect("request");
-    if reply["type"] == "error" {
-        return Err(reply["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned());
-    }
-    reply["result"]["steps"][0]["outcome"]["token"]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            // Not the whole reply: it carries the action.
-            let outcome = &reply["result"]["steps"][0]["outcome"];
-            format!(
-                "not suspended: {}",
-                outcome.to_string().chars().take(400).collect::<String>()
-            )
-        })
-}
-
 #[test]
 fn client_key_holders_cannot_crowd_the_operators_questions_out() {
     use passepartout::approvals::{CLIENT_PLACES, MAX_PENDING};

@@ -92,6 +92,15 @@ fn status(d: &Daemon) -> Value {
     reply["result"].clone()
 }
 
+/// The status of the MCP server `name` (null when the daemon has none of that name).
+fn server_status(d: &Daemon, name: &str) -> Value {
+    status(d)["mcp_servers"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == name))
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn tools(d: &Daemon) -> Value {
     let (_, reply) = d.client().call(&Request::Tools).expect("tools");
     reply["result"].clone()
@@ -500,13 +509,7 @@ fn a_remote_server_is_reached_only_where_the_operator_said_with_its_token_behind
     let d = start(home.path(), &[], None);
     let seen = home.path().join("data/passepartout/mcp/remote.json");
     wait_for(&d, "the remote server's tools listed", || seen.exists());
-    let server = |name: &str| -> Value {
-        status(&d)["mcp_servers"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["name"] == name))
-            .cloned()
-            .unwrap_or_default()
-    };
+    let server = |name: &str| server_status(&d, name);
     wait_for(&d, "the refused servers tried", || {
         ["named", "listed", "guess"]
             .iter()
@@ -733,13 +736,7 @@ fn a_hostile_mcp_server_cannot_balloon_the_daemon_or_list_for_ever() {
     )
     .expect("config");
     let d = start(home.path(), &[], None);
-    let of = |name: &str| -> Value {
-        status(&d)["mcp_servers"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["name"] == name))
-            .cloned()
-            .unwrap_or_default()
-    };
+    let of = |name: &str| server_status(&d, name);
     // Cut off at the longest message a server may write, and started again: never the
     // daemon's memory.
     wait_for(&d, "the endless line cut off", || {

@@ -510,17 +510,38 @@ fn decide(client: &mut Client, op: &str, token: &str) -> Value {
 }
 
 fn needs_approval(client: &mut Client) -> String {
+    ask_approval(client).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// What `act` of the hostile gate's `approve` answered: a token, or the error's message.
+fn ask_approval(client: &mut Client) -> Result<String, String> {
+    ask_approval_padded(client, 0)
+}
+
+/// As [`ask_approval`], the action carrying `pad` bytes more (an arg `pad`, when not 0).
+fn ask_approval_padded(client: &mut Client, pad: usize) -> Result<String, String> {
+    let mut args = json!({ "do": "approve", "expression": "(+ 1 2)" });
+    if pad > 0 {
+        args["pad"] = json!("x".repeat(pad));
+    }
     let (_, reply) = client
-        .request_raw("act", json!({ "action": { "tool": "eval", "args": { "do": "approve", "expression": "(+ 1 2)" } } }))
+        .request_raw("act", json!({ "action": { "tool": "eval", "args": args } }))
         .expect("request");
-    assert_eq!(
-        reply["result"]["steps"][0]["outcome"]["outcome"], "suspended",
-        "{reply}"
-    );
-    reply["result"]["steps"][0]["outcome"]["token"]
-        .as_str()
-        .expect("token")
-        .to_owned()
+    if reply["type"] == "error" {
+        return Err(reply["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned());
+    }
+    let outcome = &reply["result"]["steps"][0]["outcome"];
+    match (outcome["outcome"].as_str(), outcome["token"].as_str()) {
+        (Some("suspended"), Some(token)) => Ok(token.to_owned()),
+        // Not the whole reply: it carries the action.
+        _ => Err(format!(
+            "not suspended: {}",
+            outcome.to_string().chars().take(400).collect::<String>()
+        )),
+    }
 }
 
 #[test]
