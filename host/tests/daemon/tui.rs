@@ -178,12 +178,15 @@ fn the_tui_shows_answers_verdicts_and_approvals_live_fits_80x24_and_restores_the
     );
     tui.wait("the approval counted", |s| s.contains("approvals 1"));
     tui.keys(&["Tab"]);
+    // Each argument as it runs: a string quoted (its line breaks would show as `\n`).
     tui.wait("the approvals pane", |s| {
-        s.contains("[approvals]") && s.contains("/etc/tui-test.txt")
+        s.contains("[approvals]") && s.contains(r#"path: "/etc/tui-test.txt""#)
     });
-    // Nothing is approved before the person selects it.
+    // Nothing is approved before the person selects it. Where the keys go is said in words.
     tui.keys(&["Escape"]);
-    tui.wait("the keys in the pane", |s| s.contains("Esc: type"));
+    tui.wait("the keys in the pane", |s| {
+        s.contains("Esc: type") && s.contains("keys here: ")
+    });
     tui.keys(&["a"]);
     tui.wait("asked to select", |s| {
         s.contains("select an approval first")

@@ -8,20 +8,23 @@
 //! each key or frame, and at least every 250 ms (the elapsed time of a question). The terminal
 //! is restored however the TUI ends: a key, a panic (ratatui's hook), SIGINT, SIGTERM, SIGHUP.
 
+mod keys;
+mod rows;
 mod state;
 mod view;
+mod waiting;
 
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{self, Event as Key, KeyCode, KeyEventKind, KeyModifiers};
+use crossterm::event::{self, Event as Key, KeyEventKind};
 use passepartout::daemon::client::Sender;
 use passepartout::daemon::request::{Request, Topic};
 
 use super::Common;
 use super::daemon::{connect, start_background};
-use state::{App, Pane, Sent, Who};
+use state::{App, Sent, Who};
 
 /// What the main loop is told.
 enum Told {
@@ -120,8 +123,14 @@ fn main_loop(
         if event::poll(Duration::from_millis(50))?
             && let Key::Key(k) = event::read()?
             && k.kind != KeyEventKind::Release
+            && let Some((request, sent)) = keys::key(app, k.code, k.modifiers)
         {
-            key(app, sender, k.code, k.modifiers)?;
+            let ask = matches!(sent, Sent::Ask(_));
+            let id = send(sender, app, &request, sent)?;
+            if ask {
+                app.waiting = Some((id, Instant::now()));
+                app.streamed = None;
+            }
         }
         // Everything the daemon sent meanwhile.
         let deadline = Instant::now() + Duration::from_millis(200);
@@ -149,155 +158,6 @@ fn main_loop(
             last_ping = Instant::now();
             let _ = send(sender, app, &Request::Ping, Sent::Quiet);
         }
-    }
-    Ok(())
-}
-
-/// One key.
-fn key(
-    app: &mut App,
-    sender: &mut Sender,
-    code: KeyCode,
-    mods: KeyModifiers,
-) -> anyhow::Result<()> {
-    let ctrl = mods.contains(KeyModifiers::CONTROL);
-    if ctrl && matches!(code, KeyCode::Char('q' | 'c')) {
-        app.quit = true;
-        return Ok(());
-    }
-    if app.inspect.is_some() || app.help {
-        if matches!(code, KeyCode::Esc | KeyCode::Char('q' | '?')) {
-            app.inspect = None;
-            app.help = false;
-        }
-        return Ok(());
-    }
-    if app.searching {
-        let search = app.search.get_or_insert_with(String::new);
-        match code {
-            KeyCode::Enter => app.searching = false,
-            KeyCode::Esc => {
-                app.search = None;
-                app.searching = false;
-            }
-            KeyCode::Backspace => {
-                search.pop();
-            }
-            KeyCode::Char(c) => search.push(c),
-            _ => {}
-        }
-        return Ok(());
-    }
-    match code {
-        KeyCode::Tab => {
-            let i = Pane::ALL.iter().position(|p| *p == app.pane).unwrap_or(0);
-            app.pane = Pane::ALL[(i + 1) % Pane::ALL.len()];
-        }
-        KeyCode::BackTab => {
-            let i = Pane::ALL.iter().position(|p| *p == app.pane).unwrap_or(0);
-            app.pane = Pane::ALL[(i + Pane::ALL.len() - 1) % Pane::ALL.len()];
-        }
-        KeyCode::Esc => app.pane_focus = !app.pane_focus,
-        _ if app.pane_focus => pane_key(app, sender, code)?,
-        KeyCode::Char('?') if app.input.is_empty() => app.help = true,
-        KeyCode::Enter => {
-            let text = app.input.trim().to_owned();
-            app.input.clear();
-            if !text.is_empty() && app.focus_command(&text).is_none() {
-                app.say(Who::You, &text);
-                let ask = Request::Ask {
-                    text: text.clone(),
-                    focus: app.focus.clone(),
-                };
-                let id = send(sender, app, &ask, Sent::Ask(text))?;
-                app.waiting = Some((id, Instant::now()));
-                app.streamed = None;
-            }
-        }
-        KeyCode::Backspace => {
-            app.input.pop();
-        }
-        // Alt- and Ctrl- combinations are not text.
-        KeyCode::Char(c) if !mods.intersects(KeyModifiers::ALT | KeyModifiers::CONTROL) => {
-            app.input.push(c);
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// A key for the pane beside the conversation.
-fn pane_key(app: &mut App, sender: &mut Sender, code: KeyCode) -> anyhow::Result<()> {
-    match code {
-        KeyCode::Char('q') => app.quit = true,
-        KeyCode::Char('?') => app.help = true,
-        KeyCode::Up if app.pane == Pane::Plugins => {
-            app.plugins_scroll = app.plugins_scroll.saturating_sub(1);
-        }
-        KeyCode::Down if app.pane == Pane::Plugins => {
-            app.plugins_scroll = app.plugins_scroll.saturating_add(1);
-        }
-        KeyCode::Up => app.select(-1),
-        KeyCode::Down => app.select(1),
-        KeyCode::Char('/') if app.pane == Pane::Journal => {
-            app.search = Some(String::new());
-            app.searching = true;
-        }
-        KeyCode::Char('i') if app.pane == Pane::Approvals => {
-            app.inspect = app
-                .selected_index()
-                .and_then(|i| app.approvals.get(i))
-                .map(|a| {
-                    format!(
-                        "{}\n\nwhy:\n{}\n\ndigest {}\ntoken {}",
-                        a.detail,
-                        a.reasons.join("\n"),
-                        a.digest,
-                        a.token
-                    )
-                });
-        }
-        KeyCode::Char(c @ ('a' | 'd')) if app.pane == Pane::Approvals => {
-            // Only the approval the person selected (and saw), never one that slid into place.
-            let Some(a) = app
-                .selected_index()
-                .and_then(|i| app.approvals.get(i))
-                .cloned()
-            else {
-                app.say(Who::Note, "select an approval first (↑ ↓)");
-                return Ok(());
-            };
-            let approve = c == 'a';
-            let request = if approve {
-                Request::Approve {
-                    token: a.token.clone(),
-                    digest: a.digest.clone(),
-                }
-            } else {
-                Request::Deny {
-                    token: a.token.clone(),
-                    digest: a.digest.clone(),
-                }
-            };
-            app.say(
-                Who::Note,
-                &format!(
-                    "{} {}",
-                    if approve { "approving" } else { "denying" },
-                    a.action
-                ),
-            );
-            send(
-                sender,
-                app,
-                &request,
-                Sent::Decide {
-                    approve,
-                    action: a.action,
-                },
-            )?;
-        }
-        _ => {}
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! plugin or the journal is made safe for the terminal when it is kept here, so nothing drawn
 //! can move the cursor or paint over another pane.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
@@ -13,6 +14,8 @@ use passepartout::pipeline::Focus;
 use passepartout::pipeline::{Progress, StepOutcome};
 use passepartout::signal::{Action, Told};
 use serde_json::Value;
+
+use super::waiting::{Standing, Waiting};
 
 /// Lines kept in the conversation, the trace and the journal panes.
 const KEPT: usize = 1000;
@@ -76,36 +79,46 @@ pub struct Verdict {
     pub session: Option<String>,
 }
 
-/// One approval waiting.
-#[derive(Clone, Debug)]
-pub struct Waiting {
-    /// Its token.
+/// The inspect overlay: one approval shown whole, a screen of rows at a time.
+#[derive(Debug)]
+pub struct Inspect {
+    /// The approval's token.
     pub token: String,
-    /// The digest shown (what a decision names).
-    pub digest: String,
-    /// The action, as one line.
-    pub action: String,
-    /// The action as the approvals pane shows it: the tool, then each argument.
-    pub lines: Vec<String>,
-    /// The action, whole, for `inspect`.
-    pub detail: String,
-    /// Why the gates asked.
-    pub reasons: Vec<String>,
+    /// The first row shown (drawing keeps it within the rows).
+    pub scroll: usize,
+    /// What the last key here was told, written over the rows (the overlay hides the
+    /// conversation, where it would otherwise go).
+    pub note: Option<String>,
+    /// What the last draw showed. Set while drawing, the only place that knows the overlay's
+    /// size: the keys page by it, and `a` asks whether every row was on screen.
+    pub shown: Cell<Shown>,
 }
 
-impl Waiting {
-    /// The approval `token` of `action`, as the pane shows it (text from outside cleaned).
-    fn new(token: String, digest: String, action: &Action, reasons: &[String]) -> Waiting {
-        let detail = serde_json::to_string_pretty(action).unwrap_or_default();
-        Waiting {
+impl Inspect {
+    /// The overlay for the approval `token`, at its first row, telling `note`.
+    pub fn new(token: String, note: Option<&str>) -> Inspect {
+        Inspect {
             token,
-            digest,
-            lines: shown_lines(action),
-            action: clean(&one_line(action)),
-            detail: clean(&detail),
-            reasons: reasons.iter().map(|r| clean(r)).collect(),
+            scroll: 0,
+            note: note.map(clean),
+            shown: Cell::new(Shown::default()),
         }
     }
+}
+
+/// What the inspect overlay showed at its last draw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// Rows shown at once.
+    pub visible: usize,
+    /// Rows in all.
+    pub total: usize,
+    /// Whether those are all the action's rows (else it is too long to approve here).
+    pub complete: bool,
+    /// The width its rows were cut for.
+    pub width: usize,
+    /// How many of its first rows have all been on screen, at that width.
+    pub read: usize,
 }
 
 /// The panes beside the conversation.
@@ -191,7 +204,9 @@ pub struct App {
     /// The help overlay.
     pub help: bool,
     /// An approval's action shown whole.
-    pub inspect: Option<String>,
+    pub inspect: Option<Inspect>,
+    /// The approval (its token) whose `a` asked to be pressed again: it may already have run.
+    pub confirm: Option<String>,
     /// What each request id was for.
     pub sent: HashMap<u64, Sent>,
     /// The subscription's request id.
@@ -233,6 +248,7 @@ impl App {
             pane_focus: false,
             help: false,
             inspect: None,
+            confirm: None,
             sent: HashMap::new(),
             subscription: None,
             server: clean(server),
@@ -270,6 +286,15 @@ impl App {
             );
         }
         Some(())
+    }
+
+    /// Tell the person `text`: over the inspect overlay while it is open (it hides the
+    /// conversation), else in the conversation.
+    pub fn tell(&mut self, text: &str) {
+        match &mut self.inspect {
+            Some(view) => view.note = Some(clean(text)),
+            None => self.say(Who::Note, text),
+        }
     }
 
     /// Add a line to the conversation.
@@ -453,8 +478,13 @@ impl App {
             } => {
                 let known = self.approvals.iter().any(|a| a.token == token);
                 if !known && whole(&action, &digest) {
-                    self.approvals
-                        .push(Waiting::new(token, digest, &action, &reasons));
+                    self.approvals.push(Waiting::new(
+                        token,
+                        digest,
+                        &action,
+                        &reasons,
+                        Standing::Pending,
+                    ));
                 } else if !known {
                     // The journal keeps long texts cut, and the event comes from the journal:
                     // this action is not the one the digest names (approving it would approve
@@ -468,6 +498,9 @@ impl App {
                 self.approvals.retain(|a| a.token != token);
                 if self.selected.as_deref() == Some(token.as_str()) {
                     self.selected = None;
+                }
+                if self.confirm.as_deref() == Some(token.as_str()) {
+                    self.confirm = None;
                 }
                 // Interrupted (its daemon stopped mid-action), it waits for a person again:
                 // the listing has it, as it stands now.
@@ -526,31 +559,6 @@ fn push<T>(list: &mut VecDeque<T>, item: T) {
     list.push_back(item);
 }
 
-/// An action as one line: `tool NAME with ARGS`, or its text.
-fn one_line(action: &passepartout::signal::Action) -> String {
-    match &action.tool {
-        Some(tool) => format!("{tool} {}", Value::Object(action.args.clone())),
-        None => action.text.clone().unwrap_or_default(),
-    }
-}
-
-/// An action as the approvals pane lists it: the tool (or the text), then `name: value` for
-/// each argument.
-fn shown_lines(action: &passepartout::signal::Action) -> Vec<String> {
-    let Some(tool) = &action.tool else {
-        return vec![clean(&one_line(action))];
-    };
-    let mut lines = vec![clean(tool)];
-    for (name, value) in &action.args {
-        let value = match value {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        lines.push(one_row(&format!("  {name}: {value}")));
-    }
-    lines
-}
-
 /// A journal record as one line: its seq, kind, and what matters of its body.
 fn journal_line(record: &passepartout::journal::Record) -> String {
     let b = &record.body;
@@ -593,7 +601,13 @@ fn journal_line(record: &passepartout::journal::Record) -> String {
 /// An entry of the `approvals` reply.
 fn waiting_of(v: &Value) -> Option<Waiting> {
     let p: passepartout::approvals::Pending = serde_json::from_value(v.clone()).ok()?;
-    Some(Waiting::new(p.token, p.digest, &p.action, &p.reasons))
+    Some(Waiting::new(
+        p.token,
+        p.digest,
+        &p.action,
+        &p.reasons,
+        Standing::of(&p.state),
+    ))
 }
 
 /// Whether `action` is, whole, the one `digest` names (sha256 of its JSON, as the daemon

@@ -1,6 +1,7 @@
 //! Drawing [`App`]: a status line; the conversation with the input line under it; beside it
 //! one of the gate trace, the approvals, the plugins and the journal (Tab); the keys at the
-//! bottom; the help and inspect overlays on top. Fits 80×24; colours off with `NO_COLOR`.
+//! bottom; the help and inspect overlays on top. Fits 80×24; colours off with `NO_COLOR`, so
+//! whatever a colour says (where the keys go, an approval's state) is said in words too.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -8,7 +9,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap};
 
-use super::state::{App, Pane, Who, one_row};
+use super::rows::{self, Tone};
+use super::state::{App, Inspect, Pane, Shown, Who, one_row};
+
+/// Rows of an approval drawn in the pane at most; past them, a row says how many more there
+/// are and the action is read whole in `inspect`.
+const ITEM_ROWS: usize = 8;
 
 /// A style, or none with `NO_COLOR`.
 fn colour(app: &App, c: Color) -> Style {
@@ -37,7 +43,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         Pane::Plugins => plugins(frame, app, right),
         Pane::Journal => journal(frame, app, right),
     }
-    let hint = if app.pane_focus {
+    let hint = if app.confirm.is_some() {
+        "a again: run the INTERRUPTED action again  any other key: leave it"
+    } else if app.inspect.is_some() {
+        "↑↓ PgUp PgDn Home End: scroll  a: approve, once read to its end  d: deny  Esc"
+    } else if app.pane_focus {
         "Esc: type  Tab: pane  ↑↓: select  a/d: approve/deny  i: inspect  /: search  ?: help"
     } else {
         "Enter: ask  Esc: to the pane  Tab: next pane  ?: help  Ctrl-Q: quit"
@@ -46,26 +56,28 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         Paragraph::new(hint).style(colour(app, Color::DarkGray)),
         keys,
     );
-    if let Some(detail) = &app.inspect {
-        overlay(frame, "inspect (Esc to close)", detail);
+    if let Some(view) = &app.inspect {
+        inspect(frame, app, view);
     } else if app.help {
         overlay(frame, "help (Esc to close)", HELP);
     }
 }
 
 const HELP: &str = "\
-Type a question and press Enter: the answer shows once every gate passed it.
+Type a question, then Enter: the answer shows once gates passed it.
 Tab cycles the pane on the right: gates, approvals, plugins, journal.
 Esc moves the keys between the input line and that pane.
-/focus ID: every question goes with memory headline ID (/focus alone: none).
+/focus ID: questions go with memory headline ID (/focus alone: none).
 
-In the pane:
-  ↑ ↓      select an approval
-  a        approve the selected action (its digest is the one shown)
-  d        deny it
-  i        show the selected action whole
-  /        search the journal (Enter to keep, Esc to clear)
-  q        quit
+In the pane (its foot then says: keys here):
+  ↑ ↓   select an approval
+  a     approve it, once all of it was shown: one cut in the pane
+        opens in inspect, to be read to its end first; an INTERRUPTED
+        one (it may already have run) asks for a second a
+  d     deny it
+  i     inspect: the action whole (↑ ↓ PgUp PgDn Home End; a, d)
+  /     search the journal (Enter to keep, Esc to clear)
+  q     quit
 
 Anywhere: Ctrl-Q or Ctrl-C quits and restores the terminal.";
 
@@ -228,19 +240,24 @@ fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         (None, _) => " ask ".into(),
     };
+    let mut block = Block::bordered().title(title);
     let style = if app.pane_focus {
         colour(app, Color::DarkGray)
     } else {
+        // Where the keys go, in words: colours are off with `NO_COLOR`.
+        block = block.title_bottom(" keys here ");
         Style::default()
     };
     frame.render_widget(
         Paragraph::new(format!("> {}", app.input))
             .style(style)
-            .block(Block::bordered().title(title)),
+            .block(block),
         input,
     );
 }
 
+/// The border of the pane beside the conversation: the panes as tabs, this one in brackets;
+/// while the keys go to it, its foot says so (in words: colours are off with `NO_COLOR`).
 fn pane_block(app: &App, pane: Pane) -> Block<'static> {
     let tabs: Vec<String> = Pane::ALL
         .iter()
@@ -254,7 +271,14 @@ fn pane_block(app: &App, pane: Pane) -> Block<'static> {
         .collect();
     let block = Block::bordered().title(format!(" {} ", tabs.join(" ")));
     if app.pane_focus {
-        block.border_style(colour(app, Color::Yellow))
+        let keys = if pane == Pane::Approvals {
+            " keys here: ↑↓ a d i · Esc "
+        } else {
+            " keys here · Esc: to typing "
+        };
+        block
+            .border_style(colour(app, Color::Yellow))
+            .title_bottom(keys)
     } else {
         block
     }
@@ -349,50 +373,78 @@ fn request_of(session: Option<&str>) -> String {
         .map_or_else(|| "(no request)".to_owned(), |(_, rest)| one_row(rest))
 }
 
-/// Approvals waiting: the action, the gates' reasons.
+/// Approvals waiting: each one's state, the action, the gates' reasons, its token; at most
+/// [`ITEM_ROWS`] rows of it, then how many more there are. An approval drawn whole while
+/// selected is marked seen: `a` may approve it.
 fn approvals(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let width = usize::from(area.width.saturating_sub(4)).max(10);
-    let items: Vec<ListItem<'_>> = app
-        .approvals
-        .iter()
-        .map(|a| {
-            let mut lines: Vec<Line<'_>> = a
-                .lines
-                .iter()
-                .flat_map(|l| wrap(l, width))
-                .map(Line::from)
-                .collect();
+    let block = pane_block(app, Pane::Approvals);
+    let inner = block.inner(area);
+    // Beside the highlight symbol `> `.
+    let width = usize::from(inner.width.saturating_sub(2)).max(1);
+    let fits_width = inner.width > 2;
+    let height = usize::from(inner.height);
+    // Room for the "more rows" note and the token, so that an item is never taller than the
+    // list (ratatui draws nothing of such an item).
+    let cap = height.saturating_sub(4).clamp(1, ITEM_ROWS);
+    let selected = app.selected_index();
+    let mut items = Vec::with_capacity(app.approvals.len());
+    for (i, a) in app.approvals.iter().enumerate() {
+        let shown = a.item_rows(width);
+        let cut = shown.rows.len() > cap || !shown.complete;
+        let mut lines: Vec<Line<'_>> = shown
+            .rows
+            .iter()
+            .take(cap)
+            .map(|(t, row)| Line::styled(row.clone(), tone(app, *t)))
+            .collect();
+        if cut {
+            let more = shown.rows.len().saturating_sub(cap);
+            let note = if shown.complete {
+                format!("… {more} more rows: press i to read it all")
+            } else {
+                format!("… over {more} more rows: press i to read it")
+            };
+            let note = rows::wrap([(Tone::Warn, note.as_str())], width, 3);
             lines.extend(
-                a.reasons
-                    .iter()
-                    .flat_map(|r| wrap(&format!("why: {r}"), width))
-                    .map(|l| Line::styled(l, colour(app, Color::Yellow))),
+                note.rows
+                    .into_iter()
+                    .map(|(t, row)| Line::styled(row, tone(app, t))),
             );
-            lines.push(Line::styled(
-                format!("  token {}", a.token),
-                colour(app, Color::DarkGray),
-            ));
-            ListItem::new(lines)
-        })
-        .collect();
-    let empty = items.is_empty();
-    let mut state = ListState::default().with_selected(app.selected_index());
-    let list = List::new(items)
-        .block(pane_block(app, Pane::Approvals))
-        .highlight_style(Style::default().add_modifier(Modifier::REVERSED))
-        .highlight_symbol("> ");
-    if empty {
+        }
+        lines.push(Line::styled(
+            format!("  token {}", one_row(&a.token)),
+            colour(app, Color::DarkGray),
+        ));
+        let item = ListItem::new(lines);
+        // Selected, it is drawn whole when it is no taller than the list.
+        if selected == Some(i) && !cut && fits_width && item.height() <= height {
+            a.seen.set(true);
+        }
+        items.push(item);
+    }
+    if items.is_empty() {
         let note = if app.approver {
             "nothing waits for a person"
         } else {
             "this connection has no approver key: approvals are not shown"
         };
-        frame.render_widget(
-            Paragraph::new(note).block(pane_block(app, Pane::Approvals)),
-            area,
-        );
-    } else {
-        frame.render_stateful_widget(list, area, &mut state);
+        frame.render_widget(Paragraph::new(note).block(block), area);
+        return;
+    }
+    let mut state = ListState::default().with_selected(selected);
+    let list = List::new(items)
+        .block(block)
+        .highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("> ");
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// The style of a row that is part of `tone`.
+fn tone(app: &App, tone: Tone) -> Style {
+    match tone {
+        Tone::Plain => Style::default(),
+        Tone::Why => colour(app, Color::Yellow),
+        Tone::Warn => colour(app, Color::Red).add_modifier(Modifier::BOLD),
     }
 }
 
@@ -508,43 +560,81 @@ fn journal(frame: &mut Frame<'_>, app: &App, area: Rect) {
     );
 }
 
-/// `text` cut into lines of at most `width` characters, at spaces where it can.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let fits = line.chars().count() + word.chars().count() < width;
-        if !line.is_empty() && !fits {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-        // A word longer than a line is cut.
-        while line.chars().count() > width {
-            let head: String = line.chars().take(width).collect();
-            line = line.chars().skip(width).collect();
-            lines.push(head);
-        }
+/// The inspect overlay: the approval whole, a screen of rows from `view.scroll`, which rows
+/// those are, and what the last key there was told. Records what it showed: every row from
+/// the first to the last on screen at some time, the approval is seen.
+fn inspect(frame: &mut Frame<'_>, app: &App, view: &Inspect) {
+    let rect = overlay_rect(frame.area());
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered().title(" inspect (Esc to close) ");
+    let Some(a) = app.approvals.iter().find(|a| a.token == view.token) else {
+        frame.render_widget(
+            Paragraph::new("It no longer waits: it was decided elsewhere.").block(block),
+            rect,
+        );
+        return;
+    };
+    let inner = block.inner(rect);
+    let width = usize::from(inner.width).max(1);
+    let mut lines: Vec<Line<'_>> = match &view.note {
+        Some(note) => rows::wrap([(Tone::Warn, note.as_str())], width, 3)
+            .rows
+            .into_iter()
+            .map(|(t, row)| Line::styled(row, tone(app, t)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let visible = usize::from(inner.height).saturating_sub(lines.len());
+    let whole = a.whole_rows(width);
+    let total = whole.rows.len();
+    let scroll = view.scroll.min(total.saturating_sub(visible));
+    let last = scroll.saturating_add(visible).min(total);
+    // Rows read: those from the first on that were all on screen (a jump to the end skips
+    // the middle; the width cuts the rows, so another width starts again).
+    let before = view.shown.get();
+    let mut read = if before.width == width {
+        before.read
+    } else {
+        0
+    };
+    if scroll <= read {
+        read = read.max(last);
     }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
+    view.shown.set(Shown {
+        visible,
+        total,
+        complete: whole.complete,
+        width,
+        read,
+    });
+    if whole.complete && read >= total && usize::from(inner.width) == width {
+        a.seen.set(true);
     }
-    lines
+    lines.extend(
+        whole.rows[scroll..last]
+            .iter()
+            .map(|(t, row)| Line::styled(row.clone(), tone(app, *t))),
+    );
+    let all = if read >= total { ", all read" } else { "" };
+    let foot = format!(" rows {}–{last} of {total}{all} ", scroll + 1);
+    frame.render_widget(Paragraph::new(lines).block(block.title_bottom(foot)), rect);
 }
 
-/// A box over the middle of the screen.
-fn overlay(frame: &mut Frame<'_>, title: &str, text: &str) {
-    let area = frame.area();
+/// The box the overlays are drawn in, over the middle of the screen `area`.
+fn overlay_rect(area: Rect) -> Rect {
     let w = area.width.saturating_sub(8).min(90);
     let h = area.height.saturating_sub(4);
-    let rect = Rect::new(
+    Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
         w,
         h,
-    );
+    )
+}
+
+/// A box over the middle of the screen.
+fn overlay(frame: &mut Frame<'_>, title: &str, text: &str) {
+    let rect = overlay_rect(frame.area());
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(text.to_owned())
@@ -554,25 +644,25 @@ fn overlay(frame: &mut Frame<'_>, title: &str, text: &str) {
     );
 }
 
+/// What an 80×24 screen shows of `app`, row by row (for tests).
 #[cfg(test)]
-mod tests {
+pub(super) fn screen(app: &App) -> String {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    terminal.draw(|f| draw(f, app)).expect("drawn");
+    let buffer = terminal.backend().buffer().clone();
+    buffer
+        .content()
+        .chunks(80)
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
+#[cfg(test)]
+mod tests {
     use super::*;
-
-    /// What an 80×24 screen shows of `app`.
-    fn screen(app: &App) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
-        terminal.draw(|f| draw(f, app)).expect("drawn");
-        let buffer = terminal.backend().buffer().clone();
-        buffer
-            .content()
-            .chunks(80)
-            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 
     #[test]
     fn the_newest_answer_stays_in_view_however_its_words_wrap() {
