@@ -1,6 +1,6 @@
 //! Where Passepartout keeps things, following the XDG base directories.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn project() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "passepartout")
@@ -46,4 +46,21 @@ pub fn config_file() -> Option<PathBuf> {
 /// `$XDG_DATA_HOME/passepartout/workspace`.
 pub fn workspace() -> Option<PathBuf> {
     project().map(|p| p.data_dir().join("workspace"))
+}
+
+/// Open `path` to read without following a symbolic link in its last component and without
+/// waiting on a FIFO (on Unix; elsewhere, a plain open): a link or a FIFO put in a file's place
+/// is refused by the open itself. The caller checks that what it got is a regular file.
+///
+/// # Errors
+/// As [`std::fs::File::open`]; a link is refused (`ELOOP`).
+pub(crate) fn open_unfollowed(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    options.open(path)
 }

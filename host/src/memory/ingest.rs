@@ -17,7 +17,8 @@ use super::{Memory, MemoryError};
 /// recurse once per level).
 const MAX_LEVEL: usize = 256;
 
-/// The line of the first headline deeper than [`MAX_LEVEL`], if any.
+/// The line of the first headline deeper than [`MAX_LEVEL`], if any, in text whose lines end
+/// at `\n` as the parser's do ([`org::normalize_line_breaks`]).
 fn too_deep(bytes: &[u8]) -> Option<u32> {
     bytes
         .split(|b| *b == b'\n')
@@ -195,49 +196,19 @@ impl Memory {
             });
             Ok(None)
         };
-        let max = self.config.max_file_mib.saturating_mul(1 << 20);
-        match std::fs::metadata(file) {
-            // A FIFO or a device named *.org would block the read or never end.
-            Ok(m) if !m.is_file() => return skip(warnings, "not a regular file; skipped".into()),
-            Ok(m) if m.len() > max => {
-                return skip(
-                    warnings,
-                    format!(
-                        "{} MiB is over the {} MiB limit ([memory] max_file_mib); skipped",
-                        m.len() >> 20,
-                        self.config.max_file_mib
-                    ),
-                );
-            }
-            Ok(_) => {}
-            Err(e) => return skip(warnings, format!("cannot read: {e}; skipped")),
-        }
-        let mut bytes = Vec::new();
-        let read = std::fs::File::open(file).and_then(|f| {
-            std::io::Read::read_to_end(&mut std::io::Read::take(f, max + 1), &mut bytes)
-        });
-        if let Err(e) = read {
-            return skip(warnings, format!("cannot read: {e}; skipped"));
-        }
-        if bytes.len() as u64 > max {
-            return skip(
-                warnings,
-                "grew past the size limit while being read; skipped".into(),
-            );
-        }
-        if let Some(line) = too_deep(&bytes) {
-            warnings.push(Warning {
-                file: name,
-                line,
-                message: format!(
-                    "headlines nested more than {MAX_LEVEL} levels deep; file skipped"
-                ),
-            });
+        let bytes = match read_regular(file, self.config.max_file_mib) {
+            Ok(bytes) => bytes,
+            Err(message) => return skip(warnings, message),
+        };
+        let Some(Decoded {
+            text,
+            lossy,
+            mut parsed,
+        }) = read_org(&name, &bytes, keywords, warnings)
+        else {
             return Ok(None);
-        }
-        let lossy = std::str::from_utf8(&bytes).is_err();
-        let text = decode(&name, &bytes, warnings);
-        let mut parsed = org::parse(&name, &text, keywords, warnings);
+        };
+        drop(bytes);
         let mut pending = None;
         if opts.write_ids {
             let mut ids = BTreeMap::new();
@@ -251,13 +222,15 @@ impl Memory {
                         .into(),
                 });
             } else if !ids.is_empty() {
+                // Into the text as read, line breaks and all (the line numbers agree: see
+                // `org::write_ids`).
                 let updated = org::write_ids(&text, &ids);
                 let mut again = Vec::new();
                 parsed = org::parse(&name, &updated, keywords, &mut again);
-                // Written only after the store committed (see `ingest`), to the real file
-                // behind any symlink.
-                let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
-                pending = Some((target, updated, ids.len()));
+                // Written only after the store committed (see `ingest`), to this very path: it
+                // was read as a regular file, not through a link, and `write_atomically` writes
+                // through none either.
+                pending = Some((file.to_owned(), updated, ids.len()));
             }
         }
         super::edit::apply_overrides(&mut parsed.headlines, overrides);
@@ -306,8 +279,7 @@ impl Memory {
                     let gone = Path::new(path).starts_with(dir)
                         && !path.contains(char::REPLACEMENT_CHARACTER)
                         && !built_paths.contains(path.as_str())
-                        && std::fs::symlink_metadata(path)
-                            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+                        && gone_or_linked(Path::new(path));
                     if gone {
                         removed.push(path.clone());
                     }
@@ -364,6 +336,85 @@ impl Memory {
         self.db.set_head_cached(new_hash.clone());
         Ok(new_hash)
     }
+}
+
+/// The bytes of `file`, a regular file of at most `max_mib` MiB; or why it is skipped. A
+/// symbolic link is not followed: it could lead anywhere outside the notes (to a key, say),
+/// whose contents would then go to the model.
+fn read_regular(file: &Path, max_mib: u64) -> Result<Vec<u8>, String> {
+    let max = max_mib.saturating_mul(1 << 20);
+    match std::fs::symlink_metadata(file) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err("a symbolic link: not followed; skipped".into());
+        }
+        // A FIFO or a device named *.org would block the read or never end.
+        Ok(m) if !m.is_file() => return Err("not a regular file; skipped".into()),
+        Ok(m) if m.len() > max => {
+            return Err(format!(
+                "{} MiB is over the {max_mib} MiB limit ([memory] max_file_mib); skipped",
+                m.len() >> 20,
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(format!("cannot read: {e}; skipped")),
+    }
+    // A link or a FIFO put in its place since is refused by the open itself.
+    let mut bytes = Vec::new();
+    let read = crate::dirs::open_unfollowed(file).and_then(|f| {
+        if !f.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, max + 1), &mut bytes)
+    });
+    if let Err(e) = read {
+        return Err(format!("cannot read: {e}; skipped"));
+    }
+    if bytes.len() as u64 > max {
+        return Err("grew past the size limit while being read; skipped".into());
+    }
+    Ok(bytes)
+}
+
+/// A file's text and what it parsed to.
+struct Decoded {
+    /// The text, line breaks as written (what `--write-ids` edits).
+    text: String,
+    /// The bytes were not valid UTF-8 (`text` has U+FFFD in their place).
+    lossy: bool,
+    /// The headlines.
+    parsed: ParsedFile,
+}
+
+/// Decode and parse `bytes` (the contents of `name`); `None`, with a warning, when headlines
+/// are nested deeper than [`MAX_LEVEL`] (the parser would recurse past its stack).
+fn read_org(
+    name: &str,
+    bytes: &[u8],
+    keywords: &org::TodoKeywords,
+    warnings: &mut Vec<Warning>,
+) -> Option<Decoded> {
+    let lossy = std::str::from_utf8(bytes).is_err();
+    let text = decode(name, bytes, warnings);
+    let parsed = {
+        // Lines as the parser reads them: a lone `\r` ends a line for it too.
+        let lines = org::normalize_line_breaks(&text);
+        if let Some(line) = too_deep(lines.as_bytes()) {
+            warnings.push(Warning {
+                file: name.into(),
+                line,
+                message: format!(
+                    "headlines nested more than {MAX_LEVEL} levels deep; file skipped"
+                ),
+            });
+            return None;
+        }
+        org::parse(name, &lines, keywords, warnings)
+    };
+    Some(Decoded {
+        text,
+        lossy,
+        parsed,
+    })
 }
 
 /// Turn a parsed file into nodes, children before parents.
@@ -453,7 +504,11 @@ fn decode(file: &str, bytes: &[u8], warnings: &mut Vec<Warning>) -> String {
         Ok(s) => s.to_owned(),
         Err(e) => {
             let at = e.valid_up_to();
-            let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+            // Counted as the parser counts lines: a lone `\r` ends one too.
+            let breaks = bytes[..at].iter().enumerate().filter(|(i, b)| {
+                **b == b'\n' || (**b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+            });
+            let line = breaks.count() + 1;
             warnings.push(Warning {
                 file: file.into(),
                 line: u32::try_from(line).unwrap_or(u32::MAX),
@@ -464,8 +519,8 @@ fn decode(file: &str, bytes: &[u8], warnings: &mut Vec<Warning>) -> String {
     }
 }
 
-/// The `.org` files under `path`, sorted; symlinked directories are not followed, so a
-/// symlink loop cannot trap the walk.
+/// The `.org` files under `path`, sorted; symbolic links under it are not followed (a link
+/// to a directory could loop, one to a file lead out of the notes), each with a warning.
 fn collect_files(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf>, MemoryError> {
     let io = |e: std::io::Error| MemoryError::Io {
         path: path.display().to_string(),
@@ -498,15 +553,25 @@ fn collect_files(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let is_org = p.extension().is_some_and(|e| e == "org");
             if kind.is_dir() {
                 stack.push(p);
-            } else if kind.is_symlink() && p.is_dir() {
+            } else if kind.is_symlink() {
+                // Not followed: a linked directory could loop, and a linked file could be
+                // anything outside the notes (a key, say) that would go to the model.
+                let what = if p.is_dir() {
+                    "symlinked directory not followed"
+                } else if is_org {
+                    "symlinked file not followed (it may lead outside the notes); skipped"
+                } else {
+                    continue;
+                };
                 warnings.push(Warning {
                     file: p.display().to_string(),
                     line: 0,
-                    message: "symlinked directory not followed".into(),
+                    message: what.into(),
                 });
-            } else if p.extension().is_some_and(|e| e == "org") {
+            } else if is_org {
                 if files.len() >= MAX_FILES {
                     warnings.push(Warning {
                         file: p.display().to_string(),
@@ -524,17 +589,227 @@ fn collect_files(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf
     Ok(files)
 }
 
+/// A stored file that is gone from disk, or is now a symbolic link: the walk no longer reads
+/// it (links are not followed), so what was read through one before leaves the store too.
+fn gone_or_linked(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => m.file_type().is_symlink(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+/// Replace `file` by `bytes` with a rename, durably: the new text is on disk before it takes
+/// the file's place, and the rename is on disk before this returns. A link is never written
+/// through: one found at `file` is an error, and the rename would replace a link put there
+/// since rather than its target.
+///
+/// # Errors
+/// [`MemoryError::Io`] when `file` is a link, or a write, a sync or the rename failed.
 fn write_atomically(file: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
-    let io = |e: std::io::Error| MemoryError::Io {
+    let fail = |message: String| MemoryError::Io {
         path: file.display().to_string(),
-        message: format!("cannot write the IDs back: {e}"),
+        message,
     };
-    let dir = file.parent().unwrap_or(Path::new("."));
+    let io = |e: std::io::Error| fail(format!("cannot write the IDs back: {e}"));
+    let meta = std::fs::symlink_metadata(file).map_err(io)?;
+    if meta.file_type().is_symlink() {
+        return Err(fail(
+            "became a symbolic link after it was read; the IDs are not written (nothing is \
+             written through a link)"
+                .into(),
+        ));
+    }
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
     std::io::Write::write_all(&mut tmp, bytes).map_err(io)?;
-    if let Ok(meta) = std::fs::metadata(file) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
+    let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    // On disk before the rename: a crash leaves the old text or the new one, never an empty file.
+    tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(file).map_err(|e| io(e.error))?;
+    sync_dir(dir).map_err(|e| {
+        fail(format!(
+            "the IDs were written, but the directory could not be synced (a crash now may lose \
+             them): {e}"
+        ))
+    })
+}
+
+/// Sync `dir`, so that a rename in it survives a crash. A file system that cannot sync a
+/// directory (EINVAL, ENOTSUP) has nothing to do.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    use std::io::ErrorKind;
+    match std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) => Ok(()),
+        other => other,
+    }
+}
+
+/// Where a directory cannot be opened to sync it (not Unix), there is nothing to do.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryConfig;
+
+    fn store() -> Memory {
+        Memory::in_memory(MemoryConfig::default()).expect("store")
+    }
+
+    /// Every headline's ID at the head.
+    fn headline_ids(m: &Memory) -> Vec<String> {
+        let mut ids = Vec::new();
+        m.walk(|node, _, _| {
+            if node.kind == NodeKind::Headline {
+                ids.push(node.id.clone());
+            }
+            true
+        })
+        .expect("walk");
+        ids
+    }
+
+    /// A megabyte title over 20,000 children: a copy of the title path per headline, kept
+    /// until the file was parsed, was 20 GB.
+    #[test]
+    fn a_megabyte_title_over_20000_children_is_read_in_bounded_memory() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut text = format!("* {}\n", "x".repeat(1 << 20));
+        for i in 0..20_000 {
+            text.push_str(&format!("** c{i}\n"));
+        }
+        std::fs::write(dir.path().join("wide.org"), &text).expect("write");
+        let m = store();
+        let r = m
+            .ingest(dir.path(), &IngestOptions::default())
+            .expect("ingest");
+        assert_eq!((r.files, r.headlines), (1, 20_001), "{:?}", r.warnings);
+        let ids: HashSet<String> = headline_ids(&m).into_iter().collect();
+        assert_eq!(ids.len(), 20_001);
+    }
+
+    /// `* a\r** a\r*** a\r…`: the parser reads a lone `\r` as a line break, so the depth check
+    /// must too; otherwise the parser recurses once per level and overflows the stack.
+    #[test]
+    fn levels_joined_by_lone_crs_are_refused_not_overflowing_the_stack() {
+        let mut text = String::new();
+        for level in 1..=10_000 {
+            text.push_str(&"*".repeat(level));
+            text.push_str(" a\r");
+        }
+        let worker = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let mut warnings = Vec::new();
+                let keywords = org::TodoKeywords::default();
+                let read = read_org("deep.org", text.as_bytes(), &keywords, &mut warnings);
+                (read.is_some(), warnings)
+            })
+            .expect("spawn");
+        let (read, warnings) = worker.join().expect("the parse returns");
+        assert!(!read, "a file nested that deep is skipped");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| usize::try_from(w.line) == Ok(MAX_LEVEL + 1)
+                    && w.message.contains("nested more than")),
+            "{warnings:?}"
+        );
+    }
+
+    /// `k.org -> ../outside/id_rsa`: neither read into the store (and so to the model) nor
+    /// written through with `--write-ids`; one read before it became a link leaves the store.
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_org_file_is_not_read_nor_written_through() {
+        let notes = tempfile::tempdir().expect("temp dir");
+        let outside = tempfile::tempdir().expect("temp dir");
+        let secret = outside.path().join("id_rsa");
+        let key = "* secret headline\nPRIVATE KEY\n";
+        std::fs::write(&secret, key).expect("write");
+        let link = notes.path().join("k.org");
+        std::fs::write(&link, "* Old k\n").expect("write");
+        std::fs::write(notes.path().join("real.org"), "* Real\n").expect("write");
+        let m = store();
+        let first = m
+            .ingest(notes.path(), &IngestOptions::default())
+            .expect("ingest");
+        assert_eq!(first.files, 2);
+
+        std::fs::remove_file(&link).expect("remove");
+        std::os::unix::fs::symlink(&secret, &link).expect("symlink");
+        let r = m
+            .ingest(notes.path(), &IngestOptions { write_ids: true })
+            .expect("ingest");
+        assert_eq!((r.files, r.ids_written), (1, 1), "{:?}", r.warnings);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.file.ends_with("k.org")
+                    && w.message.contains("symlinked file not followed")),
+            "{:?}",
+            r.warnings
+        );
+        assert!(
+            r.removed_files.iter().any(|f| f.ends_with("k.org")),
+            "{:?}",
+            r.removed_files
+        );
+        assert_eq!(std::fs::read_to_string(&secret).expect("read"), key);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("stat")
+                .file_type()
+                .is_symlink()
+        );
+        let mut leaked = false;
+        m.walk(|node, _, _| {
+            leaked |= node.title.contains("secret") || node.body.contains("PRIVATE");
+            true
+        })
+        .expect("walk");
+        assert!(!leaked, "the link's target is in the store");
+
+        // Nor when a file is named directly, or turns into a link between read and write.
+        let read = read_regular(&link, 64).expect_err("a link is not read");
+        assert!(read.contains("symbolic link"), "{read}");
+        let write = write_atomically(&link, b"* overwritten\n").expect_err("nor written");
+        assert!(write.to_string().contains("symbolic link"), "{write}");
+        assert_eq!(std::fs::read_to_string(&secret).expect("read"), key);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("stat")
+                .file_type()
+                .is_symlink(),
+            "the link itself is left as it was"
+        );
+    }
+
+    /// The write-back replaces the file whole and keeps its permissions.
+    #[cfg(unix)]
+    #[test]
+    fn write_atomically_replaces_the_file_and_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("n.org");
+        std::fs::write(&file, "* A\n").expect("write");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        write_atomically(&file, b"* B\n").expect("write back");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "* B\n");
+        let mode = std::fs::metadata(&file).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "no temp file left: {left:?}");
+    }
 }

@@ -2,8 +2,12 @@
 //! write-back offsets are exact). Malformed input is parsed as far as the parser goes; what looks
 //! wrong is reported as a [`Warning`] naming the file and line, never as a crash.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use orgize::ParseConfig;
 use orgize::ast::Headline;
+use sha2::digest::Output;
 use sha2::{Digest, Sha256};
 
 /// Something odd in a file, kept going past.
@@ -186,6 +190,10 @@ pub fn parse(
     keywords: &TodoKeywords,
     warnings: &mut Vec<Warning>,
 ) -> ParsedFile {
+    // The one place text enters the parser: from here on a line ends at a `\n`, for the parser,
+    // the line index and the line-by-line reads below alike.
+    let normalized = normalize_line_breaks(text);
+    let text: &str = &normalized;
     let keywords = TodoKeywords::of_file(text, keywords);
     let config = ParseConfig {
         todo_keywords: (keywords.todo, keywords.done),
@@ -199,10 +207,15 @@ pub fn parse(
         .title()
         .unwrap_or_else(|| file.rsplit('/').next().unwrap_or(file).to_owned());
     let preamble = document.section().map(|s| s.raw()).unwrap_or_default();
-    let mut seen = std::collections::HashMap::new();
+    let mut in_file = Sha256::new();
+    in_file.update(file.as_bytes());
+    let mut seen = Seen::new();
     let headlines = document
         .headlines()
-        .map(|h| headline(file, &h, (&lines, &text_lines), &[], &mut seen, warnings))
+        .map(|h| {
+            let at = (&lines, text_lines.as_slice());
+            headline(file, &h, at, &in_file, &mut seen, warnings)
+        })
         .collect();
     check_drawers(file, text, warnings);
     ParsedFile {
@@ -212,12 +225,40 @@ pub fn parse(
     }
 }
 
+/// `text` with every lone carriage return (one not followed by a line feed) made a line feed.
+/// The parser ends a line at `\n`, `\r\n` and a lone `\r`; [`str::lines`], the line index and
+/// the depth check at `\n` only, so without this they disagree on where headlines are (a file
+/// of `* a\r** a\r…` would be one line to them and thousands of nested levels to the parser).
+/// `\r\n` is kept: it is one line break to all of them, and the text of a file written with
+/// them stays as it was (so do its nodes' hashes).
+pub fn normalize_line_breaks(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: &usize| bytes.get(i + 1) != Some(&b'\n');
+    if !memchr::memchr_iter(b'\r', bytes).any(|i| lone(&i)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for i in memchr::memchr_iter(b'\r', bytes).filter(lone) {
+        // A `\r` is one byte and never inside a character: both ends are boundaries.
+        out.push_str(&text[from..i]);
+        out.push('\n');
+        from = i + 1;
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
+}
+
+/// The occurrences of each title path in a file so far, by the digest of the path (a fixed
+/// size, however long the titles: the path itself could be a megabyte per headline).
+type Seen = HashMap<Output<Sha256>, u32>;
+
 fn headline(
     file: &str,
     h: &Headline,
     (lines, text): (&LineIndex, &[&str]),
-    path: &[String],
-    seen: &mut std::collections::HashMap<String, u32>,
+    parent: &Sha256,
+    seen: &mut Seen,
     warnings: &mut Vec<Warning>,
 ) -> ParsedHeadline {
     let line = lines.line(u32::from(h.start()));
@@ -249,8 +290,12 @@ fn headline(
         }
         Drawer::Absent => Vec::new(),
     };
-    let mut own_path = path.to_vec();
-    own_path.push(title.clone());
+    // The title path, hashed as the key `derive_id` takes (the file, then `\n` and a title per
+    // level): one hash state per level, each title fed once, instead of a copy of the whole
+    // path per headline.
+    let mut path = parent.clone();
+    path.update(b"\n");
+    path.update(title.as_bytes());
     let explicit = properties
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("ID"))
@@ -259,10 +304,9 @@ fn headline(
     let (id, derived_id) = match explicit {
         Some(id) => (id, false),
         None => {
-            let key = format!("{file}\n{}", own_path.join("\n"));
-            let n = seen.entry(key.clone()).or_insert(0);
+            let n = seen.entry(path.clone().finalize()).or_insert(0);
             *n += 1;
-            (derive_id(&key, *n), true)
+            (id_of(&path, *n), true)
         }
     };
     if h.level() > 64 {
@@ -274,7 +318,7 @@ fn headline(
     }
     let children = h
         .headlines()
-        .map(|c| headline(file, &c, (lines, text), &own_path, seen, warnings))
+        .map(|c| headline(file, &c, (lines, text), &path, seen, warnings))
         .collect();
     ParsedHeadline {
         id,
@@ -293,10 +337,19 @@ fn headline(
 }
 
 /// A stable ID for a headline without one: the same file, title path and occurrence give the
-/// same ID on every run and machine.
+/// same ID on every run and machine. `key` is the file's name, then a `\n` and a title for each
+/// level down to the headline's own; `occurrence` counts the headlines with that key so far.
 pub fn derive_id(key: &str, occurrence: u32) -> String {
-    let digest = Sha256::digest(format!("{key}\n{occurrence}").as_bytes());
-    format!("pp-{}", &hex::encode(digest)[..20])
+    let mut path = Sha256::new();
+    path.update(key.as_bytes());
+    id_of(&path, occurrence)
+}
+
+/// What [`derive_id`] gives for the key that `path` has been fed.
+fn id_of(path: &Sha256, occurrence: u32) -> String {
+    let mut digest = path.clone();
+    digest.update(format!("\n{occurrence}").as_bytes());
+    format!("pp-{}", &hex::encode(digest.finalize())[..20])
 }
 
 /// `title` without the tags it ends with (Org's `:tag1:tag2:` after a space: letters, digits,
@@ -335,7 +388,10 @@ enum Drawer {
 }
 
 /// The property drawer right after the headline on `line` (1-based) and its planning lines:
-/// each `:KEY: value` as written (a key keeps its `+`; an empty value is a value).
+/// each `:KEY: value` as written (a key keeps its `+`; an empty value is a value). The read
+/// stops at `:END:` or at the next headline, whichever comes first, so a drawer that never
+/// closes is read for its own headline only: each line of a file is read for one headline at
+/// most (headlines are on lines of their own once [`parse`] has normalised the line breaks).
 fn property_drawer(text: &[&str], line: u32) -> Drawer {
     let Ok(start) = usize::try_from(line) else {
         return Drawer::Absent;
@@ -450,7 +506,7 @@ fn unclosed(file: &str, line: u32) -> Warning {
     }
 }
 
-/// Byte offset → line number.
+/// Byte offset → line number, in text whose lines end at `\n` ([`normalize_line_breaks`]).
 struct LineIndex {
     starts: Vec<u32>,
 }
@@ -475,17 +531,20 @@ impl LineIndex {
 
 /// `text` with an `:ID:` property written into every headline whose line is in `ids` (line →
 /// ID): added to its property drawer, or a new drawer after the headline and its planning line.
+/// Lines are counted as [`parse`] counts them (a lone `\r` ends one too); the rest of the text
+/// is kept byte for byte, and the lines added end as the headline's line does.
 pub fn write_ids(text: &str, ids: &std::collections::BTreeMap<u32, String>) -> String {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let lines = lines_with_breaks(text);
     let mut out = String::with_capacity(text.len() + ids.len() * 48);
     let mut i = 0;
     while i < lines.len() {
         let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
         out.push_str(lines[i]);
+        let nl = line_break(lines[i]);
         i += 1;
         let Some(id) = ids.get(&n) else { continue };
-        if !out.ends_with('\n') {
-            out.push('\n');
+        if !out.ends_with(['\n', '\r']) {
+            out.push_str(nl);
         }
         while i < lines.len() && is_planning(lines[i]) {
             out.push_str(lines[i]);
@@ -494,12 +553,47 @@ pub fn write_ids(text: &str, ids: &std::collections::BTreeMap<u32, String>) -> S
         if i < lines.len() && lines[i].trim().eq_ignore_ascii_case(":PROPERTIES:") {
             out.push_str(lines[i]);
             i += 1;
-            out.push_str(&format!(":ID:       {id}\n"));
+            out.push_str(&format!(":ID:       {id}{nl}"));
         } else {
-            out.push_str(&format!(":PROPERTIES:\n:ID:       {id}\n:END:\n"));
+            out.push_str(&format!(":PROPERTIES:{nl}:ID:       {id}{nl}:END:{nl}"));
         }
     }
     out
+}
+
+/// `text` cut after each line break the parser reads (`\n`, `\r\n` or a lone `\r`), each line
+/// with its break; the last line may have none.
+fn lines_with_breaks(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut from = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        let ends = match b {
+            b'\n' => true,
+            b'\r' => bytes.get(i + 1) != Some(&b'\n'),
+            _ => false,
+        };
+        if ends {
+            // Both bytes are ASCII: `i + 1` is a character boundary.
+            lines.push(&text[from..=i]);
+            from = i + 1;
+        }
+    }
+    if from < text.len() {
+        lines.push(&text[from..]);
+    }
+    lines
+}
+
+/// The line break `line` ends with, or `\n` when it has none (the last line).
+fn line_break(line: &str) -> &'static str {
+    if line.ends_with("\r\n") {
+        "\r\n"
+    } else if line.ends_with('\r') {
+        "\r"
+    } else {
+        "\n"
+    }
 }
 
 fn is_planning(line: &str) -> bool {
@@ -688,5 +782,120 @@ mod tests {
             "[[https://orgmode.org][Org]]    |   the manual"
         );
         assert_eq!(f.headlines[0].tags, ["docs"]);
+    }
+
+    /// The derived ID as it was first defined (sha256 of the joined title path), which the
+    /// store, the journal and `--write-ids` files keep: it must not change.
+    fn joined_path_id(key: &str, occurrence: u32) -> String {
+        let digest = Sha256::digest(format!("{key}\n{occurrence}").as_bytes());
+        format!("pp-{}", &hex::encode(digest)[..20])
+    }
+
+    #[test]
+    fn derived_ids_are_those_of_the_joined_title_path_whatever_the_line_breaks() {
+        let id = joined_path_id;
+        for text in [
+            "* A\n** B\n** B\n* A\n** B\n*** C\n",
+            "* A\r\n** B\r\n** B\r\n* A\r\n** B\r\n*** C\r\n",
+            "* A\r** B\r** B\r* A\r** B\r*** C\r",
+        ] {
+            let mut w = vec![];
+            let f = parse("notes/x.org", text, &TodoKeywords::default(), &mut w);
+            let [a1, a2] = f.headlines.as_slice() else {
+                panic!("two top headlines in {text:?}: {f:?}");
+            };
+            assert_eq!(a1.id, id("notes/x.org\nA", 1), "{text:?}");
+            assert_eq!(a1.children[0].id, id("notes/x.org\nA\nB", 1));
+            assert_eq!(a1.children[1].id, id("notes/x.org\nA\nB", 2));
+            assert_eq!(a2.id, id("notes/x.org\nA", 2));
+            assert_eq!(a2.children[0].id, id("notes/x.org\nA\nB", 3));
+            assert_eq!(a2.children[0].children[0].id, id("notes/x.org\nA\nB\nC", 1));
+            assert_eq!(a2.children[0].children[0].line, 6, "{text:?}");
+            assert_eq!(derive_id("notes/x.org\nA", 2), a2.id);
+        }
+    }
+
+    /// A megabyte title over 20,000 children with one title: the old key (the whole path as a
+    /// string, copied, hashed and digested per child) made this some 80 GB of copying and
+    /// hashing, minutes; now each title is hashed once. The bound is a hundred times what it
+    /// takes, so that only the old cost can cross it.
+    #[test]
+    fn identical_children_of_a_megabyte_title_get_distinct_ids_quickly() {
+        let big = "x".repeat(1 << 20);
+        let mut text = format!("* {big}\n");
+        for _ in 0..20_000 {
+            text.push_str("** c\n");
+        }
+        let mut w = vec![];
+        let started = std::time::Instant::now();
+        let f = parse("w.org", &text, &TodoKeywords::default(), &mut w);
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+        let children = &f.headlines[0].children;
+        assert_eq!(children.len(), 20_000);
+        let ids: std::collections::HashSet<&str> = children.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), 20_000);
+        let key = format!("w.org\n{big}\nc");
+        assert_eq!(children[0].id, joined_path_id(&key, 1));
+        assert_eq!(children[19_999].id, joined_path_id(&key, 20_000));
+    }
+
+    /// A lone `\r` ends a line for the parser: it does for the line numbers and the property
+    /// drawers too.
+    #[test]
+    fn a_lone_cr_ends_a_line_everywhere() {
+        let text = "* A\r:PROPERTIES:\r:ID: a\r:END:\rBody.\r* B\r";
+        let mut w = vec![];
+        let f = parse("cr.org", text, &TodoKeywords::default(), &mut w);
+        let (a, b) = (&f.headlines[0], &f.headlines[1]);
+        assert_eq!((a.id.as_str(), a.derived_id, a.line), ("a", false, 1));
+        assert_eq!(a.body, "Body.\n");
+        assert_eq!(b.line, 6);
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    /// 1,000 headlines joined by lone CRs, then a drawer of 100,000 properties: with every
+    /// headline on line 1, each read the same drawer (10^8 properties). Each line is read for
+    /// one headline at most, drawer closed or not.
+    #[test]
+    fn a_drawer_is_read_for_its_own_headline_only() {
+        for (end, expected) in [(":END:\n", 100_000), ("", 0)] {
+            let mut text = "* a\r".repeat(999);
+            text.push_str("* a\r\n:PROPERTIES:\n");
+            for i in 0..100_000 {
+                text.push_str(&format!(":P{i}: v\n"));
+            }
+            text.push_str(end);
+            let mut w = vec![];
+            let f = parse("cr.org", &text, &TodoKeywords::default(), &mut w);
+            assert_eq!(f.headlines.len(), 1000);
+            let total: usize = f.headlines.iter().map(|h| h.properties.len()).sum();
+            assert_eq!(total, expected, "closed: {}", !end.is_empty());
+            assert!(f.headlines[..999].iter().all(|h| h.properties.is_empty()));
+            assert_eq!(f.headlines[999].line, 1000);
+        }
+    }
+
+    /// IDs go in with the headline's own line break, and every other byte stays.
+    #[test]
+    fn write_ids_keeps_the_line_breaks_as_written() {
+        let text = "* A\r\n* B\r* C\nSCHEDULED: <2026-01-01>\n* D";
+        // D is on line 5: the SCHEDULED line is 4.
+        let ids = [1, 2, 3, 5]
+            .into_iter()
+            .map(|n| (n, format!("i{n}")))
+            .collect();
+        let out = write_ids(text, &ids);
+        assert_eq!(
+            out,
+            "* A\r\n:PROPERTIES:\r\n:ID:       i1\r\n:END:\r\n\
+             * B\r:PROPERTIES:\r:ID:       i2\r:END:\r\
+             * C\nSCHEDULED: <2026-01-01>\n:PROPERTIES:\n:ID:       i3\n:END:\n\
+             * D\n:PROPERTIES:\n:ID:       i5\n:END:\n"
+        );
+        let mut w = vec![];
+        let f = parse("x.org", &out, &TodoKeywords::default(), &mut w);
+        let read: Vec<&str> = f.headlines.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(read, ["i1", "i2", "i3", "i5"]);
     }
 }

@@ -261,14 +261,7 @@ enum Unusable {
 /// # Errors
 /// The entry is not one the daemon may trust, or wasmtime refuses it.
 fn read_entry(engine: &Engine, path: &Path) -> Result<Option<Component>, Unusable> {
-    let mut options = std::fs::File::options();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        libc::O_NOFOLLOW | libc::O_NONBLOCK,
-    );
-    let file = match options.open(path) {
+    let file = match crate::dirs::open_unfollowed(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Unusable::Open(e)),
