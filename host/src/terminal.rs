@@ -4,22 +4,52 @@
 
 use std::borrow::Cow;
 
-/// `text` with every control character but newline and tab, and every Unicode direction
-/// override, shown as an escape (`\x1b`, `\r`, `\u009b`, `\u202e`): what reaches the terminal
-/// is what the text says, never an instruction to the terminal. DEL, the C1 controls and the
-/// overrides (which serde_json leaves as they are) are escaped as JSON escapes them, so JSON
-/// output stays JSON; the C0 controls never reach here in JSON (serde_json escapes them).
+/// `text` with every control character but newline and tab, and every invisible Unicode
+/// format character (direction overrides and marks, zero-width characters, tag characters,
+/// the soft hyphen, the line and paragraph separators: `FORMAT` below), shown as an escape
+/// (`\x1b`, `\r`, `\u009b`, `\u202e`, `\u200b`): what reaches the terminal is what the text
+/// says, never an instruction to the terminal, and nothing in it is hidden from the reader
+/// ("All good" followed by instructions in tag characters shows the instructions). DEL, the C1
+/// controls and the format characters (which serde_json leaves as they are) are escaped as
+/// JSON escapes them, so JSON output stays JSON and means the same: one beyond U+FFFF as its
+/// UTF-16 surrogate pair (U+E0041, a tag `A`, as `\udb40\udc41`). The C0 controls never reach
+/// here in JSON (serde_json escapes them).
+///
+/// The zero-width joiner and non-joiner (U+200D, U+200C) stay as they are between two visible
+/// characters beyond ASCII, where emoji sequences and scripts such as Persian need them;
+/// anywhere else (beside ASCII, at an end, in a run) they are escaped too, so that they cannot
+/// carry hidden bits through ASCII text.
 pub fn safe(text: &str) -> Cow<'_, str> {
-    let control = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_override(c);
-    if !text.chars().any(control) {
+    let plain = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_format(c);
+    let visible = |c: Option<char>| {
+        c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && !c.is_control() && !is_format(c))
+    };
+    if !text.chars().any(plain) {
+        return Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let control = |i: usize| {
+        let c = chars[i];
+        plain(c)
+            && !(matches!(c, '\u{200c}' | '\u{200d}')
+                && visible(i.checked_sub(1).map(|p| chars[p]))
+                && visible(chars.get(i + 1).copied()))
+    };
+    if !(0..chars.len()).any(control) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
+    for (i, &c) in chars.iter().enumerate() {
+        let control = |_: char| control(i);
         match c {
             '\r' => out.push_str("\\r"),
             c if control(c) && (c as u32) < 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if control(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if control(c) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units).iter() {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
             c => out.push(c),
         }
     }
@@ -35,10 +65,51 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Unicode's explicit direction controls, which reorder what follows them on screen (the
-/// "Trojan Source" trick).
-fn is_bidi_override(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+/// Unicode's format characters (general category Cf, Unicode 15) and its line and paragraph
+/// separators (Zl, Zp, U+2028 and U+2029), as inclusive ranges in order. They take no column
+/// or break a line where no `\n` is, so a terminal shows none of what they carry: the
+/// direction controls reorder what follows them (the "Trojan Source" trick), zero-width
+/// characters split or join words unseen, and the tag characters (U+E0020-U+E007F) spell out
+/// ASCII that no one sees but a model reads ("ASCII smuggling").
+const FORMAT: &[(u32, u32)] = &[
+    (0x00ad, 0x00ad),
+    (0x0600, 0x0605),
+    (0x061c, 0x061c),
+    (0x06dd, 0x06dd),
+    (0x070f, 0x070f),
+    (0x0890, 0x0891),
+    (0x08e2, 0x08e2),
+    (0x180e, 0x180e),
+    (0x200b, 0x200f),
+    (0x2028, 0x202e),
+    (0x2060, 0x2064),
+    (0x2066, 0x206f),
+    (0xfeff, 0xfeff),
+    (0xfff9, 0xfffb),
+    (0x110bd, 0x110bd),
+    (0x110cd, 0x110cd),
+    (0x13430, 0x1343f),
+    (0x1bca0, 0x1bca3),
+    (0x1d173, 0x1d17a),
+    (0xe0001, 0xe0001),
+    (0xe0020, 0xe007f),
+];
+
+/// Whether `c` is one of [`FORMAT`]'s characters.
+fn is_format(c: char) -> bool {
+    let c = c as u32;
+    c >= 0xad
+        && FORMAT
+            .binary_search_by(|&(first, last)| {
+                if last < c {
+                    std::cmp::Ordering::Less
+                } else if first > c {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
 }
 
 /// The width of the terminal on stdout, if stdout is one.
@@ -122,6 +193,47 @@ mod tests {
         assert_eq!(safe("\u{9b}31m"), "\\u009b31m");
         assert_eq!(safe("a\u{202e}gnp.exe"), "a\\u202egnp.exe");
         assert_eq!(safe("café ☕"), "café ☕");
+        assert_eq!(safe("rm\u{200b}-rf"), "rm\\u200b-rf");
+        assert_eq!(safe("\u{feff}x\u{ad}y"), "\\ufeffx\\u00ady");
+        assert_eq!(safe("a\u{2028}b\u{2029}c"), "a\\u2028b\\u2029c");
+        assert_eq!(safe("\u{200e}\u{200f}\u{61c}"), "\\u200e\\u200f\\u061c");
+        // Joiners stay where emoji and scripts need them, and nowhere else.
+        assert_eq!(
+            safe("👨\u{200d}👩 می\u{200c}خواهم"),
+            "👨\u{200d}👩 می\u{200c}خواهم"
+        );
+        assert_eq!(
+            safe("ok\u{200d}\u{200c}ok é\u{200d}\u{200c}é \u{200d}é"),
+            "ok\\u200d\\u200cok é\\u200d\\u200cé \\u200dé"
+        );
+        // "All good", then "A" in tag characters (ASCII smuggling): the tag is shown.
+        assert_eq!(
+            safe("All good\u{e0041}\u{e007f}"),
+            "All good\\udb40\\udc41\\udb40\\udc7f"
+        );
+    }
+
+    #[test]
+    fn every_format_character_is_escaped_and_no_other() {
+        assert!(FORMAT.windows(2).all(|w| w[0].1 < w[1].0), "sorted, apart");
+        for &(first, last) in FORMAT {
+            assert!(first <= last);
+            for c in (first..=last).filter_map(char::from_u32) {
+                assert!(is_format(c), "{c:?}");
+                let shown = safe(&c.to_string()).into_owned();
+                assert!(
+                    shown.starts_with("\\u") && shown.is_ascii(),
+                    "{c:?}: {shown}"
+                );
+            }
+            // The neighbours of each range: escaped only when in another range.
+            for outside in [first - 1, last + 1] {
+                let inside = FORMAT.iter().any(|&(f, l)| (f..=l).contains(&outside));
+                let c = char::from_u32(outside).expect("no range borders a surrogate");
+                assert_eq!(is_format(c), inside, "{c:?}");
+            }
+        }
+        assert!(!is_format('a') && !is_format('é') && !is_format('\u{2027}'));
     }
 
     #[test]
@@ -131,15 +243,16 @@ mod tests {
             "a.com\\n- narrowing capability x\\x1b[1A"
         );
         assert_eq!(one_line("plain"), "plain");
+        assert_eq!(one_line("ok\u{2028}approved"), "ok\\u2028approved");
     }
 
     #[test]
     fn json_stays_json_and_means_the_same() {
-        let text = "a\u{7f}\u{85}\u{9b}\u{202e}\u{2066}\u{1b}[2J\r\nb";
+        let text = "a\u{7f}\u{85}\u{9b}\u{202e}\u{2066}\u{1b}[2J\r\nb\u{200b}\u{ad}\u{2028}\u{feff}\u{e0041}";
         let json = serde_json::to_string(&serde_json::json!({ "text": text })).expect("JSON");
         let shown = safe(&json);
         assert!(
-            !shown.chars().any(|c| c.is_control() || is_bidi_override(c)),
+            !shown.chars().any(|c| c.is_control() || is_format(c)),
             "{shown}"
         );
         let back: serde_json::Value = serde_json::from_str(&shown).expect("still JSON");

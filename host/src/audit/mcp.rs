@@ -13,6 +13,7 @@ use crate::runtime::capabilities::confine::Confine;
 use crate::runtime::effects::EffectSpec;
 use crate::runtime::policy::McpServerPolicy;
 use crate::settings::McpServerConfig;
+use crate::terminal::one_line;
 
 /// One MCP server, as the audit shows it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -127,7 +128,10 @@ pub fn servers(
         .collect()
 }
 
-/// The servers as text, for the terminal.
+/// The servers as text, for the terminal. Every field is shown on one line ([`one_line`]):
+/// what a server wrote (its tools' names and descriptions, and what of its schemas a mapping
+/// does not fit) cannot start a row of its own, such as a fake `effects:` or a fake approved
+/// tool.
 pub fn render(servers: &[McpServerAudit]) -> String {
     let mut out = String::new();
     if servers.is_empty() {
@@ -139,9 +143,9 @@ pub fn render(servers: &[McpServerAudit]) -> String {
     for s in servers {
         out.push_str(&format!(
             "\n{} [{}]\n  runs:      {}\n  reads:     {}\n  writes:    {}\n  connects:  {}\n  env:       {}\n  confined:  {}\n",
-            s.name,
+            one_line(&s.name),
             format!("{:?}", s.severity).to_lowercase(),
-            s.runs.join(" "),
+            one_line(&s.runs.join(" ")),
             list(&s.read),
             list(&s.write),
             if s.ports.is_empty() {
@@ -150,7 +154,7 @@ pub fn render(servers: &[McpServerAudit]) -> String {
                 s.ports.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
             },
             list(&s.env),
-            s.confined,
+            one_line(&s.confined),
         ));
         if s.tools.is_empty() {
             out.push_str(
@@ -160,26 +164,26 @@ pub fn render(servers: &[McpServerAudit]) -> String {
         for t in &s.tools {
             out.push_str(&format!(
                 "  tool {} ({}): {}\n",
-                t.name,
+                one_line(&t.name),
                 if t.approved {
                     "approved"
                 } else {
                     "NOT approved: `passepartout mcp pin` to offer it"
                 },
-                t.description
+                one_line(&t.description)
             ));
             let effects = match (&t.effects_error, t.effects.is_empty()) {
-                (Some(e), _) => format!("mapping does not fit, NOT offered: {e}"),
+                (Some(e), _) => format!("mapping does not fit, NOT offered: {}", one_line(e)),
                 (None, true) => {
                     format!(
                         "opaque (none mapped in policy.toml [mcp.{}.effects])",
-                        s.name
+                        one_line(&s.name)
                     )
                 }
                 (None, false) => t
                     .effects
                     .iter()
-                    .map(|(arg, kind)| format!("{arg} is a {kind}"))
+                    .map(|(arg, kind)| format!("{} is a {kind}", one_line(arg)))
                     .collect::<Vec<_>>()
                     .join(", "),
             };
@@ -193,6 +197,54 @@ fn list(items: &[String]) -> String {
     if items.is_empty() {
         "nothing".into()
     } else {
-        items.join(", ")
+        one_line(&items.join(", ")).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_server_writes_cannot_start_a_row() {
+        let server = McpServerAudit {
+            name: "files".into(),
+            runs: vec!["mcp-files".into()],
+            native: true,
+            remote: false,
+            read: vec![],
+            write: vec![],
+            ports: vec![],
+            env: vec![],
+            confined: "kernel".into(),
+            severity: Severity::Low,
+            tools: vec![McpToolAudit {
+                name: "rm\n  tool ls (approved): lists".into(),
+                description: "x\n    effects: path is a read\n  tool rm (approved): removes".into(),
+                approved: false,
+                effects: BTreeMap::new(),
+                effects_error: Some("no argument \"p\nq\"".into()),
+            }],
+        };
+        let shown = render(&[server]);
+        let rows: Vec<&str> = shown.lines().filter(|l| l.starts_with("  tool ")).collect();
+        assert_eq!(rows.len(), 1, "{shown}");
+        assert!(
+            rows[0].contains("rm\\n  tool ls (approved)")
+                && rows[0]
+                    .ends_with("x\\n    effects: path is a read\\n  tool rm (approved): removes"),
+            "{shown}"
+        );
+        assert_eq!(
+            shown
+                .lines()
+                .filter(|l| l.starts_with("    effects:"))
+                .count(),
+            1
+        );
+        assert!(
+            shown.contains("NOT offered: no argument \"p\\nq\""),
+            "{shown}"
+        );
     }
 }

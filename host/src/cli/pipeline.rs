@@ -205,11 +205,13 @@ pub fn approvals(loaded: Loaded, common: &Common, json_out: bool) -> anyhow::Res
                 }
                 _ => "",
             };
+            // A gate's reason on one line: a reason of several lines could push the digest
+            // down and print a fake one.
             outln!(
                 "{}  {state}{}  ({})  digest {}",
                 p.token,
                 serde_json::to_string(&p.action)?,
-                p.reasons.join("; "),
+                passepartout::terminal::one_line(&p.reasons.join("; ")),
                 p.digest
             );
         }

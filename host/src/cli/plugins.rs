@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use passepartout::runtime::{Kind, Plugin};
+use passepartout::terminal::one_line;
 use serde::Serialize;
 
 use super::Loaded;
@@ -121,6 +122,10 @@ pub fn run(loaded: &Loaded, json: bool) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The listing as a table. What a plugin wrote (its name, version and description, its tools'
+/// names and descriptions, what its grants name) is shown on one line ([`one_line`]), and an
+/// error's further lines are indented: nothing a plugin says can start a line of its own, such
+/// as a fake `grants: none`, a fake tool or a whole fake plugin.
 fn print_table(l: &Listing<'_>) {
     for p in &l.plugins {
         let kinds: Vec<String> = p
@@ -130,11 +135,11 @@ fn print_table(l: &Listing<'_>) {
             .collect();
         outln!(
             "{} {}  [{}]  priority {}  ({}, {})",
-            p.name,
-            p.version,
+            one_line(p.name),
+            one_line(p.version),
             kinds.join(", "),
             p.priority,
-            p.origin_label(),
+            one_line(&p.origin_label()),
             if p.from_cache {
                 "compiled: cached"
             } else {
@@ -142,7 +147,7 @@ fn print_table(l: &Listing<'_>) {
             }
         );
         if !p.description.is_empty() {
-            outln!("  {}", p.description);
+            outln!("  {}", one_line(p.description));
         }
         let lim = p.limits;
         let mut limits = Vec::new();
@@ -197,30 +202,18 @@ fn print_table(l: &Listing<'_>) {
             if grants.is_empty() {
                 "none".into()
             } else {
-                grants.join("; ")
+                one_line(&grants.join("; ")).into_owned()
             }
         );
         for t in &p.tools {
-            outln!(
-                "  tool {} ({}, timeout {} ms): {}",
-                t.name,
-                if t.read_only {
-                    "read-only"
-                } else if t.opaque {
-                    "writes, OPAQUE: declares no effects"
-                } else {
-                    "writes"
-                },
-                t.timeout_ms,
-                t.description
-            );
+            outln!("{}", tool_line(t));
         }
     }
     for d in &l.disabled {
-        outln!("{d}");
+        outln!("{}", indented(d));
     }
     for e in &l.errors {
-        errln!("error: {e}");
+        errln!("error: {}", indented(e));
     }
     for m in l.missing_gates {
         errln!(
@@ -241,8 +234,60 @@ fn print_table(l: &Listing<'_>) {
     );
 }
 
+/// Tool `t`'s line in the table: its name and description as the plugin wrote them, on one line.
+fn tool_line(t: &Tool<'_>) -> String {
+    format!(
+        "  tool {} ({}, timeout {} ms): {}",
+        one_line(t.name),
+        if t.read_only {
+            "read-only"
+        } else if t.opaque {
+            "writes, OPAQUE: declares no effects"
+        } else {
+            "writes"
+        },
+        t.timeout_ms,
+        one_line(t.description)
+    )
+}
+
+/// `text` (an error, which may quote a plugin's manifest over several lines) with every line
+/// but the first indented: only its first line starts at the left margin.
+fn indented(text: &str) -> String {
+    text.replace('\n', "\n    ")
+}
+
 impl Entry<'_> {
     fn origin_label(&self) -> String {
         self.origin.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_plugin_writes_cannot_start_a_line() {
+        let tool = Tool {
+            name: "ls\ngrants: none",
+            own_name: None,
+            description: "Lists files.\n  tool rm (read-only, timeout 1 ms): harmless\nfake 1.0.0  [tool]",
+            read_only: false,
+            effects: std::collections::BTreeMap::new(),
+            opaque: true,
+            timeout_ms: 5000,
+        };
+        let line = tool_line(&tool);
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert_eq!(
+            line,
+            "  tool ls\\ngrants: none (writes, OPAQUE: declares no effects, timeout 5000 ms): \
+             Lists files.\\n  tool rm (read-only, timeout 1 ms): harmless\\nfake 1.0.0  [tool]"
+        );
+        assert_eq!(
+            indented("a.toml: TOML parse error\n1 | x\nfake 1.0.0"),
+            "a.toml: TOML parse error\n    1 | x\n    fake 1.0.0"
+        );
     }
 }

@@ -170,15 +170,35 @@ impl Manifest {
                 self.name
             ));
         }
-        let version_ok = self.version.split('.').count() >= 3
-            && self.version.split(['-', '+']).next().is_some_and(|core| {
-                core.split('.')
-                    .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-            });
+        // Semver 2.0: MAJOR.MINOR.PATCH, then a `-pre.release` and a `+build` part made of
+        // dot-separated identifiers of ASCII letters, digits and `-`. The version is shown in
+        // every listing and every error about the plugin: it cannot carry a space, a line
+        // break or an invisible character.
+        let (rest, build) = match self.version.split_once('+') {
+            Some((rest, build)) => (rest, Some(build)),
+            None => (self.version.as_str(), None),
+        };
+        let (core, pre) = match rest.split_once('-') {
+            Some((core, pre)) => (core, Some(pre)),
+            None => (rest, None),
+        };
+        let identifiers = |part: &str| {
+            part.split('.').all(|id| {
+                !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+        };
+        let version_ok = core.split('.').count() == 3
+            && core
+                .split('.')
+                .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            && pre.is_none_or(identifiers)
+            && build.is_none_or(identifiers);
         if !version_ok {
             return Err(format!(
-                "version {:?}: use semver, e.g. 0.1.0",
-                self.version
+                "plugin {}: version {:?} is not semver: use three numbers, then optionally a \
+                 pre-release after `-` and build metadata after `+`, each of ASCII letters, \
+                 digits, `-` and `.` (e.g. 0.1.0, 1.0.0-rc.1+build.5)",
+                self.name, self.version
             ));
         }
         if self.kinds.is_empty() {
@@ -294,6 +314,40 @@ mod tests {
         ] {
             let e = Manifest::parse(&bad).expect_err("refused");
             assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_semver_and_nothing_else() {
+        for good in [
+            "0.1.0",
+            "1.0.0-rc.1",
+            "1.0.0-alpha-1+build.5",
+            "2.10.3+sha.0a1b",
+        ] {
+            let m = BASE.replace("0.1.0", good);
+            assert!(Manifest::parse(&m).is_ok(), "{good}");
+        }
+        for bad in [
+            "0.1",
+            "0.1.0.1",
+            "0.1.x",
+            "0.1.0-",
+            "0.1.0-rc..1",
+            "0.1.0-rc 1",
+            "0.1.0-rc\\ngrants: none",
+            "0.1.0+b\\u200b",
+            "0.1.0-\\U000e0041",
+            "0.1.0+a+b",
+            "0.1.0-é",
+        ] {
+            let m = BASE.replace("0.1.0", bad);
+            let e = Manifest::parse(&m).expect_err(bad);
+            let e = e.to_string();
+            assert!(
+                e.contains("plugin p: version") && e.contains("not semver"),
+                "{bad}: {e}"
+            );
         }
     }
 
