@@ -447,7 +447,7 @@ impl Loaded {
         provider: Option<Box<dyn Provider>>,
         actuators: Vec<(&str, Box<dyn Actuator>)>,
     ) -> Result<Agent, AgentError> {
-        let config = PipelineConfig::from_settings(&self.settings.pipeline);
+        let config = PipelineConfig::from_settings(&self.settings);
         let mut agent = Agent::from_report(self.report, journal, config)?.with_memory(self.memory);
         if let Some(p) = provider {
             agent = agent.with_provider(p);

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 
 use crate::journal::Journal;
 use crate::runtime::effects::ToolIdentity;
-use crate::signal::{Action, Signal};
+use crate::signal::{Action, Conversation, Signal};
 
 mod runner;
 
@@ -40,13 +40,34 @@ pub const MAX_PENDING: usize = 256;
 /// approver key, the local CLI, the daemon's own sensors), whose questions a holder of the
 /// client key cannot crowd out.
 pub const CLIENT_PLACES: usize = MAX_PENDING * 3 / 4;
-/// Most bytes the approvals waiting at once may take as kept (each action, its signal, the
-/// reasons), so that the list a person is shown always fits one reply frame (16 MiB) and
-/// reading it stays cheap: past it, an action a gate sends to a person is refused, saying so.
+/// Most bytes the approvals waiting at once may take as listed (each action, its signal
+/// without the conversation, the reasons, and [`ENTRY_BYTES`] each), so that the list a person
+/// is shown always fits one reply frame (16 MiB) and reading it stays cheap: past it, an action
+/// a gate sends to a person is refused, saying so. A daemon with a smaller `[daemon] max_frame`
+/// takes half its frame instead ([`Approvals::within`]).
 pub const MAX_PENDING_BYTES: usize = 8 << 20;
+/// What each approval is counted for in [`MAX_PENDING_BYTES`] beyond what it keeps: its token,
+/// digest, state and expiry, and the JSON around them as listed.
+pub const ENTRY_BYTES: usize = 512;
+/// Most bytes the conversations of the model's approvals waiting at once may take: kept apart
+/// from the listing (a person is shown the action, not the tool outputs before it; the journal
+/// has them) and given back to the model once the action is decided.
+pub const MAX_CONVERSATION_BYTES: usize = 256 << 20;
 /// Most of [`MAX_PENDING_BYTES`] that approvals asked on client-key connections may take; the
-/// rest is kept for the operator, as [`CLIENT_PLACES`] are.
-pub const CLIENT_BYTES: usize = MAX_PENDING_BYTES * 3 / 4;
+/// rest is kept for the operator, as [`CLIENT_PLACES`] are (three quarters of whatever the
+/// listing may take, [`Approvals::within`]; of [`MAX_CONVERSATION_BYTES`] likewise).
+pub const CLIENT_BYTES: usize = client_share(MAX_PENDING_BYTES);
+
+/// The client key's share of `most`.
+const fn client_share(most: usize) -> usize {
+    most / 4 * 3
+}
+
+/// How long an approval that ended (ran, was denied, or expired) is remembered, as its token
+/// and state only, so that a late decision is told it expired rather than that no such
+/// approval was ever asked. Its action and signal are dropped when it ends (the journal keeps
+/// them).
+pub const ENDED_KEPT: Duration = Duration::from_secs(24 * 3600);
 
 /// A suspended action.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -57,7 +78,8 @@ pub struct Pending {
     pub action: Action,
     /// sha256 of the action's JSON, lowercase hex: what a decision is bound to.
     pub digest: String,
-    /// The signal it answered.
+    /// The signal it answered. As listed, without its conversation with the model, which is
+    /// kept apart ([`MAX_CONVERSATION_BYTES`]) and given back when the action is approved.
     pub signal: Signal,
     /// Why the gates asked (one line per gate).
     pub reasons: Vec<String>,
@@ -142,12 +164,18 @@ pub enum ApprovalError {
         waiting: usize,
     },
     /// Kept with the ones that wait, it would take more than may wait
-    /// ([`MAX_PENDING_BYTES`]; [`CLIENT_BYTES`] for those asked with the client key).
+    /// ([`MAX_PENDING_BYTES`] as listed, [`MAX_CONVERSATION_BYTES`] of conversations; three
+    /// quarters of either for those asked with the client key).
     #[error(
-        "this action would take {bytes} bytes to keep for a person, and {waiting} bytes of actions already wait{}: past the {most} bytes that may, it is refused; decide some (`passepartout approvals`), or ask for a smaller action",
+        "this action would take {bytes} bytes {} to keep for a person, and {waiting} bytes of {} already wait{}: past the {most} bytes that may, it is refused; decide some (`passepartout approvals`), or ask for a smaller action",
+        if *conversation { "of conversation with the model" } else { "as listed" },
+        if *conversation { "the conversations of actions" } else { "actions" },
         if *client_key { " asked with the client key (the rest is kept for the operator)" } else { "" }
     )]
     TooLarge {
+        /// Whether it is the conversations' room ([`MAX_CONVERSATION_BYTES`]) that is full,
+        /// not the listing's.
+        conversation: bool,
         /// What it would take, in bytes.
         bytes: usize,
         /// What the ones waiting take (those asked with the client key, for such an ask).
@@ -245,12 +273,95 @@ fn pending_of(
     })
 }
 
+/// What the approvals that wait (and run) hold, as counted before another is asked.
+struct Held {
+    waiting: i64,
+    by_clients: i64,
+    bytes: i64,
+    bytes_by_clients: i64,
+    talk: i64,
+    talk_by_clients: i64,
+}
+
+impl Held {
+    /// Why one more, taking `bytes` as listed (of the `listed` that may) and `talk` bytes of
+    /// conversation, asked with the client key when `client_key`, may not wait; `None` when
+    /// it may.
+    fn refusal(
+        &self,
+        client_key: bool,
+        (bytes, listed): (usize, usize),
+        talk: usize,
+    ) -> Option<ApprovalError> {
+        let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+        let rooms = [
+            (self.bytes, bytes, listed, false, false),
+            (
+                self.bytes_by_clients,
+                bytes,
+                client_share(listed),
+                true,
+                false,
+            ),
+            (self.talk, talk, MAX_CONVERSATION_BYTES, false, true),
+            (
+                self.talk_by_clients,
+                talk,
+                client_share(MAX_CONVERSATION_BYTES),
+                true,
+                true,
+            ),
+        ];
+        for (held, more, most, client, conversation) in rooms {
+            let waiting = count(held);
+            if more > 0 && (client_key || !client) && waiting.saturating_add(more) > most {
+                return Some(ApprovalError::TooLarge {
+                    conversation,
+                    bytes: more,
+                    waiting,
+                    most,
+                    client_key: client,
+                });
+            }
+        }
+        if count(self.waiting) >= MAX_PENDING {
+            return Some(ApprovalError::TooMany {
+                waiting: count(self.waiting),
+            });
+        }
+        if client_key && count(self.by_clients) >= CLIENT_PLACES {
+            return Some(ApprovalError::ClientShareFull {
+                waiting: count(self.by_clients),
+            });
+        }
+        None
+    }
+}
+
+/// Drop what approvals that ended no longer need: the action, signal, reasons and
+/// conversation of one that ran, was denied or expired (the journal keeps them), and, past
+/// [`ENDED_KEPT`] after its expiry, the row itself. Only the running ones and those that wait
+/// keep theirs, so that what is kept on disk is bounded by what may wait.
+fn forget_ended(tx: &rusqlite::Transaction<'_>, now: f64) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE approvals SET action = 'null', signal = 'null', reasons = '[]', tool = NULL, conversation = NULL, bytes = 0, conversation_bytes = 0 WHERE action != 'null' AND (status IN ('done', 'denied', 'expired') OR (status IN ('pending', 'interrupted') AND expires_at < ?1))",
+        [now],
+    )?;
+    tx.execute(
+        "DELETE FROM approvals WHERE status != 'running' AND expires_at < ?1",
+        [now - ENDED_KEPT.as_secs_f64()],
+    )?;
+    Ok(())
+}
+
 /// A running approval whose runner no one can name (see [`Pending::state`]).
 const UNSURE: &str = "(status = 'running' AND runner IS NULL)";
 
 /// The approvals table, in the journal's database.
 pub struct Approvals<'a> {
     journal: &'a Journal,
+    /// Most bytes the waiting ones may take as listed ([`MAX_PENDING_BYTES`], or less).
+    listed: usize,
 }
 
 impl<'a> Approvals<'a> {
@@ -282,6 +393,8 @@ impl<'a> Approvals<'a> {
                 ("wait_secs", "REAL"),
                 ("client_key", "INTEGER NOT NULL DEFAULT 0"),
                 ("bytes", "INTEGER NOT NULL DEFAULT 0"),
+                ("conversation", "TEXT"),
+                ("conversation_bytes", "INTEGER NOT NULL DEFAULT 0"),
             ] {
                 if !columns.iter().any(|c| c == name) {
                     match c.execute_batch(&format!(
@@ -310,7 +423,21 @@ impl<'a> Approvals<'a> {
             }
             Ok(())
         })?;
-        Ok(Approvals { journal })
+        Ok(Approvals {
+            journal,
+            listed: MAX_PENDING_BYTES,
+        })
+    }
+
+    /// These approvals, listed by a daemon whose replies take at most `frame` bytes: what
+    /// waits may take half of it as listed ([`MAX_PENDING_BYTES`] at most), so that the list
+    /// always fits one reply.
+    #[must_use]
+    pub fn within(self, frame: usize) -> Approvals<'a> {
+        Approvals {
+            listed: (frame / 2).min(MAX_PENDING_BYTES),
+            ..self
+        }
     }
 
     /// Suspend `action`, which names `tool`, until a decision; returns the pending entry with
@@ -340,11 +467,15 @@ impl<'a> Approvals<'a> {
             state: "pending".into(),
             tool,
         };
-        let signal = to_json(&pending.signal);
+        // The conversation is kept apart: a person is shown the action, and the tool outputs
+        // before it would crowd the listing out.
+        let mut listed = pending.signal.clone();
+        let conversation = listed.payload.conversation.take().map(|c| to_json(&c));
+        let signal = to_json(&listed);
         let reasons = to_json(&pending.reasons);
         let tool = pending.tool.as_ref().map(to_json);
-        // Read back as it would be listed: a row that cannot be would wait for a person no
-        // one could show it to, holding a place until it expired.
+        // Read back as it would be listed and run: a row that cannot be would wait for a
+        // person no one could show it to, holding a place until it expired.
         let row = (
             pending.token.clone(),
             stored.clone(),
@@ -355,7 +486,12 @@ impl<'a> Approvals<'a> {
             pending.state.clone(),
             tool.clone(),
         );
-        if let Err(e) = pending_of(row) {
+        let readable = pending_of(row).and_then(|_| {
+            conversation.as_deref().map_or(Ok(()), |c| {
+                parse::<Conversation>(&pending.token, c).map(drop)
+            })
+        });
+        if let Err(e) = readable {
             let message = match e {
                 ApprovalError::Damaged { message, .. } => message,
                 other => other.to_string(),
@@ -364,42 +500,36 @@ impl<'a> Approvals<'a> {
         }
         // Counted and added in one transaction: concurrent asks cannot pass the bound together.
         let client_key = pending.signal.meta.client_key;
-        let bytes =
-            stored.len() + signal.len() + reasons.len() + tool.as_ref().map_or(0, String::len);
+        let bytes = ENTRY_BYTES
+            + stored.len()
+            + signal.len()
+            + reasons.len()
+            + tool.as_ref().map_or(0, String::len);
+        let talk = conversation.as_ref().map_or(0, String::len);
+        let now = epoch();
         let crowded = self.journal.transaction(|tx| {
-            let (waiting, by_clients, held, held_by_clients): (i64, i64, i64, i64) = tx.query_row(
+            forget_ended(tx, now)?;
+            let held = tx.query_row(
                 // Running ones too: one whose process dies comes back as interrupted.
-                "SELECT COUNT(*), COALESCE(SUM(client_key), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM(CASE WHEN client_key THEN bytes ELSE 0 END), 0) FROM approvals WHERE (status IN ('pending', 'interrupted') AND expires_at >= ?1) OR status = 'running'",
-                [epoch()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                "SELECT COUNT(*), COALESCE(SUM(client_key), 0), COALESCE(SUM(bytes), 0) + ?2 * COUNT(*), COALESCE(SUM(CASE WHEN client_key THEN bytes + ?2 ELSE 0 END), 0), COALESCE(SUM(conversation_bytes), 0), COALESCE(SUM(CASE WHEN client_key THEN conversation_bytes ELSE 0 END), 0) FROM approvals WHERE (status IN ('pending', 'interrupted') AND expires_at >= ?1) OR status = 'running'",
+                params![now, i64::try_from(ENTRY_BYTES).unwrap_or(0)],
+                |r| {
+                    Ok(Held {
+                        waiting: r.get(0)?,
+                        by_clients: r.get(1)?,
+                        bytes: r.get(2)?,
+                        bytes_by_clients: r.get(3)?,
+                        talk: r.get(4)?,
+                        talk_by_clients: r.get(5)?,
+                    })
+                },
             )?;
-            let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
-            for (waiting, most, client) in [
-                (count(held), MAX_PENDING_BYTES, false),
-                (count(held_by_clients), CLIENT_BYTES, true),
-            ] {
-                if (client_key || !client) && waiting.saturating_add(bytes) > most {
-                    return Ok(Some(ApprovalError::TooLarge {
-                        bytes,
-                        waiting,
-                        most,
-                        client_key: client,
-                    }));
-                }
-            }
-            if count(waiting) >= MAX_PENDING {
-                return Ok(Some(ApprovalError::TooMany {
-                    waiting: count(waiting),
-                }));
-            }
-            if client_key && count(by_clients) >= CLIENT_PLACES {
-                return Ok(Some(ApprovalError::ClientShareFull {
-                    waiting: count(by_clients),
-                }));
+            if let Some(refused) = held.refusal(client_key, (bytes, self.listed), talk) {
+                return Ok(Some(refused));
             }
             tx.execute(
-                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs, client_key, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64(), client_key, i64::try_from(bytes).unwrap_or(i64::MAX)],
+                "INSERT INTO approvals (token, action, signal, reasons, expires_at, digest, tool, wait_secs, client_key, bytes, conversation, conversation_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![pending.token, stored, signal, reasons, pending.expires_at, pending.digest, tool, expiry.as_secs_f64(), client_key, i64::try_from(bytes).unwrap_or(i64::MAX), conversation, i64::try_from(talk).unwrap_or(i64::MAX)],
             )?;
             self.journal.append_in(
                 tx,
@@ -511,10 +641,23 @@ impl<'a> Approvals<'a> {
                 tx.execute("UPDATE approvals SET status = 'expired' WHERE token = ?1", [token])?;
                 return Ok(Err(ApprovalError::Expired(token.to_owned())));
             }
-            let pending = match pending_of(row) {
+            let mut pending = match pending_of(row) {
                 Ok(p) => p,
                 Err(e) => return Ok(Err(e)),
             };
+            // The conversation kept apart goes back with the action (approvals from before it
+            // was kept apart carry theirs in the signal).
+            let conversation: Option<String> = tx.query_row(
+                "SELECT conversation FROM approvals WHERE token = ?1",
+                [token],
+                |r| r.get(0),
+            )?;
+            if let Some(c) = conversation {
+                match parse::<Conversation>(token, &c) {
+                    Ok(c) => pending.signal.payload.conversation = Some(Box::new(c)),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
             // The stored action must still be the one suspended (rows from before digests
             // have none), and the one shown.
             let recorded = Some(stored.as_str()).filter(|d| !d.is_empty());
@@ -942,5 +1085,159 @@ mod tests {
         let left = listed[0].expires_at - epoch();
         let default = DEFAULT_EXPIRY.as_secs_f64();
         assert!((default - 10.0..=default).contains(&left), "{left}");
+    }
+
+    /// A model's action asked after `turns` tool calls of `output` bytes each.
+    fn conversation_of(turns: usize, output: usize) -> Signal {
+        let origin = Signal::event("user-input", Some("read them, then write"), Some("cli"));
+        let mut signal = Signal::event("tool-output", Some("out"), Some("cli"));
+        signal.payload.conversation = Some(Box::new(Conversation {
+            origin: Box::new(origin),
+            turns: (0..turns)
+                .map(|n| crate::signal::ToolTurn {
+                    id: format!("call-{n}"),
+                    name: "read".into(),
+                    arguments: json!({ "n": n }),
+                    result: "o".repeat(output),
+                    is_error: false,
+                })
+                .collect(),
+        }));
+        signal
+    }
+
+    #[test]
+    fn a_models_conversation_is_kept_apart_from_the_listing_and_given_back_when_approved() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        // Ten tool outputs of 1 MiB (the default output cap) each, before the flagged action:
+        // more than the listing may take, twice over.
+        let signal = conversation_of(10, 1 << 20);
+        let action = Action::reply("write it");
+        let asked = approvals
+            .suspend(&action, &signal, vec!["why".into()], None, DEFAULT_EXPIRY)
+            .expect("kept for a person");
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].signal.payload.conversation.is_none());
+        assert!(serde_json::to_vec(&listed).expect("json").len() < 64 << 10);
+        // Small ones still fit beside it.
+        for n in 0..8 {
+            decoy(&approvals, n, false, 0).expect("room as listed");
+        }
+        let approved = approvals
+            .decide(&asked.token, true, Some(&asked.digest), Some("a test"))
+            .expect("approved");
+        assert_eq!(approved.signal, signal, "the whole conversation goes back");
+        // What may wait of conversations is bounded too, the client key's share first.
+        let mut client = conversation_of(16, 4 << 20);
+        client.meta.client_key = true;
+        let mut kept = 0;
+        let refused = loop {
+            match approvals.suspend(&action, &client, vec!["why".into()], None, DEFAULT_EXPIRY) {
+                Ok(_) => kept += 1,
+                Err(e) => break e,
+            }
+            assert!(kept < 8, "never refused");
+        };
+        // 64 MiB each, beside the 10 MiB of the approved one, which runs.
+        assert!(
+            kept >= 1
+                && (kept + 1) * (64 << 20) > client_share(MAX_CONVERSATION_BYTES) - (10 << 20),
+            "{kept} kept"
+        );
+        assert!(
+            matches!(
+                refused,
+                ApprovalError::TooLarge {
+                    conversation: true,
+                    client_key: true,
+                    ..
+                }
+            ),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("of conversation"), "{refused}");
+    }
+
+    #[test]
+    fn what_waits_fits_one_reply_of_the_daemons_frame() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let frame = 64 << 10;
+        let approvals = Approvals::new(&journal).expect("approvals").within(frame);
+        let mut asked = 0;
+        let refused = loop {
+            match decoy(&approvals, asked, false, 1000) {
+                Ok(_) => asked += 1,
+                Err(e) => break e,
+            }
+            assert!(asked < MAX_PENDING, "never refused");
+        };
+        assert!(
+            matches!(refused, ApprovalError::TooLarge { most, .. } if most == frame / 2),
+            "{refused}"
+        );
+        let listed = approvals.pending().expect("pending");
+        assert_eq!(listed.len(), asked);
+        assert!(serde_json::to_vec(&listed).expect("json").len() < frame - 1024);
+        // Many small ones are counted for what each takes to list, too.
+        let journal = Journal::open(&dir.path().join("other.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals").within(frame);
+        let mut asked = 0;
+        while decoy(&approvals, asked, false, 0).is_ok() {
+            asked += 1;
+            assert!(asked <= MAX_PENDING, "never refused");
+        }
+        let listed = approvals.pending().expect("pending");
+        assert!(serde_json::to_vec(&listed).expect("json").len() < frame - 1024);
+    }
+
+    #[test]
+    fn an_approval_that_ended_keeps_nothing_of_its_action_and_is_forgotten_a_day_later() {
+        let dir = tempfile::tempdir().expect("dir");
+        let journal = Journal::open(&dir.path().join("journal.db")).expect("journal");
+        let approvals = Approvals::new(&journal).expect("approvals");
+        let denied = decoy(&approvals, 0, false, 4096).expect("asked");
+        approvals
+            .decide(&denied.token, false, Some(&denied.digest), Some("a test"))
+            .expect("denied");
+        let expired = decoy(&approvals, 1, false, 4096).expect("asked");
+        let old = decoy(&approvals, 2, false, 4096).expect("asked");
+        let set = |token: &str, at: f64| {
+            journal
+                .with_conn(|c| {
+                    c.execute(
+                        "UPDATE approvals SET expires_at = ?2 WHERE token = ?1",
+                        params![token, at],
+                    )
+                })
+                .expect("set");
+        };
+        set(&expired.token, epoch() - 1.0);
+        set(&old.token, epoch() - ENDED_KEPT.as_secs_f64() - 1.0);
+        decoy(&approvals, 3, false, 0).expect("asked");
+        let kept = |token: &str| -> Option<(usize, i64)> {
+            journal
+                .with_conn(|c| {
+                    c.query_row(
+                        "SELECT LENGTH(action) + LENGTH(signal), bytes FROM approvals WHERE token = ?1",
+                        [token],
+                        |r| Ok((r.get::<_, i64>(0)? as usize, r.get(1)?)),
+                    )
+                    .optional()
+                })
+                .expect("read")
+        };
+        assert_eq!(kept(&denied.token), Some((8, 0)), "denied: nothing kept");
+        assert_eq!(kept(&expired.token), Some((8, 0)), "expired: nothing kept");
+        assert_eq!(kept(&old.token), None, "a day after: forgotten");
+        // A late decision on the expired one is still told it expired.
+        assert!(matches!(
+            approvals.decide(&expired.token, true, None, None),
+            Err(ApprovalError::Expired(_))
+        ));
+        assert!(approvals.has_expired(&expired.token).expect("read"));
     }
 }

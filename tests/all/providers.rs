@@ -836,3 +836,76 @@ fn a_server_that_under_reports_its_usage_still_runs_the_session_budget_out() {
         "the refused call never reached the server"
     );
 }
+
+#[test]
+fn a_server_that_reports_impossible_usage_cannot_spend_the_day_nor_break_the_totals() {
+    use passepartout::providers::cascade::MOST_REPORTED;
+    use passepartout::providers::spend::SpendLog;
+    let huge = Canned::json(
+        json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": {"prompt_tokens": u64::MAX, "completion_tokens": u64::MAX}})
+            .to_string(),
+    );
+    let server = Server::start(vec![huge.clone(), huge]);
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("spend.db");
+    let (log, today) = (
+        SpendLog::open(&path).expect("spend log"),
+        SpendLog::open(&path).expect("spend log"),
+    );
+    let cascade = Cascade::new(vec![openai(&server)]).with_spend_log(
+        Box::new(move |r| log.record(r)),
+        Box::new(move || today.spent_today().unwrap_or(f64::INFINITY)),
+    );
+    for _ in 0..2 {
+        wait(cascade.complete(&request(vec![]))).expect("answered");
+    }
+    for r in cascade.records() {
+        assert_eq!(r.usage.input_tokens, MOST_REPORTED, "{r:?}");
+        assert_eq!(r.usage.output_tokens, MOST_REPORTED, "{r:?}");
+    }
+    // The totals `status` shows still read, rows from before the bound included.
+    let reader = SpendLog::open(&path).expect("spend log");
+    for output_tokens in [u64::MAX, 1] {
+        reader
+            .record(&passepartout::providers::cascade::UsageRecord {
+                provider: "old".into(),
+                model: "m".into(),
+                usage: passepartout::providers::Usage {
+                    input_tokens: u64::MAX,
+                    output_tokens,
+                },
+                cost: None,
+            })
+            .expect("an old row");
+    }
+    let totals = reader.totals().expect("totals read");
+    assert_eq!(totals.len(), 2);
+    assert_eq!(totals[1].input_tokens, 2 * MOST_REPORTED, "{totals:?}");
+}
+
+#[test]
+fn an_answer_that_is_not_the_protocol_is_paid_for_before_the_next_provider_is_asked() {
+    // The model's tool call carries arguments that are not JSON: the provider billed it.
+    let broken = Canned::json(
+        json!({"choices": [{"message": {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "eval", "arguments": "{not json"}}]}}], "usage": {"prompt_tokens": 1000, "completion_tokens": 1000}})
+            .to_string(),
+    );
+    let bad = Server::start(vec![broken]);
+    let good = Server::start(vec![Canned::json(fixture("openai/text.json"))]);
+    let cascade = Cascade::new(vec![
+        endpoint("bad", Protocol::Openai, &bad, Duration::from_secs(5)),
+        endpoint("good", Protocol::Openai, &good, Duration::from_secs(5)),
+    ])
+    .with_budget(Some(1_000_000), None);
+    let mut asked = request(vec![]);
+    asked.session = Some("boot:1".into());
+    wait(cascade.complete(&asked)).expect("the second provider answers");
+    let records = cascade.records();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(records[0].provider, "bad");
+    assert!(records[0].usage.input_tokens > 0, "{records:?}");
+    assert!(
+        cascade.spent_by(Some("boot:1")) > records[1].usage.input_tokens,
+        "both calls are charged to the session"
+    );
+}

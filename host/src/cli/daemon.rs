@@ -11,7 +11,7 @@ use passepartout::daemon::answer::{self, AnswerError, Ran};
 use passepartout::daemon::client::Client;
 use passepartout::daemon::request::{Event, Request};
 use passepartout::daemon::server::{Router, RouterActuator, Server, ServerConfig};
-use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous, protocol};
+use passepartout::daemon::{DEFAULT_PORTS, Keys, Rendezvous};
 use passepartout::pipeline::{Agent, PipelineConfig, StepOutcome};
 use passepartout::signal::Action;
 use serde_json::{Value, json};
@@ -133,7 +133,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
     let placeholder = Agent::new(
         Vec::new(),
         journal,
-        PipelineConfig::from_settings(&settings.pipeline),
+        PipelineConfig::from_settings(&settings),
     )?
     .with_gate(Arc::new(passepartout::daemon::reload::Loading))
     .with_actuator("client", Box::new(RouterActuator(router.clone())))
@@ -193,9 +193,7 @@ pub fn run(common: &Common, insecure_no_auth: bool) -> anyhow::Result<ExitCode> 
         read_timeout: passepartout::daemon::read_timeout_from_env(),
         heartbeat: passepartout::daemon::heartbeat_from_env(),
         auto_save: passepartout::daemon::auto_save_from_env(),
-        max_frame: section.max_frame.map_or(protocol::MAX_FRAME, |m| {
-            m.clamp(protocol::HANDSHAKE_FRAME, protocol::MAX_FRAME)
-        }),
+        max_frame: section.frame(),
         reload_poll: passepartout::daemon::reload_poll_from_env(),
     };
     let problems = Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -142,13 +142,15 @@ impl Agent {
         reasons: Vec<String>,
     ) -> Result<StepOutcome, PipelineError> {
         let pending = crate::blocking::in_place(|| {
-            Approvals::new(&self.journal)?.suspend(
-                action,
-                signal,
-                reasons.clone(),
-                self.identity_of(action),
-                self.config.approval_expiry,
-            )
+            Approvals::new(&self.journal)?
+                .within(self.config.reply_frame)
+                .suspend(
+                    action,
+                    signal,
+                    reasons.clone(),
+                    self.identity_of(action),
+                    self.config.approval_expiry,
+                )
         })?;
         self.tell_source(
             signal,
@@ -293,9 +295,10 @@ impl Agent {
                 if let Err(e) = self.flush(cycle).await {
                     return Ok(Some((unrecorded(&e), trace, None)));
                 }
-                self.log(format!(
-                    "last-mile verify: gate {gate} blocked the action: {reason}"
-                ));
+                self.log(
+                    &signal.meta,
+                    format!("last-mile verify: gate {gate} blocked the action: {reason}"),
+                );
                 self.tell_source(
                     signal,
                     &format!("rejected by gate {gate}: {reason}"),
@@ -510,7 +513,7 @@ impl Agent {
         };
         match result {
             Ok(output) => {
-                self.log(format!("{tool}: ran"));
+                self.log(&signal.meta, format!("{tool}: ran"));
                 if action.target == "tool" {
                     self.tell_source(signal, &formatted, Told::Ran).await;
                 }
@@ -532,7 +535,7 @@ impl Agent {
             }
             Err(e) => {
                 let message = e.to_string();
-                self.log(format!("{tool}: failed: {message}"));
+                self.log(&signal.meta, format!("{tool}: failed: {message}"));
                 self.tell_source(signal, &formatted, Told::Failed).await;
                 let fb = match e {
                     ActError::Invalid(_) => None,

@@ -39,10 +39,13 @@ impl Agent {
                 outcome: StepOutcome::Dropped { why: why.into() },
             };
             if signal.depth > agent.config.max_depth {
-                agent.log(format!(
-                    "metabolism: depth {} is past the limit of {}; dropped",
-                    signal.depth, agent.config.max_depth
-                ));
+                agent.log(
+                    &signal.meta,
+                    format!(
+                        "metabolism: depth {} is past the limit of {}; dropped",
+                        signal.depth, agent.config.max_depth
+                    ),
+                );
                 report.steps.push(dropped(&format!(
                     "past the depth limit: {} rounds of feedback (tool calls, most often) without \
                      an answer; raise [pipeline] max_depth in passepartout.toml if this was meant",
@@ -109,7 +112,7 @@ impl Agent {
         // Only this cycle's own change is undone: if anything wrote since (another cycle, an
         // auto-save), moving the root back would throw that away too.
         if crate::blocking::in_place(|| memory.root()) != left {
-            self.log(format!(
+            self.log(&signal.meta, format!(
                 "memory not rolled back to snapshot #{}: it changed since this cycle's tool ran",
                 snap.seq
             ));
@@ -117,7 +120,10 @@ impl Agent {
         }
         match crate::blocking::in_place(|| memory.restore(&snap)) {
             Ok(()) => {
-                self.log(format!("memory rolled back to snapshot #{}", snap.seq));
+                self.log(
+                    &signal.meta,
+                    format!("memory rolled back to snapshot #{}", snap.seq),
+                );
                 self.record(
                     "memory-rollback",
                     json!({ "seq": snap.seq, "root": snap.root }),
@@ -130,7 +136,7 @@ impl Agent {
     /// The seed's recovery: a failure at depth ≤ 2 that is not itself a loop-error or
     /// tool-error comes back as a loop-error event one level deeper; others are dropped.
     fn recover(&self, signal: &Signal, error: &PipelineError) -> Option<Signal> {
-        self.log(format!("metabolism: {error}"));
+        self.log(&signal.meta, format!("metabolism: {error}"));
         let message = match &self.config.recovery {
             Recovery::Skip | Recovery::Abort => return None,
             Recovery::Fallback(text) => text.clone(),

@@ -14,6 +14,7 @@ pub mod act;
 pub mod actuators;
 pub mod cycle;
 pub mod error;
+mod logs;
 pub mod metabolism;
 pub mod provider;
 pub mod reason;
@@ -23,7 +24,7 @@ pub mod turn;
 #[cfg(test)]
 mod proptests;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,6 +60,9 @@ pub struct PipelineConfig {
     pub attempts: u32,
     /// How long a suspended action waits for approval.
     pub approval_expiry: Duration,
+    /// The largest reply the daemon sends (`[daemon] max_frame`): the approvals that wait
+    /// are kept to what one reply can list ([`crate::approvals::Approvals::within`]).
+    pub reply_frame: usize,
     /// What to do with a failed cycle (seed: re-inject a loop-error event).
     pub recovery: Recovery,
 }
@@ -73,6 +77,7 @@ impl Default for PipelineConfig {
             max_depth: 10,
             attempts: 3,
             approval_expiry: crate::approvals::DEFAULT_EXPIRY,
+            reply_frame: crate::daemon::protocol::MAX_FRAME,
             recovery: Recovery::Reinject,
         }
     }
@@ -83,8 +88,13 @@ impl PipelineConfig {
     /// `PASSEPARTOUT_ASSISTANT`, `PASSEPARTOUT_DEFAULT_ACTUATOR`, `PASSEPARTOUT_SILENT_ACTUATORS`
     /// (comma-separated) and `PASSEPARTOUT_APPROVAL_EXPIRY_SECS` ([`crate::settings`]; the
     /// seed's names are aliases). `max_depth` and `attempts` are clamped to 1..=100 and 1..=10.
-    pub fn from_settings(file: &crate::settings::PipelineSection) -> PipelineConfig {
-        let mut c = PipelineConfig::default();
+    /// `reply_frame` is `[daemon] max_frame` ([`crate::settings::DaemonSection::frame`]).
+    pub fn from_settings(settings: &crate::settings::ConfigFile) -> PipelineConfig {
+        let mut c = PipelineConfig {
+            reply_frame: settings.daemon.frame(),
+            ..PipelineConfig::default()
+        };
+        let file = &settings.pipeline;
         use crate::settings;
         let lower = |s: &str| s.trim().to_lowercase();
         // A blank value in the file is no value, as a blank variable is.
@@ -255,7 +265,7 @@ pub struct Agent {
     journal: Journal,
     config: PipelineConfig,
     interrupt: Arc<AtomicBool>,
-    logs: Mutex<VecDeque<String>>,
+    logs: Mutex<logs::Logs>,
     memory: Option<Arc<crate::memory::Memory>>,
     /// The MCP servers' tools offered beside the plugins' (gateway mode).
     gateway: Option<crate::gateway::Offer>,
@@ -291,9 +301,6 @@ pub type InForce = Arc<std::sync::RwLock<Arc<Agent>>>;
 /// Where the progress of a streamed answer goes, with the signal's meta it answers (the
 /// daemon routes it to the asking request by its session).
 pub type ProgressSink = Arc<dyn Fn(&crate::signal::Meta, &Progress) + Send + Sync>;
-
-/// Lines of recent activity kept for the prompt's LOGS section.
-const LOG_LINES: usize = 20;
 
 /// The longest line the LOGS section keeps, in bytes (and the cut's mark): a line may quote a
 /// model's tool name, a provider's error or a gate's reason, and every later prompt of every
@@ -349,7 +356,7 @@ impl Agent {
             journal,
             config,
             interrupt: Arc::new(AtomicBool::new(false)),
-            logs: Mutex::new(VecDeque::new()),
+            logs: Mutex::new(logs::Logs::default()),
             memory: None,
             gateway: None,
             gate_events: None,
@@ -641,36 +648,36 @@ impl Agent {
             })
     }
 
-    /// Remember a line for the prompt's LOGS section, cut to [`LOG_LINE_BYTES`] (whatever
-    /// it quotes, the section stays [`LOG_LINES`] short lines).
-    pub(crate) fn log(&self, mut line: String) {
+    /// Remember a line for the LOGS section of the prompts that answer signals from
+    /// `whose` client session ([`logs`]), cut to [`LOG_LINE_BYTES`] (whatever it quotes, the
+    /// section stays [`logs::LOG_LINES`] short lines).
+    pub(crate) fn log(&self, whose: &crate::signal::Meta, mut line: String) {
         if line.len() > LOG_LINE_BYTES {
             // A copy of the start: the long line's allocation is not kept behind it.
             line = clip(&line, LOG_LINE_BYTES).into_owned();
         }
         tracing::info!("{line}");
-        let mut logs = self.logs.lock().unwrap_or_else(|p| p.into_inner());
-        if logs.len() == LOG_LINES {
-            logs.pop_front();
-        }
-        logs.push_back(line);
-    }
-
-    pub(crate) fn recent_logs(&self) -> Vec<String> {
         self.logs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
+            .push(whose.client.as_deref(), line);
+    }
+
+    /// The lines [`Agent::log`] kept for `whose` client session.
+    pub(crate) fn recent_logs(&self, whose: &crate::signal::Meta) -> Vec<String> {
+        self.logs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .recent(whose.client.as_deref())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Agent, LOG_LINE_BYTES, LOG_LINES, PipelineConfig};
+    use super::logs::LOG_LINES;
+    use super::{Agent, LOG_LINE_BYTES, PipelineConfig};
     use crate::journal::Journal;
-    use crate::signal::Signal;
+    use crate::signal::{Meta, Signal};
 
     /// The cut's mark.
     const MARK: &str = "…";
@@ -690,16 +697,19 @@ mod tests {
         // 100 KiB of three-byte characters after one ASCII byte: no cut at 512 falls on a
         // character boundary by chance.
         let long = format!("x{}", "€".repeat(100 * 1024 / 3));
-        agent.log(long.clone());
-        let logs = agent.recent_logs();
+        agent.log(&Meta::default(), long.clone());
+        let logs = agent.recent_logs(&Meta::default());
         let kept = logs.last().expect("the line is kept");
         let text = kept.strip_suffix(MARK).expect("the cut is marked");
         assert!(text.len() <= LOG_LINE_BYTES, "{} bytes", text.len());
         assert!(text.len() > LOG_LINE_BYTES - 3, "no more than a char short");
         assert!(long.starts_with(text), "the start of the line, whole chars");
-        agent.log("short".to_owned());
+        agent.log(&Meta::default(), "short".to_owned());
         assert_eq!(
-            agent.recent_logs().last().map(String::as_str),
+            agent
+                .recent_logs(&Meta::default())
+                .last()
+                .map(String::as_str),
             Some("short")
         );
     }
@@ -708,9 +718,12 @@ mod tests {
     fn the_logs_in_every_prompt_stay_bounded_whatever_a_line_quotes() {
         let agent = agent();
         for i in 0..LOG_LINES + 5 {
-            agent.log(format!("gate g rejected tool {}{i}", "n".repeat(1 << 20)));
+            agent.log(
+                &Meta::default(),
+                format!("gate g rejected tool {}{i}", "n".repeat(1 << 20)),
+            );
         }
-        let logs = agent.recent_logs();
+        let logs = agent.recent_logs(&Meta::default());
         assert_eq!(logs.len(), LOG_LINES);
         assert!(
             logs.iter().all(|l| l.len() <= LOG_LINE_BYTES + MARK.len()),
@@ -723,6 +736,38 @@ mod tests {
             system.len() <= LOG_LINES * (LOG_LINE_BYTES + MARK.len() + 1) + 4096,
             "a system prompt of {} bytes",
             system.len()
+        );
+    }
+
+    #[test]
+    fn one_client_sessions_lines_never_reach_anothers_prompt() {
+        let agent = agent();
+        let a = Meta {
+            client: Some("boot:1".into()),
+            ..Meta::default()
+        };
+        agent.log(&a, "gate g rejected tool x: SECRET-A".into());
+        let mut signal = Signal::event("user-input", Some("hello"), Some("cli"));
+        signal.meta.client = Some("boot:2".into());
+        assert!(
+            !agent
+                .prompt(&signal, None, None)
+                .system
+                .contains("SECRET-A")
+        );
+        signal.meta.client = None;
+        assert!(
+            !agent
+                .prompt(&signal, None, None)
+                .system
+                .contains("SECRET-A")
+        );
+        signal.meta.client = Some("boot:1".into());
+        assert!(
+            agent
+                .prompt(&signal, None, None)
+                .system
+                .contains("SECRET-A")
         );
     }
 }

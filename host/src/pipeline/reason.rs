@@ -233,10 +233,10 @@ impl Agent {
                 Err(reason) => Reasoned::Invalid { action, reason },
             },
             Outcome::Rejected { gate, reason } => {
-                self.log(format!(
-                    "gate {gate} rejected {}: {reason}",
-                    summary(&action)
-                ));
+                self.log(
+                    &signal.meta,
+                    format!("gate {gate} rejected {}: {reason}", summary(&action)),
+                );
                 Reasoned::Rejected {
                     action,
                     gate,
@@ -346,7 +346,7 @@ impl Agent {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        let logs = self.recent_logs();
+        let logs = self.recent_logs(&signal.meta);
         let system = format!(
             "{identity}\n\nTOOLS:\n{belt}\n\nCONTEXT:\n{}\n\nLOGS:\n{}",
             self.context(signal.meta.focus.as_deref()),

@@ -19,6 +19,10 @@ use crate::pipeline::{OnProgress, PipelineError, Provider, ProviderReply, Provid
 
 /// Tokens assumed for an answer when checking the budget before a call.
 const ANSWER_ALLOWANCE: u64 = 1024;
+/// Most tokens a provider's count of one call is taken for, prompt and answer each (past the
+/// largest context any model offers): a count past it is a broken or hostile server's, which
+/// would otherwise spend the day's budget in one call and overflow the spend log's sums.
+pub const MOST_REPORTED: u64 = 4_000_000;
 
 /// One call's accounting.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -202,6 +206,18 @@ impl Cascade {
 /// a server that reports one token beside megabytes of answer, or leaves `usage` out (a stream
 /// without its usage chunk), would otherwise never run a budget out.
 fn charged(usage: Usage, requested: u64, reply: &ProviderReply) -> Usage {
+    let believable = |n: u64, what: &str| {
+        if n > MOST_REPORTED {
+            tracing::warn!(
+                "the provider reported {n} {what} tokens for one call; counted as {MOST_REPORTED}"
+            );
+        }
+        n.min(MOST_REPORTED)
+    };
+    let usage = Usage {
+        input_tokens: believable(usage.input_tokens, "prompt"),
+        output_tokens: believable(usage.output_tokens, "answer"),
+    };
     let answer_bytes = match reply {
         ProviderReply::Text(t) => t.len(),
         ProviderReply::ToolCall {
@@ -355,9 +371,10 @@ impl Provider for Cascade {
                     // Part of this answer was received (and its progress shown): another
                     // provider's would not continue it. What it cost is counted, the prompt
                     // by estimate.
+                    let prompt = requested.saturating_sub(ANSWER_ALLOWANCE);
                     if let crate::providers::http::CallError::Cut { tokens, .. } = e {
                         let usage = Usage {
-                            input_tokens: requested.saturating_sub(ANSWER_ALLOWANCE),
+                            input_tokens: prompt,
                             output_tokens: tokens,
                         };
                         crate::blocking::in_place(|| {
@@ -366,6 +383,19 @@ impl Provider for Cascade {
                         drop(dollars);
                         cut = true;
                         break;
+                    }
+                    // A 2xx answer that is not the protocol (a tool call whose arguments are
+                    // not JSON, say) was made, and is paid for: the prompt is counted by its
+                    // estimate before the next provider is asked, so that answers no one can
+                    // use still run the budgets out.
+                    if let crate::providers::http::CallError::Malformed(_) = e {
+                        let usage = Usage {
+                            input_tokens: prompt.max(1),
+                            output_tokens: 1,
+                        };
+                        crate::blocking::in_place(|| {
+                            self.account(session, endpoint, &model, price, usage);
+                        });
                     }
                 }
             }

@@ -131,11 +131,10 @@ pub async fn post(
                 _ => break,
             }
         }
-        let snippet: String = String::from_utf8_lossy(&head).chars().take(300).collect();
-        return Err(CallError::Status(
-            status.as_u16(),
-            redact(&snippet, headers),
-        ));
+        // Redacted whole, then cut: a key cut in two would leave its start unredacted.
+        let redacted = redact(&String::from_utf8_lossy(&head), headers);
+        let snippet: String = redacted.chars().take(300).collect();
+        return Err(CallError::Status(status.as_u16(), snippet));
     }
     Ok(resp)
 }
@@ -253,6 +252,16 @@ fn redact(text: &str, headers: &[(&str, String)]) -> String {
         let secret = v.strip_prefix("Bearer ").unwrap_or(v);
         if secret.len() >= 8 {
             out = out.replace(secret, "***");
+            // A text cut before it reached here (a streamed error's message) may end in the
+            // key's start: that goes too.
+            let cut = (4..secret.len())
+                .rev()
+                .filter(|&n| secret.is_char_boundary(n))
+                .find(|&n| out.ends_with(&secret[..n]));
+            if let Some(n) = cut {
+                out.truncate(out.len() - n);
+                out.push_str("***");
+            }
         }
     }
     out
@@ -262,7 +271,27 @@ fn redact(text: &str, headers: &[(&str, String)]) -> String {
 mod tests {
     use std::time::{Duration, SystemTime};
 
-    use super::{MAX_RETRY_AFTER, retry_after};
+    use super::{MAX_RETRY_AFTER, redact, retry_after};
+
+    #[test]
+    fn a_key_is_redacted_whole_and_where_a_cut_left_its_start() {
+        let headers = [("authorization", "Bearer sk-0123456789abcdef".to_owned())];
+        assert_eq!(
+            redact("bad key sk-0123456789abcdef, sk-0123456789abcdef", &headers),
+            "bad key ***, ***"
+        );
+        // Cut at 300 characters by whoever read it: the start of the key is gone too.
+        let said: String = format!("{}sk-0123456789abcdef", "x".repeat(290))
+            .chars()
+            .take(300)
+            .collect();
+        let shown = redact(&said, &headers);
+        assert!(
+            shown.ends_with("x***") && !shown.contains("sk-0"),
+            "{shown}"
+        );
+        assert_eq!(redact("sk-0 is fine", &headers), "sk-0 is fine");
+    }
 
     #[test]
     fn retry_after_is_clamped_and_reads_dates() {

@@ -109,9 +109,11 @@ impl SpendLog {
     pub fn totals(&self) -> rusqlite::Result<Vec<SpendRow>> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut stmt = conn.prepare(
-            "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), COALESCE(SUM(cost), 0),
-                    COALESCE(SUM(CASE WHEN cost IS NULL THEN input_tokens END), 0),
-                    COALESCE(SUM(CASE WHEN cost IS NULL THEN output_tokens END), 0)
+            // TOTAL, not SUM: a sum past i64 (rows from before counts were bounded) is read
+            // as a float, never an "integer overflow" that would fail `status`.
+            "SELECT provider, model, COUNT(*), TOTAL(input_tokens), TOTAL(output_tokens), TOTAL(cost),
+                    TOTAL(CASE WHEN cost IS NULL THEN input_tokens END),
+                    TOTAL(CASE WHEN cost IS NULL THEN output_tokens END)
              FROM spend GROUP BY provider, model ORDER BY provider, model",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -119,11 +121,11 @@ impl SpendLog {
                 provider: r.get(0)?,
                 model: r.get(1)?,
                 calls: r.get::<_, i64>(2)? as u64,
-                input_tokens: r.get::<_, i64>(3)? as u64,
-                output_tokens: r.get::<_, i64>(4)? as u64,
+                input_tokens: r.get::<_, f64>(3)? as u64,
+                output_tokens: r.get::<_, f64>(4)? as u64,
                 cost: r.get(5)?,
-                unpriced_input_tokens: r.get::<_, i64>(6)? as u64,
-                unpriced_output_tokens: r.get::<_, i64>(7)? as u64,
+                unpriced_input_tokens: r.get::<_, f64>(6)? as u64,
+                unpriced_output_tokens: r.get::<_, f64>(7)? as u64,
             })
         })?;
         rows.collect()

@@ -123,6 +123,16 @@ pub struct DaemonSection {
     pub max_frame: Option<usize>,
 }
 
+impl DaemonSection {
+    /// The largest frame the daemon reads and sends: `max_frame`, kept within what the
+    /// protocol allows (the handshake's frame at least, 16 MiB - 1 at most).
+    pub fn frame(&self) -> usize {
+        use crate::daemon::protocol::{HANDSHAKE_FRAME, MAX_FRAME};
+        self.max_frame
+            .map_or(MAX_FRAME, |m| m.clamp(HANDSHAKE_FRAME, MAX_FRAME))
+    }
+}
+
 /// `[mcp]` of `passepartout.toml`: MCP's streamable HTTP transport, served by the daemon
 /// (docs/mcp.md). Off unless `http` names an address.
 #[derive(Clone, Debug, Default, Deserialize)]

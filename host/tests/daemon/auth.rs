@@ -175,6 +175,32 @@ fn large_actions_asked_with_the_client_key_cannot_make_the_approvals_list_unread
 }
 
 #[test]
+fn what_waits_is_listed_in_one_reply_of_a_daemon_with_a_small_frame() {
+    let home = tempfile::tempdir().expect("temp dir");
+    super::providers::config(home.path(), "[daemon]\nmax_frame = 65536\n");
+    let plugins = hostile_gate_dir(home.path());
+    let d = start(home.path(), &[], Some(&plugins));
+    let mut operator = d.client();
+    // ~2 × 4 KiB kept each: 256 of them would be 2 MiB, far past one reply.
+    let pad = 4 << 10;
+    let mut asked = 0;
+    let refusal = loop {
+        match ask_approval_padded(&mut operator, pad) {
+            Ok(_) => asked += 1,
+            Err(message) => break message,
+        }
+        assert!(asked <= 64, "never refused");
+    };
+    assert!(asked > 0, "none asked");
+    assert!(refusal.contains("as listed"), "{refusal}");
+    let (_, list) = operator
+        .request_raw("approvals", json!({}))
+        .expect("approvals");
+    assert_eq!(list["type"], "reply", "{}", list["error"]);
+    assert_eq!(list["result"].as_array().map(Vec::len), Some(asked));
+}
+
+#[test]
 fn only_the_approver_key_decides_approvals() {
     let home = tempfile::tempdir().expect("temp dir");
     let plugins = hostile_gate_dir(home.path());

@@ -282,13 +282,7 @@ fn many_clients_sending_frames_of_many_small_values_do_not_balloon_the_daemon() 
 #[test]
 fn a_reply_over_the_frame_limit_is_an_error_reply() {
     let home = tempfile::tempdir().expect("temp dir");
-    let config = home.path().join("config/passepartout");
-    std::fs::create_dir_all(&config).expect("mkdir");
-    std::fs::write(
-        config.join("passepartout.toml"),
-        "[daemon]\nmax_frame = 4096\n",
-    )
-    .expect("config");
+    super::providers::config(home.path(), "[daemon]\nmax_frame = 4096\n");
     let d = start(home.path(), &[], None);
     let mut c = d.client();
     // A request that fits; its reply (the action, the result, the trace) does not.

@@ -886,13 +886,10 @@ fn memory_auto_saves_on_its_interval_and_once_more_at_sigterm() {
     let org = home.path().join("org");
     std::fs::create_dir_all(&org).expect("mkdir");
     std::fs::write(org.join("a.org"), "* TODO First :project:\n").expect("write");
-    let config = home.path().join("config/passepartout");
-    std::fs::create_dir_all(&config).expect("mkdir");
-    std::fs::write(
-        config.join("passepartout.toml"),
-        format!("[memory]\npaths = [\"{}\"]\n", org.display()),
-    )
-    .expect("config");
+    providers::config(
+        home.path(),
+        &format!("[memory]\npaths = [\"{}\"]\n", org.display()),
+    );
     let query = |home: &Path| -> Vec<String> {
         let out = command(
             home,
