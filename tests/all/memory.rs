@@ -913,3 +913,163 @@ fn an_ingest_that_changes_derived_ids_says_so() {
     assert_eq!(written.ids_written, 3);
     assert!(written.warnings.is_empty(), "{:?}", written.warnings);
 }
+
+/// The value of property `key` of headline `id` at the head.
+fn property(m: &Memory, id: &str, key: &str) -> Option<String> {
+    m.get(id)
+        .expect("get")
+        .unwrap_or_else(|| panic!("no headline {id}"))
+        .properties
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+}
+
+/// A plugin with read-write memory sets a property and moves a derived ID onto another
+/// headline's; a rollback to before takes both back for good: the next auto-save ingest lays
+/// neither over the files again. The rollback's own snapshot brings them back, and a setting
+/// the operator forgets stays forgotten.
+#[test]
+fn a_rollback_takes_set_properties_back_from_later_ingests_too() {
+    let copy = corpus_copy();
+    let m = store();
+    ingest(&m, copy.path());
+    let before = m.snapshot("before the plugin").expect("snapshot");
+    let mixer = title_id(&m, "Rent a concrete mixer");
+    m.set_property("proj-shed", "STATUS", "late").expect("set");
+    m.set_property(&mixer, "ID", "shed-timber")
+        .expect("an ID moved onto the timber's");
+    m.rollback(&before.seq.to_string()).expect("rollback");
+    ingest(&m, copy.path());
+    assert_eq!(
+        m.root(),
+        before.root,
+        "the files, with nothing laid over them"
+    );
+    assert_eq!(property(&m, "proj-shed", "STATUS"), None);
+    assert!(m.get(&mixer).expect("get").expect("its own ID").derived_id);
+    assert!(m.property_settings().expect("settings").is_empty());
+
+    // Undoing the rollback brings the settings back with the root.
+    let undo = m
+        .snapshots()
+        .expect("list")
+        .into_iter()
+        .find(|s| s.reason.starts_with("before rollback"))
+        .expect("the rollback's snapshot");
+    m.rollback(&undo.seq.to_string())
+        .expect("undo the rollback");
+    ingest(&m, copy.path());
+    assert_eq!(property(&m, "proj-shed", "STATUS").as_deref(), Some("late"));
+    assert!(m.get(&mixer).expect("get").is_none(), "moved again");
+    assert_eq!(m.property_settings().expect("settings").len(), 2);
+
+    // The operator forgets one: later ingests read the file as it is.
+    assert!(m.forget_property("proj-shed", "status").expect("forget"));
+    assert!(!m.forget_property("proj-shed", "status").expect("forget"));
+    ingest(&m, copy.path());
+    assert_eq!(property(&m, "proj-shed", "STATUS"), None);
+    assert_eq!(
+        m.property_settings().expect("settings"),
+        [(mixer, "ID".to_owned(), "shed-timber".to_owned())]
+    );
+}
+
+/// The pipeline's undo of a failing tool (`rollback_after` calls `restore_if` with the root
+/// the tool left) takes back the tool's write, and nothing written by anyone else meanwhile:
+/// another handle on the database (the CLI), another session's tool on this handle, or a
+/// write after the tool.
+#[test]
+fn the_undo_of_a_failed_tool_keeps_what_others_wrote_meanwhile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let daemon = Memory::open(&db, MemoryConfig::default()).expect("open");
+    ingest(&daemon, &corpus());
+    let cli = Memory::open(&db, MemoryConfig::default()).expect("a second handle");
+
+    // The tool alone wrote: undone.
+    let undo = daemon.undo_point("before tool t").expect("undo point");
+    daemon
+        .set_property("proj-shed", "STATUS", "tool")
+        .expect("the tool writes");
+    let left = daemon.root();
+    assert!(daemon.restore_if(&undo, &left).expect("restore"));
+    assert_eq!(daemon.root(), undo.root);
+    assert_eq!(property(&daemon, "proj-shed", "STATUS"), None);
+    drop(undo);
+
+    // Another handle wrote while the tool ran: the head is the root the tool left, and
+    // moving it back would lose the other write.
+    let undo = daemon.undo_point("before tool t").expect("undo point");
+    daemon
+        .set_property("proj-shed", "STATUS", "tool")
+        .expect("the tool writes");
+    cli.set_property("shed-foundation", "NOTE", "other")
+        .expect("the CLI writes");
+    let left = daemon.root();
+    assert!(!daemon.restore_if(&undo, &left).expect("restore_if"));
+    assert_eq!(
+        property(&daemon, "shed-foundation", "NOTE").as_deref(),
+        Some("other")
+    );
+    drop(undo);
+
+    // Another session's tool wrote through this handle while this one's ran.
+    let mine = daemon.undo_point("before tool a").expect("undo point");
+    let theirs = daemon.undo_point("before tool b").expect("undo point");
+    daemon
+        .set_property("proj-shed", "OWNER", "b")
+        .expect("their tool writes");
+    drop(theirs);
+    let left = daemon.root();
+    assert!(!daemon.restore_if(&mine, &left).expect("restore_if"));
+    assert_eq!(
+        property(&daemon, "proj-shed", "OWNER").as_deref(),
+        Some("b")
+    );
+    drop(mine);
+
+    // A write after the tool: the head is no longer the root the tool left.
+    let undo = daemon.undo_point("before tool t").expect("undo point");
+    daemon
+        .set_property("proj-shed", "STATUS", "tool again")
+        .expect("the tool writes");
+    let left = daemon.root();
+    cli.set_property("shed-foundation", "NOTE", "later")
+        .expect("the CLI writes");
+    assert!(!daemon.restore_if(&undo, &left).expect("restore_if"));
+    assert_eq!(
+        property(&daemon, "shed-foundation", "NOTE").as_deref(),
+        Some("later")
+    );
+    assert_eq!(
+        property(&daemon, "proj-shed", "STATUS").as_deref(),
+        Some("tool again")
+    );
+}
+
+/// A database whose settings were kept unversioned (`memory_overrides`) keeps them, in force
+/// at the head and at every older snapshot.
+#[test]
+fn settings_of_an_older_database_are_kept() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("memory.db");
+    let seq = {
+        let m = Memory::open(&db, MemoryConfig::default()).expect("open");
+        ingest(&m, &corpus());
+        m.snapshot("old").expect("snapshot").seq
+    };
+    {
+        let conn = rusqlite::Connection::open(&db).expect("sqlite");
+        conn.execute_batch(
+            "CREATE TABLE memory_overrides (id TEXT NOT NULL, key TEXT NOT NULL,
+                 value TEXT NOT NULL, PRIMARY KEY (id, key)) WITHOUT ROWID;
+             INSERT INTO memory_overrides VALUES ('proj-shed', 'STATUS', 'late');",
+        )
+        .expect("old table");
+    }
+    let m = Memory::open(&db, MemoryConfig::default()).expect("reopen");
+    m.rollback(&seq.to_string()).expect("rollback");
+    ingest(&m, &corpus());
+    assert_eq!(property(&m, "proj-shed", "STATUS").as_deref(), Some("late"));
+}

@@ -1,18 +1,46 @@
 //! Writes to the store: a changed headline and each of its ancestors become new nodes (path
 //! copying); everything else is shared with the previous root.
+//!
+//! A property set here is also kept as a setting, laid over every later ingest of the
+//! unchanged file. The settings are versioned with the root: each write makes a new version on
+//! top of the one in force, the head and every snapshot name theirs, and a rollback moves back
+//! to the snapshot's, one row as for the root. A version holds only what its write changed,
+//! above its parent; after 64 versions (or as many as there are settings, if more) the
+//! next write folds the chain into a new base that holds them all, so that reading the
+//! settings never walks a long chain and folding costs, spread over the writes, a constant.
 
-use rusqlite::params;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::node::NodeKind;
 use super::org::ParsedHeadline;
 use super::store;
 use super::{Memory, MemoryError};
 
+/// The versions of the settings. A base (no parent) holds every setting in force at it; any
+/// other version holds what changed above its parent. `depth`: versions above the base;
+/// `base`: how many settings the base holds. AUTOINCREMENT: a collected version's number is
+/// never given to another, so a snapshot held in memory never names the wrong settings.
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS memory_override_versions (ver INTEGER PRIMARY KEY AUTOINCREMENT,
+    parent INTEGER, depth INTEGER NOT NULL, base INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS memory_override_values (ver INTEGER NOT NULL, id TEXT NOT NULL,
+    key TEXT NOT NULL, value TEXT, PRIMARY KEY (ver, id, key)) WITHOUT ROWID;
+";
+
+/// Versions a chain may grow above its base before a write folds it (see the module's doc).
+const FOLD_AFTER: i64 = 64;
+
+/// The settings in force at one version: (headline ID, upper-case key) → value.
+pub(crate) type Settings = BTreeMap<(String, String), String>;
+
 impl Memory {
     /// Set property `key` of headline `id` to `value` (an `ID` sets the headline's ID and marks
     /// it as no longer derived). Returns the new root hash. The files are not touched; the
     /// setting is kept and laid over later ingests for as long as the file does not set that
-    /// property itself (an `ID`: as long as the headline has none in its file).
+    /// property itself (an `ID`: as long as the headline has none in its file), until a
+    /// rollback to a snapshot taken before it or [`Memory::forget_property`].
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when no headline has that ID; [`MemoryError::Refused`] for an
@@ -25,6 +53,7 @@ impl Memory {
                  hold a newline"
             )));
         }
+        let key_upper = key.to_ascii_uppercase();
         let _writer = self.db.write_lock();
         let path = self.path_to(id)?;
         let Some((leaf_hash, ancestors)) = path.split_last() else {
@@ -59,7 +88,8 @@ impl Memory {
         {
             let mut conn = self.db.conn();
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            if store::read_head(&tx)? != path[0] {
+            let head = store::read_head_row(&tx)?;
+            if head.root != path[0] {
                 return Err(MemoryError::Refused(
                     "memory changed while the property was being set (another process wrote \
                      it); try again"
@@ -75,20 +105,60 @@ impl Memory {
                 let renamed = key.eq_ignore_ascii_case("ID").then_some((id, value));
                 super::lines::carry(&tx, old_file, new_file, renamed)?;
             }
-            // Kept, so that the next ingest of the unchanged file does not undo it.
+            // Kept, so that the next ingest of the unchanged file does not undo it; in a new
+            // version of the settings, so that a rollback does.
+            let settings = record_setting(&tx, head.overrides, id, &key_upper, Some(value))?;
             tx.execute(
-                "INSERT OR REPLACE INTO memory_overrides (id, key, value) VALUES (?1, ?2, ?3)",
-                params![id, key.to_ascii_uppercase(), value],
-            )?;
-            tx.execute(
-                "UPDATE memory_head SET root = ?1 WHERE one = 1",
-                params![new],
+                "UPDATE memory_head SET root = ?1, overrides = ?2 WHERE one = 1",
+                params![new, settings],
             )?;
             tx.commit()?;
         }
         self.db.cache_nodes(written);
         self.db.set_head_cached(new.clone());
+        self.db.windows.count_write();
         Ok(new)
+    }
+
+    /// Stop laying the setting of property `key` of headline `id` (made by
+    /// [`Memory::set_property`]; `key` in any case) over later ingests. The head is left as it
+    /// is: the next ingest of the headline's file reads the property as the file has it. A
+    /// write like any other: a rollback to a snapshot taken before brings the setting back.
+    /// Returns whether such a setting was in force.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn forget_property(&self, id: &str, key: &str) -> Result<bool, MemoryError> {
+        let key = key.trim().to_ascii_uppercase();
+        let _writer = self.db.write_lock();
+        let mut conn = self.db.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let head = store::read_head_row(&tx)?;
+        if !settings_at(&tx, head.overrides)?.contains_key(&(id.to_owned(), key.clone())) {
+            return Ok(false);
+        }
+        let settings = record_setting(&tx, head.overrides, id, &key, None)?;
+        // `root = root`: the root is not changed, but the write is counted like any other.
+        tx.execute(
+            "UPDATE memory_head SET root = root, overrides = ?1 WHERE one = 1",
+            params![settings],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// The property settings in force ([`Memory::set_property`]): (headline ID, upper-case
+    /// key, value), sorted by ID and key.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub fn property_settings(&self) -> Result<Vec<(String, String, String)>, MemoryError> {
+        let conn = self.db.conn();
+        let head = store::read_head_row(&conn)?;
+        Ok(settings_at(&conn, head.overrides)?
+            .into_iter()
+            .map(|((id, key), value)| (id, key, value))
+            .collect())
     }
 
     /// Hashes from the root down to the headline with `id` (root first), or empty.
@@ -124,24 +194,194 @@ impl Memory {
 pub(crate) type Overrides = std::collections::HashMap<String, Vec<(String, String)>>;
 
 impl Memory {
-    /// The kept property settings.
+    /// The property settings in force at the head, each headline's sorted by key.
     pub(crate) fn overrides(&self) -> Result<Overrides, MemoryError> {
         let conn = self.db.conn();
-        let mut stmt = conn.prepare("SELECT id, key, value FROM memory_overrides")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })?;
+        let head = store::read_head_row(&conn)?;
         let mut map = Overrides::new();
-        for row in rows {
-            let (id, key, value) = row?;
+        for ((id, key), value) in settings_at(&conn, head.overrides)? {
             map.entry(id).or_default().push((key, value));
         }
         Ok(map)
     }
+}
+
+/// The settings in force at version `ver` (0: none).
+///
+/// # Errors
+/// [`MemoryError::NotFound`] when a version of the chain was collected;
+/// [`MemoryError::Corrupt`] when a version names a later one as its parent.
+pub(crate) fn settings_at(conn: &Connection, ver: i64) -> Result<Settings, MemoryError> {
+    let mut parent_of =
+        conn.prepare_cached("SELECT parent FROM memory_override_versions WHERE ver = ?1")?;
+    let mut values_of =
+        conn.prepare_cached("SELECT id, key, value FROM memory_override_values WHERE ver = ?1")?;
+    // Nearest version first: what it says of a setting wins over its parents.
+    let mut seen: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    let mut at = ver;
+    while at != 0 {
+        let parent: Option<i64> = parent_of
+            .query_row(params![at], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| {
+                MemoryError::NotFound(format!("property settings version {at} was collected"))
+            })?;
+        let rows = values_of.query_map(params![at], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (id, key, value) = row?;
+            seen.entry((id, key)).or_insert(value);
+        }
+        at = match parent {
+            Some(p) if p >= at => {
+                return Err(MemoryError::Corrupt(format!(
+                    "property settings version {at} names a later one, {p}, as its parent"
+                )));
+            }
+            Some(p) => p,
+            None => 0,
+        };
+    }
+    Ok(seen
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect())
+}
+
+/// Whether version `ver` of the settings is there (0, none, always is).
+pub(crate) fn version_exists(conn: &Connection, ver: i64) -> Result<bool, MemoryError> {
+    if ver == 0 {
+        return Ok(true);
+    }
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM memory_override_versions WHERE ver = ?1")?
+        .exists(params![ver])?)
+}
+
+/// Record setting `key` of headline `id` to `value` (`None`: no longer set) on top of version
+/// `parent`. Returns the new version: one row and a value, or, when the chain is long, a new
+/// base with every setting (see the module's doc).
+pub(crate) fn record_setting(
+    conn: &Connection,
+    parent: i64,
+    id: &str,
+    key: &str,
+    value: Option<&str>,
+) -> Result<i64, MemoryError> {
+    let above: Option<(i64, i64)> = if parent == 0 {
+        None
+    } else {
+        conn.prepare_cached("SELECT depth, base FROM memory_override_versions WHERE ver = ?1")?
+            .query_row(params![parent], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+    };
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO memory_override_values (ver, id, key, value) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    match above {
+        Some((depth, base)) if depth < FOLD_AFTER.max(base) => {
+            conn.prepare_cached(
+                "INSERT INTO memory_override_versions (parent, depth, base) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![parent, depth + 1, base])?;
+            let ver = conn.last_insert_rowid();
+            insert.execute(params![ver, id, key, value])?;
+            Ok(ver)
+        }
+        // A new base: the first setting, a long chain, or a parent that is gone (then
+        // `settings_at` says so).
+        _ => {
+            let mut all = settings_at(conn, parent)?;
+            let slot = (id.to_owned(), key.to_owned());
+            match value {
+                Some(v) => all.insert(slot, v.to_owned()),
+                None => all.remove(&slot),
+            };
+            let size = i64::try_from(all.len()).unwrap_or(i64::MAX);
+            conn.prepare_cached(
+                "INSERT INTO memory_override_versions (parent, depth, base) VALUES (NULL, 0, ?1)",
+            )?
+            .execute(params![size])?;
+            let ver = conn.last_insert_rowid();
+            for ((id, key), value) in &all {
+                insert.execute(params![ver, id, key, value])?;
+            }
+            Ok(ver)
+        }
+    }
+}
+
+/// Delete the versions of the settings that none of `live` is, nor is built on. Returns how
+/// many.
+pub(crate) fn collect(conn: &Connection, live: &[i64]) -> Result<usize, MemoryError> {
+    let parents: HashMap<i64, Option<i64>> = {
+        let mut stmt = conn.prepare("SELECT ver, parent FROM memory_override_versions")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut keep = HashSet::new();
+    for &ver in live {
+        let mut at = Some(ver);
+        while let Some(v) = at {
+            if v == 0 || !keep.insert(v) {
+                break;
+            }
+            at = parents.get(&v).copied().flatten();
+        }
+    }
+    let mut removed = 0;
+    let mut versions = conn.prepare("DELETE FROM memory_override_versions WHERE ver = ?1")?;
+    let mut values = conn.prepare("DELETE FROM memory_override_values WHERE ver = ?1")?;
+    for ver in parents.keys().filter(|v| !keep.contains(*v)) {
+        versions.execute(params![ver])?;
+        values.execute(params![ver])?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+/// Move the settings of a database made before they were versioned (`memory_overrides`, one
+/// row per setting, never undone) into one base version, in force at the head and at every
+/// snapshot (they were, as far as anyone can tell), then drop the old table.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
+    let Some(tx) = store::migrating(conn, "memory_overrides")? else {
+        return Ok(());
+    };
+    let rows: Vec<(String, String, String)> = {
+        let mut stmt = tx.prepare("SELECT id, key, value FROM memory_overrides")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    if !rows.is_empty() {
+        let size = i64::try_from(rows.len()).unwrap_or(i64::MAX);
+        tx.execute(
+            "INSERT INTO memory_override_versions (parent, depth, base) VALUES (NULL, 0, ?1)",
+            params![size],
+        )?;
+        let ver = tx.last_insert_rowid();
+        {
+            let mut insert = tx.prepare(
+                "INSERT OR REPLACE INTO memory_override_values (ver, id, key, value)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (id, key, value) in &rows {
+                insert.execute(params![ver, id, key, value])?;
+            }
+        }
+        tx.execute(
+            "UPDATE memory_head SET overrides = ?1 WHERE one = 1",
+            params![ver],
+        )?;
+        tx.execute("UPDATE memory_snapshots SET overrides = ?1", params![ver])?;
+    }
+    tx.execute_batch("DROP TABLE memory_overrides")?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// Lay the kept settings over freshly parsed headlines: a property the file does not set, and
@@ -168,5 +408,53 @@ pub(crate) fn apply_overrides(headlines: &mut [ParsedHeadline], overrides: &Over
             }
         }
         apply_overrides(&mut h.children, overrides);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryConfig;
+
+    /// Past 64 versions a write folds the chain into a new base: every version still reads as
+    /// the settings written up to it (removals too), and a collection keeps only the chain of
+    /// the version in use.
+    #[test]
+    fn settings_fold_and_every_version_reads_as_written() {
+        let m = Memory::in_memory(MemoryConfig::default()).expect("store");
+        let conn = m.db.conn();
+        let mut ver = 0;
+        let mut expected = Settings::new();
+        let mut versions = Vec::new();
+        for i in 0..300 {
+            let id = format!("h{}", i % 7);
+            let key = format!("K{}", i % 3);
+            let value = (i % 11 != 0).then(|| i.to_string());
+            ver = record_setting(&conn, ver, &id, &key, value.as_deref()).expect("record");
+            match value {
+                Some(v) => {
+                    expected.insert((id, key), v);
+                }
+                None => {
+                    expected.remove(&(id, key));
+                }
+            }
+            versions.push((ver, expected.clone()));
+        }
+        for (ver, settings) in &versions {
+            assert_eq!(&settings_at(&conn, *ver).expect("read"), settings);
+        }
+        let depth: i64 = conn
+            .query_row(
+                "SELECT depth FROM memory_override_versions WHERE ver = ?1",
+                params![ver],
+                |r| r.get(0),
+            )
+            .expect("depth");
+        assert!(depth <= FOLD_AFTER, "a chain of {depth}");
+        let (last, settings) = versions.last().cloned().expect("written");
+        assert!(collect(&conn, &[last]).expect("collect") > 0);
+        assert_eq!(settings_at(&conn, last).expect("read"), settings);
+        assert!(settings_at(&conn, versions[0].0).is_err(), "collected");
     }
 }

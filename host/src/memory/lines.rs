@@ -29,18 +29,9 @@ pub(crate) struct LineCache {
 /// Move the lines of a database made before lines were kept by file version (`memory_lines`,
 /// headline ID → line) to the versions of the head's files, then drop the old table.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
-    let exists = |c: &Connection| -> rusqlite::Result<bool> {
-        c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_lines'")?
-            .exists([])
+    let Some(tx) = super::store::migrating(conn, "memory_lines")? else {
+        return Ok(());
     };
-    if !exists(conn)? {
-        return Ok(());
-    }
-    // Two processes may open an old database at once: one migrates, the other finds it done.
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    if !exists(&tx)? {
-        return Ok(());
-    }
     let root = load_node(&tx, &read_head(&tx)?)?;
     for file_hash in &root.children {
         let file = load_node(&tx, file_hash)?;

@@ -5,7 +5,9 @@
 //! Merkle hash covers its fields and its children's hashes ([`node`]); nodes are stored by hash in
 //! SQLite ([`store`]), so the whole store is named by its root hash. A snapshot records a root
 //! hash and a rollback moves the head back to one: both write one row, whatever the store's size
-//! (the seed deep-copied the store on every cycle). Nodes no kept root reaches are collected.
+//! (the seed deep-copied the store on every cycle). The property settings laid over later
+//! ingests ([`edit`]) are versioned with the root: a rollback takes them back too. Nodes no
+//! kept root reaches are collected.
 //! Queries ([`query`]) answer from indexes of the head's tree, built by one walk per root; [`embed`] adds similarity search when an
 //! embeddings endpoint is configured.
 
@@ -193,11 +195,15 @@ impl Memory {
     }
 
     /// The pipeline's undo point: as [`Memory::snapshot`], but nothing new when the newest
-    /// snapshot already holds the current root, and pruned before any kept one.
+    /// snapshot already holds the current root and settings, and pruned before any kept one.
+    /// The snapshot returned also records which writes came before it, for
+    /// [`Memory::restore_if`]; hold it (or a copy) while the tool it is taken for runs.
     ///
     /// # Errors
     /// The database failed.
     pub fn undo_point(&self, reason: &str) -> Result<Snapshot, MemoryError> {
+        // Under the writer lock: the write counts it records are read together.
+        let _writer = self.db.write_lock();
         self.db
             .snapshot(reason, self.config.keep_snapshots, SnapshotKind::Automatic)
     }
@@ -247,19 +253,37 @@ impl Memory {
         };
         let _writer = self.db.write_lock();
         self.snapshot(&format!("before rollback to #{}", snap.seq))?;
-        self.db.move_head(&snap.root)?;
+        self.db.move_head(&snap)?;
         tracing::info!(seq = snap.seq, root = %snap.root, "memory rolled back");
         Ok(snap)
     }
 
-    /// Move the head to the root of `snapshot` without recording anything (the pipeline's
-    /// rollback on a critical error). One row written.
+    /// Move the head to the root and the property settings of `snapshot` without recording
+    /// anything. One row written.
     ///
     /// # Errors
-    /// The snapshot's root is not in the store.
+    /// The snapshot's root or settings are not in the store.
     pub fn restore(&self, snapshot: &Snapshot) -> Result<(), MemoryError> {
         let _writer = self.db.write_lock();
-        self.db.move_head(&snapshot.root)
+        self.db.move_head(snapshot)
+    }
+
+    /// The pipeline's undo of a tool: as [`Memory::restore`], in one transaction that first
+    /// checks that nothing but the tool wrote. The head moves only if its root is still
+    /// `expected` (the root the tool left) and, for an undo point ([`Memory::undo_point`])
+    /// still held, every write since it was handed out, by any process, was a
+    /// [`Memory::set_property`] through this handle made while no other undo point of this
+    /// handle was held, which is to say by the tool the undo point was taken for (if nothing
+    /// outside a tool's undo point writes through this handle). An ingest (auto-save), a
+    /// rollback, another process's write (the CLI) or another tool's write made while both
+    /// ran leaves memory as it is. For any other snapshot, only the root is compared.
+    /// Returns whether memory is at `snapshot` now (it may have been already).
+    ///
+    /// # Errors
+    /// The snapshot's root or settings are not in the store, or the database failed.
+    pub fn restore_if(&self, snapshot: &Snapshot, expected: &str) -> Result<bool, MemoryError> {
+        let _writer = self.db.write_lock();
+        self.db.restore_if(snapshot, expected)
     }
 
     /// Write everything to the main database file (a WAL checkpoint): what auto-save and

@@ -1,6 +1,7 @@
-//! The SQLite side: content-addressed nodes, the head (current root), snapshots, garbage
-//! collection, and an in-memory cache of nodes by hash (nodes never change, so the cache never
-//! goes stale; it only grows until the next collection).
+//! The SQLite side: content-addressed nodes, the head (current root, the version of the
+//! property settings in force, and a count of the head's moves), snapshots, garbage collection,
+//! and an in-memory cache of nodes by hash (nodes never change, so the cache never goes stale;
+//! it only grows until the next collection).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -24,6 +25,83 @@ pub struct Snapshot {
     pub at: i64,
     /// Why it was taken (`before tool write-file`, `manual`, ...).
     pub reason: String,
+    /// The version of the property settings in force when it was taken ([`super::edit`]):
+    /// restoring the snapshot restores them with the root.
+    #[serde(skip)]
+    pub(crate) overrides: i64,
+    /// An undo point's: what was written before it, for [`Db::restore_if`].
+    #[serde(skip)]
+    pub(crate) window: Option<UndoWindow>,
+}
+
+/// The undo points of one handle that are still held, and how many property writes this
+/// handle made while exactly one of them was held. A tool that writes memory runs while its
+/// undo point is held (from before the tool until its cycle ends); a write made while no other
+/// undo point was held is that tool's. A write made while two were held could be either
+/// tool's, and so is neither's.
+#[derive(Debug, Default)]
+pub(crate) struct Windows(Mutex<WindowCount>);
+
+#[derive(Debug, Default)]
+struct WindowCount {
+    /// Undo points held.
+    open: usize,
+    /// Property writes made while exactly one was held.
+    own: i64,
+}
+
+impl Windows {
+    fn lock(&self) -> MutexGuard<'_, WindowCount> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Count a property write of this handle (under the writer lock, after its commit).
+    pub(crate) fn count_write(&self) {
+        let mut count = self.lock();
+        if count.open == 1 {
+            count.own += 1;
+        }
+    }
+}
+
+/// An undo point's hold on [`Windows`], released when the last copy of its snapshot goes.
+#[derive(Debug)]
+pub(crate) struct OpenWindow(Arc<Windows>);
+
+impl Drop for OpenWindow {
+    fn drop(&mut self) {
+        let mut count = self.0.lock();
+        count.open = count.open.saturating_sub(1);
+    }
+}
+
+/// What an undo point knew when it was handed out: the head's write count and this handle's
+/// own count ([`Windows`]), read together under the writer lock.
+#[derive(Clone, Debug)]
+pub(crate) struct UndoWindow {
+    writes: i64,
+    own: i64,
+    _open: Arc<OpenWindow>,
+}
+
+/// Not part of what a snapshot is: two copies of one snapshot are equal whoever holds them.
+impl PartialEq for UndoWindow {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for UndoWindow {}
+
+/// The head row.
+pub(crate) struct Head {
+    /// The root hash.
+    pub(crate) root: String,
+    /// The version of the property settings in force (0: none).
+    pub(crate) overrides: i64,
+    /// How many times the root was written: every statement that sets it counts, whichever
+    /// process or version of this code ran it (a trigger counts them).
+    pub(crate) writes: i64,
 }
 
 /// The store's SQLite connection and caches.
@@ -39,16 +117,17 @@ pub(crate) struct Db {
     /// Held across every read-modify-write of the head (ingest, set-property, rollback), so
     /// that two writers never both build on the same root and one loses the other's change.
     pub(crate) writer: Mutex<()>,
+    /// The undo points handed out and the property writes that are theirs.
+    pub(crate) windows: Arc<Windows>,
 }
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS memory_nodes (hash TEXT PRIMARY KEY, node TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS memory_head (one INTEGER PRIMARY KEY CHECK (one = 1), root TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memory_head (one INTEGER PRIMARY KEY CHECK (one = 1), root TEXT NOT NULL,
+    overrides INTEGER NOT NULL DEFAULT 0, writes INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS memory_snapshots (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, root TEXT NOT NULL, at INTEGER NOT NULL,
-    reason TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS memory_overrides (id TEXT NOT NULL, key TEXT NOT NULL,
-    value TEXT NOT NULL, PRIMARY KEY (id, key)) WITHOUT ROWID;
+    reason TEXT NOT NULL, auto INTEGER NOT NULL DEFAULT 0, overrides INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS memory_vectors (key TEXT PRIMARY KEY, model TEXT NOT NULL,
     vector BLOB NOT NULL) WITHOUT ROWID;
 ";
@@ -98,15 +177,34 @@ impl Db {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(super::lines::SCHEMA)?;
-        // Databases made before snapshots had a kind: theirs all count as kept.
-        let has_auto = conn
-            .prepare("SELECT 1 FROM pragma_table_info('memory_snapshots') WHERE name = 'auto'")?
-            .exists([])?;
-        if !has_auto {
-            conn.execute_batch(
-                "ALTER TABLE memory_snapshots ADD COLUMN auto INTEGER NOT NULL DEFAULT 0",
-            )?;
-        }
+        conn.execute_batch(super::edit::SCHEMA)?;
+        // Databases made before snapshots had a kind: theirs all count as kept. Those made
+        // before the settings were versioned get their settings as one version below.
+        add_column(
+            &conn,
+            "memory_snapshots",
+            "auto",
+            "INTEGER NOT NULL DEFAULT 0",
+        )?;
+        add_column(
+            &conn,
+            "memory_snapshots",
+            "overrides",
+            "INTEGER NOT NULL DEFAULT 0",
+        )?;
+        add_column(
+            &conn,
+            "memory_head",
+            "overrides",
+            "INTEGER NOT NULL DEFAULT 0",
+        )?;
+        add_column(&conn, "memory_head", "writes", "INTEGER NOT NULL DEFAULT 0")?;
+        // Every statement that sets the root counts, an older ingest's or another process's
+        // too: an undo point compares the count ([`Db::restore_if`]).
+        conn.execute_batch(
+            "CREATE TRIGGER IF NOT EXISTS memory_head_writes AFTER UPDATE OF root ON memory_head
+             BEGIN UPDATE memory_head SET writes = writes + 1 WHERE one = 1; END;",
+        )?;
         // Two processes may create the database at once: whoever comes second keeps the head.
         let root = empty_root();
         let hash = root.hash();
@@ -118,6 +216,7 @@ impl Db {
         let head = read_head(&conn)?;
         let mut conn = conn;
         super::lines::migrate(&mut conn)?;
+        super::edit::migrate(&mut conn)?;
         let version = data_version(&conn)?;
         Ok(Db {
             conn: Mutex::new(conn),
@@ -126,6 +225,7 @@ impl Db {
             version: std::sync::atomic::AtomicI64::new(version),
             lines: Mutex::default(),
             writer: Mutex::new(()),
+            windows: Arc::default(),
         })
     }
 
@@ -195,45 +295,100 @@ impl Db {
         }
     }
 
-    /// Record a snapshot of the current root (see [`record_snapshot`]).
+    /// Record a snapshot of the head as the database has it (see [`record_snapshot`]). An
+    /// automatic one (an undo point) is handed out holding an [`UndoWindow`]: call it under
+    /// the writer lock, so that the write counts it holds agree.
     pub(crate) fn snapshot(
         &self,
         reason: &str,
         keep: usize,
         kind: SnapshotKind,
     ) -> Result<Snapshot, MemoryError> {
-        // The head first: `head()` takes the connection itself.
-        let head = self.head();
-        record_snapshot(&self.conn(), &head, reason, keep, kind)
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let head = read_head_row(&tx)?;
+        let mut snap = record_snapshot(&tx, &head.root, reason, keep, kind)?;
+        tx.commit()?;
+        if kind == SnapshotKind::Automatic {
+            let mut count = self.windows.lock();
+            count.open += 1;
+            snap.window = Some(UndoWindow {
+                writes: head.writes,
+                own: count.own,
+                _open: Arc::new(OpenWindow(Arc::clone(&self.windows))),
+            });
+        }
+        Ok(snap)
     }
 
     pub(crate) fn snapshots(&self) -> Result<Vec<Snapshot>, MemoryError> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT seq, root, at, reason FROM memory_snapshots ORDER BY seq DESC")?;
-        let rows = stmt.query_map([], |r| {
-            Ok(Snapshot {
-                seq: r.get(0)?,
-                root: r.get(1)?,
-                at: r.get(2)?,
-                reason: r.get(3)?,
-            })
-        })?;
+        let mut stmt = conn.prepare(
+            "SELECT seq, root, at, reason, overrides FROM memory_snapshots ORDER BY seq DESC",
+        )?;
+        let rows = stmt.query_map([], snapshot_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Move the head to `root` (which must be a stored root node). One row written.
-    pub(crate) fn move_head(&self, root: &str) -> Result<(), MemoryError> {
-        let node = self.node(root)?;
+    /// Fail unless `snap` can be restored: its root is a stored root node and its settings
+    /// version is still there.
+    fn restorable(&self, snap: &Snapshot) -> Result<(), MemoryError> {
+        let node = self.node(&snap.root)?;
         if node.kind != NodeKind::Root {
-            return Err(MemoryError::NotFound(format!("{root} is not a root")));
+            return Err(MemoryError::NotFound(format!(
+                "{} is not a root",
+                snap.root
+            )));
         }
-        self.conn().execute(
-            "UPDATE memory_head SET root = ?1 WHERE one = 1",
-            params![root],
-        )?;
-        self.set_head_cached(root.to_owned());
+        if !super::edit::version_exists(&self.conn(), snap.overrides)? {
+            return Err(MemoryError::NotFound(format!(
+                "the property settings of snapshot #{} were collected",
+                snap.seq
+            )));
+        }
         Ok(())
+    }
+
+    /// Move the head to `snap`: its root and its property settings. One row written.
+    pub(crate) fn move_head(&self, snap: &Snapshot) -> Result<(), MemoryError> {
+        self.restorable(snap)?;
+        self.conn().execute(
+            "UPDATE memory_head SET root = ?1, overrides = ?2 WHERE one = 1",
+            params![snap.root, snap.overrides],
+        )?;
+        self.set_head_cached(snap.root.clone());
+        Ok(())
+    }
+
+    /// Move the head to `snap` if the root is still `expected` and, for an undo point, every
+    /// write since it was handed out was this handle's property write made while no other
+    /// undo point was held ([`Windows`]). One transaction checks and moves. Returns whether
+    /// the head is at `snap` now (it may have been already). Call it under the writer lock.
+    pub(crate) fn restore_if(&self, snap: &Snapshot, expected: &str) -> Result<bool, MemoryError> {
+        self.restorable(snap)?;
+        let own = self.windows.lock().own;
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let head = read_head_row(&tx)?;
+        if head.root == snap.root && head.overrides == snap.overrides {
+            return Ok(true);
+        }
+        if head.root != expected {
+            return Ok(false);
+        }
+        if let Some(w) = &snap.window
+            && head.writes - w.writes != own - w.own
+        {
+            return Ok(false);
+        }
+        tx.execute(
+            "UPDATE memory_head SET root = ?1, overrides = ?2 WHERE one = 1",
+            params![snap.root, snap.overrides],
+        )?;
+        tx.commit()?;
+        drop(conn);
+        self.set_head_cached(snap.root.clone());
+        Ok(true)
     }
 
     /// Delete every node that neither the head nor a kept snapshot reaches. Returns how many.
@@ -241,7 +396,9 @@ impl Db {
         // No writer may add nodes between the walk and the delete.
         let _writer = self.write_lock();
         let mut roots = vec![self.head()];
-        roots.extend(self.snapshots()?.into_iter().map(|s| s.root));
+        let snapshots = self.snapshots()?;
+        let mut versions: Vec<i64> = snapshots.iter().map(|s| s.overrides).collect();
+        roots.extend(snapshots.into_iter().map(|s| s.root));
         let mut live: HashSet<String> = HashSet::new();
         let mut stack = roots;
         while let Some(h) = stack.pop() {
@@ -270,6 +427,8 @@ impl Db {
             }
         }
         super::lines::collect(&tx)?;
+        versions.push(read_head_row(&tx)?.overrides);
+        super::edit::collect(&tx, &versions)?;
         tx.commit()?;
         self.retain_lines(&live);
         self.cache
@@ -280,6 +439,24 @@ impl Db {
     }
 }
 
+/// A transaction that moves the data of `table`, a table of an older version of the store, to
+/// where this version keeps it: `None` when there is no such table (nothing to move). Two
+/// processes may open an old database at once: one migrates, the other finds it done.
+pub(crate) fn migrating<'c>(
+    conn: &'c mut Connection,
+    table: &str,
+) -> Result<Option<rusqlite::Transaction<'c>>, MemoryError> {
+    let exists = |c: &Connection| -> rusqlite::Result<bool> {
+        c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")?
+            .exists([table])
+    };
+    if !exists(conn)? {
+        return Ok(None);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    Ok(exists(&tx)?.then_some(tx))
+}
+
 /// The head as the database has it.
 pub(crate) fn read_head(conn: &Connection) -> Result<String, MemoryError> {
     Ok(
@@ -287,6 +464,51 @@ pub(crate) fn read_head(conn: &Connection) -> Result<String, MemoryError> {
             r.get(0)
         })?,
     )
+}
+
+/// The whole head row as the database has it.
+pub(crate) fn read_head_row(conn: &Connection) -> Result<Head, MemoryError> {
+    Ok(conn.query_row(
+        "SELECT root, overrides, writes FROM memory_head WHERE one = 1",
+        [],
+        |r| {
+            Ok(Head {
+                root: r.get(0)?,
+                overrides: r.get(1)?,
+                writes: r.get(2)?,
+            })
+        },
+    )?)
+}
+
+/// A snapshot from `SELECT seq, root, at, reason, overrides`.
+fn snapshot_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {
+    Ok(Snapshot {
+        seq: r.get(0)?,
+        root: r.get(1)?,
+        at: r.get(2)?,
+        reason: r.get(3)?,
+        overrides: r.get(4)?,
+        window: None,
+    })
+}
+
+/// Add `column` to `table` unless it is there (a database made by an older version). Two
+/// processes may open such a database at once: the second finds the column added.
+fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Result<(), MemoryError> {
+    let has = |c: &Connection| -> rusqlite::Result<bool> {
+        c.prepare(&format!(
+            "SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"
+        ))?
+        .exists(params![column])
+    };
+    if has(conn)? {
+        return Ok(());
+    }
+    match conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}")) {
+        Err(_) if has(conn)? => Ok(()),
+        other => other.map_err(MemoryError::from),
+    }
 }
 
 fn data_version(conn: &Connection) -> Result<i64, MemoryError> {
@@ -329,28 +551,27 @@ pub(crate) fn record_snapshot(
     keep: usize,
     kind: SnapshotKind,
 ) -> Result<Snapshot, MemoryError> {
+    // The settings in force go with the root: the caller read `root` from this head.
+    let overrides: i64 = conn
+        .prepare_cached("SELECT overrides FROM memory_head WHERE one = 1")?
+        .query_row([], |r| r.get(0))?;
     if kind == SnapshotKind::Automatic {
         let newest = conn
             .prepare_cached(
-                "SELECT seq, root, at, reason FROM memory_snapshots ORDER BY seq DESC LIMIT 1",
+                "SELECT seq, root, at, reason, overrides FROM memory_snapshots
+                 ORDER BY seq DESC LIMIT 1",
             )?
-            .query_row([], |r| {
-                Ok(Snapshot {
-                    seq: r.get(0)?,
-                    root: r.get(1)?,
-                    at: r.get(2)?,
-                    reason: r.get(3)?,
-                })
-            })
+            .query_row([], snapshot_row)
             .optional()?;
-        if let Some(newest) = newest.filter(|n| n.root == root) {
+        if let Some(newest) = newest.filter(|n| n.root == root && n.overrides == overrides) {
             return Ok(newest);
         }
     }
     let at = now();
     conn.execute(
-        "INSERT INTO memory_snapshots (root, at, reason, auto) VALUES (?1, ?2, ?3, ?4)",
-        params![root, at, reason, kind == SnapshotKind::Automatic],
+        "INSERT INTO memory_snapshots (root, at, reason, auto, overrides)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![root, at, reason, kind == SnapshotKind::Automatic, overrides],
     )?;
     let seq = conn.last_insert_rowid();
     let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
@@ -365,6 +586,8 @@ pub(crate) fn record_snapshot(
         root: root.to_owned(),
         at,
         reason: reason.to_owned(),
+        overrides,
+        window: None,
     })
 }
 

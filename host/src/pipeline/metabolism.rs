@@ -100,7 +100,8 @@ impl Agent {
     }
 
     /// The seed's micro-rollback: a cycle that failed after an undo snapshot puts memory back
-    /// (not for loop-error and tool-error signals, as in the seed).
+    /// (not for loop-error and tool-error signals, as in the seed), but only when what it
+    /// would undo is this cycle's tool's alone.
     fn rollback_after(&self, signal: &Signal, cycle: Cycle) {
         if matches!(signal.sensor(), Some("loop-error" | "tool-error")) {
             return;
@@ -109,17 +110,11 @@ impl Agent {
             return;
         };
         let Some(memory) = &self.memory else { return };
-        // Only this cycle's own change is undone: if anything wrote since (another cycle, an
-        // auto-save), moving the root back would throw that away too.
-        if crate::blocking::in_place(|| memory.root()) != left {
-            self.log(&signal.meta, format!(
-                "memory not rolled back to snapshot #{}: it changed since this cycle's tool ran",
-                snap.seq
-            ));
-            return;
-        }
-        match crate::blocking::in_place(|| memory.restore(&snap)) {
-            Ok(()) => {
+        // Checked and moved in one transaction: the root must still be the one the tool left,
+        // and no write since the undo point may be anyone else's (another session's tool, an
+        // auto-save, the CLI); moving the root back would throw those away too.
+        match crate::blocking::in_place(|| memory.restore_if(&snap, &left)) {
+            Ok(true) => {
                 self.log(
                     &signal.meta,
                     format!("memory rolled back to snapshot #{}", snap.seq),
@@ -129,6 +124,15 @@ impl Agent {
                     json!({ "seq": snap.seq, "root": snap.root }),
                 );
             }
+            Ok(false) => self.log(
+                &signal.meta,
+                format!(
+                    "memory not rolled back to snapshot #{}: more than this cycle's tool wrote \
+                     it since (another session, an ingest or the CLI); `passepartout memory \
+                     rollback {}` undoes the tool's writes by hand, and theirs with them",
+                    snap.seq, snap.seq
+                ),
+            ),
             Err(e) => tracing::error!("memory rollback to #{} failed: {e}", snap.seq),
         }
     }
