@@ -330,8 +330,15 @@ enum PluginCommand {
 
 #[derive(Subcommand)]
 enum JournalCommand {
-    /// Check the hash chain; name the first record edited, removed or reordered. Exit 1 if any.
-    Verify,
+    /// Check the hash chain; name the first record edited, removed or reordered, and print the
+    /// newest record's seq and hash, to keep elsewhere. Exit 1 if any break, or if --expect is
+    /// not met.
+    Verify {
+        /// SEQ:HASH, a head an earlier verify printed: fail unless record SEQ still has HASH
+        /// (the journal cut short, or rewritten whole with fresh hashes, since).
+        #[arg(long, value_name = "SEQ:HASH", value_parser = journal::anchor)]
+        expect: Option<journal::Anchor>,
+    },
     /// Print the last records.
     Show {
         /// How many records, from the end.
@@ -358,7 +365,7 @@ fn main_inner() -> anyhow::Result<ExitCode> {
     if let Command::Journal { command } = &cli.command {
         let journal = journal::open(&cli.common)?;
         return match command {
-            JournalCommand::Verify => journal::verify(&journal),
+            JournalCommand::Verify { expect } => journal::verify(&journal, expect.as_ref()),
             JournalCommand::Show { last, json } => journal::show(&journal, *last, *json),
         };
     }
