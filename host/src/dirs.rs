@@ -64,3 +64,16 @@ pub(crate) fn open_unfollowed(path: &Path) -> std::io::Result<std::fs::File> {
     );
     options.open(path)
 }
+
+/// Create `dir` and its missing parents, each its owner's alone on Unix (0700); those already
+/// there keep their mode.
+///
+/// # Errors
+/// As [`std::fs::DirBuilder::create`].
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}

@@ -23,6 +23,8 @@ pub mod gates;
 pub mod gateway;
 pub mod install;
 pub mod journal;
+#[cfg(test)]
+mod logged;
 pub mod memory;
 pub mod pipeline;
 pub mod policy_edit;

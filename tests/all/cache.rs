@@ -264,3 +264,46 @@ fn a_cache_entry_that_is_not_the_daemons_own_private_file_is_not_loaded() {
     assert!(made.success(), "mkfifo");
     assert_eq!(guard_from(cache.path()), (false, true), "a FIFO");
 }
+
+/// A file the daemon's own user made some other way than the cache does: one a plugin wrote
+/// through a read-write mount is 0644 under the usual umask (WASI cannot set a mode). Before
+/// the entries had to be 0600, only write permission for others was refused, and this one
+/// (another plugin's code, in shell-guard's place) was loaded.
+#[test]
+fn a_cache_entry_its_group_or_others_may_read_is_not_loaded() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (cache, guard) = swapped_cache();
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    assert_eq!(
+        guard_from(cache.path()),
+        (false, true),
+        "compiled from the component, and judging as shell-guard"
+    );
+    assert_eq!(
+        std::fs::metadata(&guard).expect("entry").mode() & 0o777,
+        0o600,
+        "replaced by an entry of the cache's own making"
+    );
+}
+
+/// A cache named by a symbolic link to a directory of the daemon's user (a plugin's mount,
+/// say): before the directory itself had to be one, it was checked through the link and its
+/// entries loaded.
+#[test]
+fn a_cache_directory_that_is_a_symbolic_link_is_not_used() {
+    let (cache, guard) = swapped_cache();
+    let holder = tempfile::tempdir().expect("temp dir");
+    let link = holder.path().join("compiled");
+    std::os::unix::fs::symlink(cache.path(), &link).expect("link");
+    let before = std::fs::read(&guard).expect("entry");
+    assert_eq!(
+        guard_from(&link),
+        (false, true),
+        "compiled from the component, and judging as shell-guard"
+    );
+    assert_eq!(
+        std::fs::read(&guard).expect("entry"),
+        before,
+        "nothing is written through the link"
+    );
+}

@@ -103,13 +103,16 @@ fn a_50_mb_output_or_error_text_is_refused() {
     let (rt, _cache) = fresh_runtime();
     let tool = hostile_tool(&rt, "");
     // An error's text is held to the same cap: it reaches the journal and the model too.
+    // Refused before the host copied it: a tool may hand the host 16 MiB at once (an
+    // action's arguments, passed on), so the size said is a bound, not the 50 MB.
     for huge in ["huge", "huge-error"] {
         let err = tool.call_tool(huge, "{}").expect_err("must be refused");
         assert!(
-            matches!(err, PluginError::OutputTooLarge { size: 50_000_000, cap, .. } if cap == 1 << 20),
+            matches!(err, PluginError::OutputTooLarge { size, cap, .. } if cap == 1 << 20 && size > 16 << 20 && size < 50_000_000),
             "{huge}: {:.200}",
             format!("{err:?}")
         );
+        assert_eq!(err.limit(), Some(Limit::Output));
     }
     still_serves(&tool);
 }
@@ -179,9 +182,10 @@ fn describe_has_a_short_budget_that_no_manifest_or_policy_raises() {
 
 /// The canonical ABI lets a guest return many strings that are all the same bytes of its
 /// memory: a list of 100,000 tools whose description and schema are one 32 MiB string asks the
-/// host for 6 TiB of copies while the guest holds 32 MiB. wasmtime's hostcall fuel (128 MiB of
-/// data a host reads from a guest at a time, its default) refuses it; the load fails, naming
-/// the plugin, and nothing else is taken down.
+/// host for 6 TiB of copies while the guest holds 32 MiB. wasmtime's hostcall fuel (what a host
+/// reads from a guest at a time: for a tool plugin's describe, its 64 tools at every cap of
+/// `tools::check`, ~4.4 MiB) refuses it; the load fails, naming the plugin, and nothing else is
+/// taken down.
 #[test]
 fn a_describe_whose_strings_all_alias_one_buffer_is_refused_not_copied() {
     let (rt, _cache) = crate::fresh_runtime();

@@ -11,11 +11,14 @@
 //!
 //! A compiled artifact is native code the daemon maps and runs: whoever can write the cache can
 //! run code as the daemon, outside every limit. So an entry is used only when the directory
-//! and the entry are the daemon user's own and nobody else may write them ([`private`]), the
-//! entry is a regular file reached without a symbolic link, and it is that very file (opened
-//! once, checked, and handed to wasmtime through its descriptor) that is loaded. A directory
-//! others may write is not used at all: every plugin is compiled, and a warning says why.
-//! Nothing protects an entry from the daemon's own user (it can rewrite the executable too).
+//! and the entry are the daemon user's own with no permission for anyone else, as the cache
+//! itself makes them (0700 and 0600, [`private`]); the directory is not a symbolic link and is
+//! opened once, and the entry is a regular file opened in that very directory without following
+//! a link, checked, and handed to wasmtime through its descriptor. A file the daemon's user
+//! made some other way, such as one a plugin wrote through a read-write mount (WASI cannot set
+//! a mode: 0644 under the usual umask), is therefore not loaded. A directory that fails these
+//! checks is not used at all: every plugin is compiled, and a warning says why. Nothing
+//! protects an entry from the daemon's own user (it can rewrite the executable too).
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -120,11 +123,14 @@ impl ArtifactCache {
         sha256: String,
         what: &str,
     ) -> wasmtime::Result<Compiled> {
-        let path = self
-            .trusted_dir()
-            .map(|d| d.join(format!("{sha256}-{}.cwasm", self.engine_key)));
-        if let Some(path) = &path {
-            match read_entry(engine, path) {
+        let name = format!("{sha256}-{}.cwasm", self.engine_key);
+        let dir = self.trusted_dir();
+        if let Some(TrustedDir {
+            path,
+            handle: Some(handle),
+        }) = &dir
+        {
+            match read_entry(engine, handle, &name) {
                 Ok(Some(component)) => {
                     return Ok(Compiled {
                         component,
@@ -135,10 +141,11 @@ impl ArtifactCache {
                 Ok(None) => {}
                 Err(e) => tracing::warn!(
                     "compiled cache entry {} is unusable ({e}); recompiling",
-                    path.display()
+                    path.join(&name).display()
                 ),
             }
         }
+        let path = dir.map(|d| d.path.join(&name));
         if let Some(p) = &self.progress {
             p(Compile::Started {
                 what,
@@ -158,8 +165,10 @@ impl ArtifactCache {
         let component = unsafe { Component::deserialize(engine, &serialized)? };
         // Created now if need be; and checked again, as another may have made it meanwhile.
         let path = path.filter(|p| {
-            p.parent()
-                .is_some_and(|d| create_private_dir(d).is_ok() && self.trusted_dir().is_some())
+            p.parent().is_some_and(|d| {
+                crate::dirs::create_private_dir(d).is_ok()
+                    && self.trusted_dir().is_some_and(|t| t.handle.is_some())
+            })
         });
         if let Some(path) = &path {
             if let Err(e) = write_atomically(path, &serialized) {
@@ -181,19 +190,52 @@ impl ArtifactCache {
     }
 }
 
+/// The cache directory, when it may be trusted ([`ArtifactCache::trusted_dir`]).
+struct TrustedDir<'a> {
+    /// Where it is.
+    path: &'a Path,
+    /// The directory itself, opened without following a symbolic link and checked
+    /// [`private`]: entries are opened in it, not by a path looked up again. `None` when it
+    /// does not exist yet (nothing to read; it is made private when written).
+    handle: Option<std::fs::File>,
+}
+
 impl ArtifactCache {
-    /// The cache directory when it may be trusted: it does not exist yet (nothing to read; it
-    /// is made private when written), or it is [`private`]. Otherwise `None`, with a warning
-    /// the first time.
-    fn trusted_dir(&self) -> Option<&Path> {
+    /// The cache directory when it may be trusted: it does not exist yet, or it is a directory
+    /// (not a symbolic link to one) that is [`private`]. Otherwise `None`, with a warning the
+    /// first time.
+    fn trusted_dir(&self) -> Option<TrustedDir<'_>> {
         let dir = self.dir.as_deref()?;
-        let why = match std::fs::metadata(dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(dir),
+        let why = match std::fs::symlink_metadata(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Some(TrustedDir {
+                    path: dir,
+                    handle: None,
+                });
+            }
             Err(e) => format!("it cannot be read: {e}"),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                "it is a symbolic link (name the directory it points to, if that is meant)"
+                    .to_owned()
+            }
             Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
-            Ok(meta) => match private(&meta) {
-                Ok(()) => return Some(dir),
-                Err(why) => why,
+            // Opened without following a link (one put in its place since is refused), and
+            // what was opened is checked.
+            Ok(_) => match crate::dirs::open_unfollowed(dir) {
+                Err(e) => format!("it cannot be opened: {e}"),
+                Ok(handle) => match handle.metadata() {
+                    Err(e) => format!("it cannot be read: {e}"),
+                    Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
+                    Ok(meta) => match private(&meta, DIR_FORBIDDEN) {
+                        Ok(()) => {
+                            return Some(TrustedDir {
+                                path: dir,
+                                handle: Some(handle),
+                            });
+                        }
+                        Err(why) => why,
+                    },
+                },
             },
         };
         if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -207,10 +249,23 @@ impl ArtifactCache {
     }
 }
 
+/// What a cache directory may not allow its group or others: writing (it may be readable, as
+/// a directory made by hand under umask 022 is).
+const DIR_FORBIDDEN: u32 = 0o022;
+/// What a cache entry may not allow its group or others: anything, as the cache writes its
+/// entries 0600 whatever the umask (which only takes bits away).
+const ENTRY_FORBIDDEN: u32 = 0o077;
+
 /// Whether a cache file or directory may be trusted: owned by the user this process runs as,
-/// and writable by nobody else. Otherwise, what is wrong with it.
+/// with none of the `forbidden` permissions for its group or others ([`DIR_FORBIDDEN`],
+/// [`ENTRY_FORBIDDEN`]). Otherwise, what is wrong with it.
+///
+/// For an entry, write permission alone would not do: a file a plugin creates through a
+/// read-write mount is the daemon user's own too, and WASI has no call to set a mode, so it is
+/// made 0666 less the daemon's umask (0644 under 022). Such a file, moved or linked where an
+/// entry is looked for, must not be loaded as native code.
 #[cfg(unix)]
-fn private(meta: &std::fs::Metadata) -> Result<(), String> {
+fn private(meta: &std::fs::Metadata, forbidden: u32) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt as _;
     // SAFETY: geteuid(2) has no preconditions.
     let me = unsafe { libc::geteuid() };
@@ -220,9 +275,10 @@ fn private(meta: &std::fs::Metadata) -> Result<(), String> {
             meta.uid()
         ));
     }
-    if meta.mode() & 0o022 != 0 {
+    if meta.mode() & forbidden != 0 {
         return Err(format!(
-            "others may write it (mode {:o})",
+            "its group or others have permissions it may not give them (mode {:o}, none of \
+             {forbidden:03o} allowed; the cache makes its directory 0700 and its entries 0600)",
             meta.mode() & 0o777
         ));
     }
@@ -230,7 +286,7 @@ fn private(meta: &std::fs::Metadata) -> Result<(), String> {
 }
 
 #[cfg(not(unix))]
-fn private(_: &std::fs::Metadata) -> Result<(), String> {
+fn private(_: &std::fs::Metadata, _: u32) -> Result<(), String> {
     Ok(())
 }
 
@@ -243,7 +299,7 @@ enum Unusable {
     /// It is a FIFO, a device or a directory.
     #[error("it is not a regular file")]
     NotFile,
-    /// It is another user's, or others may write it.
+    /// It is another user's, or its group or others have permissions on it.
     #[error("{0}")]
     NotPrivate(String),
     /// Reading it failed.
@@ -254,14 +310,19 @@ enum Unusable {
     Refused(wasmtime::Error),
 }
 
-/// The compiled component in the cache entry at `path`, or `None` when there is none. The
-/// entry is opened once, without following a symbolic link and without waiting (a FIFO),
-/// checked to be a [`private`] regular file, marked used, and loaded from that descriptor.
+/// The compiled component in the cache entry `name` of the directory `dir` (opened and
+/// checked: [`TrustedDir`]), or `None` when there is none. The entry is opened once, in that
+/// directory, without following a symbolic link and without waiting (a FIFO), checked to be a
+/// [`private`] regular file, marked used, and loaded from that descriptor.
 ///
 /// # Errors
 /// The entry is not one the daemon may trust, or wasmtime refuses it.
-fn read_entry(engine: &Engine, path: &Path) -> Result<Option<Component>, Unusable> {
-    let file = match crate::dirs::open_unfollowed(path) {
+fn read_entry(
+    engine: &Engine,
+    dir: &std::fs::File,
+    name: &str,
+) -> Result<Option<Component>, Unusable> {
+    let file = match open_in(dir, name) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Unusable::Open(e)),
@@ -270,15 +331,50 @@ fn read_entry(engine: &Engine, path: &Path) -> Result<Option<Component>, Unusabl
     if !meta.is_file() {
         return Err(Unusable::NotFile);
     }
-    private(&meta).map_err(Unusable::NotPrivate)?;
+    private(&meta, ENTRY_FORBIDDEN).map_err(Unusable::NotPrivate)?;
     // Marked used (its modification time) for pruning; the owner may, on a read-only file.
     if let Err(e) = file.set_modified(SystemTime::now()) {
-        tracing::debug!("cannot mark {} used: {e}", path.display());
+        tracing::debug!("cannot mark the cache entry {name} used: {e}");
     }
-    // SAFETY: the file is the daemon user's own, writable by nobody else, in a directory of the
-    // same kind, named by the component's sha256 and the engine's compatibility key: one this
-    // cache wrote. wasmtime further checks that a compatible engine produced it.
+    // SAFETY: the file is the daemon user's own with no permission for anyone else (as this
+    // cache writes its entries), in the directory checked the same way, named by the
+    // component's sha256 and the engine's compatibility key: one this cache wrote. wasmtime
+    // further checks that a compatible engine produced it.
     unsafe { deserialize_open(engine, file) }.map(Some)
+}
+
+/// Open `name` in the directory `dir` to read, without following a symbolic link and without
+/// waiting on a FIFO, as [`crate::dirs::open_unfollowed`] does with a path: the directory is the
+/// one that was checked, whatever its path names by now.
+///
+/// # Errors
+/// As `openat(2)`; a link is refused (`ELOOP`).
+#[cfg(unix)]
+fn open_in(dir: &std::fs::File, name: &str) -> std::io::Result<std::fs::File> {
+    use std::os::fd::{AsRawFd as _, FromRawFd as _};
+    let name = std::ffi::CString::new(name).map_err(std::io::Error::other)?;
+    // SAFETY: `dir` is an open descriptor for as long as the call, and `name` is a
+    // NUL-terminated string that outlives it.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was opened just now and nothing else owns it.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+#[cfg(not(unix))]
+fn open_in(_dir: &std::fs::File, _name: &str) -> std::io::Result<std::fs::File> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "the compiled cache is read on Unix only",
+    ))
 }
 
 /// Load the artifact in `file` itself, not whatever its path names by now: through
@@ -467,17 +563,103 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         })
 }
 
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
 fn fastrand_suffix() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    /// `cache.load` of `bytes`, and what it logged.
+    fn load_logged(cache: &ArtifactCache, engine: &Engine, bytes: &[u8]) -> (bool, String) {
+        let (compiled, log) = crate::logged::logged(|| {
+            cache.load(engine, bytes, crate::runtime::pins::sha256(bytes), "test")
+        });
+        (compiled.expect("compiles").from_cache, log)
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::os::unix::fs::MetadataExt::mode(&std::fs::metadata(path).expect("metadata")) & 0o777
+    }
+
+    /// A fresh cache in `dir` with one entry for `bytes`; the entry's path.
+    fn one_entry(dir: &Path, engine: &Engine, bytes: &[u8]) -> PathBuf {
+        let cache = ArtifactCache::new(Some(dir.to_owned()), engine);
+        let (from_cache, _) = load_logged(&cache, engine, bytes);
+        assert!(!from_cache, "the first load compiles");
+        let entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("the cache was made")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        entries[0].clone()
+    }
+
+    #[test]
+    fn an_entry_its_group_or_others_may_read_is_recompiled_with_a_warning_never_loaded() {
+        // A file a plugin wrote through a read-write mount is the daemon user's own, 0644 under
+        // the usual umask (WASI cannot set a mode): before the fix only group and other *write*
+        // bits were refused, so such a file, where an entry is looked for, was deserialized.
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let dir = tmp.path().join("compiled");
+        let engine = Engine::default();
+        let bytes = wat::parse_str("(component)").expect("the text parses");
+        let entry = one_entry(&dir, &engine, &bytes);
+        assert_eq!(mode(&dir), 0o700, "the cache makes its directory 0700");
+        assert_eq!(mode(&entry), 0o600, "the cache writes its entries 0600");
+        let (from_cache, _) = load_logged(
+            &ArtifactCache::new(Some(dir.clone()), &engine),
+            &engine,
+            &bytes,
+        );
+        assert!(from_cache, "premise: its own entry is loaded");
+
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let cache = ArtifactCache::new(Some(dir.clone()), &engine);
+        let (from_cache, log) = load_logged(&cache, &engine, &bytes);
+        assert!(!from_cache, "a 0644 entry is not loaded");
+        assert!(
+            log.contains("WARN") && log.contains("unusable") && log.contains("mode 644"),
+            "{log}"
+        );
+        assert_eq!(mode(&entry), 0o600, "replaced by a compiled one of its own");
+        let (from_cache, _) = load_logged(&cache, &engine, &bytes);
+        assert!(from_cache, "the replacement is trusted");
+    }
+
+    #[test]
+    fn a_cache_directory_that_is_a_symbolic_link_is_not_used_with_a_warning() {
+        // Before the fix the directory was checked through the link (its target's metadata)
+        // and each entry opened by a path looked up again: a link to a directory of the
+        // daemon user's (a plugin's mount, say) had its files loaded as native code.
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let real = tmp.path().join("real");
+        let engine = Engine::default();
+        let bytes = wat::parse_str("(component)").expect("the text parses");
+        let entry = one_entry(&real, &engine, &bytes);
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).expect("symlink");
+        let before = std::fs::read(&entry).expect("entry");
+
+        let cache = ArtifactCache::new(Some(link.clone()), &engine);
+        let (from_cache, log) = load_logged(&cache, &engine, &bytes);
+        assert!(!from_cache, "nothing is loaded through the link");
+        assert!(
+            log.contains("WARN") && log.contains("is not used") && log.contains("symbolic link"),
+            "{log}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&real).expect("dir").count(),
+            1,
+            "nothing is written through the link"
+        );
+        assert_eq!(std::fs::read(&entry).expect("entry"), before);
+    }
 }

@@ -76,9 +76,49 @@ macro_rules! call_fresh {
 /// more than a Rust gate's whole call (4–18 k), about ten of a Python gate's.
 const YIELD_FUEL: u64 = 1_000_000;
 
-/// Most bytes the host copies out of a guest at once ([`Store::set_hostcall_fuel`]): twice the
-/// largest tool output a policy may allow (`max_output_kib` 65536), and wasmtime 48's default.
-const HOSTCALL_BYTES: usize = 128 << 20;
+/// Room a call's hostcall budget ([`Budget::hostcall`]) leaves beyond its output cap, for what
+/// a guest hands the host on the way: a log line (cut at 4 KiB once copied), one WASI write (at
+/// most 64 KiB: what `check-write` allows on a file or on the 64 KiB stderr pipe), and the
+/// `size_of` wasmtime counts per element of a list.
+const HOSTCALL_SLACK: usize = 128 << 10;
+
+/// The least a tool call may hand the host at once, whatever its output cap: one action's
+/// arguments whole (the protocol carries at most [`crate::daemon::protocol::MAX_FRAME`], 16 MiB
+/// less a byte), which a tool passes on to a program's stdin, a file or the memory store.
+const TOOL_HOSTCALL_FLOOR: usize = 16 << 20;
+
+/// The longest tool name ([`super::tools::valid_name`]).
+const TOOL_NAME_BYTES: usize = 64;
+
+/// What a gate's or a skill's `describe` may hand the host: one description at its cap
+/// (checked at load, [`super::plugin`]).
+const DESCRIBE_INFO_BYTES: usize = super::tools::MAX_DESCRIPTION + HOSTCALL_SLACK;
+
+/// What a tool plugin's `describe` may hand the host: as many tools as a plugin may offer, each
+/// at the largest name, description and schema [`super::tools::check`] accepts, counted as
+/// wasmtime counts them (a list element's `size_of`, then each string's bytes).
+const DESCRIBE_TOOLS_BYTES: usize = super::tools::MAX_TOOLS
+    * (std::mem::size_of::<types::ToolInfo>()
+        + TOOL_NAME_BYTES
+        + super::tools::MAX_DESCRIPTION
+        + super::tools::MAX_SCHEMA)
+    + HOSTCALL_SLACK;
+
+// What each budget must carry, checked when the host is built: a tool, one action's arguments
+// whole; a tool plugin's describe, its tools at every cap of `tools::check` (~4.4 MiB in all);
+// every call, one WASI write at the most `check-write` allows (the stderr pipe's 64 KiB).
+const _: () = assert!(TOOL_HOSTCALL_FLOOR > crate::daemon::protocol::MAX_FRAME);
+const _: () = assert!(
+    DESCRIBE_TOOLS_BYTES > super::tools::MAX_TOOLS * super::tools::MAX_SCHEMA
+        && DESCRIBE_TOOLS_BYTES < 8 << 20
+);
+const _: () = assert!(HOSTCALL_SLACK > super::state::STDERR_CAPACITY);
+
+/// What wasmtime says when a guest hands the host more than its store's hostcall budget. Its
+/// error type (`HostcallFuelExhausted`, vendor/wasmtime-48.0.8/src/runtime/component/func/
+/// options.rs) is private, so its text is all there is to recognise it by; the tests of
+/// aliased verdicts (`tests` below) fail should an upgrade reword it.
+const HOSTCALL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
 
 /// A role's two views: the synchronous `Pre`, and the async one (an error when calls have no
 /// hard deadlines, read only then).
@@ -89,6 +129,15 @@ type Pres<'a, S, H> = Result<(&'a S, wasmtime::Result<&'a H>), PluginError>;
 struct Budget {
     fuel: Option<u64>,
     timeout: Duration,
+    /// Most bytes the host copies out of the guest at once ([`Store::set_hostcall_fuel`]): the
+    /// call's result, or what the guest hands one host function. The canonical ABI lets every
+    /// string of a result point at the same guest bytes, so a check of the result's size after
+    /// the copy comes too late: a 16 MiB gate returning `modify` with five aliased strings had
+    /// the host allocate 80 MiB before its 1 MiB output cap refused it.
+    hostcall: usize,
+    /// The output cap a call that runs out of `hostcall` is refused under; `None` for a load
+    /// time call (`describe`), whose budget is its own and no policy's.
+    output: Option<usize>,
 }
 
 impl Plugin {
@@ -110,7 +159,14 @@ impl Plugin {
         Budget {
             fuel: Some(self.limits.gate_fuel),
             timeout: self.limits.timeout,
+            hostcall: self.output_cap().saturating_add(HOSTCALL_SLACK),
+            output: Some(self.output_cap()),
         }
+    }
+
+    /// The output cap (`limits.max_output_kib`), in bytes.
+    fn output_cap(&self) -> usize {
+        usize::try_from(self.limits.max_output_bytes).unwrap_or(usize::MAX)
     }
 
     /// Room in the instance pool for one instance in `role`, waiting for it (blocking the
@@ -161,11 +217,14 @@ impl Plugin {
     }
 
     /// The budget of load-time calls (`describe`): short and the same for every plugin, so that
-    /// no manifest or policy can make loading wait on a plugin.
-    fn describe_budget() -> Budget {
+    /// no manifest or policy can make loading wait on a plugin; `hostcall` is the most its
+    /// answer may hold.
+    fn describe_budget(hostcall: usize) -> Budget {
         Budget {
             fuel: Some(super::limits::DESCRIBE_FUEL),
             timeout: super::limits::DESCRIBE_TIMEOUT,
+            hostcall,
+            output: None,
         }
     }
 
@@ -301,10 +360,10 @@ impl Plugin {
                 })
             })?;
         // Bytes the host reads from the guest in one go (a call's result, or what the guest
-        // passes one host function): the canonical ABI lets many strings of a list point at
+        // passes one host function): the canonical ABI lets many strings of a result point at
         // the same guest bytes, so without this a guest holding 32 MiB could ask for terabytes
-        // of copies.
-        store.set_hostcall_fuel(HOSTCALL_BYTES);
+        // of copies, and with wasmtime's default (128 MiB) for far more than its output cap.
+        store.set_hostcall_fuel(budget.hostcall);
         store.set_epoch_deadline(ticks(budget.timeout));
         store.epoch_deadline_trap();
         if self.hard.is_some() {
@@ -508,7 +567,7 @@ impl Plugin {
     }
 
     fn check_output_size(&self, size: usize) -> Result<(), PluginError> {
-        let cap = usize::try_from(self.limits.max_output_bytes).unwrap_or(usize::MAX);
+        let cap = self.output_cap();
         if size > cap {
             return Err(PluginError::OutputTooLarge {
                 plugin: self.id.clone(),
@@ -549,6 +608,13 @@ impl Plugin {
         let budget = Budget {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.tool_timeout(own),
+            // Its output, or what it hands a host function at once (a program's stdin, a
+            // file's bytes), whichever is more.
+            hostcall: self
+                .output_cap()
+                .max(TOOL_HOSTCALL_FLOOR)
+                .saturating_add(HOSTCALL_SLACK),
+            output: Some(self.output_cap()),
         };
         let read_only = self.tools.iter().any(|t| t.name == name && t.read_only);
         let (result, store) = call_fresh!(
@@ -697,6 +763,10 @@ impl Plugin {
         Budget {
             fuel: self.limits.tool_fuel,
             timeout: self.limits.timeout,
+            // A prompt at its output cap; a skill's grants are read-only, so it hands the host
+            // little else (queries, log lines, stderr).
+            hostcall: self.output_cap().saturating_add(HOSTCALL_SLACK),
+            output: Some(self.output_cap()),
         }
     }
 
@@ -705,7 +775,7 @@ impl Plugin {
             call_fresh!(
                 self,
                 Role::Gate,
-                Self::describe_budget(),
+                Self::describe_budget(DESCRIBE_INFO_BYTES),
                 |budget| self.gate_store_with(&Arc::default(), budget),
                 self.gate_pres(),
                 passepartout_plugin_gate().call_describe(store)
@@ -719,7 +789,7 @@ impl Plugin {
             call_fresh!(
                 self,
                 Role::Gate,
-                Self::describe_budget(),
+                Self::describe_budget(DESCRIBE_TOOLS_BYTES),
                 |budget| self.bare_tool_store(budget),
                 self.tool_pres(),
                 passepartout_plugin_tool().call_describe(store)
@@ -733,7 +803,7 @@ impl Plugin {
             call_fresh!(
                 self,
                 Role::Gate,
-                Self::describe_budget(),
+                Self::describe_budget(DESCRIBE_INFO_BYTES),
                 |budget| self.bare_tool_store(budget),
                 self.skill_pres(),
                 passepartout_plugin_skill().call_describe(store)
@@ -907,6 +977,19 @@ fn classify<T: CallData>(
         }
         _ => {}
     }
+    // More asked of the host at once than the call's hostcall budget: a result past the output
+    // cap, or as much handed to a host function. wasmtime refused it before copying, so its
+    // whole size is unknown: it is reported as the budget and a byte, at least what it was.
+    if let Some(cap) = budget.output
+        && hostcall_exhausted(err)
+    {
+        tracing::debug!("{plugin}: {err:#}");
+        return PluginError::OutputTooLarge {
+            plugin,
+            size: budget.hostcall.saturating_add(1),
+            cap,
+        };
+    }
     // A refused allocation is followed by an abort (a trap, or a WASI call to print the error):
     // report the cap, which is the cause.
     if common.limiter.hit {
@@ -967,6 +1050,13 @@ fn classify<T: CallData>(
     PluginError::Trapped { plugin, detail }
 }
 
+/// Whether `err` is wasmtime refusing to copy more out of the guest than the store's hostcall
+/// budget ([`HOSTCALL_EXHAUSTED`]), wherever in the chain of contexts it is.
+fn hostcall_exhausted(err: &wasmtime::Error) -> bool {
+    err.chain()
+        .any(|cause| cause.to_string().contains(HOSTCALL_EXHAUSTED))
+}
+
 /// How close to its cap a plugin's stderr counts as full.
 const STDERR_SLACK: usize = 4096;
 
@@ -990,12 +1080,290 @@ fn tail(s: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+    use std::path::PathBuf;
+
     use super::*;
+    use crate::runtime::plugin::{Origin, PluginSource};
+    use crate::runtime::{Deadlines, Limit, Policy, Runtime, RuntimeConfig};
 
     #[test]
     fn finds_a_panic_on_stderr() {
         let stderr =
             "thread '<unnamed>' panicked at src/lib.rs:3:5:\nboom\nnote: run with RUST_BACKTRACE";
         assert!(panic_from_stderr(stderr).is_some_and(|m| m.contains("boom")));
+    }
+
+    /// Where the hand-written gate's strings point: zeroed memory (valid UTF-8) up to where its
+    /// allocator starts, at 3 MiB.
+    const BUFFER: u32 = 0x1_0000;
+    /// More than a gate's default output cap (1 MiB) and its slack, less than its memory.
+    const ALIASED: u32 = 2 << 20;
+
+    /// A gate written by hand in the component text format, to answer what no SDK would.
+    /// `describe` gives a description of `described` bytes of [`BUFFER`] (0: a sentence of
+    /// its own); `check` logs `logged` bytes of it (0: no log line), then answers `modify` with
+    /// all five strings of the action being the same `aliased` bytes (0: `pass`).
+    fn hand_written_gate(described: u32, logged: u32, aliased: u32) -> Vec<u8> {
+        let description = if described == 0 {
+            "(i32.store (i32.const 0x100) (i32.const 0x200))
+             (i32.store (i32.const 0x104) (i32.const 22))"
+                .to_owned()
+        } else {
+            format!(
+                "(i32.store (i32.const 0x100) (i32.const {BUFFER}))
+                 (i32.store (i32.const 0x104) (i32.const {described}))"
+            )
+        };
+        let log = if logged == 0 {
+            String::new()
+        } else {
+            format!("(call $log (i32.const 1) (i32.const {BUFFER}) (i32.const {logged}))")
+        };
+        // The verdict at 0x400: its case, then the action at offset 4 (target, tool, args,
+        // text, explanation; each option a flag, then its string at the next 4 bytes).
+        let verdict = if aliased == 0 {
+            "(i32.store8 (i32.const 0x400) (i32.const 0))".to_owned()
+        } else {
+            let string = |at: u32| {
+                format!(
+                    "(i32.store (i32.const {at}) (i32.const {BUFFER}))
+                     (i32.store (i32.const {}) (i32.const {aliased}))",
+                    at + 4
+                )
+            };
+            let some = |at: u32| format!("(i32.store8 (i32.const {at}) (i32.const 1))");
+            [
+                "(i32.store8 (i32.const 0x400) (i32.const 1))".to_owned(),
+                string(0x404),
+                some(0x40c),
+                string(0x410),
+                string(0x418),
+                some(0x420),
+                string(0x424),
+                some(0x42c),
+                string(0x430),
+            ]
+            .join("\n")
+        };
+        let text = format!(
+            r#"(component
+  (type $types-t (instance
+    (type (;0;) (enum "debug" "info" "warn" "error"))
+    (export (;1;) "log-level" (type (eq 0)))
+    (type (;2;) (option string))
+    (type (;3;) (record (field "target" string) (field "tool" 2) (field "args" string)
+      (field "text" 2) (field "explanation" 2)))
+    (export (;4;) "action" (type (eq 3)))
+    (type (;5;) (record (field "kind" string) (field "sensor" 2) (field "text" 2)
+      (field "source" 2) (field "depth" u32) (field "payload" string)))
+    (export (;6;) "signal-view" (type (eq 5)))
+    (type (;7;) (variant (case "pass") (case "modify" 4) (case "reject" string)
+      (case "require-approval" string)))
+    (export (;8;) "verdict" (type (eq 7)))
+    (type (;9;) (record (field "description" string)))
+    (export (;10;) "gate-info" (type (eq 9)))
+  ))
+  (import "passepartout:plugin/types@0.1.1" (instance $types (type $types-t)))
+  (alias export $types "log-level" (type $log-level))
+  (alias export $types "action" (type $action))
+  (alias export $types "signal-view" (type $signal-view))
+  (alias export $types "verdict" (type $verdict))
+  (alias export $types "gate-info" (type $gate-info))
+  (type $host-t (instance
+    (alias outer 1 $log-level (type (;0;)))
+    (export (;1;) "log-level" (type (eq 0)))
+    (type (;2;) (func (param "level" 1) (param "message" string)))
+    (export (;0;) "log" (func (type 2)))
+  ))
+  (import "passepartout:plugin/host@0.1.1" (instance $host (type $host-t)))
+  (alias export $host "log" (func $log))
+  (core module $libc (memory (export "memory") 64))
+  (core instance $libc-i (instantiate $libc))
+  (alias core export $libc-i "memory" (core memory $mem))
+  (core func $log-core (canon lower (func $log) (memory $mem)))
+  (core instance $host-core (export "log" (func $log-core)))
+  (core module $main
+    (import "libc" "memory" (memory 1))
+    (import "host" "log" (func $log (param i32 i32 i32)))
+    (global $next (mut i32) (i32.const 0x300000))
+    (data (i32.const 0x200) "a gate written by hand")
+    (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+      (local $at i32)
+      (local.set $at
+        (i32.and
+          (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
+          (i32.sub (i32.const 0) (local.get 2))))
+      (global.set $next (i32.add (local.get $at) (local.get 3)))
+      (local.get $at))
+    (func (export "describe") (result i32)
+      {description}
+      (i32.const 0x100))
+    (func (export "check") (param i32) (result i32)
+      {log}
+      {verdict}
+      (i32.const 0x400))
+  )
+  (core instance $main-i (instantiate $main
+    (with "libc" (instance $libc-i))
+    (with "host" (instance $host-core))))
+  (alias core export $main-i "cabi_realloc" (core func $realloc))
+  (alias core export $main-i "describe" (core func $describe-core))
+  (alias core export $main-i "check" (core func $check-core))
+  (type $describe-t (func (result $gate-info)))
+  (func $describe (type $describe-t) (canon lift (core func $describe-core) (memory $mem)))
+  (type $check-t (func (param "proposed" $action) (param "signal" $signal-view) (result $verdict)))
+  (func $check (type $check-t)
+    (canon lift (core func $check-core) (memory $mem) (realloc $realloc)))
+  (instance $gate (export "describe" (func $describe)) (export "check" (func $check)))
+  (export "passepartout:plugin/gate@0.1.1" (instance $gate))
+)"#
+        );
+        wat::parse_str(&text).expect("the hand-written gate parses")
+    }
+
+    fn runtime(deadlines: Deadlines) -> Runtime {
+        Runtime::new(RuntimeConfig {
+            cache_dir: None,
+            pooling: false,
+            deadlines,
+            ..RuntimeConfig::default()
+        })
+        .expect("runtime")
+    }
+
+    /// The hand-written gate as a plugin `hand-written` 1.0.0 with the default limits (a 1 MiB
+    /// output cap), loaded or refused.
+    fn load(
+        rt: &Runtime,
+        described: u32,
+        logged: u32,
+        aliased: u32,
+    ) -> Result<Plugin, crate::runtime::LoadError> {
+        rt.load(
+            &PluginSource {
+                origin: Origin::Candidate(PathBuf::from("hand-written")),
+                manifest_path: PathBuf::from("hand-written/plugin.toml"),
+                manifest: Cow::Borrowed(
+                    "name = \"hand-written\"\nversion = \"1.0.0\"\nkinds = [\"gate\"]\n",
+                ),
+                component: Cow::Owned(hand_written_gate(described, logged, aliased)),
+                pin: None,
+                problem: None,
+            },
+            &Policy::default(),
+        )
+    }
+
+    fn action() -> types::Action {
+        types::Action {
+            target: "tool".into(),
+            tool: Some("anything".into()),
+            args: "{}".into(),
+            text: None,
+            explanation: None,
+        }
+    }
+
+    fn signal() -> types::SignalView {
+        types::SignalView {
+            kind: "event".into(),
+            sensor: Some("user-input".into()),
+            text: Some("please".into()),
+            source: Some("test".into()),
+            depth: 0,
+            payload: "{}".into(),
+        }
+    }
+
+    /// `err` is the output cap of the hand-written gate, refused before the host copied even
+    /// one `ALIASED` string (it had copied all five, 10 MiB, when only the output size was
+    /// checked after the copy).
+    fn refused_at_the_output_cap(err: &PluginError, what: &str) {
+        match err {
+            PluginError::OutputTooLarge { plugin, size, cap } => {
+                assert_eq!(plugin.name, "hand-written", "{what}");
+                assert_eq!(*cap, 1 << 20, "{what}");
+                assert!(
+                    *size > *cap && *size < ALIASED as usize,
+                    "{what}: refused before the copy, not after: {err}"
+                );
+            }
+            other => panic!("{what}: expected the output cap, got {other:?}"),
+        }
+        assert_eq!(err.limit(), Some(Limit::Output), "{what}");
+        assert!(
+            err.to_string().contains("plugin \"hand-written\" 1.0.0"),
+            "{what}: {err}"
+        );
+    }
+
+    #[test]
+    fn a_verdict_whose_strings_alias_one_buffer_is_refused_before_it_is_copied() {
+        for deadlines in [Deadlines::Hard, Deadlines::Epoch] {
+            let rt = runtime(deadlines);
+            // Premise: the hand-written gate is what it says, a `modify` of five aliases.
+            let small = load(&rt, 0, 0, 16).expect("the hand-written gate loads");
+            let gate_info = small.gate_info.as_ref().map(|i| i.description.as_str());
+            assert_eq!(gate_info, Some("a gate written by hand"));
+            match small.check(&action(), &signal()) {
+                Ok(types::Verdict::Modify(a)) => {
+                    let zeros = "\0".repeat(16);
+                    assert_eq!(a.target, zeros);
+                    assert_eq!(a.args, zeros);
+                    for field in [&a.tool, &a.text, &a.explanation] {
+                        assert_eq!(field.as_deref(), Some(zeros.as_str()));
+                    }
+                }
+                other => panic!("{deadlines:?}: expected the small modify, got {other:?}"),
+            }
+            // Five strings of 2 MiB, one buffer: 10 MiB of copies under a 1 MiB cap.
+            let gate = load(&rt, 0, 0, ALIASED).expect("the hand-written gate loads");
+            let err = gate
+                .check(&action(), &signal())
+                .expect_err("refused, never a verdict");
+            refused_at_the_output_cap(&err, &format!("{deadlines:?} check"));
+            let mut live = gate.live_gate().expect("a live instance");
+            let err = live
+                .check(&action(), &signal())
+                .expect_err("refused, never a verdict");
+            refused_at_the_output_cap(&err, &format!("{deadlines:?} live check"));
+        }
+    }
+
+    #[test]
+    fn a_log_line_larger_than_the_output_cap_is_refused_before_it_is_copied() {
+        // The host cuts a log line at 4 KiB, after copying all of it: 2 MiB per call (128 MiB
+        // with wasmtime's default budget) the gate's verdict never shows. Then it passed.
+        for deadlines in [Deadlines::Hard, Deadlines::Epoch] {
+            let rt = runtime(deadlines);
+            let small = load(&rt, 0, 16, 0).expect("the hand-written gate loads");
+            assert_eq!(
+                small.check(&action(), &signal()).expect("a short line"),
+                types::Verdict::Pass,
+                "{deadlines:?}"
+            );
+            let gate = load(&rt, 0, ALIASED, 0).expect("the hand-written gate loads");
+            let err = gate
+                .check(&action(), &signal())
+                .expect_err("refused, never a pass");
+            refused_at_the_output_cap(&err, &format!("{deadlines:?} log"));
+        }
+    }
+
+    #[test]
+    fn a_gate_describing_itself_at_length_is_not_loaded() {
+        let rt = runtime(Deadlines::Hard);
+        let long = load(&rt, 5000, 0, 0).err().expect("refused").to_string();
+        assert!(
+            long.contains("hand-written") && long.contains("5000 bytes; at most 4096"),
+            "{long}"
+        );
+        // Past the describe's hostcall budget: refused before the copy.
+        let huge = load(&rt, ALIASED, 0, 0).err().expect("refused").to_string();
+        assert!(
+            huge.contains("describe failed") && huge.contains(HOSTCALL_EXHAUSTED),
+            "{huge}"
+        );
     }
 }

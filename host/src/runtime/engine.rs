@@ -91,6 +91,17 @@ fn base_config() -> Config {
     config.epoch_interruption(true);
     config.wasm_component_model(true);
     config.max_wasm_stack(WASM_STACK);
+    // A gate gives the same verdict for the same input on any machine (and verdicts are
+    // memoised on that): nothing a guest computes may depend on the CPU. Two things would:
+    // the bits of a NaN that float arithmetic returns (x86 and AArch64 propagate payloads
+    // differently; a guest can branch on them with `i32.reinterpret_f32`), and the relaxed
+    // SIMD instructions, which by default take each platform's fastest lowering (x86's
+    // `cvttps2dq` gives i32::MIN for a NaN where AArch64 gives 0). Canonical NaNs put a check
+    // after every float operation, so float-heavy guests run somewhat slower (NOTES-wasmtime.md
+    // has no measurement of it; our gates do little float work). Either setting changes the
+    // engine's compatibility hash: cached artifacts are compiled once again, under a new key.
+    config.cranelift_nan_canonicalization(true);
+    config.relaxed_simd_deterministic(true);
     config
 }
 
@@ -134,4 +145,49 @@ impl Drop for EpochTicker {
 /// The epoch deadline, in ticks, for `timeout`.
 pub fn ticks(timeout: Duration) -> u64 {
     (timeout.as_millis().div_ceil(EPOCH_TICK.as_millis()) as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmtime::{Instance, Module, Store};
+
+    /// A NaN carrying a payload. Float arithmetic on x86 (and AArch64) hands it back quieted
+    /// with its payload kept (0x7fe0_0001); canonicalized, every NaN is this one.
+    const PAYLOAD_NAN: u32 = 0x7fa0_0001;
+    const CANONICAL_NAN: u32 = 0x7fc0_0000;
+
+    #[test]
+    fn a_guest_computes_the_same_bits_on_any_cpu() {
+        // Both results are what x86 and AArch64 agree on only with the two settings: without
+        // `cranelift_nan_canonicalization` x86 returns 0x7fe0_0001, and without
+        // `relaxed_simd_deterministic` x86 truncates a NaN to i32::MIN (AArch64: 0).
+        let engine = Engine::new(&base_config()).expect("engine");
+        let wasm = wat::parse_str(
+            r#"(module
+                (func (export "add") (param i32) (result i32)
+                    (i32.reinterpret_f32
+                        (f32.add (f32.reinterpret_i32 (local.get 0)) (f32.const 1))))
+                (func (export "trunc") (param i32) (result i32)
+                    (i32x4.extract_lane 0
+                        (i32x4.relaxed_trunc_f32x4_s
+                            (f32x4.splat (f32.reinterpret_i32 (local.get 0)))))))"#,
+        )
+        .expect("the text parses");
+        let module = Module::new(&engine, &wasm).expect("compiles");
+        let mut store = Store::new(&engine, ());
+        store.set_fuel(1_000_000).expect("fuel");
+        store.set_epoch_deadline(1_000);
+        let instance = Instance::new(&mut store, &module, &[]).expect("instance");
+        let add = instance
+            .get_typed_func::<u32, u32>(&mut store, "add")
+            .expect("add");
+        let trunc = instance
+            .get_typed_func::<u32, i32>(&mut store, "trunc")
+            .expect("trunc");
+        let sum = add.call(&mut store, PAYLOAD_NAN).expect("add");
+        assert_eq!(sum, CANONICAL_NAN, "NaN + 1 gave {sum:#x}");
+        let truncated = trunc.call(&mut store, CANONICAL_NAN).expect("trunc");
+        assert_eq!(truncated, 0, "relaxed trunc of a NaN gave {truncated:#x}");
+    }
 }

@@ -397,7 +397,9 @@ impl Runtime {
         let describe_err =
             |e: super::error::PluginError| component_err(format!("describe failed: {e}"));
         if plugin.gate.is_some() {
-            plugin.gate_info = Some(plugin.describe_gate().map_err(describe_err)?);
+            let info = plugin.describe_gate().map_err(describe_err)?;
+            check_description(&info.description).map_err(invalid)?;
+            plugin.gate_info = Some(info);
         }
         if plugin.tool.is_some() {
             let mut tools = plugin.describe_tools().map_err(describe_err)?;
@@ -413,10 +415,28 @@ impl Runtime {
             plugin.tools = tools;
         }
         if plugin.skill.is_some() {
-            plugin.skill_info = Some(plugin.describe_skill().map_err(describe_err)?);
+            let info = plugin.describe_skill().map_err(describe_err)?;
+            check_description(&info.description).map_err(invalid)?;
+            plugin.skill_info = Some(info);
         }
         Ok(plugin)
     }
+}
+
+/// A gate's or a skill's description is held to a tool's cap ([`super::tools::MAX_DESCRIPTION`]):
+/// one sentence, kept for as long as the plugin is loaded.
+///
+/// # Errors
+/// Its length and the cap, when it is longer.
+fn check_description(description: &str) -> Result<(), String> {
+    let max = super::tools::MAX_DESCRIPTION;
+    if description.len() > max {
+        return Err(format!(
+            "describe gave a description of {} bytes; at most {max}",
+            description.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Why `bytes` did not compile, in words that say what to do: an empty file, something that

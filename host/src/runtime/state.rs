@@ -20,6 +20,10 @@ pub const STDERR_CAPACITY: usize = 64 * 1024;
 /// that a call cannot take the ones it needs for its clients, its journal and other calls
 /// (wasmtime's default allows a million).
 pub const MAX_RESOURCES: usize = 1024;
+/// Most resources one gate call holds at once: the few its language's runtime opens to print a
+/// panic (stderr, a stream, a pollable). A gate has no capability to open more, but each one
+/// is host memory, and wasmtime's default allows a million.
+pub const MAX_GATE_RESOURCES: usize = 64;
 
 /// State every call has, whatever its role.
 pub struct HostCommon {
@@ -199,9 +203,11 @@ impl GateData {
             let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
             let mut b = wasmtime_wasi::WasiCtxBuilder::new();
             b.stderr(stderr.clone());
+            let mut table = ResourceTable::new();
+            table.set_max_capacity(MAX_GATE_RESOURCES);
             GateIo {
                 wasi: b.build(),
-                table: ResourceTable::new(),
+                table,
                 stderr,
             }
         })
@@ -299,34 +305,11 @@ mod tests {
         }
     }
 
-    /// What a subscriber wrote.
-    #[derive(Clone, Default)]
-    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn a_plugins_log_message_stays_on_its_own_line() {
         // A `\n` would start a line of the plugin's making in the daemon's log (a forged
         // "plugin loaded" or "approved"), an escape would move the cursor of whoever reads it.
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::with_default(subscriber, || {
+        let ((), text) = crate::logged::logged(|| {
             let mut common = HostCommon::new(
                 PluginId {
                     name: "forger".into(),
@@ -343,8 +326,6 @@ mod tests {
                 "first\n WARN passepartout: approved everything\r\u{1b}[2J".into(),
             );
         });
-        let text = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(|p| p.into_inner()))
-            .into_owned();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(
             text.contains(r"first\n WARN passepartout: approved everything\r\x1b[2J"),
