@@ -909,3 +909,52 @@ fn an_answer_that_is_not_the_protocol_is_paid_for_before_the_next_provider_is_as
         "both calls are charged to the session"
     );
 }
+
+/// A server on 127.0.0.1 that answers its first request with `head` and then neither sends
+/// more nor closes, until the sender returned is dropped (or a minute passes). Its URL.
+fn stalling(head: &'static str) -> (String, std::sync::mpsc::Sender<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let (hold, held) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else {
+            return;
+        };
+        // The request's head; its small body comes with it or is left unread.
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        let _ = conn.write_all(head.as_bytes());
+        let _ = conn.flush();
+        let _ = held.recv_timeout(Duration::from_secs(60));
+    });
+    (format!("http://{addr}"), hold)
+}
+
+#[test]
+fn a_4xx_whose_body_never_comes_fails_in_seconds_not_at_the_timeout() {
+    // The status came at once; the body it announces never does. Read under the call's whole
+    // timeout, every call would cost 30 s, and a 4xx never opens the breaker.
+    let (url, _hold) = stalling("HTTP/1.1 400 Bad Request\r\nContent-Length: 100000\r\n\r\n{");
+    let mut ep = endpoint(
+        "stalling",
+        Protocol::Openai,
+        &Server::start(vec![]),
+        Duration::from_secs(30),
+    );
+    ep.base_url = format!("{url}/v1");
+    let started = std::time::Instant::now();
+    let answer = asked(&ep);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "the call took {took:?}");
+    match answer {
+        Err(CallError::Status(400, said)) => assert_eq!(said, "{", "what came is kept"),
+        other => panic!("expected HTTP 400, got {other:?}"),
+    }
+}

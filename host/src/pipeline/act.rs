@@ -613,6 +613,9 @@ impl Agent {
         {
             tracing::error!("cannot mark approval {token} finished: {e}");
         }
+        // Its undo point is no use (nothing rolls an approved action back), and held while the
+        // feedback runs it would keep every other cycle's undo from knowing its own writes.
+        drop(cycle);
         let (outcome, trace, feedback) = executed?;
         let mut report = super::Report {
             steps: vec![Step {

@@ -163,6 +163,11 @@ impl Actuator for ToolActuator {
 /// declared properties of the declared JSON type, no others when `additionalProperties` is
 /// false. Names the field that is wrong.
 ///
+/// The error goes back to the model (in its next system prompt), to the client and into the
+/// journal, and the arguments are the model's: it quotes a field's name up to
+/// [`MAX_QUOTED_NAME`] bytes and says what a wrong value is (its JSON type, and at most
+/// [`MAX_QUOTED_VALUE`] bytes of it), never the whole of a megabyte string.
+///
 /// # Errors
 /// A message naming the tool, the field and what was expected.
 pub fn check_args(
@@ -175,7 +180,8 @@ pub fn check_args(
         for field in required.iter().filter_map(Value::as_str) {
             if !args.contains_key(field) {
                 return Err(format!(
-                    "tool {tool:?}: missing required argument `{field}`"
+                    "tool {tool:?}: missing required argument `{}`",
+                    quoted(field, MAX_QUOTED_NAME)
                 ));
             }
         }
@@ -196,18 +202,66 @@ pub fn check_args(
                     };
                     if !ok {
                         return Err(format!(
-                            "tool {tool:?}: argument `{field}` must be of type {ty}, got {value}"
+                            "tool {tool:?}: argument `{}` must be of type {}, got {}",
+                            quoted(field, MAX_QUOTED_NAME),
+                            quoted(ty, MAX_QUOTED_NAME),
+                            described(value)
                         ));
                     }
                 }
             }
             None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                return Err(format!("tool {tool:?}: unexpected argument `{field}`"));
+                return Err(format!(
+                    "tool {tool:?}: unexpected argument `{}`",
+                    quoted(field, MAX_QUOTED_NAME)
+                ));
             }
             None => {}
         }
     }
     Ok(())
+}
+
+/// The most of an argument's name an argument error quotes, in bytes.
+pub const MAX_QUOTED_NAME: usize = 128;
+/// The most of an argument's value an argument error quotes, in bytes.
+pub const MAX_QUOTED_VALUE: usize = 64;
+
+/// `s` as Rust's `escape_debug` writes it (quotes, backslashes, line breaks, control and other
+/// unprintable characters escaped: one line, nothing a terminal obeys), at most `max` bytes of
+/// that, followed by `…` when cut.
+fn quoted(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        let escaped = c.escape_debug();
+        if out.len() + escaped.len() > max {
+            out.push('…');
+            break;
+        }
+        out.extend(escaped);
+    }
+    out
+}
+
+/// What a wrong argument is, for an error: its JSON type and a short quote of it (strings and
+/// numbers), or its size (arrays and objects, never serialized: one can be megabytes).
+fn described(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => format!("an integer ({n})"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::String(s) if s.len() <= MAX_QUOTED_VALUE => {
+            format!("a string (\"{}\")", quoted(s, MAX_QUOTED_VALUE))
+        }
+        Value::String(s) => format!(
+            "a string of {} bytes (\"{}\")",
+            s.len(),
+            quoted(s, MAX_QUOTED_VALUE)
+        ),
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::Object(o) => format!("an object of {} keys", o.len()),
+    }
 }
 
 /// The seed's result formatting: the content on success, `ERROR [tool]: message` on failure.
@@ -300,5 +354,40 @@ mod tests {
             check_args("t", &schema, &args(json!({"path": "/x", "zz": 1})))
                 .is_err_and(|e| e.contains("`zz`"))
         );
+    }
+
+    #[test]
+    fn an_argument_error_quotes_little_of_a_huge_argument() {
+        // The error goes into the model's next prompt, to the client and into the journal.
+        let schema = json!({"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false});
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let huge = "x".repeat(1 << 20);
+        let wrong = check_args("t", &schema, &args(json!({ "n": huge }))).expect_err("a string");
+        assert!(wrong.len() < 512, "an error of {} bytes", wrong.len());
+        assert!(
+            wrong.contains("`n` must be of type integer, got a string of 1048576 bytes"),
+            "{wrong}"
+        );
+        let mut named = serde_json::Map::new();
+        named.insert(format!("{huge}\n\u{1b}[2J"), json!(1));
+        let unexpected = check_args("t", &schema, &named).expect_err("not declared");
+        assert!(
+            unexpected.len() < 512,
+            "an error of {} bytes",
+            unexpected.len()
+        );
+        assert!(
+            unexpected.contains("unexpected argument `xxx"),
+            "{unexpected}"
+        );
+        // Short ones are quoted whole, escaped.
+        let said =
+            check_args("t", &schema, &args(json!({ "n": "a\"b\nc" }))).expect_err("a string");
+        assert!(said.ends_with(r#"got a string ("a\"b\nc")"#), "{said}");
+        let said =
+            check_args("t", &schema, &args(json!({ "n": [1, 2, 3] }))).expect_err("an array");
+        assert!(said.ends_with("got an array of 3 items"), "{said}");
+        let said = check_args("t", &schema, &args(json!({ "n": 1.5 }))).expect_err("a number");
+        assert!(said.ends_with("got a number (1.5)"), "{said}");
     }
 }

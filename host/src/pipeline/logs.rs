@@ -1,10 +1,21 @@
 //! The prompt's LOGS section: recent lines of what the pipeline did (a gate's rejection, a
 //! tool that failed, a rollback), kept apart for each client session. A line may quote what a
 //! model proposed or a tool answered; shown to another session's model, it would tell that
-//! session what this one did, and could steer it. The daemon's own signals (heartbeats,
-//! sensors) and one-shot commands have a scope of their own (no client session).
+//! session what this one did, and could steer it. The daemon's own signals (heartbeats, each
+//! a token-budget session of its own) share one scope, and one-shot commands theirs.
 
 use std::collections::VecDeque;
+
+use crate::signal::Meta;
+
+/// The scope of the lines about a signal from `whose`: its client session, or `None` for the
+/// daemon's own signals (source `daemon`, which only the daemon sets) and one-shot commands.
+pub(super) fn scope(whose: &Meta) -> Option<&str> {
+    if whose.source.as_deref() == Some("daemon") {
+        return None;
+    }
+    whose.client.as_deref()
+}
 
 /// Lines kept for each scope.
 pub(super) const LOG_LINES: usize = 20;

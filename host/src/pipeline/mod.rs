@@ -660,7 +660,7 @@ impl Agent {
         self.logs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(whose.client.as_deref(), line);
+            .push(logs::scope(whose), line);
     }
 
     /// The lines [`Agent::log`] kept for `whose` client session.
@@ -668,7 +668,7 @@ impl Agent {
         self.logs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .recent(whose.client.as_deref())
+            .recent(logs::scope(whose))
     }
 }
 
@@ -769,5 +769,28 @@ mod tests {
                 .system
                 .contains("SECRET-A")
         );
+    }
+
+    #[test]
+    fn the_heartbeats_share_one_scope_of_their_own() {
+        let agent = agent();
+        let client = Meta {
+            source: Some("client".into()),
+            client: Some("boot:1".into()),
+            ..Meta::default()
+        };
+        agent.log(&client, "gate g rejected tool x: SECRET-A".into());
+        // Each heartbeat is a budget session of its own, yet one scope for the logs: the next
+        // beat's model sees what the last one's proposal came to.
+        let beat = |n: u32| Meta {
+            source: Some("daemon".into()),
+            client: Some(format!("boot:heartbeat:{n}")),
+            ..Meta::default()
+        };
+        agent.log(&beat(1), "gate g rejected tool gardener: not now".into());
+        let mut next = Signal::event("heartbeat", None, Some("daemon"));
+        next.meta = beat(2);
+        let system = agent.prompt(&next, None, None).system;
+        assert!(system.contains("not now") && !system.contains("SECRET-A"));
     }
 }

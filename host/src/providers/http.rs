@@ -122,15 +122,22 @@ pub async fn post(
         });
     }
     if !status.is_success() {
-        // The start of the body is all that is told: never more than a few KiB read.
+        // The start of the body is all that is told: never more than a few KiB read, and for
+        // at most a few seconds (what came by then is kept). Under the call's whole timeout,
+        // a provider that sends a 4xx and then trickles its body would cost that timeout on
+        // every call, and a 4xx never opens the breaker.
+        const ERROR_BODY_WAIT: Duration = Duration::from_secs(2);
         let mut resp = resp;
         let mut head = Vec::new();
-        while head.len() < 4096 {
-            match resp.chunk().await {
-                Ok(Some(piece)) => head.extend_from_slice(&piece),
-                _ => break,
+        let read = async {
+            while head.len() < 4096 {
+                match resp.chunk().await {
+                    Ok(Some(piece)) => head.extend_from_slice(&piece),
+                    _ => break,
+                }
             }
-        }
+        };
+        let _ = tokio::time::timeout(ERROR_BODY_WAIT, read).await;
         // Redacted whole, then cut: a key cut in two would leave its start unredacted.
         let redacted = redact(&String::from_utf8_lossy(&head), headers);
         let snippet: String = redacted.chars().take(300).collect();
