@@ -355,6 +355,28 @@ fn normalise(path: &str) -> String {
 fn url(original: &str) -> UrlEffect {
     // As the http-fetch tool reads it: surrounding whitespace dropped.
     let text = original.trim();
+    // A URL with a scheme, as a WHATWG parser reads it (browsers, JavaScript's `URL`, the
+    // `url` crate under reqwest): `\` is `/` in `https://evil.example\@allowed.example/`,
+    // `%65vil.example` and full-width letters are `evil.example`. A gate judges the host such
+    // a tool would reach, not the one a looser reading finds.
+    if let Ok(u) = url::Url::parse(text)
+        && let Some(host) = u.host_str()
+    {
+        let path = match u.query() {
+            Some(q) => format!("{}?{q}", u.path()),
+            None => u.path().to_owned(),
+        };
+        return UrlEffect {
+            url: original.to_owned(),
+            scheme: u.scheme().to_owned(),
+            host: host
+                .trim_matches(['[', ']'])
+                .trim_end_matches('.')
+                .to_ascii_lowercase(),
+            port: u.port_or_known_default(),
+            path: if path.is_empty() { "/".into() } else { path },
+        };
+    }
     let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
     let scheme = scheme.to_ascii_lowercase();
     let (authority, path) = match rest.find(['/', '?', '#']) {
@@ -574,6 +596,15 @@ mod tests {
             (u.scheme.as_str(), u.host.as_str(), u.path.as_str()),
             ("https", "evil.example", "/x")
         );
+        // Where a WHATWG client goes, whatever a looser reading finds.
+        for tricky in [
+            "https://evil.example\\@allowed.example/",
+            "https://%65vil.example/",
+            "https://\u{ff25}\u{ff36}\u{ff29}\u{ff2c}.example/",
+            "https://allowed.example@evil.example/",
+        ] {
+            assert_eq!(url(tricky).host, "evil.example", "{tricky}");
+        }
     }
 
     #[test]
