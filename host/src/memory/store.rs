@@ -395,9 +395,14 @@ impl Db {
     pub(crate) fn collect(&self) -> Result<usize, MemoryError> {
         // No writer may add nodes between the walk and the delete.
         let _writer = self.write_lock();
-        let mut roots = vec![self.head()];
+        let head = self.head();
+        let mut roots = vec![head.clone()];
         let snapshots = self.snapshots()?;
         let mut versions: Vec<i64> = snapshots.iter().map(|s| s.overrides).collect();
+        let kept: Vec<(i64, String, i64)> = snapshots
+            .iter()
+            .map(|s| (s.seq, s.root.clone(), s.overrides))
+            .collect();
         roots.extend(snapshots.into_iter().map(|s| s.root));
         let mut live: HashSet<String> = HashSet::new();
         let mut stack = roots;
@@ -412,7 +417,20 @@ impl Db {
             }
         }
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        // The writer lock keeps out this process's writers only: another process (the CLI
+        // beside the daemon) may have moved the head or taken a snapshot since the walk.
+        // Checked with the database's write lock held, and then nothing is collected this time
+        // rather than what that write made reachable.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now: Vec<(i64, String, i64)> = {
+            let mut stmt =
+                tx.prepare("SELECT seq, root, overrides FROM memory_snapshots ORDER BY seq DESC")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        if read_head(&tx)? != head || now != kept {
+            return Ok(0);
+        }
         let all: Vec<String> = {
             let mut stmt = tx.prepare("SELECT hash FROM memory_nodes")?;
             let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
