@@ -77,3 +77,22 @@ pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
 }
+
+/// Create the database file at `path`, empty (SQLite takes an empty file for a new database)
+/// and its owner's alone on Unix (0600), unless something is there already: an existing
+/// database keeps its mode. Not for SQLite's special names (`:memory:`, `file:` URIs), which
+/// are no file at that path.
+pub(crate) fn create_private_file(path: &Path) {
+    let special = path.as_os_str().is_empty()
+        || path == Path::new(":memory:")
+        || path.to_str().is_some_and(|p| p.starts_with("file:"));
+    if special {
+        return;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    // Already there (or not creatable): `Connection::open` opens it or says why not.
+    let _ = options.open(path);
+}

@@ -216,7 +216,7 @@ impl Journal {
         if let Some(dir) = path.parent() {
             let _ = crate::dirs::create_private_dir(dir);
         }
-        create_private_file(path);
+        crate::dirs::create_private_file(path);
         let conn = Connection::open(path)?;
         // WAL: a commit is one append and one fsync of the log; FULL: that fsync is done at
         // every commit, so what was acknowledged survives a power cut.
@@ -494,25 +494,6 @@ impl Journal {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         f(&conn)
     }
-}
-
-/// Create the database file at `path`, empty (SQLite takes an empty file for a new database)
-/// and its owner's alone on Unix (0600), unless something is there already: an existing
-/// database keeps its mode. Not for SQLite's special names (`:memory:`, `file:` URIs), which
-/// are no file at that path.
-fn create_private_file(path: &Path) {
-    let special = path.as_os_str().is_empty()
-        || path == Path::new(":memory:")
-        || path.to_str().is_some_and(|p| p.starts_with("file:"));
-    if special {
-        return;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    // Already there (or not creatable): `Connection::open` opens it or says why not.
-    let _ = options.open(path);
 }
 
 /// Run `f` in one immediate transaction on `conn` and commit.

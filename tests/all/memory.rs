@@ -1073,3 +1073,19 @@ fn settings_of_an_older_database_are_kept() {
     ingest(&m, &corpus());
     assert_eq!(property(&m, "proj-shed", "STATUS").as_deref(), Some("late"));
 }
+
+#[test]
+fn the_store_and_the_spend_log_it_creates_are_their_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("data/passepartout");
+    let db = dir.join("memory.db");
+    drop(Memory::open(&db, MemoryConfig::default()).expect("open"));
+    assert_eq!((mode(&dir), mode(&db)), (0o700, 0o600));
+    let spend = tmp.path().join("other/spend.db");
+    drop(passepartout::providers::spend::SpendLog::open(&spend).expect("spend log"));
+    assert_eq!(mode(&spend), 0o600);
+    assert_eq!(mode(&tmp.path().join("other")), 0o700);
+}

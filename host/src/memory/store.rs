@@ -162,12 +162,14 @@ impl Db {
     pub(crate) fn open(path: Option<&Path>) -> Result<Db, MemoryError> {
         let conn = match path {
             Some(p) => {
+                // The notes of whoever runs it: no other user of the machine reads them.
                 if let Some(dir) = p.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| MemoryError::Io {
+                    crate::dirs::create_private_dir(dir).map_err(|e| MemoryError::Io {
                         path: dir.display().to_string(),
                         message: e.to_string(),
                     })?;
                 }
+                crate::dirs::create_private_file(p);
                 Connection::open(p)?
             }
             None => Connection::open_in_memory()?,

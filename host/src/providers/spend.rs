@@ -56,8 +56,9 @@ impl SpendLog {
     /// The database cannot be opened.
     pub fn open(path: &Path) -> rusqlite::Result<SpendLog> {
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::dirs::create_private_dir(dir);
         }
+        crate::dirs::create_private_file(path);
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(
