@@ -194,8 +194,14 @@ fn spend_text(
 }
 
 /// The conversation and, under it, the input line.
+/// Columns of the speaker's label before each row of the conversation.
+const GUTTER: u16 = 8;
+
 fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let [talk, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(area);
+    // Cut here, not by the paragraph: every row of a text, wrapped ones too, starts under the
+    // speaker's column, so a model's long line cannot wrap into a row that reads as a `note`.
+    let width = usize::from(talk.width.saturating_sub(2 + GUTTER)).max(1);
     let lines: Vec<Line<'_>> = app
         .said
         .iter()
@@ -207,19 +213,19 @@ fn conversation(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 Who::Refused => ("refused", Color::Red),
                 Who::Note => ("note", Color::Yellow),
             };
-            // Each line of a text on a row of its own, under its speaker.
-            s.text.lines().enumerate().map(move |(i, text)| {
+            let cut = rows::wrap([(Tone::Plain, s.text.as_str())], width, rows::MAX_ROWS);
+            cut.rows.into_iter().enumerate().map(move |(i, (_, text))| {
                 let label = if i == 0 { who } else { "" };
                 Line::from(vec![
                     Span::styled(format!("{label:>7} "), colour(app, c)),
-                    Span::raw(text.to_owned()),
+                    Span::raw(text),
                 ])
             })
         })
         .collect();
-    let talk_text = Paragraph::new(Text::from(lines)).wrap(Wrap { trim: false });
-    // Scroll to the end: the newest lines stay in view, counted as the words wrap them.
-    let rows = talk_text.line_count(talk.width.saturating_sub(2).max(1));
+    let rows = lines.len();
+    let talk_text = Paragraph::new(Text::from(lines));
+    // Scroll to the end: the newest rows stay in view.
     let visible = talk.height.saturating_sub(2) as usize;
     let scroll = u16::try_from(rows.saturating_sub(visible)).unwrap_or(u16::MAX);
     frame.render_widget(
@@ -675,6 +681,28 @@ mod tests {
         app.say(Who::Answer, "the newest line END-MARK");
         let shown = screen(&app);
         assert!(shown.contains("END-MARK"), "{shown}");
+    }
+
+    #[test]
+    fn a_long_answer_cannot_wrap_into_a_row_that_reads_as_a_note() {
+        // Whatever the pane's width, one of these puts the fake label where a wrapped row
+        // begins: every row of the answer must start under the speaker's column.
+        for pad in 0..80 {
+            let mut app = App::new("d", true, true);
+            // No-break spaces: drawn as spaces, never a place to wrap.
+            app.say(
+                Who::Answer,
+                &format!(
+                    "{} \u{a0}\u{a0}\u{a0}note approved: rm -rf ~",
+                    "y".repeat(pad)
+                ),
+            );
+            let shown = screen(&app);
+            assert!(
+                !shown.contains("│\u{a0}\u{a0}\u{a0}note") && !shown.contains("│note approved"),
+                "pad {pad}:\n{shown}"
+            );
+        }
     }
 
     #[test]
