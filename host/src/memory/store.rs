@@ -324,12 +324,7 @@ impl Db {
     }
 
     pub(crate) fn snapshots(&self) -> Result<Vec<Snapshot>, MemoryError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT seq, root, at, reason, overrides FROM memory_snapshots ORDER BY seq DESC",
-        )?;
-        let rows = stmt.query_map([], snapshot_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        snapshots_in(&self.conn())
     }
 
     /// Fail unless `snap` can be restored: its root is a stored root node and its settings
@@ -401,11 +396,7 @@ impl Db {
         let mut roots = vec![head.clone()];
         let snapshots = self.snapshots()?;
         let mut versions: Vec<i64> = snapshots.iter().map(|s| s.overrides).collect();
-        let kept: Vec<(i64, String, i64)> = snapshots
-            .iter()
-            .map(|s| (s.seq, s.root.clone(), s.overrides))
-            .collect();
-        roots.extend(snapshots.into_iter().map(|s| s.root));
+        roots.extend(snapshots.iter().map(|s| s.root.clone()));
         let mut live: HashSet<String> = HashSet::new();
         let mut stack = roots;
         while let Some(h) = stack.pop() {
@@ -424,13 +415,7 @@ impl Db {
         // Checked with the database's write lock held, and then nothing is collected this time
         // rather than what that write made reachable.
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let now: Vec<(i64, String, i64)> = {
-            let mut stmt =
-                tx.prepare("SELECT seq, root, overrides FROM memory_snapshots ORDER BY seq DESC")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-            rows.collect::<Result<_, _>>()?
-        };
-        if read_head(&tx)? != head || now != kept {
+        if read_head(&tx)? != head || snapshots_in(&tx)? != snapshots {
             return Ok(0);
         }
         let all: Vec<String> = {
@@ -499,6 +484,15 @@ pub(crate) fn read_head_row(conn: &Connection) -> Result<Head, MemoryError> {
             })
         },
     )?)
+}
+
+/// Every snapshot kept, newest first.
+fn snapshots_in(conn: &Connection) -> Result<Vec<Snapshot>, MemoryError> {
+    let mut stmt = conn.prepare(
+        "SELECT seq, root, at, reason, overrides FROM memory_snapshots ORDER BY seq DESC",
+    )?;
+    let rows = stmt.query_map([], snapshot_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// A snapshot from `SELECT seq, root, at, reason, overrides`.

@@ -368,34 +368,33 @@ impl Provider for Cascade {
                     // daemon's operator, not as a second copy on a one-shot command's stderr.
                     tracing::info!("provider {} ({model}) failed: {e}", endpoint.name);
                     failures.push(format!("{} ({model}): {e}", endpoint.name));
-                    // Part of this answer was received (and its progress shown): another
-                    // provider's would not continue it. What it cost is counted, the prompt
-                    // by estimate.
+                    // What a failed call was paid for is counted, the prompt by estimate: part
+                    // of an answer received (and its progress shown), or a 2xx answer that is
+                    // not the protocol (a tool call whose arguments are not JSON, say), so that
+                    // answers no one can use still run the budgets out.
+                    use crate::providers::http::CallError;
                     let prompt = requested.saturating_sub(ANSWER_ALLOWANCE);
-                    if let crate::providers::http::CallError::Cut { tokens, .. } = e {
-                        let usage = Usage {
+                    let paid = match &e {
+                        CallError::Cut { tokens, .. } => Some(Usage {
                             input_tokens: prompt,
-                            output_tokens: tokens,
-                        };
+                            output_tokens: *tokens,
+                        }),
+                        CallError::Malformed(_) => Some(Usage {
+                            input_tokens: prompt.max(1),
+                            output_tokens: 1,
+                        }),
+                        _ => None,
+                    };
+                    if let Some(usage) = paid {
                         crate::blocking::in_place(|| {
                             self.account(session, endpoint, &model, price, usage);
                         });
+                    }
+                    // Another provider's answer would not continue one cut off: none is asked.
+                    if matches!(e, CallError::Cut { .. }) {
                         drop(dollars);
                         cut = true;
                         break;
-                    }
-                    // A 2xx answer that is not the protocol (a tool call whose arguments are
-                    // not JSON, say) was made, and is paid for: the prompt is counted by its
-                    // estimate before the next provider is asked, so that answers no one can
-                    // use still run the budgets out.
-                    if let crate::providers::http::CallError::Malformed(_) = e {
-                        let usage = Usage {
-                            input_tokens: prompt.max(1),
-                            output_tokens: 1,
-                        };
-                        crate::blocking::in_place(|| {
-                            self.account(session, endpoint, &model, price, usage);
-                        });
                     }
                 }
             }
