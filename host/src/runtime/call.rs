@@ -978,15 +978,15 @@ fn classify<T: CallData>(
         _ => {}
     }
     // More asked of the host at once than the call's hostcall budget: a result past the output
-    // cap, or as much handed to a host function. wasmtime refused it before copying, so its
-    // whole size is unknown: it is reported as the budget and a byte, at least what it was.
+    // cap, or as much handed to a host function. wasmtime refused it before copying, so which
+    // of the two, and its size, are unknown; the error says both.
     if let Some(cap) = budget.output
         && hostcall_exhausted(err)
     {
         tracing::debug!("{plugin}: {err:#}");
-        return PluginError::OutputTooLarge {
+        return PluginError::TooMuchAtOnce {
             plugin,
-            size: budget.hostcall.saturating_add(1),
+            budget: budget.hostcall,
             cap,
         };
     }
@@ -1281,16 +1281,26 @@ mod tests {
     /// checked after the copy).
     fn refused_at_the_output_cap(err: &PluginError, what: &str) {
         match err {
-            PluginError::OutputTooLarge { plugin, size, cap } => {
+            PluginError::TooMuchAtOnce {
+                plugin,
+                budget,
+                cap,
+            } => {
                 assert_eq!(plugin.name, "hand-written", "{what}");
                 assert_eq!(*cap, 1 << 20, "{what}");
                 assert!(
-                    *size > *cap && *size < ALIASED as usize,
+                    *budget > *cap && *budget < ALIASED as usize,
                     "{what}: refused before the copy, not after: {err}"
                 );
             }
-            other => panic!("{what}: expected the output cap, got {other:?}"),
+            other => panic!("{what}: expected the copy budget, got {other:?}"),
         }
+        // It says what it knows and no size it does not: nothing was copied.
+        let text = err.to_string();
+        assert!(
+            text.contains("more than") && text.contains("at once") && !text.contains("returned"),
+            "{what}: {text}"
+        );
         assert_eq!(err.limit(), Some(Limit::Output), "{what}");
         assert!(
             err.to_string().contains("plugin \"hand-written\" 1.0.0"),

@@ -158,6 +158,22 @@ pub enum PluginError {
         /// The cap.
         cap: usize,
     },
+    /// The plugin handed the host more bytes in one value than its call's copy budget: a
+    /// result over its output cap, or as much passed to one host call (a log line, a write).
+    /// wasmtime refuses such a value before copying any of it, so its size is not known.
+    #[error(
+        "{plugin}: handed the host more than {budget} bytes at once, refused before any was \
+         copied: a result over its output cap of {cap} bytes (`limits.max_output_kib`), or as \
+         much passed to one host call (a log line, a write)"
+    )]
+    TooMuchAtOnce {
+        /// The plugin.
+        plugin: PluginId,
+        /// The most the host copies out of the guest at once in this call.
+        budget: usize,
+        /// The call's output cap, which the budget is derived from.
+        cap: usize,
+    },
     /// Any other trap (unreachable, out-of-bounds access, ...).
     #[error("{plugin}: trapped: {detail}")]
     Trapped {
@@ -260,6 +276,7 @@ impl PluginError {
             | Self::Panicked { plugin, .. }
             | Self::Denied { plugin, .. }
             | Self::OutputTooLarge { plugin, .. }
+            | Self::TooMuchAtOnce { plugin, .. }
             | Self::Trapped { plugin, .. }
             | Self::Tool { plugin, .. }
             | Self::NotOffered { plugin, .. }
@@ -277,7 +294,7 @@ impl PluginError {
             Self::OutOfMemory { .. } => Some(Limit::Memory),
             Self::DiskLimit { .. } => Some(Limit::Disk),
             Self::StackOverflow { .. } => Some(Limit::Stack),
-            Self::OutputTooLarge { .. } => Some(Limit::Output),
+            Self::OutputTooLarge { .. } | Self::TooMuchAtOnce { .. } => Some(Limit::Output),
             _ => None,
         }
     }
