@@ -21,9 +21,25 @@ use super::node::{Node, NodeKind};
 use super::org::Warning;
 use super::{Memory, MemoryError};
 use crate::providers::http::post_json;
+use crate::providers::lenient::{AtMost, Lenient};
 
 /// Most texts per embeddings request.
 const BATCH: usize = 64;
+
+/// An `/embeddings` answer, as far as it is read: no more vectors than one request asks for
+/// (the answer is refused as it is read past them), each a list of numbers or nothing usable.
+#[derive(Deserialize)]
+struct Embedded {
+    data: AtMost<Datum, BATCH>,
+}
+
+#[derive(Deserialize)]
+struct Datum {
+    #[serde(default)]
+    index: Lenient<usize>,
+    #[serde(default)]
+    embedding: Lenient<Vec<f32>>,
+}
 
 /// `[memory.embeddings]` of `passepartout.toml`.
 #[derive(Clone, Debug, Deserialize)]
@@ -120,6 +136,12 @@ impl EmbeddingsConfig {
     /// # Errors
     /// [`MemoryError::Embeddings`] saying what the endpoint did.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MemoryError> {
+        if texts.len() > BATCH {
+            return Err(MemoryError::Embeddings(format!(
+                "{} texts in one request, at most {BATCH}",
+                texts.len()
+            )));
+        }
         let timeout = Duration::from_secs(self.timeout_secs.unwrap_or(30));
         let client = crate::tls::client_builder()
             .timeout(timeout)
@@ -141,29 +163,15 @@ impl EmbeddingsConfig {
         let url = format!("{}/embeddings", self.base_url.trim_end_matches('/'));
         let body = json!({ "model": self.model, "input": texts });
         // Ingest and `memory similar` are one-shot work: the request is waited for here.
-        let answer = crate::blocking::wait(post_json(&client, &url, &headers, &body, timeout))
-            .map_err(|e| MemoryError::Embeddings(format!("{url}: {e}")))?;
-        let mut data: Vec<(usize, Vec<f32>)> = answer["data"]
-            .as_array()
-            .ok_or_else(|| MemoryError::Embeddings(format!("{url}: no `data` array")))?
-            .iter()
+        let answer: Embedded =
+            crate::blocking::wait(post_json(&client, &url, &headers, &body, timeout))
+                .map_err(|e| MemoryError::Embeddings(format!("{url}: {e}")))?;
+        let mut data: Vec<(usize, Vec<f32>)> = answer
+            .data
+            .0
+            .into_iter()
             .enumerate()
-            .map(|(i, d)| {
-                let index = d["index"]
-                    .as_u64()
-                    .and_then(|n| usize::try_from(n).ok())
-                    .unwrap_or(i);
-                let v = d["embedding"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_f64())
-                            .map(|x| x as f32)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (index, v)
-            })
+            .map(|(i, d)| (d.index.0.unwrap_or(i), d.embedding.0.unwrap_or_default()))
             .collect();
         data.sort_by_key(|(i, _)| *i);
         if data.len() != texts.len() || data.iter().any(|(_, v)| v.is_empty()) {

@@ -4,7 +4,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::http::{CallError, get_status, is_event_stream, json_of, post, redact_error};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::http::{CallError, body_of, get_status, is_event_stream, post, redact_error};
+use super::lenient::{self, Lenient};
 use super::{Endpoint, PROBE_TIMEOUT, Usage, check_tool_call, sse, stream};
 use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
@@ -31,50 +35,134 @@ pub fn body(req: &ProviderRequest, model: &str) -> Value {
     body
 }
 
+/// A Messages answer, as far as it is read: its content blocks folded as they are read, the
+/// usage.
+#[derive(Deserialize)]
+struct Whole {
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    usage: Lenient<Counts>,
+}
+
+#[derive(Default, Deserialize)]
+struct Counts {
+    #[serde(default)]
+    input_tokens: Lenient<u64>,
+    #[serde(default)]
+    output_tokens: Lenient<u64>,
+}
+
+/// One content block, as far as it is read.
+#[derive(Default, Deserialize)]
+struct Block {
+    #[serde(rename = "type", default)]
+    kind: Lenient<String>,
+    #[serde(default)]
+    text: Lenient<String>,
+    #[serde(default)]
+    id: Lenient<String>,
+    #[serde(default)]
+    name: Lenient<String>,
+    /// A tool's input, kept as written until it is known to be the one the answer is.
+    #[serde(default)]
+    input: Option<Box<RawValue>>,
+}
+
+impl Block {
+    fn is(&self, kind: &str) -> bool {
+        self.kind.0.as_deref() == Some(kind)
+    }
+}
+
+/// The content blocks: the first `tool_use`, and the text of every `text` block joined. Each
+/// block is dropped once folded in, so an answer of a million blocks holds one at a time.
+#[derive(Default)]
+struct Content {
+    call: Option<Block>,
+    text: Option<String>,
+}
+
+impl Content {
+    fn add(&mut self, block: Block) {
+        if block.is("tool_use") {
+            if self.call.is_none() {
+                self.call = Some(block);
+            }
+        } else if block.is("text")
+            && let Some(t) = block.text.0
+        {
+            self.text.get_or_insert_default().push_str(&t);
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Blocks;
+        impl<'de> serde::de::Visitor<'de> for Blocks {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of content blocks")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Content, A::Error> {
+                let mut content = Content::default();
+                while let Some(block) = seq.next_element()? {
+                    content.add(block);
+                }
+                Ok(content)
+            }
+        }
+        d.deserialize_seq(Blocks)
+    }
+}
+
 /// Read a Messages answer: the first `tool_use` block, else the text blocks joined.
 ///
 /// # Errors
 /// [`CallError::Malformed`] when it is not the protocol (a tool call whose name or id is
-/// longer than [`super::MAX_TOOL_CALL_FIELD`] included).
-pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
+/// longer than [`super::MAX_TOOL_CALL_FIELD`], or whose input is longer than
+/// [`lenient::MAX_ARGUMENTS`], included).
+pub fn parse(body: &[u8]) -> Result<(ProviderReply, Usage), CallError> {
+    let whole: Whole = lenient::read(body)?;
+    let content = whole
+        .content
+        .ok_or_else(|| CallError::Malformed("no `content` array".into()))?;
+    decide(content, &whole.usage.0.unwrap_or_default())
+}
+
+/// The reply `content` is, the one way both a whole and a streamed answer are read.
+fn decide(content: Content, counts: &Counts) -> Result<(ProviderReply, Usage), CallError> {
     let malformed = |m: &str| CallError::Malformed(m.to_owned());
-    let blocks = v
-        .get("content")
-        .and_then(Value::as_array)
-        .ok_or_else(|| malformed("no `content` array"))?;
     let usage = Usage {
-        input_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
-        output_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        input_tokens: counts.input_tokens.0.unwrap_or(0),
+        output_tokens: counts.output_tokens.0.unwrap_or(0),
     };
-    if let Some(call) = blocks.iter().find(|b| b["type"] == "tool_use") {
-        let name = call["name"]
-            .as_str()
+    if let Some(call) = content.call {
+        let name = call
+            .name
+            .0
             .ok_or_else(|| malformed("a tool_use block without a name"))?;
-        let id = call["id"].as_str().unwrap_or("toolu_0").to_owned();
-        check_tool_call(name, &id)?;
-        let input = if call["input"].is_object() {
-            call["input"].clone()
-        } else {
-            json!({})
+        let id = call.id.0.unwrap_or_else(|| "toolu_0".to_owned());
+        check_tool_call(&name, &id)?;
+        let input = match call.input {
+            Some(raw) if raw.get().trim_start().starts_with('{') => lenient::arguments(raw.get())?,
+            _ => json!({}),
         };
         return Ok((
             ProviderReply::ToolCall {
                 id,
-                name: name.to_owned(),
+                name,
                 arguments: input,
             },
             usage,
         ));
     }
-    let texts: Vec<&str> = blocks
-        .iter()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect();
-    if texts.is_empty() {
-        return Err(malformed("no text and no tool_use block"));
-    }
-    Ok((ProviderReply::Text(texts.join("")), usage))
+    let text = content.text.ok_or_else(|| malformed("no text and no tool_use block"))?;
+    Ok((ProviderReply::Text(text), usage))
 }
 
 fn headers(endpoint: &Endpoint) -> Vec<(&'static str, String)> {
@@ -108,51 +196,109 @@ pub async fn call(
         Some(p) => stream::read(resp, Events::default(), endpoint, (model, started), p)
             .await
             .map_err(|e| redact_error(e, &headers)),
-        None => parse(&json_of(resp, endpoint.timeout).await?),
+        None => parse(&body_of(resp, endpoint.timeout).await?),
     }
 }
 
 /// A streamed Messages answer: `message_start` (input tokens), per content block a
 /// `content_block_start`, its `content_block_delta`s (text, or a tool's input as pieces of
 /// JSON) and `content_block_stop`, then `message_delta` (output tokens) and `message_stop`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Events {
     /// By index: the block as started, and what its deltas brought so far (text, or the tool
     /// input's JSON).
-    blocks: BTreeMap<u64, (Value, String)>,
-    input_tokens: u64,
-    output_tokens: u64,
+    blocks: BTreeMap<u64, (Block, String)>,
+    counts: Counts,
     tokens: u64,
     done: bool,
 }
 
+/// The most content blocks one streamed answer may start (a real one has a few: thinking,
+/// text, a tool call or several).
+const MAX_BLOCKS: usize = 256;
+
+/// One streamed event, as far as it is read.
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "type", default)]
+    kind: Lenient<String>,
+    #[serde(default)]
+    index: Lenient<u64>,
+    /// `message_start`'s message, for its usage.
+    #[serde(default)]
+    message: Option<Started>,
+    #[serde(default)]
+    content_block: Option<Block>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    usage: Lenient<Counts>,
+    /// An `error` event's error (kept as written: only its type and message are read).
+    #[serde(default)]
+    error: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct Started {
+    #[serde(default)]
+    usage: Lenient<Counts>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(rename = "type", default)]
+    kind: Lenient<String>,
+    #[serde(default)]
+    text: Lenient<String>,
+    #[serde(default)]
+    partial_json: Lenient<String>,
+}
+
+/// What a provider's error says.
+#[derive(Deserialize)]
+struct ErrorSaid {
+    #[serde(rename = "type", default)]
+    kind: Lenient<String>,
+    #[serde(default)]
+    message: Lenient<String>,
+}
+
 impl stream::Fold for Events {
     fn event(&mut self, event: &sse::Event) -> Result<(), CallError> {
-        let v = stream::json(event)?;
-        let index = v["index"].as_u64().unwrap_or(0);
-        match v["type"].as_str().or(event.event.as_deref()).unwrap_or("") {
+        let v: Event = stream::json(event)?;
+        let index = v.index.0.unwrap_or(0);
+        match v.kind.0.as_deref().or(event.event.as_deref()).unwrap_or("") {
             "message_start" => {
-                let usage = &v["message"]["usage"];
-                self.input_tokens = usage["input_tokens"].as_u64().unwrap_or(0);
-                self.output_tokens = usage["output_tokens"].as_u64().unwrap_or(0);
+                let usage = v.message.and_then(|m| m.usage.0).unwrap_or_default();
+                self.counts = usage;
             }
             "content_block_start" => {
-                self.blocks
-                    .insert(index, (v["content_block"].clone(), String::new()));
+                if !self.blocks.contains_key(&index) && self.blocks.len() >= MAX_BLOCKS {
+                    return Err(CallError::Malformed(format!(
+                        "a streamed answer with more than {MAX_BLOCKS} content blocks"
+                    )));
+                }
+                let block = v.content_block.unwrap_or_default();
+                self.blocks.insert(index, (block, String::new()));
             }
             "content_block_delta" => {
-                let Some((_, streamed)) = self.blocks.get_mut(&index) else {
+                let Some((block, streamed)) = self.blocks.get_mut(&index) else {
                     return Err(CallError::Malformed(format!(
                         "a streamed delta for block {index}, which was never started"
                     )));
                 };
-                let delta = &v["delta"];
-                match delta["type"].as_str() {
+                let Some(delta) = v.delta else {
+                    return Ok(());
+                };
+                match delta.kind.0.as_deref() {
                     Some("text_delta") => {
-                        streamed.push_str(delta["text"].as_str().unwrap_or_default());
+                        streamed.push_str(delta.text.0.as_deref().unwrap_or_default());
                     }
                     Some("input_json_delta") => {
-                        streamed.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                        streamed.push_str(delta.partial_json.0.as_deref().unwrap_or_default());
+                        if block.is("tool_use") && streamed.len() > lenient::MAX_ARGUMENTS {
+                            return Err(lenient::too_long(streamed.len()));
+                        }
                     }
                     // Thinking and signatures are not the answer.
                     _ => return Ok(()),
@@ -160,22 +306,22 @@ impl stream::Fold for Events {
                 self.tokens += 1;
             }
             "message_delta" => {
-                if let Some(n) = v["usage"]["output_tokens"].as_u64() {
-                    self.output_tokens = n;
+                if let Some(n) = v.usage.0.and_then(|u| u.output_tokens.0) {
+                    self.counts.output_tokens = Lenient(Some(n));
                 }
             }
             "message_stop" => self.done = true,
             "error" => {
-                let e = &v["error"];
-                let message = e["message"]
-                    .as_str()
-                    .map_or_else(|| e.to_string(), str::to_owned);
-                let kind: String = e["type"]
-                    .as_str()
+                let written = v.error.as_deref().map_or("null", RawValue::get);
+                let said = serde_json::from_str::<ErrorSaid>(written).ok();
+                let (kind, message) = said.map_or((None, None), |s| (s.kind.0, s.message.0));
+                let kind: String = kind
+                    .as_deref()
                     .unwrap_or("error")
                     .chars()
                     .take(64)
                     .collect();
+                let message = message.as_deref().unwrap_or(written);
                 let said: String = message.chars().take(300).collect();
                 return Err(CallError::Stream(format!("{kind}: {said}")));
             }
@@ -194,23 +340,20 @@ impl stream::Fold for Events {
     }
 
     fn finish(self) -> Result<(ProviderReply, Usage), CallError> {
-        let mut content = Vec::with_capacity(self.blocks.len());
+        let mut content = Content::default();
         for (mut block, streamed) in self.blocks.into_values() {
-            if block["type"] == "tool_use" && !streamed.trim().is_empty() {
-                block["input"] = serde_json::from_str(&streamed).map_err(|e| {
+            if block.is("tool_use") && !streamed.trim().is_empty() {
+                block.input = Some(RawValue::from_string(streamed).map_err(|e| {
                     CallError::Malformed(format!("a streamed tool input is not JSON: {e}"))
-                })?;
-            } else if block["type"] == "text" {
-                let start = block["text"].as_str().unwrap_or_default();
-                block["text"] = json!(format!("{start}{streamed}"));
+                })?);
+            } else if block.is("text") {
+                let start = block.text.0.take().unwrap_or_default();
+                block.text = Lenient(Some(start + &streamed));
             }
-            content.push(block);
+            content.add(block);
         }
         // The answer as it would have come whole, read the one way.
-        parse(&json!({
-            "content": content,
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
-        }))
+        decide(content, &self.counts)
     }
 }
 

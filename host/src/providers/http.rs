@@ -73,18 +73,19 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// POST `body` to `url` with `headers`, within `timeout`; the JSON answer.
+/// POST `body` to `url` with `headers`, within `timeout`; the JSON answer, read as `T`.
 ///
 /// # Errors
 /// A [`CallError`] for each way it can fail.
-pub async fn post_json(
+pub async fn post_json<T: serde::de::DeserializeOwned>(
     client: &reqwest::Client,
     url: &str,
     headers: &[(&str, String)],
     body: &Value,
     timeout: Duration,
-) -> Result<Value, CallError> {
-    json_of(post(client, url, headers, body, timeout).await?, timeout).await
+) -> Result<T, CallError> {
+    let body = body_of(post(client, url, headers, body, timeout).await?, timeout).await?;
+    super::lenient::read(&body)
 }
 
 /// POST `body` to `url` with `headers`, within `timeout` (the whole exchange, the answer's
@@ -155,12 +156,12 @@ pub fn is_event_stream(resp: &reqwest::Response) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
-/// A successful response's body as JSON.
+/// A successful response's body, at most [`super::stream::MAX_ANSWER`] bytes of it.
 ///
 /// # Errors
 /// [`CallError::Timeout`] or [`CallError::Truncated`] while reading it,
-/// [`CallError::Malformed`] when it is not JSON.
-pub async fn json_of(mut resp: reqwest::Response, timeout: Duration) -> Result<Value, CallError> {
+/// [`CallError::Malformed`] when it is longer.
+pub async fn body_of(mut resp: reqwest::Response, timeout: Duration) -> Result<Vec<u8>, CallError> {
     let mut body = Vec::new();
     while let Some(piece) = resp.chunk().await.map_err(|e| body_error(e, timeout))? {
         if body.len() + piece.len() > super::stream::MAX_ANSWER {
@@ -171,7 +172,7 @@ pub async fn json_of(mut resp: reqwest::Response, timeout: Duration) -> Result<V
         }
         body.extend_from_slice(&piece);
     }
-    serde_json::from_slice(&body).map_err(|e| CallError::Malformed(format!("not JSON ({e})")))
+    Ok(body)
 }
 
 /// `e` with every header value we sent replaced by `***` in what the provider said (a

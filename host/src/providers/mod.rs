@@ -13,6 +13,7 @@ pub mod budget;
 pub mod cascade;
 pub mod config;
 pub mod http;
+pub mod lenient;
 pub mod openai;
 pub mod prices;
 pub mod spend;

@@ -5,7 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::http::{CallError, get_status, is_event_stream, json_of, post, redact_error};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::http::{CallError, body_of, get_status, is_event_stream, post, redact_error};
+use super::lenient::{self, First, Lenient};
 use super::{Endpoint, PROBE_TIMEOUT, Usage, check_tool_call, sse, stream};
 use crate::pipeline::{OnProgress, ProviderReply, ProviderRequest};
 
@@ -34,58 +38,150 @@ pub fn body(req: &ProviderRequest, model: &str) -> Value {
     body
 }
 
+/// A Chat Completions answer, as far as it is read: the first choice's message, the usage.
+#[derive(Deserialize)]
+struct Whole {
+    #[serde(default)]
+    choices: Option<First<Choice>>,
+    #[serde(default)]
+    usage: Lenient<Counts>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    message: Option<Message>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    /// Kept as written until it is known to be the answer (a string, else not the protocol).
+    #[serde(default)]
+    content: Option<Box<RawValue>>,
+    #[serde(default)]
+    tool_calls: Option<First<Call>>,
+}
+
+#[derive(Deserialize)]
+struct Call {
+    #[serde(default)]
+    id: Lenient<String>,
+    #[serde(default)]
+    function: Option<Function>,
+}
+
+#[derive(Deserialize)]
+struct Function {
+    #[serde(default)]
+    name: Lenient<String>,
+    /// A string holding JSON, as documented; an object, as some servers send.
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
+}
+
+#[derive(Default, Deserialize)]
+struct Counts {
+    #[serde(default)]
+    prompt_tokens: Lenient<u64>,
+    #[serde(default)]
+    completion_tokens: Lenient<u64>,
+}
+
+impl Counts {
+    fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.prompt_tokens.0.unwrap_or(0),
+            output_tokens: self.completion_tokens.0.unwrap_or(0),
+        }
+    }
+}
+
+/// A tool call's arguments: as the answer wrote them, or streamed pieces joined.
+enum Arguments {
+    Written(Box<RawValue>),
+    Joined(String),
+}
+
+/// What a message said: its first tool call, else its text.
+struct Said {
+    /// id, name, arguments.
+    call: Option<(Option<String>, Option<String>, Option<Arguments>)>,
+    /// The text; `Err` when `content` was there but not a string.
+    text: Option<Result<String, ()>>,
+}
+
 /// Read a Chat Completions answer: the first tool call, else the text.
 ///
 /// # Errors
 /// [`CallError::Malformed`] when the answer is not the protocol (no choices, no message, a
-/// tool call whose arguments are not JSON, or whose name or id is longer than
-/// [`super::MAX_TOOL_CALL_FIELD`]).
-pub fn parse(v: &Value) -> Result<(ProviderReply, Usage), CallError> {
-    let malformed = |m: &str| CallError::Malformed(m.to_owned());
-    let choices = v
-        .get("choices")
-        .and_then(Value::as_array)
-        .ok_or_else(|| malformed("no `choices` array"))?;
+/// tool call whose arguments are not JSON or longer than [`lenient::MAX_ARGUMENTS`], or whose
+/// name or id is longer than [`super::MAX_TOOL_CALL_FIELD`]).
+pub fn parse(body: &[u8]) -> Result<(ProviderReply, Usage), CallError> {
+    let whole: Whole = lenient::read(body)?;
+    let choices = whole
+        .choices
+        .ok_or_else(|| CallError::Malformed("no `choices` array".into()))?;
     let message = choices
-        .first()
-        .and_then(|c| c.get("message"))
-        .ok_or_else(|| malformed("empty `choices`"))?;
-    let usage = Usage {
-        input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-        output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-    };
-    if let Some(call) = message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-    {
-        let name = call["function"]["name"]
-            .as_str()
-            .ok_or_else(|| malformed("a tool call without a function name"))?;
-        let arguments = match &call["function"]["arguments"] {
-            Value::String(s) if s.trim().is_empty() => json!({}),
-            Value::String(s) => serde_json::from_str(s).map_err(|e| {
-                CallError::Malformed(format!("tool call arguments are not JSON: {e}"))
-            })?,
-            Value::Object(_) => call["function"]["arguments"].clone(),
-            _ => json!({}),
+        .0
+        .and_then(|c| c.message)
+        .ok_or_else(|| CallError::Malformed("empty `choices`".into()))?;
+    let call = message.tool_calls.and_then(|c| c.0).map(|call| {
+        let (name, arguments) = call
+            .function
+            .map_or((None, None), |f| (f.name.0, f.arguments));
+        (call.id.0, name, arguments.map(Arguments::Written))
+    });
+    let text = message
+        .content
+        .map(|raw| serde_json::from_str::<String>(raw.get()).map_err(drop));
+    decide(Said { call, text }, whole.usage.0.unwrap_or_default().usage())
+}
+
+/// The reply `said` is, the one way both a whole and a streamed answer are read.
+fn decide(said: Said, usage: Usage) -> Result<(ProviderReply, Usage), CallError> {
+    let malformed = |m: &str| CallError::Malformed(m.to_owned());
+    if let Some((id, name, arguments)) = said.call {
+        let name = name.ok_or_else(|| malformed("a tool call without a function name"))?;
+        let id = id.unwrap_or_else(|| "call_0".to_owned());
+        check_tool_call(&name, &id)?;
+        let arguments = match arguments {
+            Some(Arguments::Joined(text)) => from_text(&text)?,
+            Some(Arguments::Written(raw)) => match raw.get().trim_start().as_bytes().first() {
+                Some(b'"') => {
+                    if raw.get().len() > lenient::MAX_ARGUMENTS.saturating_mul(6) {
+                        return Err(lenient::too_long(raw.get().len()));
+                    }
+                    let text: String = serde_json::from_str(raw.get())
+                        .map_err(|e| CallError::Malformed(format!("tool call arguments: {e}")))?;
+                    from_text(&text)?
+                }
+                Some(b'{') => lenient::arguments(raw.get())?,
+                _ => json!({}),
+            },
+            None => json!({}),
         };
-        let id = call["id"].as_str().unwrap_or("call_0").to_owned();
-        check_tool_call(name, &id)?;
         return Ok((
             ProviderReply::ToolCall {
                 id,
-                name: name.to_owned(),
+                name,
                 arguments,
             },
             usage,
         ));
     }
-    match message.get("content") {
-        Some(Value::String(text)) => Ok((ProviderReply::Text(text.clone()), usage)),
-        Some(Value::Null) | None => Err(malformed("a message with neither content nor tool calls")),
-        Some(_) => Err(malformed("`content` is not a string")),
+    match said.text {
+        Some(Ok(text)) => Ok((ProviderReply::Text(text), usage)),
+        None => Err(malformed("a message with neither content nor tool calls")),
+        Some(Err(())) => Err(malformed("`content` is not a string")),
     }
+}
+
+/// Arguments sent as a string of JSON: empty is `{}`.
+fn from_text(text: &str) -> Result<Value, CallError> {
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    lenient::arguments(text)
 }
 
 /// Call `endpoint` with `req`; streamed (`stream: true`, usage included) when `progress`
@@ -116,7 +212,7 @@ pub async fn call(
         Some(p) => stream::read(resp, Chunks::default(), endpoint, (model, started), p)
             .await
             .map_err(|e| redact_error(e, &headers)),
-        None => parse(&json_of(resp, endpoint.timeout).await?),
+        None => parse(&body_of(resp, endpoint.timeout).await?),
     }
 }
 
@@ -125,15 +221,68 @@ const MAX_CALLS: usize = 64;
 
 /// A streamed Chat Completions answer, read chunk by chunk: `choices[0].delta` carries text
 /// or pieces of tool calls (by `index`), a last chunk the `usage`, then `data: [DONE]`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Chunks {
     text: String,
     /// By index: id, name, arguments so far.
     calls: BTreeMap<u64, (String, String, String)>,
-    usage: Option<Value>,
+    usage: Counts,
     tokens: u64,
     finished: bool,
     done: bool,
+}
+
+/// One streamed chunk, as far as it is read.
+#[derive(Deserialize)]
+struct Chunk {
+    /// A provider's error, reported in the stream (kept as written: only its message is read).
+    #[serde(default)]
+    error: Option<Box<RawValue>>,
+    #[serde(default)]
+    usage: Lenient<Counts>,
+    #[serde(default)]
+    choices: Option<First<ChunkChoice>>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice {
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Lenient<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Lenient<String>,
+    #[serde(default)]
+    tool_calls: Option<lenient::AtMost<CallPiece, MAX_CALLS>>,
+}
+
+#[derive(Deserialize)]
+struct CallPiece {
+    #[serde(default)]
+    index: Lenient<u64>,
+    #[serde(default)]
+    id: Lenient<String>,
+    #[serde(default)]
+    function: Option<FunctionPiece>,
+}
+
+#[derive(Deserialize)]
+struct FunctionPiece {
+    #[serde(default)]
+    name: Lenient<String>,
+    #[serde(default)]
+    arguments: Lenient<String>,
+}
+
+/// What a provider's error says: its `message`, else the error as written.
+#[derive(Deserialize)]
+struct ErrorSaid {
+    #[serde(default)]
+    message: Lenient<String>,
 }
 
 impl stream::Fold for Chunks {
@@ -142,46 +291,56 @@ impl stream::Fold for Chunks {
             self.done = true;
             return Ok(());
         }
-        let v = stream::json(event)?;
-        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
-            let message = e["message"]
-                .as_str()
-                .map_or_else(|| e.to_string(), str::to_owned);
+        let chunk: Chunk = stream::json(event)?;
+        if let Some(e) = chunk.error {
+            let message = serde_json::from_str::<ErrorSaid>(e.get())
+                .ok()
+                .and_then(|said| said.message.0)
+                .unwrap_or_else(|| e.get().to_owned());
             return Err(CallError::Stream(message.chars().take(300).collect()));
         }
-        if v["usage"].is_object() {
-            self.usage = Some(v["usage"].clone());
+        if let Some(usage) = chunk.usage.0 {
+            self.usage = usage;
         }
-        let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
+        let Some(choice) = chunk.choices.and_then(|c| c.0) else {
             return Ok(());
         };
-        let delta = &choice["delta"];
-        if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-            self.text.push_str(t);
-            self.tokens += 1;
+        let delta = choice.delta;
+        if let Some(t) = delta.as_ref().and_then(|d| d.content.0.as_deref()) {
+            if !t.is_empty() {
+                self.text.push_str(t);
+                self.tokens += 1;
+            }
         }
-        for call in delta["tool_calls"].as_array().into_iter().flatten() {
-            let index = call["index"].as_u64().unwrap_or(0);
+        let pieces = delta.and_then(|d| d.tool_calls).map(|p| p.0);
+        for piece in pieces.into_iter().flatten() {
+            let index = piece.index.0.unwrap_or(0);
             if !self.calls.contains_key(&index) && self.calls.len() >= MAX_CALLS {
                 return Err(CallError::Malformed(format!(
                     "a streamed answer with more than {MAX_CALLS} tool calls"
                 )));
             }
             let (id, name, args) = self.calls.entry(index).or_default();
-            if let Some(i) = call["id"].as_str() {
-                i.clone_into(id);
+            if let Some(i) = piece.id.0 {
+                *id = i;
             }
-            if let Some(n) = call["function"]["name"].as_str() {
-                name.push_str(n);
+            let (n, a) = piece
+                .function
+                .map_or((None, None), |f| (f.name.0, f.arguments.0));
+            if let Some(n) = n {
+                name.push_str(&n);
             }
             // Refused as soon as it is too long, not after megabytes more of it.
             check_tool_call(name.as_str(), id.as_str())?;
-            if let Some(a) = call["function"]["arguments"].as_str() {
-                args.push_str(a);
+            if let Some(a) = a {
+                args.push_str(&a);
+                if args.len() > lenient::MAX_ARGUMENTS {
+                    return Err(lenient::too_long(args.len()));
+                }
                 self.tokens += 1;
             }
         }
-        self.finished |= choice["finish_reason"].is_string();
+        self.finished |= choice.finish_reason.0.is_some();
         Ok(())
     }
 
@@ -198,24 +357,18 @@ impl stream::Fold for Chunks {
     }
 
     fn finish(self) -> Result<(ProviderReply, Usage), CallError> {
-        let calls: Vec<Value> = self
+        let call = self
             .calls
             .into_values()
-            .map(|(id, name, arguments)| {
-                json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
-            })
-            .collect();
-        let content = if self.text.is_empty() && !self.finished {
-            Value::Null
+            .next()
+            .map(|(id, name, arguments)| (Some(id), Some(name), Some(Arguments::Joined(arguments))));
+        let text = if self.text.is_empty() && !self.finished {
+            None
         } else {
-            json!(self.text)
+            Some(Ok(self.text))
         };
-        let mut message = json!({"role": "assistant", "content": content});
-        if !calls.is_empty() {
-            message["tool_calls"] = json!(calls);
-        }
         // The answer as it would have come whole, read the one way.
-        parse(&json!({"choices": [{"message": message}], "usage": self.usage}))
+        decide(Said { call, text }, self.usage.usage())
     }
 }
 

@@ -113,11 +113,12 @@ pub async fn read<F: Fold>(
     Ok((reply, usage))
 }
 
-/// `data` as JSON.
+/// `data` read as `T` (the protocol's own event struct, so no tree of what it does not read
+/// is built).
 ///
 /// # Errors
 /// [`CallError::Malformed`], naming the event.
-pub fn json(event: &sse::Event) -> Result<serde_json::Value, CallError> {
+pub fn json<T: serde::de::DeserializeOwned>(event: &sse::Event) -> Result<T, CallError> {
     serde_json::from_str(&event.data).map_err(|e| {
         let what: String = event
             .event
