@@ -195,9 +195,9 @@ fn a_verdict_past_the_output_cap_is_refused() {
         .check(&misbehave("huge"), &signal())
         .expect_err("too big");
     // Refused before the host copied the 1 MiB reason: the call may hand the host its 64 KiB
-    // cap and little more, so the size said is a bound (more than that), not the whole.
+    // cap and little more, and the error says that bound, not a size it never read.
     assert!(
-        matches!(err, PluginError::OutputTooLarge { size, cap, .. } if cap == 64 << 10 && size > cap && size < 1 << 20),
+        matches!(err, PluginError::TooMuchAtOnce { budget, cap, .. } if cap == 64 << 10 && budget > cap && budget < 1 << 20),
         "{err:?}"
     );
     assert_eq!(err.limit(), Some(Limit::Output));

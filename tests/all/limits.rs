@@ -104,11 +104,11 @@ fn a_50_mb_output_or_error_text_is_refused() {
     let tool = hostile_tool(&rt, "");
     // An error's text is held to the same cap: it reaches the journal and the model too.
     // Refused before the host copied it: a tool may hand the host 16 MiB at once (an
-    // action's arguments, passed on), so the size said is a bound, not the 50 MB.
+    // action's arguments, passed on), and the error says that bound, not the 50 MB.
     for huge in ["huge", "huge-error"] {
         let err = tool.call_tool(huge, "{}").expect_err("must be refused");
         assert!(
-            matches!(err, PluginError::OutputTooLarge { size, cap, .. } if cap == 1 << 20 && size > 16 << 20 && size < 50_000_000),
+            matches!(err, PluginError::TooMuchAtOnce { budget, cap, .. } if cap == 1 << 20 && budget > 16 << 20 && budget < 50_000_000),
             "{huge}: {:.200}",
             format!("{err:?}")
         );

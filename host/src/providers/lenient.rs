@@ -142,10 +142,13 @@ mod tests {
 
     #[test]
     fn a_leaf_of_another_type_is_absent_and_the_rest_is_read() {
-        let a: Answer = read(br#"{"count": "7", "items": [{"name": "a"}], "x": [1, {"y": 2}]}"#)
-            .expect("read");
+        let a: Answer =
+            read(br#"{"count": "7", "items": [{"name": "a"}], "x": [1, {"y": 2}]}"#).expect("read");
         assert!(a.count.0.is_none());
-        assert_eq!(a.items.and_then(|f| f.0).map(|i| i.name).as_deref(), Some("a"));
+        assert_eq!(
+            a.items.and_then(|f| f.0).map(|i| i.name).as_deref(),
+            Some("a")
+        );
         let a: Answer = read(br#"{"count": 7, "items": []}"#).expect("read");
         assert_eq!(a.count.0, Some(7));
         assert!(a.items.and_then(|f| f.0).is_none());
@@ -155,7 +158,10 @@ mod tests {
     fn only_the_first_element_is_read_whatever_follows_it() {
         // The rest are skipped: they need not even be of the first one's type.
         let a: Answer = read(br#"{"items": [{"name": "a"}, 0, [], {"other": 1}]}"#).expect("read");
-        assert_eq!(a.items.and_then(|f| f.0).map(|i| i.name).as_deref(), Some("a"));
+        assert_eq!(
+            a.items.and_then(|f| f.0).map(|i| i.name).as_deref(),
+            Some("a")
+        );
         // Not an array: not the protocol, said as such.
         let e = read::<Answer>(br#"{"items": 3}"#).err().expect("refused");
         assert!(e.to_string().contains("an array"), "{e}");
@@ -164,7 +170,7 @@ mod tests {
     #[test]
     fn a_list_past_its_size_is_refused() {
         assert_eq!(read::<AtMost<u8, 2>>(b"[1, 2]").expect("two").0, [1, 2]);
-        let e = read::<AtMost<u8, 2>>(b"[1, 2, 3]").err().expect("refused");
+        let e = read::<AtMost<u8, 2>>(b"[1, 2, 3]").expect_err("refused");
         assert!(e.to_string().contains("at most 2"), "{e}");
     }
 

@@ -134,7 +134,10 @@ pub fn parse(body: &[u8]) -> Result<(ProviderReply, Usage), CallError> {
     let text = message
         .content
         .map(|raw| serde_json::from_str::<String>(raw.get()).map_err(drop));
-    decide(Said { call, text }, whole.usage.0.unwrap_or_default().usage())
+    decide(
+        Said { call, text },
+        whole.usage.0.unwrap_or_default().usage(),
+    )
 }
 
 /// The reply `said` is, the one way both a whole and a streamed answer are read.
@@ -306,11 +309,13 @@ impl stream::Fold for Chunks {
             return Ok(());
         };
         let delta = choice.delta;
-        if let Some(t) = delta.as_ref().and_then(|d| d.content.0.as_deref()) {
-            if !t.is_empty() {
-                self.text.push_str(t);
-                self.tokens += 1;
-            }
+        if let Some(t) = delta
+            .as_ref()
+            .and_then(|d| d.content.0.as_deref())
+            .filter(|t| !t.is_empty())
+        {
+            self.text.push_str(t);
+            self.tokens += 1;
         }
         let pieces = delta.and_then(|d| d.tool_calls).map(|p| p.0);
         for piece in pieces.into_iter().flatten() {
@@ -361,7 +366,9 @@ impl stream::Fold for Chunks {
             .calls
             .into_values()
             .next()
-            .map(|(id, name, arguments)| (Some(id), Some(name), Some(Arguments::Joined(arguments))));
+            .map(|(id, name, arguments)| {
+                (Some(id), Some(name), Some(Arguments::Joined(arguments)))
+            });
         let text = if self.text.is_empty() && !self.finished {
             None
         } else {
