@@ -11,14 +11,15 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
+use super::handshake::{Field, Handshake};
 use super::ops::{self, Facts, Role};
 use super::outbox::{Class, Next, Outbox};
 use super::protocol::{
     self, Direction, HANDSHAKE_FRAME, LEN_DIGITS, MAC_DIGITS, Nonce, Opener, ProtocolError, Sealer,
 };
-use super::request::{Event, Op, Request, refused_frame, request_error};
+use super::request::{Event, Op, Request, Topic, refused_frame, request_error};
 use super::server::{BOOT_PATIENCE, MAX_IN_FLIGHT, READ_BUDGET, Server};
 use crate::signal::Meta;
 
@@ -241,25 +242,25 @@ impl Server {
         // Silence is counted from the start of the handshake (and it has its own deadline).
         let started = Instant::now();
         let silent_since = || Some(started);
-        let Some(hello) = self
-            .read_frame(reader, None, HANDSHAKE_FRAME, silent_since)
-            .await?
-        else {
+        let Some(hello) = self.read_handshake(reader, None, silent_since).await? else {
             return Err(ProtocolError::ShortRead.into());
         };
-        if hello["type"] != "hello" {
-            if hello.get("type").is_none() && hello.is_object() {
+        match &hello.kind {
+            Field::Text(kind) if kind == "hello" => {}
+            Field::Missing => {
                 return Err(
                     ProtocolError::BadMessage("the first message must be a hello".into()).into(),
                 );
             }
-            return Err(ProtocolError::BadMessage(format!(
-                "the first message must be a hello, not {}",
-                hello["type"]
-            ))
-            .into());
+            other => {
+                return Err(ProtocolError::BadMessage(format!(
+                    "the first message must be a hello, not {}",
+                    other.shown()
+                ))
+                .into());
+            }
         }
-        match hello["version"].as_u64() {
+        match hello.version.number() {
             Some(v) if protocol::SUPPORTED.iter().any(|s| u64::from(*s) == v) => {}
             other => {
                 return Err(ProtocolError::Unsupported(format!(
@@ -271,14 +272,17 @@ impl Server {
             }
         }
         // Journaled and logged with what it asks (`via`, `by`): no control characters.
-        let client = hello["client"]
-            .as_str()
+        let client = hello
+            .client
+            .text()
             .unwrap_or("a client")
             .chars()
             .filter(|c| !c.is_control())
             .take(64)
             .collect();
-        let theirs = Nonce::parse(hello["nonce"].as_str().unwrap_or_default())?;
+        let theirs = Nonce::parse(hello.nonce.text().unwrap_or_default())?;
+        // Not kept while the client is waited for.
+        drop(hello);
         let ours = Nonce::random()
             .map_err(|e| ProtocolError::BadMessage(format!("the daemon has no randomness: {e}")))?;
         let auth = if self.config.keys.is_some() {
@@ -294,10 +298,15 @@ impl Server {
             .await
             .map_err(|_| ProtocolError::ShortRead)?;
         let Some(keys) = &self.config.keys else {
-            // Authentication off (--insecure-no-auth): every client may do everything.
-            let _ = self
-                .read_frame(reader, None, HANDSHAKE_FRAME, silent_since)
+            // Authentication off (--insecure-no-auth): every client may do everything. The
+            // auth frame need only be JSON.
+            let auth = self
+                .read_payload(reader, None, HANDSHAKE_FRAME, silent_since, &self.reading)
                 .await?;
+            if let Some((payload, _)) = auth {
+                serde_json::from_slice::<serde::de::IgnoredAny>(&payload)
+                    .map_err(|e| ProtocolError::BadJson(e.to_string()))?;
+            }
             return Ok(Session {
                 opener: None,
                 sealer: None,
@@ -308,14 +317,14 @@ impl Server {
         let key = keys.client.session(&theirs, &ours);
         let mut opener = key.opener(Direction::ToServer);
         let auth = match self
-            .read_frame(reader, Some(&mut opener), HANDSHAKE_FRAME, silent_since)
+            .read_handshake(reader, Some(&mut opener), silent_since)
             .await
         {
-            Ok(Some(v)) if v["type"] == "auth" => v,
-            Ok(Some(v)) => {
+            Ok(Some(a)) if a.kind.text() == Some("auth") => a,
+            Ok(Some(a)) => {
                 return Err(ProtocolError::BadMessage(format!(
                     "after the challenge the client sends its signed auth, not {}",
-                    v["type"]
+                    a.kind.shown()
                 ))
                 .into());
             }
@@ -328,12 +337,12 @@ impl Server {
             }
             Err(e) => return Err(e.into()),
         };
-        let approver = auth["approver"].as_str().is_some_and(|proof| {
+        let approver = auth.approver.text().is_some_and(|proof| {
             keys.approver
                 .as_ref()
                 .is_some_and(|k| k.check_approver_proof(&theirs, &ours, proof))
         });
-        if auth["approver"].is_string() && !approver {
+        if auth.approver.text().is_some() && !approver {
             return Err(ProtocolError::BadMessage(
                 "the approver proof is wrong: this is not the daemon's approver key".into(),
             )
@@ -377,14 +386,21 @@ impl Server {
         let mut stopping = self.stopping.subscribe();
         // Ends this connection's subscriptions when its conversation ends.
         let closing = tokio_util::sync::CancellationToken::new();
-        let subscriptions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let followed = Arc::new(std::sync::Mutex::new(Followed::default()));
+        // The operator's large frames have a read budget of their own, so that clients with
+        // the client key alone cannot keep them out; with authentication off every client is
+        // an approver, and they share the one budget.
+        let reading = match role {
+            Role::Approver if self.config.keys.is_some() => &self.approver_reading,
+            _ => &self.reading,
+        };
         let ended = loop {
             // Requests that have answered are reaped as they end.
             while in_flight.try_join_next().is_some() {}
             // Idle: nothing running but its subscriptions (a follower that stays silent past
             // the read timeout is closed like any silent client; the TUI pings).
             let idle = || {
-                let following = subscriptions.load(std::sync::atomic::Ordering::Relaxed);
+                let following = Followed::lock(&followed).subscriptions;
                 (slots.available_permits() + following == MAX_IN_FLIGHT)
                     .then(|| *answered.lock().unwrap_or_else(|p| p.into_inner()))
             };
@@ -392,7 +408,7 @@ impl Server {
                 biased;
                 _ = stopping.wait_for(|s| *s) => break Ok(Ended::Stopping),
                 () = outbox.aborted() => break Ok(Ended::Left),
-                r = self.read_frame_held(reader, opener.as_deref_mut(), self.config.max_frame, idle) => r,
+                r = self.read_frame_held(reader, opener.as_deref_mut(), self.config.max_frame, idle, reading) => r,
             };
             let (message, budget) = match read {
                 Ok(Some(m)) => m,
@@ -442,21 +458,22 @@ impl Server {
             let me = self.clone();
             let outbox = outbox.clone();
             if let Request::Subscribe { topics } = request {
-                // A few per connection: each holds a slot until the connection closes.
-                if subscriptions.load(std::sync::atomic::Ordering::Relaxed) >= MAX_SUBSCRIPTIONS {
-                    outbox.push(
-                        &request_error(
-                            &id,
-                            &format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
-                        ),
-                        Class::Must,
-                    );
+                // A few per connection, each holding a slot until the connection closes, and
+                // each topic followed by one of them (a second would send every event twice).
+                let refused = Followed::lock(&followed).take(&topics);
+                if let Err(why) = refused {
+                    outbox.push(&request_error(&id, &why), Class::Must);
+                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                     drop(slot);
                     continue;
                 }
-                subscriptions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 // Its frame's share of the read budget is not held while it follows.
                 drop(budget);
+                // Given back when the follow ends, however it ends (a panic included).
+                let following = Following {
+                    followed: followed.clone(),
+                    topics: topics.clone(),
+                };
                 let sub = super::events::Subscription {
                     topics,
                     role,
@@ -464,8 +481,6 @@ impl Server {
                     id,
                 };
                 let closing = closing.clone();
-                // Given back when the follow ends, however it ends (a panic included).
-                let following = Following(subscriptions.clone());
                 in_flight.spawn(async move {
                     let _slot = slot;
                     let _following = following;
@@ -536,32 +551,62 @@ impl Server {
         ended
     }
 
-    /// As [`Server::read_frame_held`], for frames whose budget need not outlive the read.
-    async fn read_frame(
+    /// A handshake frame (at most [`HANDSHAKE_FRAME`] bytes, signed when `opener` is given),
+    /// read into the few fields the handshake reads ([`Handshake`]): `Ok(None)` when the
+    /// client closed cleanly before it.
+    async fn read_handshake(
         &self,
         reader: &mut Reader,
         opener: Option<&mut Opener>,
-        limit: usize,
         idle: impl Fn() -> Option<Instant>,
-    ) -> Result<Option<Value>, ProtocolError> {
-        Ok(self
-            .read_frame_held(reader, opener, limit, idle)
+    ) -> Result<Option<Handshake>, ProtocolError> {
+        // Handshake frames are small: they never take from a read budget.
+        let Some((payload, _)) = self
+            .read_payload(reader, opener, HANDSHAKE_FRAME, idle, &self.reading)
             .await?
-            .map(|(v, _)| v))
+        else {
+            return Ok(None);
+        };
+        Handshake::parse(&payload).map(Some)
     }
 
     /// One frame, at most `limit` bytes, signed when `opener` is given, with its share of the
-    /// read budget (large frames only; the request keeps it until it is answered, since the
-    /// parsed message lives that long): `Ok(None)` when the client closed cleanly between
-    /// frames. A client is silent only while `idle()` says since when it has had nothing in
-    /// flight (`None`: it is waiting for its own replies, and is never timed out for that).
+    /// read budget `budget` (large frames only; the request keeps it until it is answered,
+    /// since the parsed message lives that long): `Ok(None)` when the client closed cleanly
+    /// between frames. A client is silent only while `idle()` says since when it has had
+    /// nothing in flight (`None`: it is waiting for its own replies, and is never timed out
+    /// for that).
     async fn read_frame_held(
         &self,
         reader: &mut Reader,
         opener: Option<&mut Opener>,
         limit: usize,
         idle: impl Fn() -> Option<Instant>,
+        budget: &Arc<Semaphore>,
     ) -> Result<Option<(Value, Option<OwnedSemaphorePermit>)>, ProtocolError> {
+        let Some((payload, held)) = self
+            .read_payload(reader, opener, limit, idle, budget)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let value =
+            serde_json::from_slice(&payload).map_err(|e| ProtocolError::BadJson(e.to_string()))?;
+        drop(payload);
+        let held = self.parsed_budget(&value, held, budget).await?;
+        Ok(Some((value, held)))
+    }
+
+    /// One frame's payload, as [`Server::read_frame_held`] reads it, with the room its bytes
+    /// hold in `budget` (frames over [`SMALL_FRAME`]).
+    async fn read_payload(
+        &self,
+        reader: &mut Reader,
+        opener: Option<&mut Opener>,
+        limit: usize,
+        idle: impl Fn() -> Option<Instant>,
+        budget: &Arc<Semaphore>,
+    ) -> Result<Option<(Vec<u8>, Option<OwnedSemaphorePermit>)>, ProtocolError> {
         let timeout = self.config.read_timeout;
         let mut wait = timeout;
         // The length prefix, read with `read` (cancel-safe: a timeout loses no byte). Until its
@@ -612,15 +657,13 @@ impl Server {
                 got += n;
             }
         }
-        // Large frames take their size from a budget shared by every connection, so that
-        // many clients sending large frames at once cannot make the daemon hold them all.
-        let budget = if size > SMALL_FRAME {
+        // Large frames take their size from a budget shared by every connection of a role,
+        // so that many clients sending large frames at once cannot make the daemon hold them
+        // all.
+        let held = if size > SMALL_FRAME {
             let permits = u32::try_from(size).unwrap_or(u32::MAX);
-            match tokio::time::timeout(
-                BUDGET_WAIT,
-                self.reading.clone().acquire_many_owned(permits),
-            )
-            .await
+            match tokio::time::timeout(BUDGET_WAIT, budget.clone().acquire_many_owned(permits))
+                .await
             {
                 Ok(Ok(p)) => Some(p),
                 _ => {
@@ -635,7 +678,7 @@ impl Server {
         };
         // Grow the buffer as bytes arrive rather than allocating what the prefix announces.
         let mut payload = Vec::with_capacity(size.min(SMALL_FRAME));
-        let arrive = if budget.is_some() {
+        let arrive = if held.is_some() {
             timeout.min(LARGE_FRAME_TIME)
         } else {
             timeout
@@ -646,7 +689,7 @@ impl Server {
         )
         .await
         {
-            Err(_) if budget.is_some() => {
+            Err(_) if held.is_some() => {
                 return Err(ProtocolError::Busy(format!(
                     "a frame of {size} bytes did not arrive within {} s of its start: a large frame holds room other clients' large frames need; send it at once",
                     arrive.as_secs()
@@ -660,11 +703,7 @@ impl Server {
         if let Some(o) = opener {
             o.verify(&payload, &mac)?;
         }
-        let value =
-            serde_json::from_slice(&payload).map_err(|e| ProtocolError::BadJson(e.to_string()))?;
-        drop(payload);
-        let budget = self.parsed_budget(&value, budget).await?;
-        Ok(Some((value, budget)))
+        Ok(Some((payload, held)))
     }
 
     /// The read budget a parsed message holds while its request runs: what it takes in memory
@@ -683,6 +722,7 @@ impl Server {
         &self,
         value: &Value,
         held: Option<OwnedSemaphorePermit>,
+        budget: &Arc<Semaphore>,
     ) -> Result<Option<OwnedSemaphorePermit>, ProtocolError> {
         let size = protocol::parsed_size(value);
         let parsed = size.saturating_mul(HELD_COPIES);
@@ -709,11 +749,8 @@ impl Server {
         };
         let Some(mut held) = held else {
             // Holding nothing, it may wait for room.
-            return match tokio::time::timeout(
-                BUDGET_WAIT,
-                self.reading.clone().acquire_many_owned(more),
-            )
-            .await
+            return match tokio::time::timeout(BUDGET_WAIT, budget.clone().acquire_many_owned(more))
+                .await
             {
                 Ok(Ok(permit)) => Ok(Some(permit)),
                 _ => Err(busy(&format!("waited {} s", BUDGET_WAIT.as_secs()))),
@@ -723,8 +760,8 @@ impl Server {
         // it (frames that each held some and waited for more could wait on each other). Room
         // taken at once, or none; then a frame whose values take about their bytes (text) is
         // kept with its bytes' room, as large frames always were, and one of many small values
-        // is refused.
-        match self.reading.clone().try_acquire_many_owned(more) {
+        // is refused. (From the budget `held` came from: permits of one semaphore only merge.)
+        match budget.clone().try_acquire_many_owned(more) {
             Ok(permit) => {
                 held.merge(permit);
                 Ok(Some(held))
@@ -832,11 +869,51 @@ async fn write_loop(outbox: Arc<Outbox>, mut writer: OwnedWriteHalf, mut sealer:
     let _ = writer.shutdown().await;
 }
 
-/// One subscription a connection follows: counted while it lives.
-struct Following(Arc<std::sync::atomic::AtomicUsize>);
+/// What one connection's subscriptions follow.
+#[derive(Debug, Default)]
+struct Followed {
+    /// Subscriptions running (at most [`MAX_SUBSCRIPTIONS`]).
+    subscriptions: usize,
+    /// The topics they follow, each by one of them.
+    topics: Vec<Topic>,
+}
+
+impl Followed {
+    fn lock(followed: &std::sync::Mutex<Followed>) -> std::sync::MutexGuard<'_, Followed> {
+        followed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Count a new subscription to `topics`; why not, when there are as many as a connection
+    /// may hold or one of `topics` is followed already.
+    fn take(&mut self, topics: &[Topic]) -> Result<(), String> {
+        if self.subscriptions >= MAX_SUBSCRIPTIONS {
+            return Err(format!(
+                "at most {MAX_SUBSCRIPTIONS} subscriptions per connection"
+            ));
+        }
+        if let Some(topic) = topics.iter().find(|t| self.topics.contains(t)) {
+            return Err(format!(
+                "this connection already follows `{}`: each topic is followed by one \
+                 subscription per connection, and its events come under that one's id",
+                topic.name()
+            ));
+        }
+        self.subscriptions += 1;
+        self.topics.extend_from_slice(topics);
+        Ok(())
+    }
+}
+
+/// One subscription a connection follows: counted, with its topics, while it lives.
+struct Following {
+    followed: Arc<std::sync::Mutex<Followed>>,
+    topics: Vec<Topic>,
+}
 
 impl Drop for Following {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        let mut followed = Followed::lock(&self.followed);
+        followed.subscriptions = followed.subscriptions.saturating_sub(1);
+        followed.topics.retain(|t| !self.topics.contains(t));
     }
 }

@@ -7,6 +7,7 @@ pub mod client;
 mod connection;
 mod events;
 mod focus;
+mod handshake;
 pub mod keys;
 pub mod lobby;
 pub mod ops;

@@ -284,24 +284,45 @@ fn lowercase_hex(text: &[u8]) -> Option<Vec<u8>> {
         .flatten()
 }
 
-/// About how many bytes `value` takes in memory once parsed: a slot per value, a key and a
-/// node per object entry, and the bytes of each string. What a frame costs the daemon is
-/// this, not its size: `[0,0,…]` takes ~16 times its bytes once read.
+/// About how many bytes `value` takes in memory once parsed: what each array, object and
+/// string allocates. What a frame costs the daemon is this, not its size: `[0,0,…]` takes ~16
+/// times its bytes once read, `[{"":0},…]` ~90 times.
+///
+/// An array's values sit in a `Vec` grown by doubling (at least 4 slots); an object's entries
+/// in the nodes of a `BTreeMap`, each with room for 11 keys and values however few it holds
+/// (one entry takes a whole node, ~630 bytes), and a map built entry by entry leaves its nodes
+/// about half full; a string's bytes are allocated in steps of 8.
 pub fn parsed_size(value: &serde_json::Value) -> usize {
     use serde_json::Value;
     const SLOT: usize = std::mem::size_of::<Value>();
-    const ENTRY: usize = SLOT + 3 * std::mem::size_of::<usize>();
-    let mut total = 0usize;
+    const KEY: usize = std::mem::size_of::<String>();
+    // The keys and the values, and the node's parent link, place in it and length.
+    const NODE: usize = NODE_ENTRIES * (KEY + SLOT) + 2 * std::mem::size_of::<usize>();
+    /// Entries of a B-tree node that is not the only one, at least (std splits a full node
+    /// of 11 into 5 and 6).
+    const NODE_FILLED: usize = 5;
+    let text = |len: usize| len.next_multiple_of(8);
+    // The value itself, wherever it is held.
+    let mut total = SLOT;
     // Iterative: a deep frame cannot overflow the stack here.
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
-        total = total.saturating_add(SLOT);
         match v {
-            Value::String(s) => total = total.saturating_add(s.len()),
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(map) => {
+            Value::String(s) => total = total.saturating_add(text(s.len())),
+            Value::Array(items) if !items.is_empty() => {
+                let slots = items.len().next_power_of_two().max(4);
+                total = total.saturating_add(slots.saturating_mul(SLOT));
+                stack.extend(items.iter());
+            }
+            Value::Object(map) if !map.is_empty() => {
+                let nodes = if map.len() <= NODE_ENTRIES {
+                    1
+                } else {
+                    map.len().div_ceil(NODE_FILLED)
+                };
+                total = total.saturating_add(nodes.saturating_mul(NODE));
                 for (k, v) in map {
-                    total = total.saturating_add(ENTRY + k.len());
+                    total = total.saturating_add(text(k.len()));
                     stack.push(v);
                 }
             }
@@ -310,6 +331,10 @@ pub fn parsed_size(value: &serde_json::Value) -> usize {
     }
     total
 }
+
+/// Keys and values a node of the standard library's `BTreeMap` (what an object parses into)
+/// has room for.
+const NODE_ENTRIES: usize = 11;
 
 /// Whether `b` is a lowercase hex digit.
 pub fn is_lower_hex(b: u8) -> bool {

@@ -75,6 +75,16 @@ pub enum ReloadError {
         #[source]
         source: Arc<dyn std::error::Error + Send + Sync>,
     },
+    /// The files the set comes from changed while each of [`LOAD_TRIES`] loads read them
+    /// (they are being written: a plugin installed, an editor saving): a set read from files
+    /// half written is not swapped in.
+    #[error(
+        "the plugin files changed while they were read ({tries} times in a row), so the running set stays: reload again once they are written"
+    )]
+    Changing {
+        /// How many loads were made.
+        tries: usize,
+    },
     /// The thread the reload ran on ended without an answer (it panicked, or the runtime is
     /// shutting down).
     #[error("the reload failed inside the daemon: {source}")]
@@ -84,6 +94,10 @@ pub enum ReloadError {
         source: tokio::task::JoinError,
     },
 }
+
+/// How many times one reload loads the set while the files change under it, before it gives
+/// up ([`ReloadError::Changing`]).
+pub const LOAD_TRIES: usize = 3;
 
 /// The running pipeline, swappable.
 pub struct Swap {
@@ -211,7 +225,7 @@ impl Swap {
             return Err(ReloadError::NotReloadable);
         };
         let _one_at_a_time = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        let fingerprint = reload.fingerprint();
+        let mut fingerprint = reload.fingerprint();
         {
             let status = self.status.lock().unwrap_or_else(|p| p.into_inner());
             if !always && status.attempted.as_deref() == Some(fingerprint.as_str()) {
@@ -226,10 +240,31 @@ impl Swap {
         }
         // The first load, at start, is not a reload.
         let first = !self.ready();
-        let loaded = reload.load();
+        // The files may change while they are read (a plugin being installed): a set is
+        // swapped in only when they were the same after its load as before it.
+        let mut loaded = None;
+        for _ in 0..LOAD_TRIES {
+            let attempt = reload.load();
+            let after = reload.fingerprint();
+            if after == fingerprint {
+                loaded = Some(attempt);
+                break;
+            }
+            fingerprint = after;
+        }
         // Requests waiting for the first set go on, on whatever this attempt leaves.
         let _ready = ReadyOnDrop(self);
         let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(loaded) = loaded else {
+            let error = ReloadError::Changing { tries: LOAD_TRIES };
+            tracing::warn!("reload ({why}): {error}");
+            // Not an answer to give again: the next attempt loads, whatever the files are then
+            // (the watcher's next look sees them changed, and reloads).
+            status.attempted = None;
+            status.last_error = Some(error.to_string());
+            status.cause = None;
+            return Err(error);
+        };
         status.attempted = Some(fingerprint);
         let mut fresh = match loaded {
             Ok(p) => p,
@@ -314,5 +349,91 @@ impl crate::gates::GateCheck for Loading {
              `passepartout status` says which); nothing runs until they are in place"
                 .into(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::journal::Journal;
+    use crate::pipeline::PipelineConfig;
+
+    /// An empty plugin set.
+    fn empty() -> anyhow::Result<Agent> {
+        let journal = Journal::in_memory().map_err(|e| anyhow::anyhow!("journal: {e}"))?;
+        Agent::new(Vec::new(), journal, PipelineConfig::default())
+            .map_err(|e| anyhow::anyhow!("agent: {e}"))
+    }
+
+    /// Files that are written while each of the first `settles_after` loads reads them.
+    struct Written {
+        loads: Arc<AtomicUsize>,
+        settles_after: usize,
+    }
+
+    impl Reload for Written {
+        fn load(&self) -> anyhow::Result<Agent> {
+            self.loads.fetch_add(1, Ordering::SeqCst);
+            empty()
+        }
+
+        fn fingerprint(&self) -> String {
+            self.loads
+                .load(Ordering::SeqCst)
+                .min(self.settles_after)
+                .to_string()
+        }
+    }
+
+    /// A swap over `Written` files, and the count of its loads.
+    fn swap(settles_after: usize) -> (Swap, Arc<AtomicUsize>) {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let reload = Written {
+            loads: loads.clone(),
+            settles_after,
+        };
+        let running = Arc::new(empty().expect("an empty set"));
+        (Swap::new(running, Some(Box::new(reload))), loads)
+    }
+
+    #[test]
+    fn a_set_read_while_its_files_change_is_not_swapped_in() {
+        let (swap, loads) = swap(usize::MAX);
+        let running = swap.current();
+        let err = swap
+            .reload_if("test", true)
+            .expect_err("the files kept changing");
+        assert!(
+            matches!(err, ReloadError::Changing { tries: LOAD_TRIES }),
+            "{err}"
+        );
+        assert!(
+            Arc::ptr_eq(&running, &swap.current()),
+            "a set read from files half written was swapped in"
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), LOAD_TRIES);
+        let status = swap.status();
+        assert_eq!(status.reloads, 0);
+        assert!(
+            status
+                .last_error
+                .is_some_and(|e| e.contains("changed while they were read")),
+            "status says why"
+        );
+    }
+
+    #[test]
+    fn a_set_read_again_once_its_files_are_written_is_swapped_in() {
+        // Changed while the first load read them, the same across the second.
+        let (swap, loads) = swap(1);
+        let running = swap.current();
+        let reloaded = swap.reload_if("test", true).expect("reloaded");
+        assert!(!reloaded.changed, "the same (empty) set");
+        assert!(!Arc::ptr_eq(&running, &swap.current()), "swapped in");
+        assert_eq!(loads.load(Ordering::SeqCst), 2);
+        let status = swap.status();
+        assert_eq!((status.reloads, status.last_error), (1, None));
     }
 }

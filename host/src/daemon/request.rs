@@ -150,6 +150,24 @@ pub enum Topic {
 }
 
 impl Topic {
+    /// Every topic, in the order the protocol lists them.
+    pub const ALL: [Topic; 4] = [
+        Topic::Traces,
+        Topic::Approvals,
+        Topic::Journal,
+        Topic::Health,
+    ];
+
+    /// Its name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Topic::Traces => "traces",
+            Topic::Approvals => "approvals",
+            Topic::Journal => "journal",
+            Topic::Health => "health",
+        }
+    }
+
     /// Whether only an approver's connection may follow it.
     pub fn needs_approver(self) -> bool {
         matches!(self, Topic::Approvals | Topic::Journal)
@@ -182,6 +200,17 @@ pub enum RequestError {
         op: &'static str,
         /// What serde found wrong, naming the field.
         detail: String,
+    },
+    /// A subscription naming more topics than there are (kept for the connection's life, a
+    /// list of thousands would be too).
+    #[error("`subscribe` names at most {most} topics, each once ({all}); this one names {given}")]
+    TooManyTopics {
+        /// How many there are.
+        most: usize,
+        /// Their names.
+        all: String,
+        /// How many were named.
+        given: usize,
     },
 }
 
@@ -217,10 +246,22 @@ impl Request {
         if op.needs_approver() && role != Role::Approver {
             return Err(RequestError::NeedsApprover { op: op.name() });
         }
-        let request = Request::deserialize(frame).map_err(|e| RequestError::Invalid {
+        let mut request = Request::deserialize(frame).map_err(|e| RequestError::Invalid {
             op: op.name(),
             detail: e.to_string(),
         })?;
+        if let Request::Subscribe { topics } = &mut request {
+            if topics.len() > Topic::ALL.len() {
+                return Err(RequestError::TooManyTopics {
+                    most: Topic::ALL.len(),
+                    all: Topic::ALL.map(Topic::name).join(", "),
+                    given: topics.len(),
+                });
+            }
+            // Each once: the order the events list them in is the protocol's.
+            topics.sort();
+            topics.dedup();
+        }
         if let Request::Subscribe { topics } = &request
             && role != Role::Approver
             && let Some(topic) = topics.iter().find(|t| t.needs_approver())
@@ -477,6 +518,30 @@ mod tests {
             );
         }
         assert!(!Op::allowed(Role::Client).any(Op::needs_approver));
+    }
+
+    #[test]
+    fn a_subscription_names_each_topic_once_and_no_more_topics_than_there_are() {
+        let subscribe = |topics: Value| {
+            Request::parse(
+                &json!({ "op": "subscribe", "topics": topics }),
+                Role::Client,
+            )
+        };
+        let err = subscribe(json!(vec!["health"; 10_000])).expect_err("too many");
+        assert_eq!(
+            err.to_string(),
+            "`subscribe` names at most 4 topics, each once (traces, approvals, journal, health); this one names 10000"
+        );
+        assert_eq!(
+            subscribe(json!(["health", "traces", "health"])),
+            Ok(Request::Subscribe {
+                topics: vec![Topic::Traces, Topic::Health]
+            })
+        );
+        let names: Vec<Value> = Topic::ALL.iter().map(|t| json!(t)).collect();
+        let wire: Vec<Value> = Topic::ALL.iter().map(|t| json!(t.name())).collect();
+        assert_eq!(names, wire, "each topic's name is the one serde writes");
     }
 
     #[test]

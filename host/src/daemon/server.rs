@@ -221,7 +221,9 @@ pub const MAX_IN_FLIGHT: usize = 16;
 /// handshake under 10,000 connections a second: 4%), and the client tries again when it is.
 pub const MAX_HANDSHAKES: usize = 256;
 pub use super::lobby::EVICTABLE_AFTER;
-/// Bytes of large frames the daemon reads at once, from all clients together.
+/// Bytes of large frames the daemon reads at once, from all clients with the client key alone
+/// together (and, as much again, from all approver-key clients together: the operator's
+/// requests are never kept out by others').
 pub const READ_BUDGET: usize = 64 << 20;
 
 /// How long a request received while the daemon loads its plugins at start waits for them.
@@ -236,8 +238,12 @@ pub struct Server {
     pub(super) approver_places: Arc<Semaphore>,
     /// Connections in their handshake ([`MAX_HANDSHAKES`]), each with what evicts it.
     pub(super) handshakes: Lobby,
-    /// [`READ_BUDGET`], in bytes.
+    /// [`READ_BUDGET`], in bytes, for clients with the client key alone (and every client
+    /// with authentication off).
     pub(super) reading: Arc<Semaphore>,
+    /// [`READ_BUDGET`] again, for approver-key clients: clients with the client key alone
+    /// cannot fill it so that the operator's larger requests are refused as busy.
+    pub(super) approver_reading: Arc<Semaphore>,
     /// What the outboxes of clients with the client key alone hold together
     /// ([`super::outbox::OUTGOING_BYTES`]).
     pub(super) outgoing: Arc<super::outbox::Outgoing>,
@@ -294,6 +300,7 @@ impl Server {
             approver_places: Arc::new(Semaphore::new(APPROVER_PLACES)),
             handshakes: Lobby::new(MAX_HANDSHAKES),
             reading: Arc::new(Semaphore::new(READ_BUDGET)),
+            approver_reading: Arc::new(Semaphore::new(READ_BUDGET)),
             outgoing: Arc::new(super::outbox::Outgoing::new(super::outbox::OUTGOING_BYTES)),
             approver_outgoing: Arc::new(super::outbox::Outgoing::new(
                 super::outbox::APPROVER_OUTGOING_BYTES,
@@ -393,6 +400,7 @@ impl Server {
         let watcher = (!self.config.reload_poll.is_zero())
             .then(|| tokio::spawn(self.clone().watch(self.config.reload_poll)));
         tokio::pin!(shutdown);
+        let mut accept_failures = AcceptFailures::default();
         loop {
             self.tasks_held.store(tasks.len(), Ordering::Relaxed);
             tokio::select! {
@@ -405,7 +413,13 @@ impl Server {
                         let evict = self.handshakes.enter(conn);
                         tasks.spawn(self.clone().connection(stream, peer, conn, evict));
                     }
-                    Err(e) => tracing::warn!("accept failed: {e}"),
+                    Err(e) => {
+                        // Out of descriptors (EMFILE), a connection reset before it was
+                        // accepted: the next may work, but not at once. Without a pause the
+                        // loop would spin on the error and fill the log.
+                        let _logged = accept_failures.failed(&e);
+                        tokio::time::sleep(ACCEPT_PAUSE).await;
+                    }
                 },
             }
         }
@@ -428,6 +442,37 @@ impl Server {
         // Stopped while the plugins were still loading at start: the last save needs the set.
         let last = self.swap.current_when_ready(BOOT_PATIENCE).await;
         let _ = tokio::task::spawn_blocking(move || save_memory(&last)).await;
+    }
+}
+
+/// How long the accept loop waits after a failed accept.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+/// At most one log line about failed accepts this often.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// Failed accepts, logged at most once per [`ACCEPT_LOG_EVERY`] with how many there were.
+#[derive(Default)]
+struct AcceptFailures {
+    /// When the last line was logged.
+    said: Option<Instant>,
+    /// Failures since then.
+    unsaid: u64,
+}
+
+impl AcceptFailures {
+    /// Note one; log it when the last line is old enough. Whether it was logged.
+    fn failed(&mut self, e: &std::io::Error) -> bool {
+        self.unsaid += 1;
+        let say = self.said.is_none_or(|at| at.elapsed() >= ACCEPT_LOG_EVERY);
+        if say {
+            tracing::warn!(
+                "accept failed ({} time(s) since the last such line): {e}",
+                self.unsaid
+            );
+            self.said = Some(Instant::now());
+            self.unsaid = 0;
+        }
+        say
     }
 }
 
@@ -460,6 +505,18 @@ mod tests {
             frames.extend(f.iter().map(|b| serde_json::from_slice(b).expect("json")));
         }
         frames
+    }
+
+    /// A failed accept (out of descriptors) is said once, then not again for a while
+    /// however often it fails: the loop cannot fill the log.
+    #[test]
+    fn failed_accepts_are_logged_at_most_once_in_a_while() {
+        let mut failures = AcceptFailures::default();
+        let e = std::io::Error::from_raw_os_error(libc::EMFILE);
+        assert!(failures.failed(&e), "the first is said");
+        let said = (0..10_000).filter(|_| failures.failed(&e)).count();
+        assert_eq!(said, 0, "then none for {ACCEPT_LOG_EVERY:?}");
+        assert_eq!(failures.unsaid, 10_000, "counted for the next line");
     }
 
     #[test]

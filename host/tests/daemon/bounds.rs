@@ -568,3 +568,84 @@ fn clients_that_do_not_read_cannot_crowd_the_approver_out() {
     );
     drop(flooders);
 }
+
+/// The largest hello (at most the 4 KiB of a handshake frame) padded with `{"":0}`: each, parsed
+/// into a tree, a B-tree node of ~630 bytes.
+fn padded_hello(nonce: &Nonce) -> Vec<u8> {
+    let hello = |objects: usize| {
+        frame(&json!({
+            "type": "hello", "version": protocol::VERSION, "client": "padded",
+            "nonce": nonce.hex(), "pad": vec![json!({ "": 0 }); objects],
+        }))
+    };
+    let most = (0..)
+        .take_while(|n| hello(*n).len() - protocol::LEN_DIGITS <= protocol::HANDSHAKE_FRAME)
+        .last()
+        .expect("an empty pad fits");
+    hello(most)
+}
+
+/// Connections that have not authenticated hold little while they wait for the auth: 255 of
+/// them (one under the handshake places), each having sent a 4 KiB hello of ~570 `{"":0}`
+/// that a tree would hold as ~400 KB, do not grow the daemon by what their hellos parse into
+/// (~100 MiB when each was kept as a tree until its auth came).
+#[test]
+fn padded_hellos_are_not_kept_while_their_connections_wait_to_authenticate() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(home.path(), &[], None);
+    let hello = padded_hello(&Nonce::random().expect("nonce"));
+    assert!(hello.len() > 4000, "{} bytes", hello.len());
+    let before = d.rss_kib();
+    let waiting: Vec<TcpStream> = (0..passepartout::daemon::server::MAX_HANDSHAKES - 1)
+        .map(|_| {
+            let mut s = TcpStream::connect(&d.addr).expect("connect");
+            s.write_all(&hello).expect("hello");
+            // Challenged: the hello is read, and the daemon waits for the auth (5 s).
+            let challenge = read_one(&mut s, &mut Vec::new(), None);
+            assert_eq!(challenge["type"], "challenge", "{challenge}");
+            s
+        })
+        .collect();
+    let after = d.rss_kib();
+    assert!(
+        after < before + 32 * 1024,
+        "RSS {before} -> {after} KiB with {} connections waiting to authenticate",
+        waiting.len()
+    );
+    drop(waiting);
+}
+
+/// Clients with the client key alone fill the read budget with large frames they never finish;
+/// the operator's request, over 64 KiB once read, is still read and answered, not told that
+/// the daemon is busy: approver-key clients have a read budget of their own.
+#[test]
+fn client_key_frames_that_fill_the_read_budget_do_not_keep_the_operator_out() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // A long read timeout: the stalled frames hold their room until their own limit (10 s).
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "300")],
+        None,
+    );
+    // Four client-key connections start frames of almost 16 MiB (all of the 64 MiB budget
+    // but ~4 KiB) and send the rest never.
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let mut r = Raw::connect(&d.addr, &d.client_keys());
+        let frame = r.seal(
+            &json!({ "type": "request", "id": 1, "op": "ping", "pad": "x".repeat((16 << 20) - 1024) }),
+        );
+        r.stream
+            .write_all(&frame[..1 << 20])
+            .expect("the first MiB");
+        stalled.push(r);
+    }
+    // Their lengths read, their room taken (a frame's room is taken as its length arrives).
+    std::thread::sleep(Duration::from_millis(500));
+    // The operator's ping: 30 KB of text, ~90 KB of the budget once read (three copies).
+    let mut operator = Raw::connect(&d.addr, &d.keys());
+    operator.send(&json!({ "type": "request", "id": 1, "op": "ping", "pad": "x".repeat(30_000) }));
+    let reply = operator.read();
+    assert_eq!(reply["result"], "pong", "{reply}");
+    drop(stalled);
+}

@@ -320,3 +320,75 @@ fn a_client_key_follower_hears_no_change_it_is_not_shown() {
     );
     assert_eq!(heard[0]["status"]["health"], "degraded", "{heard:?}");
 }
+
+/// A subscription's topics are kept for the connection's life: one naming a topic thousands
+/// of times is refused, naming the limit, and a connection follows a topic under one
+/// subscription only (a second would have every event sent twice). The connection goes on.
+#[test]
+fn a_connection_follows_each_topic_once() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let d = start(
+        home.path(),
+        &[("PASSEPARTOUT_READ_TIMEOUT_SECS", "60")],
+        None,
+    );
+    let client = d.client();
+    client
+        .set_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let (mut tx, mut rx) = client.split().expect("split");
+    let first_answer = |rx: &mut Reader, id: &Value| until(rx, id, |_| true).remove(0);
+
+    let many = tx
+        .send(&Request::Subscribe {
+            topics: vec![Topic::Health; 10_000],
+        })
+        .expect("subscribe");
+    let refused = first_answer(&mut rx, &many);
+    assert_eq!(refused["type"], "error", "{refused}");
+    assert_eq!(refused["error"]["kind"], "request", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("at most 4 topics") && m.contains("10000")),
+        "{refused}"
+    );
+
+    let traces = tx
+        .send(&Request::Subscribe {
+            topics: vec![Topic::Traces],
+        })
+        .expect("subscribe");
+    let subscribed = first_answer(&mut rx, &traces);
+    assert_eq!(subscribed["event"], "subscribed", "{subscribed}");
+    assert_eq!(subscribed["topics"], json!(["traces"]), "{subscribed}");
+    let again = tx
+        .send(&Request::Subscribe {
+            topics: vec![Topic::Health, Topic::Traces],
+        })
+        .expect("subscribe");
+    let refused = first_answer(&mut rx, &again);
+    assert_eq!(refused["type"], "error", "{refused}");
+    assert_eq!(refused["error"]["kind"], "request", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already follows `traces`")),
+        "{refused}"
+    );
+
+    // The connection goes on; nothing more comes under the refused request's id.
+    let ping = tx.send(&Request::Ping).expect("ping");
+    let mut late = Vec::new();
+    loop {
+        let frame = rx.read().expect("a frame");
+        if frame["id"] == ping {
+            assert_eq!(frame["result"], "pong", "{frame}");
+            break;
+        }
+        if frame["id"] == again || frame["id"] == many {
+            late.push(frame);
+        }
+    }
+    assert!(late.is_empty(), "{late:?}");
+}

@@ -206,6 +206,32 @@ fn an_approver_session_needs_the_approver_key_to_sign() {
     assert!(decode(&real, Some(&mut o), MAX_FRAME).is_ok());
 }
 
+/// An object of one entry takes a whole B-tree node (room for 11 keys and values, ~630
+/// bytes): a frame of many small objects is counted so, not as a slot and a key each.
+#[test]
+fn many_small_objects_are_counted_as_what_their_nodes_take() {
+    let objects = serde_json::Value::Array(vec![serde_json::json!({ "": 0 }); 1000]);
+    let node = 11 * (std::mem::size_of::<String>() + std::mem::size_of::<serde_json::Value>());
+    let size = parsed_size(&objects);
+    assert!(size >= 1000 * (32 + node), "{size} bytes");
+    // Text takes about its bytes; zeros a slot each.
+    let text = serde_json::json!({ "pad": "x".repeat(1 << 20) });
+    let size = parsed_size(&text);
+    assert!((1 << 20..(1 << 20) + 4096).contains(&size), "{size} bytes");
+    let zeros = serde_json::Value::Array(vec![serde_json::json!(0); 30_000]);
+    let size = parsed_size(&zeros);
+    assert!(
+        (30_000 * 32..=32_768 * 32 + 32).contains(&size),
+        "{size} bytes"
+    );
+    // A large object: its nodes, about half full, and each key.
+    let wide: serde_json::Map<String, serde_json::Value> = (0..1000)
+        .map(|i| (format!("k{i:04}"), serde_json::json!(i)))
+        .collect();
+    let size = parsed_size(&serde_json::Value::Object(wide));
+    assert!(size >= 200 * node + 1000 * 8, "{size} bytes");
+}
+
 proptest! {
     /// A bearer token is accepted only when it is the secret itself: no prefix, no extension
     /// (a zero byte appended keys an HMAC alike), no other bytes.
