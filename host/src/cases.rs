@@ -142,15 +142,30 @@ pub enum CasesError {
     },
 }
 
+/// The largest file of cases read.
+pub const MAX_CASES_BYTES: u64 = 16 << 20;
+
 impl CaseFile {
-    /// Read the cases in `path`.
+    /// Read the cases in `path`, as the loader reads a plugin's files
+    /// ([`crate::runtime::loader::read_plugin_file`]): a regular file of at most
+    /// [`MAX_CASES_BYTES`], opened without waiting, since it may come with someone else's
+    /// plugin folder (a FIFO or `/dev/zero` there is an error, not a test that never ends).
     ///
     /// # Errors
-    /// It cannot be read or is not a file of cases (naming the field that is wrong).
+    /// It cannot be read, is not a regular file, is too large, is not UTF-8, or is not a file
+    /// of cases (naming the field that is wrong).
     pub fn read(path: &Path) -> Result<CaseFile, CasesError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CasesError::Read {
+        let unreadable = |source: std::io::Error| CasesError::Read {
             path: path.to_owned(),
             source,
+        };
+        let bytes =
+            crate::runtime::loader::read_plugin_file(path, MAX_CASES_BYTES).map_err(unreadable)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            unreadable(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not UTF-8 text ({e}): a file of cases is JSON"),
+            ))
         })?;
         serde_json::from_str(&text).map_err(|source| CasesError::Parse {
             path: path.to_owned(),
@@ -389,6 +404,12 @@ pub fn mounts(
             },
         });
     }
+    // A bare file name's folder is "" (`Path::parent`): the current directory.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     let root = dir.canonicalize().map_err(at(dir))?;
     let mut out = Vec::new();
     for (i, guest) in guests.iter().enumerate() {
@@ -498,4 +519,54 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), CopyError> {
 /// Whether every outcome is ok.
 pub fn all_ok(outcomes: &[Outcome]) -> bool {
     outcomes.iter().all(|o| o.ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cases_file_that_is_a_fifo_is_refused_at_once() {
+        let dir = tempfile::tempdir().expect("dir");
+        let fifo = dir.path().join("cases.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success(), "mkfifo");
+        // Read on another thread: a read that waits for a writer fails the test instead of
+        // hanging it (the thread is left blocked; the test process ends anyway).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(CaseFile::read(&path).map(|_| ()).map_err(|e| e.to_string()));
+        });
+        let read = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("reading a FIFO returns at once, without waiting for a writer");
+        let err = read.expect_err("a FIFO is no file of cases");
+        assert!(
+            err.contains("regular file") && err.contains("cases.json"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_cases_file_named_without_a_folder_is_in_the_current_one() {
+        let file = CaseFile {
+            about: None,
+            mounts: BTreeMap::new(),
+            cases: Vec::new(),
+        };
+        let scratch = tempfile::tempdir().expect("dir");
+        // `Path::new("cases.json").parent()` is `Some("")`.
+        let mounts = mounts(
+            &file,
+            Path::new(""),
+            &["/workspace".to_owned()],
+            scratch.path(),
+        );
+        assert!(mounts.is_ok(), "{mounts:?}");
+    }
 }

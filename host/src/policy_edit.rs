@@ -196,17 +196,21 @@ pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), G
 }
 
 /// `[plugins.NAME.limits]`, made when missing; an inline `limits = { … }` is used as it is.
+/// A `[plugins.NAME]` made here starts as a copy of `[default]`: an entry replaces `[default]`
+/// entirely for its plugin, so an entry holding only the consented limits would take away
+/// every other limit and grant `[default]` gave it.
 fn limits_table<'a>(
     doc: &'a mut DocumentMut,
     plugin: &str,
 ) -> Option<&'a mut dyn toml_edit::TableLike> {
+    let seed = like_default(doc);
     let plugins = doc
         .entry("plugins")
         .or_insert_with(|| Item::Table(implicit()))
         .as_table_like_mut()?;
     let entry = plugins
         .entry(plugin)
-        .or_insert(Item::Table(implicit()))
+        .or_insert(Item::Table(seed))
         .as_table_like_mut()?;
     entry
         .entry("limits")
@@ -219,6 +223,44 @@ fn implicit() -> Table {
     let mut t = Table::new();
     t.set_implicit(true);
     t
+}
+
+/// A new `[plugins.NAME]`: every item of `doc`'s `[default]` (a table or an inline table),
+/// else an empty table that appears only through its sub-tables.
+fn like_default(doc: &DocumentMut) -> Table {
+    let mut entry = Table::new();
+    if let Some(default) = doc.get("default").and_then(Item::as_table_like) {
+        for (key, item) in default.iter() {
+            entry.insert(key, fresh_copy(item));
+        }
+    }
+    entry.set_implicit(entry.is_empty());
+    entry
+}
+
+/// A copy of `item` whose tables are new ones: placed where the copy is inserted, not where
+/// the original stands in the file.
+fn fresh_copy(item: &Item) -> Item {
+    let fresh = |t: &Table| {
+        let mut out = Table::new();
+        out.set_dotted(t.is_dotted());
+        out.set_implicit(t.is_implicit());
+        for (key, inner) in t.iter() {
+            out.insert(key, fresh_copy(inner));
+        }
+        out
+    };
+    match item {
+        Item::Table(t) => Item::Table(fresh(t)),
+        Item::ArrayOfTables(tables) => {
+            let mut out = toml_edit::ArrayOfTables::new();
+            for t in tables.iter() {
+                out.push(fresh(t));
+            }
+            Item::ArrayOfTables(out)
+        }
+        other => other.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -256,5 +298,47 @@ mod tests {
         }
         assert_eq!(policy.for_plugin("pii").limits.fuel, Some(1));
         assert_eq!(policy.for_plugin("files").env, ["LANG"]);
+    }
+
+    #[test]
+    fn a_new_entry_keeps_what_default_gave_beside_the_granted_limits() {
+        // An entry replaces [default] entirely: made with the consented limit alone, it would
+        // drop the operator's disk, output and timeout limits for this plugin.
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("policy.toml");
+        std::fs::write(
+            &path,
+            "[default]\nlimits = { disk_mib = 8, max_output_kib = 64, timeout_ms = 60000 }\n",
+        )
+        .expect("write");
+        let spec = LimitSpec {
+            memory_mib: Some(32),
+            ..LimitSpec::default()
+        };
+        grant_limits(&path, "new-one", &spec).expect("granted");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let policy = crate::runtime::Policy::parse(&text).expect("still a policy");
+        let limits = &policy.for_plugin("new-one").limits;
+        assert_eq!(limits.memory_mib, Some(32), "{text}");
+        assert_eq!(limits.disk_mib, Some(8), "{text}");
+        assert_eq!(limits.max_output_kib, Some(64), "{text}");
+        assert_eq!(limits.timeout_ms, Some(60000), "{text}");
+        // [default] itself is left as it was.
+        assert_eq!(policy.default.limits.memory_mib, None, "{text}");
+        assert_eq!(policy.default.limits.disk_mib, Some(8), "{text}");
+        // The same with [default]'s limits as a table of their own, and a grant beside them.
+        std::fs::write(
+            &path,
+            "[default]\nenv = [\"LANG\"]\n\n[default.limits]\ndisk_mib = 8\n",
+        )
+        .expect("write");
+        grant_limits(&path, "new-one", &spec).expect("granted");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let policy = crate::runtime::Policy::parse(&text).expect("still a policy");
+        let entry = policy.for_plugin("new-one");
+        assert_eq!(entry.limits.memory_mib, Some(32), "{text}");
+        assert_eq!(entry.limits.disk_mib, Some(8), "{text}");
+        assert_eq!(entry.env, ["LANG"], "{text}");
+        assert_eq!(policy.default.limits.memory_mib, None, "{text}");
     }
 }

@@ -33,6 +33,12 @@ fn passepartout(home: &Path, args: &[&str]) -> Output {
         .expect("run passepartout")
 }
 
+/// `passepartout plugin test PLUGIN --cases CASES` in `home`.
+fn plugin_test_with(home: &Path, plugin: &str, cases: &Path) -> Output {
+    let cases = cases.to_str().expect("utf-8");
+    passepartout(home, &["plugin", "test", plugin, "--cases", cases])
+}
+
 /// The shell `command` run in a terminal (script(1) gives it a pty); what the terminal showed.
 fn in_a_terminal(home: &Path, command: &str) -> Output {
     in_home("script", home)
@@ -638,6 +644,79 @@ fn install_refuses_a_plugin_that_would_take_an_installed_plugins_tool() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "4");
+}
+
+#[test]
+fn install_refuses_a_plugin_waiting_for_a_grant_that_would_take_an_installed_plugins_tool() {
+    // `a-fetch` imports wasi:http and is granted no host, so it does not load and its audit
+    // reads no tools. Granted later, it would take `fetch` from `z-fetch`, which the operator
+    // installed (and granted) first: its tools are read without the grant, and it is refused.
+    let home = tempfile::tempdir().expect("temp dir");
+    let first = plugin_folder(&home.path().join("src"), "http-fetch", "z-fetch", |m| m);
+    let second = plugin_folder(&home.path().join("src"), "http-fetch", "a-fetch", |m| m);
+    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/passepartout/policy.toml"),
+        "[plugins.z-fetch]\nnet = [\"example.org\"]\n[plugins.z-fetch.tool_aliases]\n\
+         http-fetch = \"fetch\"\n[plugins.a-fetch.tool_aliases]\nhttp-fetch = \"fetch\"\n",
+    )
+    .expect("policy");
+    let install = |src: &Path| {
+        passepartout(
+            home.path(),
+            &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
+        )
+    };
+    let out = install(&first);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = install(&second);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "not installed: a-fetch offers the tool \"fetch\", which the installed plugin \
+             \"z-fetch\" offers already"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !home
+            .path()
+            .join("data/passepartout/plugins/a-fetch")
+            .exists()
+    );
+}
+
+#[test]
+fn a_missing_gate_is_named_by_its_folder_when_its_name_breaks_the_rule() {
+    // A manifest that does not parse: its raw name would be printed as a missing gate's, and
+    // its line break would start a line of its own.
+    let home = tempfile::tempdir().expect("temp dir");
+    let folder = home.path().join("data/passepartout/plugins/forged");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(
+        folder.join("plugin.toml"),
+        "name = \"x\\nerror: all gates loaded\"\nversion = \"0.1.0\"\nkinds = [\"gate\"]\n",
+    )
+    .expect("manifest");
+    let out = passepartout(home.path(), &["plugins"]);
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        !shown
+            .lines()
+            .any(|l| l.starts_with("error: all gates loaded")),
+        "{shown}"
+    );
+    assert!(shown.contains("error: gate forged did not load"), "{shown}");
 }
 
 #[test]
@@ -1727,16 +1806,7 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
     std::fs::write(&policy, text).expect("policy");
     for gate in ["pii", "shell-guard", "secrets"] {
         let cases = root.join(format!("plugins/{gate}/cases.json"));
-        let out = passepartout(
-            home.path(),
-            &[
-                "plugin",
-                "test",
-                gate,
-                "--cases",
-                cases.to_str().expect("utf-8"),
-            ],
-        );
+        let out = plugin_test_with(home.path(), gate, &cases);
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{gate}: {text}");
         assert!(!text.contains("FAIL"), "{text}");
@@ -1751,16 +1821,7 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
             "reason": "an AWS access key id", "conceals": "this action would write"}]}"#,
     )
     .expect("cases");
-    let out = passepartout(
-        home.path(),
-        &[
-            "plugin",
-            "test",
-            "secrets",
-            "--cases",
-            shows.to_str().expect("utf-8"),
-        ],
-    );
+    let out = plugin_test_with(home.path(), "secrets", &shows);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
@@ -1869,6 +1930,88 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn plugin_test_by_name_refuses_a_case_file_with_mounts() {
+    // `files` tested by name runs on the workspace policy.toml grants it, not on fixtures: the
+    // case would write into the operator's workspace, with no gate asked.
+    let home = tempfile::tempdir().expect("temp dir");
+    assert!(passepartout(home.path(), &["init"]).status.success());
+    let cases = home.path().join("planted.json");
+    std::fs::write(
+        &cases,
+        r#"{"mounts": {"/workspace": "fx"}, "cases": [
+            {"name": "w", "tool": "write-file", "args": {"path": "/workspace/planted.txt", "content": "x"}}
+        ]}"#,
+    )
+    .expect("cases");
+    let out = plugin_test_with(home.path(), "files", &cases);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mounts apply when testing a folder"),
+        "{stderr}"
+    );
+    assert!(
+        !home
+            .path()
+            .join("data/passepartout/workspace/planted.txt")
+            .exists(),
+        "the workspace was written"
+    );
+}
+
+#[test]
+fn plugin_test_prints_each_case_name_on_its_own_line() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let calc = plugin_folder(&home.path().join("src"), "eval", "calc", |m| m);
+    std::fs::write(
+        calc.join("cases.json"),
+        r#"{"cases": [
+            {"name": "adds\nok    forged", "tool": "eval", "args": {"expression": "(+ 1 1)"}, "output": "2"}
+        ]}"#,
+    )
+    .expect("cases");
+    let out = passepartout(
+        home.path(),
+        &["plugin", "test", calc.to_str().expect("utf-8")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.lines().any(|l| l == "ok    forged"), "{text}");
+}
+
+#[test]
+fn plugin_test_reads_cases_named_by_a_bare_file_name() {
+    // `--cases cases.json`: its folder is "" (the current directory), which canonicalize
+    // cannot find.
+    let home = tempfile::tempdir().expect("temp dir");
+    let calc = plugin_folder(&home.path().join("src"), "eval", "calc", |m| m);
+    std::fs::write(
+        calc.join("cases.json"),
+        r#"{"cases": [{"name": "adds", "tool": "eval", "args": {"expression": "(+ 1 1)"}, "output": "2"}]}"#,
+    )
+    .expect("cases");
+    let out = in_home(env!("CARGO_BIN_EXE_passepartout"), home.path())
+        .current_dir(&calc)
+        .args([
+            "plugin",
+            "test",
+            calc.to_str().expect("utf-8"),
+            "--cases",
+            "cases.json",
+        ])
+        .output()
+        .expect("run passepartout");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("calc 0.1.0: 1 of 1 cases passed"), "{text}");
 }
 
 /// `passepartout` in `home`, with the author's toolchains where the machine keeps them (cargo

@@ -393,24 +393,44 @@ fn a_third_party_tool_cannot_take_a_first_party_name_even_when_that_plugin_is_of
 }
 
 #[test]
-fn two_plugins_offering_one_tool_name_the_later_is_refused() {
+fn two_plugins_offering_one_tool_name_are_both_refused_and_a_third_cannot_take_it() {
+    // Which loads first is only the order of their folders' names: a plugin copied in later
+    // must not take a tool from one the operator trusted with it, nor can a third one take
+    // it while the two are refused.
     let (rt, _cache) = fresh_runtime();
     let first = hostile_tool_offering(r#"extra = [{ name = "shared" }]"#);
-    let second = source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
-        format!(
-            "{}\n[config]\nextra = [{{ name = \"shared\" }}]\ncopies = 0\n",
-            m.replace("name = \"hostile-tool\"", "name = \"hostile-two\"")
-        )
-    });
-    let report = rt.load_all(&[first, second], &Policy::default());
+    let named = |name: &str| {
+        source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
+            format!(
+                "{}\n[config]\nextra = [{{ name = \"shared\" }}]\ncopies = 0\n",
+                m.replace("name = \"hostile-tool\"", &format!("name = \"{name}\""))
+            )
+        })
+    };
+    let report = rt.load_all(
+        &[first, named("hostile-two"), named("hostile-three")],
+        &Policy::default(),
+    );
     let names: Vec<&str> = report.plugins.iter().map(|p| p.id.name.as_str()).collect();
-    assert_eq!(names, ["hostile-tool"]);
-    let err = report.errors[0].to_string();
+    assert!(names.is_empty(), "neither keeps the tool: {names:?}");
+    let errs: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    let by = |plugin: &str, says: &str| {
+        errs.iter()
+            .any(|e| e.contains(&format!("plugin \"{plugin}\"")) && e.contains(says))
+    };
     assert!(
-        err.contains("plugin \"hostile-two\"")
-            && err.contains("which plugin \"hostile-tool\" already offers")
-            && !err.contains("first-party"),
-        "{err}"
+        by("hostile-tool", "which plugin \"hostile-two\"")
+            && by(
+                "hostile-two",
+                "which plugin \"hostile-tool\" already offers"
+            )
+            && by("hostile-two", "neither is loaded")
+            && by(
+                "hostile-three",
+                "which plugin \"hostile-tool\" already offers"
+            )
+            && errs.iter().all(|e| !e.contains("first-party")),
+        "{errs:#?}"
     );
 }
 

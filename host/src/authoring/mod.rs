@@ -268,10 +268,11 @@ fn manifest(name: &str, kind: Kind, component: &str) -> String {
     }
 }
 
-/// A project's `plugin.toml`.
+/// A project's `plugin.toml`, read as the loader reads one (a regular file, 1 MiB at most, not
+/// waiting on a FIFO): the project may be someone else's.
 fn manifest_of(dir: &Path) -> Result<crate::runtime::manifest::Manifest, AuthoringError> {
     let manifest_path = dir.join("plugin.toml");
-    let text = std::fs::read_to_string(&manifest_path).map_err(io(&manifest_path))?;
+    let text = crate::runtime::loader::read_manifest(&manifest_path).map_err(io(&manifest_path))?;
     crate::runtime::manifest::Manifest::parse(&text)
         .map_err(|e| AuthoringError::NotAProject(format!("{}: {e}", manifest_path.display())))
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use passepartout::audit;
 use passepartout::install::{self, read_source};
+use passepartout::runtime::PluginSource;
 use passepartout::runtime::limits;
 use passepartout::runtime::manifest::{LimitSpec, Manifest};
 use passepartout::terminal::one_line;
@@ -71,31 +72,50 @@ fn asks_anything(a: &audit::PluginAudit) -> bool {
     a.capabilities.iter().any(|row| !row.declared.is_empty())
 }
 
-/// Why `candidate` cannot join the installed plugins: a tool it offers (as offered, after the
-/// policy's aliases) that another installed plugin offers already. At the next load the one
-/// whose folder sorts first would keep the name and the other lose it, so that installing a
-/// plugin could take a tool over from one the operator trusted with it.
-fn taken_tool(setup: &Setup, candidate: &audit::PluginAudit) -> Option<String> {
+/// Why `candidate` (read from `source`) cannot join the installed plugins: a tool it offers
+/// (as offered, after the policy's aliases) that another installed plugin offers already. The
+/// load would refuse both (see `Runtime::load_all`), so that installing a plugin could take a
+/// tool over from one the operator trusted with it, or at least take it away.
+///
+/// A candidate that does not load yet (it waits for a grant, or the policy turns it off) has
+/// no tools in its audit: they are read without the grant ([`Runtime::offered_tools`]), since
+/// granting it later would otherwise let it take the tool unseen. If they cannot be read even
+/// so, it is refused: what it would take is unknown.
+///
+/// [`Runtime::offered_tools`]: passepartout::runtime::Runtime::offered_tools
+fn taken_tool(
+    setup: &Setup,
+    candidate: &audit::PluginAudit,
+    source: &PluginSource,
+) -> Option<String> {
+    let offered: Vec<String> = match &candidate.tools_unread {
+        None => candidate.tools.iter().map(|t| t.name.clone()).collect(),
+        Some(_) => match setup.runtime.offered_tools(source, &setup.policy) {
+            Ok(names) => names,
+            Err(e) => {
+                return Some(format!(
+                    "the tools {} offers cannot be read ({}), so whether one would take a tool \
+                     an installed plugin offers is unknown; fix what the error says (`passepartout \
+                     audit` lists what it needs granted), then install it again",
+                    candidate.name,
+                    one_line(&passepartout::runtime::chain(&e))
+                ));
+            }
+        },
+    };
     let installed = setup.runtime.load_all(&setup.sources, &setup.policy);
-    candidate.tools.iter().find_map(|t| {
+    offered.iter().find_map(|t| {
         installed
             .plugins
             .iter()
             .filter(|p| p.id.name != candidate.name)
-            .find(|p| p.tools.iter().any(|o| o.name == t.name))
+            .find(|p| p.tools.iter().any(|o| o.name == *t))
             .map(|p| {
                 format!(
                     "{} offers the tool {:?}, which the installed plugin {:?} offers already; \
                      rename it, offer it under another name in policy.toml \
                      ([plugins.{}.tool_aliases] {} = \"{}-{}\"), or remove {:?} first",
-                    candidate.name,
-                    t.name,
-                    p.id.name,
-                    candidate.name,
-                    t.name,
-                    candidate.name,
-                    t.name,
-                    p.id.name
+                    candidate.name, t, p.id.name, candidate.name, t, candidate.name, t, p.id.name
                 )
             })
     })
@@ -111,7 +131,7 @@ pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow
         return Ok(ExitCode::FAILURE);
     }
     if let Some(plugin) = report.plugins.first()
-        && let Some(why) = taken_tool(setup, plugin)
+        && let Some(why) = taken_tool(setup, plugin, &source)
     {
         errln!("not installed: {why}");
         return Ok(ExitCode::FAILURE);
@@ -221,7 +241,7 @@ pub fn update(
         errln!("not updated: the new build has a high finding");
         return Ok(ExitCode::FAILURE);
     }
-    if let Some(why) = taken_tool(setup, &new) {
+    if let Some(why) = taken_tool(setup, &new, &new_source) {
         errln!("not updated: {why}");
         return Ok(ExitCode::FAILURE);
     }

@@ -11,6 +11,7 @@ use passepartout::cases::{self, CaseFile};
 use passepartout::runtime::effects::Catalog;
 use passepartout::runtime::policy::{FsGrant, PluginPolicy};
 use passepartout::runtime::{Plugin, PluginSource};
+use passepartout::terminal::one_line;
 
 use super::Setup;
 
@@ -58,7 +59,11 @@ pub fn run(
             // for a copy of its fixture (or an empty directory). Nothing else: no variable of
             // the operator's, no network, no program, no memory (install it, and test it by
             // name under the policy, for those).
-            let base = cases_path.parent().unwrap_or(Path::new("."));
+            // `--cases cases.json` has the parent "", which is the current directory.
+            let base = cases_path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             let guests: Vec<String> = manifest
                 .capabilities
                 .fs
@@ -97,6 +102,17 @@ pub fn run(
                 .map(Path::to_owned)
                 .with_context(|| format!("give the cases to run {name} against: --cases FILE"))?;
             let file = CaseFile::read(&cases_path)?;
+            // Fixtures are copied only for a folder, whose mounts the test grants. A plugin
+            // tested by name gets the policy's mounts, the operator's real directories, and a
+            // tool case there acts on them (no gate is asked): a case file must not be read as
+            // if its fixtures stood in for them.
+            anyhow::ensure!(
+                file.mounts.is_empty(),
+                "{}: mounts apply when testing a folder; a plugin tested by name runs on the \
+                 mounts policy.toml grants it (its tool cases act on them for real). Remove \
+                 `mounts` from the file, or test the plugin's folder",
+                cases_path.display()
+            );
             (source, cases_path, file, setup.policy.clone())
         }
     };
@@ -160,15 +176,17 @@ fn print(
         );
         return Ok(());
     }
+    // A case's name is the file's, and what a plugin said is in `got`: each on one line, so
+    // that neither can print a line of its own (a fake `ok` or summary).
     for o in outcomes {
         if o.ok {
-            outln!("ok    {}", o.name);
+            outln!("ok    {}", one_line(&o.name));
         } else {
             outln!(
                 "FAIL  {}\n      expected {}\n      got      {}",
-                o.name,
-                o.expected,
-                o.got
+                one_line(&o.name),
+                one_line(&o.expected),
+                one_line(&o.got)
             );
         }
     }

@@ -240,29 +240,65 @@ fn set_hash(
     hex::encode(&h.finalize()[..8])
 }
 
-/// The error for `plugin` when one of its tools is already offered by another plugin (or
-/// reserved by a first-party one), else `None`.
-fn taken_tool(plugin: &Plugin, offered: &BTreeMap<String, String>) -> Option<LoadError> {
+/// The first tool of `plugin` that another plugin already offers (or a first-party one
+/// reserves), with the name of that plugin.
+fn taken_tool<'a>(
+    plugin: &'a Plugin,
+    offered: &'a BTreeMap<String, String>,
+) -> Option<(&'a str, &'a str)> {
     plugin.tools.iter().find_map(|t| {
         let owner = offered.get(&t.name)?;
         // A first-party plugin offers its own reserved names.
-        (*owner != plugin.id.name || plugin.origin != Origin::Builtin).then(|| {
-            let reserved = if super::tools::reserved_by(&t.name) == Some(owner.as_str()) {
-                " (the first-party plugins' tool names are reserved even when they are disabled)"
-            } else {
-                ""
-            };
-            LoadError::Invalid {
-                plugin: plugin.id.clone(),
-                message: format!(
-                    "offers the tool {:?}, which plugin {owner:?} already offers{reserved}; \
-                     rename the tool, or offer it under another name in policy.toml: \
-                     [plugins.{}.tool_aliases] {} = \"{}-{}\"",
-                    t.name, plugin.id.name, t.name, plugin.id.name, t.name
-                ),
-            }
-        })
+        (*owner != plugin.id.name || plugin.origin != Origin::Builtin)
+            .then_some((t.name.as_str(), owner.as_str()))
     })
+}
+
+/// The error for `plugin`, which offers `tool` that plugin `owner` already offers. `refused`:
+/// `owner` is refused too, at `from` (see [`Runtime::load_all`]).
+fn tool_taken_error(
+    plugin: &Plugin,
+    tool: &str,
+    owner: &str,
+    refused: Option<&Origin>,
+) -> LoadError {
+    let why = match refused {
+        Some(from) => format!(
+            " (from {from}), so neither is loaded: which would keep it depends only on the \
+             order of their folders' names"
+        ),
+        None if super::tools::reserved_by(tool) == Some(owner) => {
+            " (the first-party plugins' tool names are reserved even when they are disabled)"
+                .to_owned()
+        }
+        None => String::new(),
+    };
+    LoadError::Invalid {
+        plugin: plugin.id.clone(),
+        message: format!(
+            "offers the tool {tool:?}, which plugin {owner:?} already offers{why}; rename the \
+             tool, or offer it under another name in policy.toml: \
+             [plugins.{name}.tool_aliases] {tool} = \"{name}-{tool}\"",
+            name = plugin.id.name
+        ),
+    }
+}
+
+/// The error for `owner`, taken out of the loaded set because `plugin` (loaded after it)
+/// offers its tool `tool` too.
+fn tool_shared_error(owner: &Plugin, tool: &str, plugin: &Plugin) -> LoadError {
+    LoadError::Invalid {
+        plugin: owner.id.clone(),
+        message: format!(
+            "offers the tool {tool:?}, which plugin {:?} ({}) offers too, so neither is loaded: \
+             which would keep it depends only on the order of their folders' names. Remove one, \
+             or offer the tool under another name in policy.toml: \
+             [plugins.{name}.tool_aliases] {tool} = \"{name}-{tool}\"",
+            plugin.id.name,
+            plugin.origin,
+            name = owner.id.name
+        ),
+    }
 }
 
 /// Whether a plugin that failed to load may be a gate, and its name and version: from its
@@ -297,22 +333,50 @@ fn missing_gate(source: &PluginSource, why: &LoadError) -> Option<MissingGate> {
     if !may_be_gate {
         return None;
     }
+    // What a manifest that did not parse says is kept only where it passes the manifest's own
+    // rules, and a folder's name is shown on one line: the name is printed on lines of its own
+    // ("error: gate NAME did not load"), where a line break would start a forged one.
     let folder = match &source.origin {
-        Origin::Dir(p) | Origin::Candidate(p) => {
-            p.file_name().map(|n| n.to_string_lossy().into_owned())
-        }
+        Origin::Dir(p) | Origin::Candidate(p) => p
+            .file_name()
+            .map(|n| crate::terminal::one_line(&n.to_string_lossy()).into_owned()),
         Origin::Builtin => None,
     };
     Some(MissingGate {
-        name: field("name").or(folder).unwrap_or_else(|| "?".into()),
-        version: field("version"),
+        name: field("name")
+            .filter(|n| plugin_name_ok(n))
+            .or(folder)
+            .unwrap_or_else(|| "?".into()),
+        version: field("version").filter(|v| version_shaped(v)),
         why: why.to_string(),
     })
+}
+
+/// Whether `name` passes the manifest's rule for a plugin's name (see `Manifest::parse`): 1-64
+/// lowercase ASCII letters, digits and `-`.
+fn plugin_name_ok(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Whether `version` is made of what a semver version is made of (ASCII letters, digits, `.`,
+/// `-`, `+`), at most 64 of them: nothing that breaks a line or hides.
+fn version_shaped(version: &str) -> bool {
+    (1..=64).contains(&version.len())
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
 }
 
 impl Runtime {
     /// Load every source against `policy`. A plugin that fails does not stop the others; two
     /// plugins with one name are both refused after the first (the first keeps its place).
+    /// Two plugins offering one tool (after the policy's aliases) are both refused: which
+    /// loads first is only the order of their folders' names, and a plugin copied in later
+    /// must not take a tool from one the operator trusted with it. A tool a first-party plugin
+    /// offers or reserves stays its own: only the other plugin is refused.
     pub fn load_all(&self, sources: &[PluginSource], policy: &Policy) -> LoadReport {
         let mut plugins: Vec<Plugin> = Vec::new();
         let mut errors = Vec::new();
@@ -327,6 +391,8 @@ impl Runtime {
             .map(|m| m.name)
             .collect();
         let mut loaded_sha: BTreeMap<String, String> = BTreeMap::new();
+        // The source each loaded plugin came from, by name.
+        let mut owned_by: BTreeMap<String, &PluginSource> = BTreeMap::new();
         let mut offered: BTreeMap<String, String> = super::tools::RESERVED
             .iter()
             .map(|(plugin, tool)| ((*tool).to_owned(), (*plugin).to_owned()))
@@ -344,9 +410,34 @@ impl Runtime {
                             first,
                             second: plugin.origin.to_string(),
                         }
-                    } else if let Some(taken) = taken_tool(&plugin, &offered) {
-                        taken
+                    } else if let Some((tool, owner)) =
+                        taken_tool(&plugin, &offered).map(|(t, o)| (t.to_owned(), o.to_owned()))
+                    {
+                        let shared = plugins
+                            .iter()
+                            .position(|p| p.id.name == owner && p.origin != Origin::Builtin);
+                        match shared {
+                            None => tool_taken_error(&plugin, &tool, &owner, None),
+                            Some(i) => {
+                                // Neither keeps it: the one loaded first is taken out too.
+                                let first = plugins.remove(i);
+                                // Its hash leaves the set's; its tools' names stay taken,
+                                // so that a third plugin offering one is refused too.
+                                loaded_sha.remove(&first.id.name);
+                                let shared_error = tool_shared_error(&first, &tool, &plugin);
+                                if let Some(m) = owned_by
+                                    .get(&first.id.name)
+                                    .and_then(|s| missing_gate(s, &shared_error))
+                                    .filter(|m| !policy.disabled(&m.name))
+                                {
+                                    missing_gates.push(m);
+                                }
+                                errors.push(shared_error);
+                                tool_taken_error(&plugin, &tool, &owner, Some(&first.origin))
+                            }
+                        }
                     } else {
+                        owned_by.insert(plugin.id.name.clone(), source);
                         seen.insert(plugin.id.name.clone(), plugin.origin.to_string());
                         loaded_sha.insert(plugin.id.name.clone(), plugin.sha256.clone());
                         for t in &plugin.tools {

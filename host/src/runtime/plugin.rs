@@ -230,6 +230,16 @@ impl Plugin {
     }
 }
 
+/// What a plugin is loaded for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    /// To be called: only what the policy grants is linked, and a plugin it turns off is
+    /// refused.
+    Run,
+    /// Only to read the tools it would offer once granted ([`Runtime::offered_tools`]).
+    Describe,
+}
+
 impl Runtime {
     /// Load one plugin: parse and check its manifest, resolve its limits and grants against
     /// `policy`, compile (or load from the cache), check its exports, link each role, and ask
@@ -238,6 +248,49 @@ impl Runtime {
     /// # Errors
     /// A [`LoadError`] naming the plugin (or the manifest file) and what to fix.
     pub fn load(&self, source: &PluginSource, policy: &Policy) -> Result<Plugin, LoadError> {
+        self.load_for(source, policy, Purpose::Run)
+    }
+
+    /// The names `source`'s tools would be offered under (after the policy's aliases) once
+    /// the policy grants what it imports and does not turn it off: read as [`Runtime::load`]
+    /// reads them, but with `wasi:http`, `process` and `memory` linked whether granted or
+    /// not. Nothing of the plugin runs but `describe`, which runs as it always does, holding
+    /// no capability at all (no mount, variable, host, program or memory), and the plugin is
+    /// dropped after. For `plugin install` and `update`: a tool a plugin would take from an
+    /// installed one must be seen before anyone grants it.
+    ///
+    /// # Errors
+    /// As [`Runtime::load`], but for a missing grant or `enabled = false`.
+    pub fn offered_tools(
+        &self,
+        source: &PluginSource,
+        policy: &Policy,
+    ) -> Result<Vec<String>, LoadError> {
+        let plugin = self.load_for(source, policy, Purpose::Describe)?;
+        Ok(plugin.tools.iter().map(|t| t.name.clone()).collect())
+    }
+
+    /// The tools' linker with every interface that is linked only when granted linked all
+    /// the same, for [`Purpose::Describe`]: its stores grant nothing, so a call through one
+    /// is denied as it is for a granted plugin's `describe`.
+    fn describe_linker(&self) -> anyhow::Result<Linker<ToolData>> {
+        use super::capabilities::{memory, net, process};
+        let mut linker = self.tool_linker.clone();
+        net::link(&mut linker, self.deadlines == super::Deadlines::Hard)
+            .map_err(|e| anyhow::anyhow!("linking wasi:http: {e}"))?;
+        process::link(&mut linker, |d: &mut ToolData| &mut d.process)
+            .map_err(|e| anyhow::anyhow!("linking the process interface: {e}"))?;
+        memory::link(&mut linker, |d: &mut ToolData| &mut d.memory)
+            .map_err(|e| anyhow::anyhow!("linking the memory interface: {e}"))?;
+        Ok(linker)
+    }
+
+    fn load_for(
+        &self,
+        source: &PluginSource,
+        policy: &Policy,
+        purpose: Purpose,
+    ) -> Result<Plugin, LoadError> {
         if let Some(problem) = &source.problem {
             return Err(LoadError::Config {
                 path: source.manifest_path.clone(),
@@ -272,7 +325,7 @@ impl Runtime {
                 found,
             });
         }
-        if policy.disabled(&manifest.name) {
+        if purpose == Purpose::Run && policy.disabled(&manifest.name) {
             return Err(LoadError::DisabledByPolicy { plugin: id });
         }
         let entry = policy.for_plugin(&manifest.name);
@@ -328,11 +381,13 @@ impl Runtime {
         // interface. An import beyond those is refused here, at link time. (Not stubbed with
         // `define_unknown_imports_as_traps`: that shadows the semver-compatible WASI instances,
         // so a guest built against wasi@0.2.6 would find its calls trapping.)
-        check_granted(
-            &id,
-            &super::inspect::interfaces(&self.engine, &component).imports,
-            &grants,
-        )?;
+        if purpose == Purpose::Run {
+            check_granted(
+                &id,
+                &super::inspect::interfaces(&self.engine, &component).imports,
+                &grants,
+            )?;
+        }
         let memory = match grants.memory {
             super::manifest::MemoryAccess::None => None,
             access => Some(super::capabilities::memory::MemoryCtx {
@@ -347,9 +402,11 @@ impl Runtime {
                 access,
             }),
         };
-        let tool_linker = &self
-            .linker_for(&grants)
-            .map_err(|e| component_err(format!("cannot link its grants: {e}")))?;
+        let tool_linker = &match purpose {
+            Purpose::Run => self.linker_for(&grants),
+            Purpose::Describe => self.describe_linker(),
+        }
+        .map_err(|e| component_err(format!("cannot link its grants: {e}")))?;
         let tool_pre = if manifest.kinds.contains(&Kind::Tool) {
             let pre = tool_linker.instantiate_pre(&component).map_err(link_err)?;
             Some(tool::ToolPluginPre::new(pre).map_err(link_err)?)
