@@ -10,6 +10,7 @@
 //! no effects, so gates treat them as opaque, unless the operator maps their arguments to
 //! effects in `policy.toml` (`[mcp.NAME.effects]`, [`McpServerPolicy`]).
 
+pub mod bounded_http;
 pub mod bounds;
 pub mod error;
 pub mod pins;
@@ -351,11 +352,11 @@ impl Gateway {
         let mut used = taken.clone();
         let mut offered = Vec::new();
         for s in &self.servers {
-            let status = s.status();
-            let running = status.state == server::State::Running;
             let Some(pinned) = pins.servers.get(&s.name) else {
                 continue;
             };
+            let status = s.status();
+            let running = status.state == server::State::Running;
             for tool in pinned.keys() {
                 // A server that lists one tool twice gets it offered once.
                 let Some(name) = offered_name(&s.name, tool, &used) else {
@@ -495,13 +496,39 @@ impl Offer {
         self.tools().into_iter().find(|t| t.name == name)
     }
 
-    /// Call `tool` with `args`.
+    /// Call `tool` with `args`, as the gates judged them: each mapped argument the call leaves
+    /// out given its schema's default (`with_defaults`), so that the server writes where
+    /// the gates saw it would, not where a default of its own says.
     ///
     /// # Errors
     /// As [`Gateway::call`].
     pub async fn call(&self, tool: &OfferedTool, args: JsonObject) -> Result<String, CallError> {
+        let args = match self.spec(tool) {
+            Ok(spec) => with_defaults(&tool.schema, &spec, args),
+            // Never for a tool `find` gave: a tool whose mapping does not fit is not offered.
+            Err(_) => args,
+        };
         self.gateway.call(&tool.server, &tool.tool, args).await
     }
+}
+
+/// `args` with each argument `spec` maps that they leave out set to its schema's default, when
+/// the schema has one of the effect's type: what the gates judge, and what the server is sent.
+/// A mapped argument without such a default stays out (the server's own default applies, which
+/// gates judge as unknown).
+fn with_defaults(
+    schema: &serde_json::Value,
+    spec: &EffectSpec,
+    mut args: JsonObject,
+) -> JsonObject {
+    for (arg, kind) in &spec.properties {
+        if !args.contains_key(arg)
+            && let Some(default) = schema_default(schema, arg, *kind)
+        {
+            args.insert(arg.clone(), default);
+        }
+    }
+    args
 }
 
 /// A path a server takes from the directory it runs in: relative, and nothing a server or its
@@ -513,13 +540,25 @@ fn plain_relative(path: &str) -> bool {
 /// What a mapped argument a call leaves out stands for: the schema's default when it is of
 /// the effect's type, else an empty value.
 fn default_of(schema: &serde_json::Value, arg: &str, kind: EffectKind) -> serde_json::Value {
-    let default = &schema["properties"][arg]["default"];
-    match kind {
-        EffectKind::Argv if default.is_array() => default.clone(),
+    schema_default(schema, arg, kind).unwrap_or_else(|| match kind {
         EffectKind::Argv => serde_json::Value::Array(Vec::new()),
-        _ if default.is_string() => default.clone(),
         _ => serde_json::Value::String(String::new()),
-    }
+    })
+}
+
+/// The schema's default for `arg`, when it is of the effect's type (an array for argv, a
+/// string for the others).
+fn schema_default(
+    schema: &serde_json::Value,
+    arg: &str,
+    kind: EffectKind,
+) -> Option<serde_json::Value> {
+    let default = &schema["properties"][arg]["default"];
+    let fits = match kind {
+        EffectKind::Argv => default.is_array(),
+        _ => default.is_string(),
+    };
+    fits.then(|| default.clone())
 }
 
 /// A server tool's identity: the server, and as its version the sha256 the operator pinned
@@ -550,7 +589,8 @@ impl ExternalTools for Offer {
         // relative one taken from the directory it runs in. A remote server's are not.
         let remote = config.url.is_some();
         let cwd = server::working_dir(&config);
-        let mut args = args.clone();
+        // As the server will be sent them (`Offer::call`).
+        let mut args = with_defaults(&tool.schema, &spec, args.clone());
         for (arg, kind) in &spec.properties {
             // A mapped argument the call leaves out still has its effect (the server's
             // default): its schema's default, else an empty value gates judge as unknown.
@@ -678,6 +718,32 @@ mod tests {
             "a default of another type"
         );
         assert_eq!(default_of(&schema, "none", EffectKind::PathRead), "");
+    }
+
+    /// What the gates judge of a mapped argument the call leaves out is what the server is
+    /// sent: its schema's default; without one, nothing (the server's own default applies,
+    /// judged as unknown). Arguments the call gives, and unmapped ones, are left as they are.
+    #[test]
+    fn a_mapped_argument_left_out_is_sent_as_its_schema_default() {
+        let schema = serde_json::json!({ "properties": {
+            "path": { "type": "string", "default": "/srv/judged.txt" },
+            "to": { "type": "string" },
+            "mode": { "type": "string", "default": "w" },
+        }});
+        let spec = EffectSpec {
+            properties: [
+                ("path".to_owned(), EffectKind::PathWrite),
+                ("to".to_owned(), EffectKind::Url),
+            ]
+            .into(),
+        };
+        let args = JsonObject::from_iter([("text".to_owned(), serde_json::json!("x"))]);
+        assert_eq!(
+            serde_json::Value::Object(with_defaults(&schema, &spec, args)),
+            serde_json::json!({ "text": "x", "path": "/srv/judged.txt" })
+        );
+        let given = JsonObject::from_iter([("path".to_owned(), serde_json::json!("mine.txt"))]);
+        assert_eq!(with_defaults(&schema, &spec, given.clone()), given);
     }
 
     #[test]

@@ -176,14 +176,15 @@ pub fn seen_file(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.json"))
 }
 
-/// Write what server `name` offers.
+/// Write what server `name` offers, as compact JSON: indented, a schema's every value would
+/// take a line of its own, as long as the schema is deep.
 ///
 /// # Errors
 /// The file cannot be written.
 pub fn save_seen(dir: &Path, name: &str, tools: &[SeenTool]) -> Result<(), PinError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = seen_file(dir, name);
-    let text = serde_json::to_string_pretty(tools).unwrap_or_default();
+    let text = serde_json::to_vec(tools).unwrap_or_default();
     // Whole or not at all: `mcp pin` and `audit` may read it at any time.
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(io(&tmp))?;
@@ -229,6 +230,22 @@ mod tests {
         let read = load_seen(dir.path(), "notes").expect("load");
         assert_eq!(read, vec![shown]);
         assert_ne!(read[0].sha256, evil.sha256);
+    }
+
+    /// Indented, a schema 30 levels deep would write each of its values on a line of its own,
+    /// 60 spaces in.
+    #[test]
+    fn the_seen_file_is_written_compact() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let deep = (0..30).fold(
+            serde_json::json!([0, 0, 0]),
+            |v, _| serde_json::json!({ "a": v }),
+        );
+        let tool = SeenTool::new("t".into(), "deep".into(), deep);
+        save_seen(dir.path(), "s", std::slice::from_ref(&tool)).expect("save");
+        let text = std::fs::read_to_string(seen_file(dir.path(), "s")).expect("read");
+        let compact = serde_json::to_string(std::slice::from_ref(&tool)).expect("json");
+        assert_eq!(text, compact);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::Duration;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::bounded_http::Bounded;
 use crate::runtime::capabilities::net::is_restricted;
 use crate::settings::McpServerConfig;
 
@@ -244,7 +245,7 @@ pub async fn addresses(
 /// or no HTTP client can be built ([`TransportError`]).
 pub async fn transport(
     config: &McpServerConfig,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, TransportError> {
+) -> Result<StreamableHttpClientTransport<Bounded>, TransportError> {
     let url = config.url.as_deref().ok_or(TransportError::NoUrl)?;
     let endpoint = endpoint(url)?;
     let addrs = addresses(&endpoint, &config.addresses).await?;
@@ -266,8 +267,13 @@ pub async fn transport(
         })?;
         transport = transport.auth_header(token.trim());
     }
+    // A POST outlives the call that made it by a little, so that the call's own timeout is
+    // what the caller sees, and rmcp's worker is free again right after.
+    // (The handshake and each listing get 30 s, a call `timeout_secs`, 60 by default.)
+    let deadline = Duration::from_secs(config.timeout_secs.unwrap_or(60).max(30) + 5);
     Ok(StreamableHttpClientTransport::with_client(
-        client, transport,
+        Bounded::new(client, deadline),
+        transport,
     ))
 }
 

@@ -24,8 +24,15 @@ const MIN_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// A server up this long is healthy again: its next failure waits [`MIN_BACKOFF`].
 const HEALTHY: Duration = Duration::from_secs(30);
-/// How long the handshake and each tool listing may take.
+/// How long the handshake and each tool listing may take; and the longest a message to a
+/// server may wait for it to read it ([`super::bounds::SendCap`]).
 const HANDSHAKE: Duration = Duration::from_secs(30);
+/// The least time from one listing of a server's tools to the next: a server that says its
+/// tools changed again and again has them listed (and written down) no more often.
+const RELIST: Duration = Duration::from_secs(5);
+/// The most of a tool's result passed on, bytes: a plugin tool's default output cap
+/// (`limits.max_output_kib`).
+const MAX_RESULT: usize = (crate::runtime::limits::DEFAULT_MAX_OUTPUT_KIB as usize) << 10;
 /// Processes a server's user may have.
 const PROCESSES: u64 = 64;
 /// Lines of a server's stderr kept to say why it stopped.
@@ -58,8 +65,9 @@ pub struct ServerStatus {
     pub restarts: u64,
     /// Why it last stopped or failed to start.
     pub last_error: Option<String>,
-    /// The tools it offers, as last listed.
-    pub tools: Vec<SeenTool>,
+    /// The tools it offers, as last listed: shared, so that a copy of the status (each
+    /// `status` request, each look for a tool) does not copy every schema.
+    pub tools: Arc<[SeenTool]>,
 }
 
 impl ServerStatus {
@@ -67,10 +75,16 @@ impl ServerStatus {
     /// schemas of up to [`super::bounds::MAX_TOOLS`] tools would not fit one reply; `tools`
     /// and `passepartout mcp pin` show them).
     pub fn summary(mut self) -> ServerStatus {
-        for t in &mut self.tools {
-            t.description = String::new();
-            t.schema = serde_json::Value::Null;
-        }
+        self.tools = self
+            .tools
+            .iter()
+            .map(|t| SeenTool {
+                name: t.name.clone(),
+                description: String::new(),
+                schema: serde_json::Value::Null,
+                sha256: t.sha256.clone(),
+            })
+            .collect();
         self
     }
 }
@@ -125,7 +139,7 @@ impl Server {
                 state: State::Starting,
                 restarts: 0,
                 last_error: None,
-                tools: Vec::new(),
+                tools: Arc::default(),
             }),
             name,
             config,
@@ -138,7 +152,7 @@ impl Server {
         &self.config
     }
 
-    /// What it is now.
+    /// What it is now (its tools shared, not copied).
     pub fn status(&self) -> ServerStatus {
         self.status
             .lock()
@@ -150,7 +164,8 @@ impl Server {
         f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
-    /// Call `tool` with `args`: its text output, or its error.
+    /// Call `tool` with `args`: its text output, or its error; at most `MAX_RESULT` (1 MiB)
+    /// of either, saying how much more there was.
     ///
     /// # Errors
     /// [`CallError`]: the server is not running, the call failed or timed out, or the tool
@@ -176,12 +191,13 @@ impl Server {
                 server: self.name.clone(),
                 source: Box::new(source),
             })?;
-        let text: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-            .collect();
-        let text = text.join("\n");
+        let text = joined(
+            result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str())),
+            MAX_RESULT,
+        );
         if result.is_error == Some(true) {
             Err(CallError::Tool {
                 server: self.name.clone(),
@@ -192,6 +208,38 @@ impl Server {
             Ok(text)
         }
     }
+}
+
+/// `parts` joined by newlines, at most `cap` bytes of them (cut at a character), then, when
+/// cut, how many bytes more there were: what goes on to the model, the journal and clients is
+/// bounded as a plugin tool's output is.
+fn joined<'a>(parts: impl IntoIterator<Item = &'a str>, cap: usize) -> String {
+    let mut text = String::new();
+    let mut more = 0usize;
+    for (i, part) in parts.into_iter().enumerate() {
+        for piece in [if i == 0 { "" } else { "\n" }, part] {
+            if more > 0 {
+                more += piece.len();
+                continue;
+            }
+            let room = cap.saturating_sub(text.len());
+            if piece.len() <= room {
+                text.push_str(piece);
+                continue;
+            }
+            let mut cut = room;
+            while !piece.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.push_str(&piece[..cut]);
+            more = piece.len() - cut;
+        }
+    }
+    if more > 0 {
+        use std::fmt::Write as _;
+        let _ = write!(text, "… [cut: {more} bytes more]");
+    }
+    text
 }
 
 /// What starting a server needs besides its configuration.
@@ -274,11 +322,22 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError
     };
     let stdout = super::bounds::LineCap::new(stdout, super::bounds::MAX_LINE);
     let cut = stdout.cut();
-    let served = serve(server, launch, (stdout, stdin), ended).await;
+    let transport = super::bounds::SendCap::new(
+        rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin),
+        super::bounds::MAX_PENDING,
+        HANDSHAKE,
+    );
+    let deaf = transport.cut();
+    let served = serve(server, launch, transport, ended).await;
     let served = match served {
         _ if cut.load(std::sync::atomic::Ordering::Relaxed) => Ok(format!(
             "it wrote a message longer than {} MiB, and was cut off",
             super::bounds::MAX_LINE >> 20
+        )),
+        _ if deaf.is_cancelled() => Ok(format!(
+            "it did not read what was sent to it (more than {} messages waited, or one for \
+             {HANDSHAKE:?}), and was cut off",
+            super::bounds::MAX_PENDING
         )),
         other => other,
     };
@@ -368,7 +427,10 @@ where
                 source: Box::new(e),
             }
         })?;
+    // What was last written to the seen file, by this connection.
+    let mut saved: Option<Arc<[SeenTool]>> = None;
     loop {
+        let listing = tokio::time::Instant::now();
         let listed = tokio::time::timeout(
             HANDSHAKE,
             super::bounds::list_tools(client.peer(), &server.name),
@@ -378,18 +440,22 @@ where
         .map_err(|source| ServeError::List {
             source: Box::new(source),
         })?;
-        let seen: Vec<SeenTool> = listed
+        let seen: Arc<[SeenTool]> = listed
             .into_iter()
             .map(|t| {
                 SeenTool::new(
                     t.name.to_string(),
                     t.description.as_deref().unwrap_or_default().to_owned(),
-                    serde_json::Value::Object((*t.input_schema).clone()),
+                    serde_json::Value::Object(Arc::unwrap_or_clone(t.input_schema)),
                 )
             })
             .collect();
-        if let Err(e) = save_seen(&launch.seen_dir, &server.name, &seen) {
-            tracing::warn!("MCP server {}: {e}", server.name);
+        // Unchanged, it is not written again.
+        if saved.as_deref() != Some(&*seen) {
+            match save_seen(&launch.seen_dir, &server.name, &seen) {
+                Ok(()) => saved = Some(seen.clone()),
+                Err(e) => tracing::warn!("MCP server {}: {e}", server.name),
+            }
         }
         *server.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(client.peer().clone());
         server.update(|s| {
@@ -402,6 +468,15 @@ where
                 tracing::info!("MCP server {}: its tools changed; listing them again", server.name);
             }
             // It closed its side, or spoke something that is not MCP, while still running.
+            () = closed(client.peer()) => {
+                return Ok("its MCP connection closed".into());
+            }
+        }
+        // At most one listing per RELIST: what it says meanwhile is one change more (the
+        // notification keeps one permit), listed once the time is up.
+        tokio::select! {
+            why = &mut ended => return Ok(why),
+            () = tokio::time::sleep_until(listing + RELIST) => {}
             () = closed(client.peer()) => {
                 return Ok("its MCP connection closed".into());
             }
@@ -513,4 +588,27 @@ fn command(
     let mut c = tokio::process::Command::new(trampoline);
     c.arg(confine::ARG).arg(spec);
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts are joined by newlines up to the cap, cut at a character, saying how many bytes
+    /// were left out (the rest of the cut part, and every part after it).
+    #[test]
+    fn a_result_past_the_cap_is_cut_at_a_character_saying_how_much_more() {
+        assert_eq!(joined(["a", "b"], 16), "a\nb");
+        assert_eq!(joined(["abcdef", "xyz"], 4), "abcd… [cut: 6 bytes more]");
+        // "é" is two bytes: a cut inside it leaves it out whole.
+        assert_eq!(joined(["aé", "b"], 2), "a… [cut: 4 bytes more]");
+        let big = "x".repeat(8 << 20);
+        let cut = joined([big.as_str()], MAX_RESULT);
+        assert!(cut.starts_with(&"x".repeat(MAX_RESULT)));
+        assert!(
+            cut.ends_with("[cut: 7340032 bytes more]"),
+            "{}",
+            &cut[MAX_RESULT..]
+        );
+    }
 }

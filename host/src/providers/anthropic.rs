@@ -161,7 +161,9 @@ fn decide(content: Content, counts: &Counts) -> Result<(ProviderReply, Usage), C
             usage,
         ));
     }
-    let text = content.text.ok_or_else(|| malformed("no text and no tool_use block"))?;
+    let text = content
+        .text
+        .ok_or_else(|| malformed("no text and no tool_use block"))?;
     Ok((ProviderReply::Text(text), usage))
 }
 

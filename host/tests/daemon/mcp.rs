@@ -474,13 +474,24 @@ fn authority(url: &str) -> &str {
 /// The status code the daemon's MCP transport answers a POST of an `initialize` request to
 /// `path` with these extra header lines.
 fn status_of(url: &str, path: &str, headers: &[String]) -> u16 {
-    let authority = authority(url);
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-06-18", "capabilities": {},
                     "clientInfo": { "name": "raw", "version": "0" } }
-    })
-    .to_string();
+    });
+    post(url, path, headers, &body).0
+}
+
+/// POST `body` to `path` of the daemon's MCP transport with these extra header lines: the
+/// status code, and the connection to read the rest of the answer from.
+fn post(
+    url: &str,
+    path: &str,
+    headers: &[String],
+    body: &Value,
+) -> (u16, BufReader<std::net::TcpStream>) {
+    let authority = authority(url);
+    let body = body.to_string();
     let mut stream = std::net::TcpStream::connect(authority).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -500,15 +511,76 @@ fn status_of(url: &str, path: &str, headers: &[String]) -> u16 {
     request.push_str("\r\n");
     request.push_str(&body);
     stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = BufReader::new(stream);
     let mut status = String::new();
-    BufReader::new(stream)
-        .read_line(&mut status)
-        .expect("status line");
-    status
+    answer.read_line(&mut status).expect("status line");
+    let code = status
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {status:?}"))
+        .unwrap_or_else(|| panic!("no status in {status:?}"));
+    (code, answer)
+}
+
+/// A request naming a protocol version the daemon does not serve is refused with 400 before
+/// rmcp reads it, saying which versions it serves: from 2026-07-28 on, rmcp would keep an
+/// entry for each tool name a `tools/call` names, for ever (fresh 4 MiB names would grow the
+/// daemon by as much each). A version the SDKs connect with is served as before.
+#[test]
+fn an_http_request_naming_a_protocol_version_not_served_is_refused() {
+    let (_home, _d, url, token) = serving_http(&[]);
+    let bearer = format!("Authorization: Bearer {token}");
+    // Each as a 2026-07-28 client sends it: the version in `_meta` and in the headers.
+    let modern = |method: &str, mut params: Value| {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })
+    };
+    for (n, (method, name)) in [
+        ("tools/call", Some("fresh-name-1")),
+        ("tools/call", Some("fresh-name-2")),
+        ("tools/list", None),
+        ("server/discover", None),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let params = match name {
+            Some(name) => json!({ "name": name, "arguments": {} }),
+            None => json!({}),
+        };
+        let mut headers = vec![
+            bearer.clone(),
+            "MCP-Protocol-Version: 2026-07-28".to_owned(),
+            format!("Mcp-Method: {method}"),
+        ];
+        headers.extend(name.map(|name| format!("Mcp-Name: {name}")));
+        let (status, mut answer) = post(&url, "/mcp", &headers, &modern(method, params));
+        let mut said = String::new();
+        let _ = std::io::Read::read_to_string(&mut answer, &mut said);
+        assert_eq!(status, 400, "request {n} ({method}): {said}");
+        assert!(
+            said.contains("\"2026-07-28\" is not served")
+                && said.contains("2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"),
+            "request {n} ({method}): {said}"
+        );
+    }
+    // Any other unknown version too, whatever the request.
+    let unknown = [
+        bearer.clone(),
+        "MCP-Protocol-Version: 9999-01-01".to_owned(),
+    ];
+    assert_eq!(status_of(&url, "/mcp", &unknown), 400);
+    // The versions served still connect, with the header or without it.
+    let served = [
+        bearer.clone(),
+        "MCP-Protocol-Version: 2025-06-18".to_owned(),
+    ];
+    assert_eq!(status_of(&url, "/mcp", &served), 200);
+    assert_eq!(status_of(&url, "/mcp", &[bearer]), 200);
 }
 
 /// A client without the key is closed after its refusal, even when it asks to keep the

@@ -4,7 +4,8 @@
 //! or its approver key (here, in constant time), and, against DNS rebinding, its `Host` must
 //! name this server and its `Origin`, when it has one, must be a loopback origin or one the
 //! operator listed (rmcp's checks, given the lists made here). A request whose bearer is the
-//! approver key is from a client the operator marked as an approver ([`Approver`]).
+//! approver key is from a client the operator marked as an approver ([`Approver`]). A request
+//! naming a protocol version not in [`PROTOCOL_VERSIONS`] is refused before rmcp reads it.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -20,6 +21,7 @@ use hyper_util::rt::TokioIo;
 use passepartout::daemon::Keys;
 use passepartout::daemon::lobby::Lobby;
 use passepartout::settings::McpSection;
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -38,6 +40,17 @@ const MAX_CONNECTIONS: usize = 256;
 const APPROVER_PLACES: usize = 16;
 /// How long a request's headers may take to arrive (a connection that sends none is closed).
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The MCP protocol versions served: those of the handshake (`initialize`), the versions the
+/// MCP SDKs' clients connect with. A request whose `MCP-Protocol-Version` names another is
+/// refused: from 2026-07-28 on, rmcp keeps what it looked up for each tool name a request
+/// names, and never lets it go, so a client could make the daemon hold every name it sends.
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
 
 /// Marks a request whose bearer is the approver key: its client's person may be asked to
 /// decide an approval (an elicitation, [`super::elicit`]).
@@ -275,7 +288,8 @@ impl Drop for Seat {
 }
 
 /// Let `request` through (marked [`Approver`] when its bearer is the approver key), or say why
-/// not: another path than [`PATH`], or no bearer token that is one of `keys`.
+/// not: another path than [`PATH`], no bearer token that is one of `keys`, or a protocol
+/// version not served ([`PROTOCOL_VERSIONS`]).
 fn admit(
     request: &mut Request<Incoming>,
     keys: &Keys,
@@ -293,15 +307,19 @@ fn admit(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     if let Some(token) = token {
-        if keys.client.is(token.as_bytes()) {
-            return None;
-        }
-        if keys
-            .approver
-            .as_ref()
-            .is_some_and(|a| a.is(token.as_bytes()))
-        {
-            request.extensions_mut().insert(Approver);
+        let client = keys.client.is(token.as_bytes());
+        let approver = !client
+            && keys
+                .approver
+                .as_ref()
+                .is_some_and(|a| a.is(token.as_bytes()));
+        if client || approver {
+            if let Some(refused) = unserved_version(request.headers()) {
+                return Some(refused);
+            }
+            if approver {
+                request.extensions_mut().insert(Approver);
+            }
             return None;
         }
     }
@@ -316,6 +334,34 @@ fn admit(
         hyper::header::HeaderValue::from_static("Bearer realm=\"passepartout\""),
     );
     Some(refused)
+}
+
+/// A refusal with 400 when `headers` name a protocol version not served
+/// ([`PROTOCOL_VERSIONS`]); none when they name one of them, or none at all.
+fn unserved_version(headers: &hyper::HeaderMap) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+    let named = headers.get("mcp-protocol-version")?;
+    if PROTOCOL_VERSIONS
+        .iter()
+        .any(|v| named.as_bytes() == v.as_str().as_bytes())
+    {
+        return None;
+    }
+    let served: Vec<&str> = PROTOCOL_VERSIONS
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect();
+    Some(plain(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "MCP-Protocol-Version {:?} is not served: this server speaks {}; connect with \
+             `initialize` and send the version it answers",
+            String::from_utf8_lossy(named.as_bytes())
+                .chars()
+                .take(64)
+                .collect::<String>(),
+            served.join(", ")
+        ),
+    ))
 }
 
 /// A refusal in plain text. It closes the connection: one without the key holds none of the

@@ -32,7 +32,7 @@ use passepartout::signal::{Action, GateTrace, Told};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
     Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerInfo,
     Tool,
 };
@@ -264,6 +264,12 @@ fn internal(message: String) -> ErrorData {
 }
 
 impl ServerHandler for Bridge {
+    /// The versions of [`http::PROTOCOL_VERSIONS`]: a client that asks for a later one is
+    /// answered with the latest of these, which its requests then name.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(http::PROTOCOL_VERSIONS)
+    }
+
     fn get_info(&self) -> ServerInfo {
         ServerInfo::new(
             ServerCapabilities::builder()
