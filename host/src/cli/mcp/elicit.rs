@@ -52,7 +52,7 @@ async fn try_ask(
     // The action as the daemon holds it (not as the client sent it), and its digest.
     let (n, t) = (name.clone(), token.clone());
     let pending = bridge
-        .daemon(move |door| pending(door, &n, &t))
+        .daemon(super::Lane::Quick, move |door| pending(door, &n, &t))
         .await
         .map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let Some(pending) = pending else {
@@ -101,7 +101,7 @@ async fn try_ask(
     };
     let digest = pending.digest;
     bridge
-        .daemon(move |door| {
+        .daemon(super::Lane::Quick, move |door| {
             let mut client = door.connect_with(&name, true)?;
             let request = if approve {
                 Request::Approve { token, digest }

@@ -179,6 +179,42 @@ pub struct Bridge {
     sets: Arc<watch::Sets>,
     /// This session's place among [`watch::MAX_SESSIONS`] (none for the one stdio session).
     _slot: Option<Arc<watch::Slot>>,
+    /// The places of requests being served, shared by every session.
+    lanes: Arc<Lanes>,
+}
+
+/// The most calls (`tools/call`, a resource read: an action, then perhaps a wait for its
+/// approval of up to `approval_wait`) served at once. Each holds a blocking thread of the
+/// daemon's 128, which its reloads, memory saves and the status poller need too: 240 client
+/// connections each waiting for an approval held them all.
+pub const MAX_CALLS: usize = 64;
+/// The most other requests (listings, an approval's question) served at once, apart from the
+/// calls, so that calls waiting for approval never keep a client from listing the tools.
+pub const MAX_QUICK: usize = 16;
+
+/// What a request served through [`Bridge::daemon`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    /// An action, or a wait for its approval: at most [`MAX_CALLS`] at once.
+    Call,
+    /// Anything else: at most [`MAX_QUICK`] at once.
+    Quick,
+}
+
+/// The places of each [`Lane`].
+#[derive(Debug)]
+struct Lanes {
+    calls: Arc<tokio::sync::Semaphore>,
+    quick: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Lanes {
+    fn default() -> Lanes {
+        Lanes {
+            calls: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS)),
+            quick: Arc::new(tokio::sync::Semaphore::new(MAX_QUICK)),
+        }
+    }
 }
 
 impl Bridge {
@@ -192,6 +228,7 @@ impl Bridge {
             watching: Arc::default(),
             sets: Arc::default(),
             _slot: None,
+            lanes: Arc::default(),
         }
     }
 
@@ -238,7 +275,7 @@ impl Bridge {
 
     /// The daemon's tools, as its model is offered them; asked calling itself `name`.
     async fn schemas(&self, name: String) -> Result<Vec<ToolSchema>, ErrorData> {
-        self.daemon(move |door| {
+        self.daemon(Lane::Quick, move |door| {
             let mut client = door.connect(&name)?;
             let (_, reply) = client.call(&Request::Tools)?;
             Ok(answer::read::<Vec<ToolSchema>>(&reply, "the tools")?)
@@ -246,13 +283,28 @@ impl Bridge {
         .await
     }
 
-    /// Run `work` (blocking: it talks to the daemon) off the async workers.
+    /// Run `work` (blocking: it talks to the daemon) off the async workers, in a place of
+    /// `lane`; refused at once when every place is taken.
     async fn daemon<T: Send + 'static>(
         &self,
+        lane: Lane,
         work: impl FnOnce(&Door) -> anyhow::Result<T> + Send + 'static,
     ) -> Result<T, ErrorData> {
+        let (places, most, what) = match lane {
+            Lane::Call => (&self.lanes.calls, MAX_CALLS, "calls (those waiting for approval too)"),
+            Lane::Quick => (&self.lanes.quick, MAX_QUICK, "listings"),
+        };
+        let place = places.clone().try_acquire_owned().map_err(|_| {
+            internal(format!(
+                "busy: {most} {what} are being served at once, the most this bridge serves; \
+                 try again once some are done"
+            ))
+        })?;
         let door = self.door.clone();
-        tokio::task::spawn_blocking(move || work(&door))
+        tokio::task::spawn_blocking(move || {
+            let _place = place;
+            work(&door)
+        })
             .await
             .map_err(|e| internal(format!("the bridge failed: {e}")))?
             .map_err(|e| internal(format!("{e:#}")))
@@ -332,7 +384,9 @@ impl ServerHandler for Bridge {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let action = resources::action(&request.uri)?;
         let name = via(&context);
-        let (_, started) = self.daemon(move |door| call(door, action, &name)).await?;
+        let (_, started) = self
+            .daemon(Lane::Call, move |door| call(door, action, &name))
+            .await?;
         let result = match started {
             Started::Done(result) => result,
             Started::Suspended { token, reasons, .. } => {
@@ -365,7 +419,9 @@ impl ServerHandler for Bridge {
         let action = action_of(&request.name, request.arguments.unwrap_or_default());
         let name = via(&context);
         let first = name.clone();
-        let (traces, started) = self.daemon(move |door| call(door, action, &first)).await?;
+        let (traces, started) = self
+            .daemon(Lane::Call, move |door| call(door, action, &first))
+            .await?;
         progress(&context, &traces).await;
         let (mut client, token, reasons) = match started {
             Started::Done(result) => return Ok(result.into()),
@@ -397,7 +453,9 @@ impl ServerHandler for Bridge {
             cancelled: context.ct.clone(),
         };
         let result = self
-            .daemon(move |_| approved(&mut client, &token, &reasons, &waiting))
+            .daemon(Lane::Call, move |_| {
+                approved(&mut client, &token, &reasons, &waiting)
+            })
             .await;
         if let Some(asking) = asking {
             asking.abort();
@@ -634,4 +692,49 @@ fn approved(
          operator decides it (token {token}); do not repeat the call: once approved, it runs",
         wait.as_secs()
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_past_the_most_are_refused_at_once_and_listings_are_still_served() {
+        let door = Door::Direct {
+            addr: "127.0.0.1:9".into(),
+            keys: None,
+        };
+        let bridge = Bridge::new(door, Duration::from_secs(1));
+        // Calls that wait (for an approval, say) until the test lets them go.
+        let gate = Arc::new(std::sync::RwLock::new(()));
+        let held = gate.write().expect("the gate");
+        let waiting: Vec<_> = (0..MAX_CALLS)
+            .map(|_| {
+                let (bridge, gate) = (bridge.clone(), gate.clone());
+                tokio::spawn(async move {
+                    bridge
+                        .daemon(Lane::Call, move |_| {
+                            drop(gate.read());
+                            Ok(())
+                        })
+                        .await
+                })
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while bridge.lanes.calls.available_permits() > 0 {
+            assert!(Instant::now() < deadline, "the calls did not all start");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // One more call is refused at once, saying why; a listing is served all the same.
+        let refused = bridge.daemon(Lane::Call, |_| Ok(())).await;
+        let message = refused.expect_err("busy").message;
+        assert!(message.contains("busy: 64 calls"), "{message}");
+        assert_eq!(bridge.daemon(Lane::Quick, |_| Ok(7)).await.ok(), Some(7));
+        drop(held);
+        for call in waiting {
+            assert!(call.await.expect("joined").is_ok());
+        }
+        assert!(bridge.daemon(Lane::Call, |_| Ok(())).await.is_ok());
+    }
 }
