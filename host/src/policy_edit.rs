@@ -128,12 +128,19 @@ pub enum GrantError {
 }
 
 /// Set each limit `spec` sets under `[plugins.NAME.limits]` of the policy at `path` (created
-/// when missing). Other keys, comments and formatting stay as they are.
+/// when missing). Other keys, comments and formatting stay as they are. A `[plugins.NAME]`
+/// made here replaces `[default]` for the plugin: it starts with `[default]`'s limits (so that
+/// consenting to one limit widens no other), but none of its grants, which are returned by
+/// name (`fs`, `net`, ...) for the operator to be told; a grant is never widened unasked.
 ///
 /// # Errors
 /// [`GrantError`]: the policy cannot be read or parsed, a value does not fit TOML's integers,
 /// or the file cannot be written; each names the file (or the limit).
-pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), GrantError> {
+pub fn grant_limits(
+    path: &Path,
+    plugin: &str,
+    spec: &LimitSpec,
+) -> Result<Vec<String>, GrantError> {
     // ambient authority: the operator's own policy file.
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -151,6 +158,18 @@ pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), G
             path: path.to_owned(),
             source: Box::new(source),
         })?;
+    let new_entry = doc
+        .get("plugins")
+        .and_then(Item::as_table_like)
+        .is_none_or(|p| !p.contains_key(plugin));
+    let not_inherited: Vec<String> = match doc.get("default").and_then(Item::as_table_like) {
+        Some(default) if new_entry => default
+            .iter()
+            .map(|(key, _)| key.to_owned())
+            .filter(|key| key != "limits")
+            .collect(),
+        _ => Vec::new(),
+    };
     let limits = limits_table(&mut doc, plugin).ok_or_else(|| GrantError::NotATable {
         path: path.to_owned(),
         plugin: plugin.to_owned(),
@@ -192,13 +211,14 @@ pub fn grant_limits(path: &Path, plugin: &str, spec: &LimitSpec) -> Result<(), G
         .map_err(|source| GrantError::Write {
             path: path.to_owned(),
             source,
-        })
+        })?;
+    Ok(not_inherited)
 }
 
 /// `[plugins.NAME.limits]`, made when missing; an inline `limits = { … }` is used as it is.
-/// A `[plugins.NAME]` made here starts as a copy of `[default]`: an entry replaces `[default]`
-/// entirely for its plugin, so an entry holding only the consented limits would take away
-/// every other limit and grant `[default]` gave it.
+/// A `[plugins.NAME]` made here starts with a copy of `[default]`'s limits: an entry replaces
+/// `[default]` entirely for its plugin, so an entry holding only the consented limits would
+/// raise every other limit to the built-in default.
 fn limits_table<'a>(
     doc: &'a mut DocumentMut,
     plugin: &str,
@@ -225,14 +245,16 @@ fn implicit() -> Table {
     t
 }
 
-/// A new `[plugins.NAME]`: every item of `doc`'s `[default]` (a table or an inline table),
-/// else an empty table that appears only through its sub-tables.
+/// A new `[plugins.NAME]`: the `limits` of `doc`'s `[default]` (a table or an inline
+/// table), else an empty table that appears only through its sub-tables.
 fn like_default(doc: &DocumentMut) -> Table {
     let mut entry = Table::new();
-    if let Some(default) = doc.get("default").and_then(Item::as_table_like) {
-        for (key, item) in default.iter() {
-            entry.insert(key, fresh_copy(item));
-        }
+    if let Some(limits) = doc
+        .get("default")
+        .and_then(Item::as_table_like)
+        .and_then(|d| d.get("limits"))
+    {
+        entry.insert("limits", fresh_copy(limits));
     }
     entry.set_implicit(entry.is_empty());
     entry
@@ -301,9 +323,10 @@ mod tests {
     }
 
     #[test]
-    fn a_new_entry_keeps_what_default_gave_beside_the_granted_limits() {
+    fn a_new_entry_keeps_the_limits_default_gave_and_none_of_its_grants() {
         // An entry replaces [default] entirely: made with the consented limit alone, it would
-        // drop the operator's disk, output and timeout limits for this plugin.
+        // drop the operator's disk, output and timeout limits for this plugin; made as a copy
+        // of all of it, it would keep grants the operator later narrows in [default].
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("policy.toml");
         std::fs::write(
@@ -315,7 +338,8 @@ mod tests {
             memory_mib: Some(32),
             ..LimitSpec::default()
         };
-        grant_limits(&path, "new-one", &spec).expect("granted");
+        let dropped = grant_limits(&path, "new-one", &spec).expect("granted");
+        assert!(dropped.is_empty(), "{dropped:?}");
         let text = std::fs::read_to_string(&path).expect("read");
         let policy = crate::runtime::Policy::parse(&text).expect("still a policy");
         let limits = &policy.for_plugin("new-one").limits;
@@ -332,13 +356,17 @@ mod tests {
             "[default]\nenv = [\"LANG\"]\n\n[default.limits]\ndisk_mib = 8\n",
         )
         .expect("write");
-        grant_limits(&path, "new-one", &spec).expect("granted");
+        let dropped = grant_limits(&path, "new-one", &spec).expect("granted");
+        assert_eq!(dropped, ["env"], "told what it does not inherit");
         let text = std::fs::read_to_string(&path).expect("read");
         let policy = crate::runtime::Policy::parse(&text).expect("still a policy");
         let entry = policy.for_plugin("new-one");
         assert_eq!(entry.limits.memory_mib, Some(32), "{text}");
         assert_eq!(entry.limits.disk_mib, Some(8), "{text}");
-        assert_eq!(entry.env, ["LANG"], "{text}");
+        assert!(
+            entry.env.is_empty(),
+            "no grant widened or kept unasked: {text}"
+        );
         assert_eq!(policy.default.limits.memory_mib, None, "{text}");
     }
 }

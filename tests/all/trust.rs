@@ -393,45 +393,51 @@ fn a_third_party_tool_cannot_take_a_first_party_name_even_when_that_plugin_is_of
 }
 
 #[test]
-fn two_plugins_offering_one_tool_name_are_both_refused_and_a_third_cannot_take_it() {
+fn plugins_sharing_a_tool_name_are_all_refused_whatever_their_order() {
     // Which loads first is only the order of their folders' names: a plugin copied in later
-    // must not take a tool from one the operator trusted with it, nor can a third one take
-    // it while the two are refused.
+    // must not take a tool from one the operator trusted with it, nor a third one take it
+    // while the two are refused. A{x}, B{x, y}, C{y}: in every order, none loads.
     let (rt, _cache) = fresh_runtime();
-    let first = hostile_tool_offering(r#"extra = [{ name = "shared" }]"#);
-    let named = |name: &str| {
+    let offering = |name: &str, tools: &[&str]| {
+        let extra: Vec<String> = tools
+            .iter()
+            .map(|t| format!("{{ name = \"{t}\" }}"))
+            .collect();
         source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, |m| {
             format!(
-                "{}\n[config]\nextra = [{{ name = \"shared\" }}]\ncopies = 0\n",
-                m.replace("name = \"hostile-tool\"", &format!("name = \"{name}\""))
+                "{}\n[config]\nextra = [{}]\ncopies = 0\n",
+                m.replace("name = \"hostile-tool\"", &format!("name = \"{name}\"")),
+                extra.join(", ")
             )
         })
     };
-    let report = rt.load_all(
-        &[first, named("hostile-two"), named("hostile-three")],
-        &Policy::default(),
-    );
-    let names: Vec<&str> = report.plugins.iter().map(|p| p.id.name.as_str()).collect();
-    assert!(names.is_empty(), "neither keeps the tool: {names:?}");
-    let errs: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
-    let by = |plugin: &str, says: &str| {
-        errs.iter()
-            .any(|e| e.contains(&format!("plugin \"{plugin}\"")) && e.contains(says))
-    };
-    assert!(
-        by("hostile-tool", "which plugin \"hostile-two\"")
-            && by(
-                "hostile-two",
-                "which plugin \"hostile-tool\" already offers"
-            )
-            && by("hostile-two", "neither is loaded")
-            && by(
-                "hostile-three",
-                "which plugin \"hostile-tool\" already offers"
-            )
-            && errs.iter().all(|e| !e.contains("first-party")),
-        "{errs:#?}"
-    );
+    let all = [
+        offering("hostile-a", &["shared-x"]),
+        offering("hostile-b", &["shared-x", "shared-y"]),
+        offering("hostile-c", &["shared-y"]),
+    ];
+    for order in [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ] {
+        let sources: Vec<_> = order.iter().map(|&i| all[i].clone()).collect();
+        let report = rt.load_all(&sources, &Policy::default());
+        let names: Vec<&str> = report.plugins.iter().map(|p| p.id.name.as_str()).collect();
+        assert!(names.is_empty(), "{order:?}: none keeps a tool: {names:?}");
+        let errs: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+        for plugin in ["hostile-a", "hostile-b", "hostile-c"] {
+            assert!(
+                errs.iter()
+                    .any(|e| e.contains(&format!("plugin \"{plugin}\""))
+                        && e.contains("offers too, so neither is loaded")),
+                "{order:?}: {errs:#?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -51,11 +51,20 @@ fn grant(setup: &Setup, name: &str, limits: &LimitSpec, shown: &[String]) {
     }
     match &setup.policy_file {
         Some(path) => match passepartout::policy_edit::grant_limits(path, name, limits) {
-            Ok(()) => outln!(
-                "granted in {}: [plugins.{name}.limits] {}",
-                path.display(),
-                shown.join(", ")
-            ),
+            Ok(not_inherited) => {
+                outln!(
+                    "granted in {}: [plugins.{name}.limits] {}",
+                    path.display(),
+                    shown.join(", ")
+                );
+                if !not_inherited.is_empty() {
+                    outln!(
+                        "note: [plugins.{name}] replaces [default] for it, so it no longer gets \
+                         [default]'s {}; grant under [plugins.{name}] what it needs of them",
+                        not_inherited.join(", ")
+                    );
+                }
+            }
             Err(e) => errln!(
                 "could not write the grant ({e}); add it by hand: [plugins.{name}.limits] {}",
                 shown.join(", ")

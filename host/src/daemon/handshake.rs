@@ -36,6 +36,12 @@ impl Handshake {
     /// [`ProtocolError::BadJson`] when it is not JSON, [`ProtocolError::BadMessage`] when it
     /// is JSON but not an object (or names a field twice).
     pub(super) fn parse(payload: &[u8]) -> Result<Handshake, ProtocolError> {
+        // serde would take an array too, as the fields in order.
+        if payload.trim_ascii_start().starts_with(b"[") {
+            return Err(ProtocolError::BadMessage(
+                "a handshake message is a JSON object, not an array".into(),
+            ));
+        }
         serde_json::from_slice(payload).map_err(|e| match e.classify() {
             serde_json::error::Category::Data => ProtocolError::BadMessage(format!(
                 "a handshake message is a JSON object, each field once: {e}"
@@ -181,10 +187,12 @@ mod tests {
             Handshake::parse(b"}}}"),
             Err(ProtocolError::BadJson(_))
         ));
-        assert!(matches!(
-            Handshake::parse(br#""hello""#),
-            Err(ProtocolError::BadMessage(_))
-        ));
+        for not_an_object in [&br#""hello""#[..], br#" ["hello", 2, "c", "ab"]"#] {
+            assert!(matches!(
+                Handshake::parse(not_an_object),
+                Err(ProtocolError::BadMessage(_))
+            ));
+        }
         assert!(matches!(
             Handshake::parse(br#"{"type": "hello", "type": "auth"}"#),
             Err(ProtocolError::BadMessage(_))

@@ -6,9 +6,11 @@
 //! trickling its answer a byte every few seconds wedged the connection for good, since rmcp's
 //! worker awaits each POST before it does anything else, and every later call timed out
 //! while the server still showed as running. Here a POST is answered within its deadline or
-//! fails, a JSON answer or an error body is read up to [`MAX_BODY`], and an answer streamed
-//! as server-sent events up to [`MAX_STREAM`] in all. The standing `GET` stream is rmcp's,
-//! which bounds each of its events ([`MAX_BODY`] is passed as that bound).
+//! fails, and its answer is read up to [`MAX_BODY`], whole (JSON, an error body) or streamed
+//! as server-sent events (so no one event is longer either). A streamed answer's event ids
+//! are dropped: rmcp would resume a broken one by a `GET` with `Last-Event-ID`, past both
+//! bounds. The standing `GET` stream is rmcp's, which bounds each of its events
+//! ([`MAX_BODY`] is passed as that bound).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -27,11 +29,9 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-/// The most bytes of a JSON answer or an error body (the stdio transport's line limit).
+/// The most bytes of one answer to a POST, whole or streamed as events (the answer and what
+/// the server says while it works on it): the stdio transport's line limit.
 pub const MAX_BODY: usize = super::bounds::MAX_LINE;
-/// The most bytes of one answer streamed as events: the answer and what the server says
-/// while it works on it.
-pub const MAX_STREAM: usize = 4 * MAX_BODY;
 /// How much of an error body is kept in the error.
 const ERROR_SHOWN: usize = 1024;
 
@@ -72,11 +72,7 @@ async fn body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, 
 
 /// `text` cut to [`ERROR_SHOWN`] bytes, on a character boundary.
 fn shown(text: &str) -> &str {
-    let mut end = text.len().min(ERROR_SHOWN);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(ERROR_SHOWN)]
 }
 
 impl Bounded {
@@ -145,15 +141,22 @@ impl Bounded {
             let bytes = response.bytes_stream().map(move |piece| {
                 let piece = piece.map_err(std::io::Error::other)?;
                 read = read.saturating_add(piece.len());
-                if read > MAX_STREAM {
+                if read > MAX_BODY {
                     return Err(std::io::Error::other(format!(
-                        "an answer streamed past {MAX_STREAM} bytes"
+                        "an answer streamed past {MAX_BODY} bytes"
                     )));
                 }
                 Ok(piece)
             });
             let events: BoxStream<'static, Result<Sse, SseError>> =
-                sse_stream::SseStream::from_bytes_stream(bytes).boxed();
+                sse_stream::SseStream::from_bytes_stream(bytes)
+                    .map(|event| {
+                        event.map(|mut e| {
+                            e.id = None;
+                            e
+                        })
+                    })
+                    .boxed();
             return Ok(StreamableHttpPostResponse::Sse(events, session));
         }
         if is(JSON_MIME_TYPE) {

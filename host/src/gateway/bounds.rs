@@ -48,10 +48,7 @@ pub fn shortened(why: &str) -> String {
     if why.len() <= MAX_WHY {
         return why.to_owned();
     }
-    let mut cut = MAX_WHY;
-    while !why.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = why.floor_char_boundary(MAX_WHY);
     format!("{}… ({} bytes in all)", &why[..cut], why.len())
 }
 

@@ -89,6 +89,18 @@ pub enum ServeError {
         /// How long it had.
         within: Duration,
     },
+    /// The server answered the handshake with a protocol version not spoken here
+    /// ([`super::PROTOCOL_VERSIONS`]).
+    #[error(
+        "the server speaks MCP {version:?}, which is not served here (only {served}); \
+         configure it for one of those"
+    )]
+    Version {
+        /// The version it answered with (shortened).
+        version: String,
+        /// The versions spoken here.
+        served: String,
+    },
     /// The handshake failed.
     #[error("the MCP handshake failed: {said}{hint}")]
     Handshake {

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use rmcp::model::JsonObject;
+use rmcp::model::{JsonObject, ProtocolVersion};
 use sha2::{Digest as _, Sha256};
 
 use crate::runtime::capabilities::fs::{Access, Mount, Protected};
@@ -30,6 +30,19 @@ use crate::runtime::effects::{
 };
 use crate::runtime::policy::McpServerPolicy;
 use crate::settings::McpServerConfig;
+
+/// The MCP protocol versions Passepartout speaks, as a server (its HTTP transport) and as a
+/// client (of the servers it connects): those of the handshake (`initialize`) that the MCP
+/// SDKs connect with. From 2026-07-28 on, rmcp keeps what it looked up for each tool name it
+/// sees, on either side, and never lets it go: a peer speaking it could make the daemon hold
+/// every name it sends or lists.
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
+
 pub use error::CallError;
 pub use server::{Launch, ServerStatus};
 

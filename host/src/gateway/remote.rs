@@ -269,8 +269,8 @@ pub async fn transport(
     }
     // A POST outlives the call that made it by a little, so that the call's own timeout is
     // what the caller sees, and rmcp's worker is free again right after.
-    // (The handshake and each listing get 30 s, a call `timeout_secs`, 60 by default.)
-    let deadline = Duration::from_secs(config.timeout_secs.unwrap_or(60).max(30) + 5);
+    // (The handshake and each listing get 30 s.)
+    let deadline = config.call_timeout().max(Duration::from_secs(30)) + Duration::from_secs(5);
     Ok(StreamableHttpClientTransport::with_client(
         Bounded::new(client, deadline),
         transport,

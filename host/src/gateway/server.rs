@@ -179,7 +179,7 @@ impl Server {
             .ok_or_else(|| CallError::NotRunning {
                 server: self.name.clone(),
             })?;
-        let timeout = Duration::from_secs(self.config.timeout_secs.unwrap_or(60));
+        let timeout = self.config.call_timeout();
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
         let result = tokio::time::timeout(timeout, peer.call_tool(params))
             .await
@@ -227,10 +227,7 @@ fn joined<'a>(parts: impl IntoIterator<Item = &'a str>, cap: usize) -> String {
                 text.push_str(piece);
                 continue;
             }
-            let mut cut = room;
-            while !piece.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = piece.floor_char_boundary(room);
             text.push_str(&piece[..cut]);
             more = piece.len() - cut;
         }
@@ -325,7 +322,8 @@ async fn run_once(server: &Server, launch: &Launch) -> Result<String, StartError
     let transport = super::bounds::SendCap::new(
         rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin),
         super::bounds::MAX_PENDING,
-        HANDSHAKE,
+        // A server that reads stdin only between calls reads nothing while it runs one.
+        server.config.call_timeout().max(HANDSHAKE),
     );
     let deaf = transport.cut();
     let served = serve(server, launch, transport, ended).await;
@@ -427,6 +425,21 @@ where
                 source: Box::new(e),
             }
         })?;
+    // A version rmcp would cache every listed tool under, for as long as the connection
+    // lives (before any of the listing's bounds), is refused.
+    if let Some(info) = client.peer_info()
+        && !super::PROTOCOL_VERSIONS.contains(&info.protocol_version)
+    {
+        let version = info.protocol_version.to_string();
+        return Err(ServeError::Version {
+            version: version.chars().take(64).collect(),
+            served: super::PROTOCOL_VERSIONS
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
     // What was last written to the seen file, by this connection.
     let mut saved: Option<Arc<[SeenTool]>> = None;
     loop {

@@ -97,8 +97,19 @@ pub fn read<T: DeserializeOwned>(body: &[u8]) -> Result<T, CallError> {
             serde_json::error::Category::Data => "not the protocol's shape",
             _ => "not JSON",
         };
-        CallError::Malformed(format!("{what} ({e})"))
+        CallError::Malformed(format!("{what} ({})", said(&e)))
     })
+}
+
+/// What serde said of `e`, cut: a type error quotes the value it met, which may be megabytes
+/// of an answer, and the error reaches logs, prompts and the journal.
+pub fn said(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.len() <= 300 {
+        return text;
+    }
+    let head = &text[..text.floor_char_boundary(200)];
+    format!("{head}… at line {} column {}", e.line(), e.column())
 }
 
 /// Tool call arguments as JSON text (`raw`, as the answer wrote them), read as a tree once
@@ -165,6 +176,20 @@ mod tests {
         // Not an array: not the protocol, said as such.
         let e = read::<Answer>(br#"{"items": 3}"#).err().expect("refused");
         assert!(e.to_string().contains("an array"), "{e}");
+    }
+
+    #[test]
+    fn an_error_quotes_little_of_a_long_value() {
+        use crate::providers::{anthropic, openai};
+        let long = "x".repeat(1 << 20);
+        let whole = [
+            openai::parse(format!(r#"{{"choices": "{long}"}}"#).as_bytes()).map(drop),
+            anthropic::parse(format!(r#"{{"content": ["{long}"]}}"#).as_bytes()).map(drop),
+        ];
+        for e in whole {
+            let e = e.expect_err("not the protocol").to_string();
+            assert!(e.len() < 1024 && e.contains("at line 1"), "{:.2000}", e);
+        }
     }
 
     #[test]

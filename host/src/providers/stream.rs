@@ -127,6 +127,9 @@ pub fn json<T: serde::de::DeserializeOwned>(event: &sse::Event) -> Result<T, Cal
             .chars()
             .take(64)
             .collect();
-        CallError::Malformed(format!("a streamed `{what}` event is not JSON ({e})"))
+        CallError::Malformed(format!(
+            "a streamed `{what}` event is not the protocol ({})",
+            super::lenient::said(&e)
+        ))
     })
 }

@@ -254,49 +254,35 @@ fn taken_tool<'a>(
     })
 }
 
-/// The error for `plugin`, which offers `tool` that plugin `owner` already offers. `refused`:
-/// `owner` is refused too, at `from` (see [`Runtime::load_all`]).
-fn tool_taken_error(
-    plugin: &Plugin,
-    tool: &str,
-    owner: &str,
-    refused: Option<&Origin>,
-) -> LoadError {
-    let why = match refused {
-        Some(from) => format!(
-            " (from {from}), so neither is loaded: which would keep it depends only on the \
-             order of their folders' names"
-        ),
-        None if super::tools::reserved_by(tool) == Some(owner) => {
-            " (the first-party plugins' tool names are reserved even when they are disabled)"
-                .to_owned()
-        }
-        None => String::new(),
+/// The error for `plugin`, which offers `tool` that plugin `owner` (first-party) already
+/// offers or reserves.
+fn tool_taken_error(plugin: &Plugin, tool: &str, owner: &str) -> LoadError {
+    let reserved = if super::tools::reserved_by(tool) == Some(owner) {
+        " (the first-party plugins' tool names are reserved even when they are disabled)"
+    } else {
+        ""
     };
     LoadError::Invalid {
         plugin: plugin.id.clone(),
         message: format!(
-            "offers the tool {tool:?}, which plugin {owner:?} already offers{why}; rename the \
-             tool, or offer it under another name in policy.toml: \
+            "offers the tool {tool:?}, which plugin {owner:?} already offers{reserved}; rename \
+             the tool, or offer it under another name in policy.toml: \
              [plugins.{name}.tool_aliases] {tool} = \"{name}-{tool}\"",
             name = plugin.id.name
         ),
     }
 }
 
-/// The error for `owner`, taken out of the loaded set because `plugin` (loaded after it)
-/// offers its tool `tool` too.
-fn tool_shared_error(owner: &Plugin, tool: &str, plugin: &Plugin) -> LoadError {
+/// The error for `plugin`, not loaded because plugin `other` offers its tool `tool` too.
+fn tool_shared_error(plugin: &Plugin, tool: &str, other: &str) -> LoadError {
     LoadError::Invalid {
-        plugin: owner.id.clone(),
+        plugin: plugin.id.clone(),
         message: format!(
-            "offers the tool {tool:?}, which plugin {:?} ({}) offers too, so neither is loaded: \
-             which would keep it depends only on the order of their folders' names. Remove one, \
+            "offers the tool {tool:?}, which plugin {other:?} offers too, so neither is loaded: \
+             which kept it would depend only on the order of their folders' names. Remove one, \
              or offer the tool under another name in policy.toml: \
              [plugins.{name}.tool_aliases] {tool} = \"{name}-{tool}\"",
-            plugin.id.name,
-            plugin.origin,
-            name = owner.id.name
+            name = plugin.id.name
         ),
     }
 }
@@ -397,6 +383,8 @@ impl Runtime {
             .iter()
             .map(|(plugin, tool)| ((*tool).to_owned(), (*plugin).to_owned()))
             .collect();
+        // The other plugins' tools, by name: who offers each.
+        let mut shared: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for source in sources {
             let error = match self.load(source, policy) {
                 Ok(plugin) => {
@@ -410,38 +398,21 @@ impl Runtime {
                             first,
                             second: plugin.origin.to_string(),
                         }
-                    } else if let Some((tool, owner)) =
-                        taken_tool(&plugin, &offered).map(|(t, o)| (t.to_owned(), o.to_owned()))
-                    {
-                        let shared = plugins
-                            .iter()
-                            .position(|p| p.id.name == owner && p.origin != Origin::Builtin);
-                        match shared {
-                            None => tool_taken_error(&plugin, &tool, &owner, None),
-                            Some(i) => {
-                                // Neither keeps it: the one loaded first is taken out too.
-                                let first = plugins.remove(i);
-                                // Its hash leaves the set's; its tools' names stay taken,
-                                // so that a third plugin offering one is refused too.
-                                loaded_sha.remove(&first.id.name);
-                                let shared_error = tool_shared_error(&first, &tool, &plugin);
-                                if let Some(m) = owned_by
-                                    .get(&first.id.name)
-                                    .and_then(|s| missing_gate(s, &shared_error))
-                                    .filter(|m| !policy.disabled(&m.name))
-                                {
-                                    missing_gates.push(m);
-                                }
-                                errors.push(shared_error);
-                                tool_taken_error(&plugin, &tool, &owner, Some(&first.origin))
-                            }
-                        }
+                    } else if let Some((tool, owner)) = taken_tool(&plugin, &offered) {
+                        tool_taken_error(&plugin, tool, owner)
                     } else {
                         owned_by.insert(plugin.id.name.clone(), source);
                         seen.insert(plugin.id.name.clone(), plugin.origin.to_string());
                         loaded_sha.insert(plugin.id.name.clone(), plugin.sha256.clone());
                         for t in &plugin.tools {
-                            offered.insert(t.name.clone(), plugin.id.name.clone());
+                            if plugin.origin == Origin::Builtin {
+                                offered.insert(t.name.clone(), plugin.id.name.clone());
+                            } else {
+                                shared
+                                    .entry(t.name.clone())
+                                    .or_default()
+                                    .push(plugin.id.name.clone());
+                            }
                         }
                         plugins.push(plugin);
                         continue;
@@ -472,6 +443,35 @@ impl Runtime {
             match error {
                 e @ LoadError::NotGranted { .. } => disabled.push(e),
                 e => errors.push(e),
+            }
+        }
+        // Two plugins (not first-party) offering one tool are both refused, whatever the
+        // order they loaded in, and so is every other plugin sharing a tool with either.
+        let mut clash: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+        for (tool, owners) in shared.iter().filter(|(_, o)| o.len() > 1) {
+            for owner in owners {
+                let other = owners.iter().find(|o| *o != owner).unwrap_or(owner);
+                clash.entry(owner).or_insert((tool, other));
+            }
+        }
+        if !clash.is_empty() {
+            let (refused, kept): (Vec<Plugin>, Vec<Plugin>) = std::mem::take(&mut plugins)
+                .into_iter()
+                .partition(|p| clash.contains_key(p.id.name.as_str()));
+            plugins = kept;
+            for p in refused {
+                let Some((tool, other)) = clash.get(p.id.name.as_str()) else {
+                    continue;
+                };
+                let error = tool_shared_error(&p, tool, other);
+                if let Some(m) = owned_by
+                    .get(&p.id.name)
+                    .and_then(|s| missing_gate(s, &error))
+                    .filter(|m| !policy.disabled(&m.name))
+                {
+                    missing_gates.push(m);
+                }
+                errors.push(error);
             }
         }
         let set = set_hash(&plugins, &errors, &disabled, policy);

@@ -207,6 +207,13 @@ pub struct McpServerConfig {
     pub addresses: Vec<std::net::IpAddr>,
 }
 
+impl McpServerConfig {
+    /// The longest a tool call may take: `timeout_secs`, 60 s by default.
+    pub fn call_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.timeout_secs.unwrap_or(60))
+    }
+}
+
 /// `[pipeline]` of `passepartout.toml`. Each key is optional; the environment variable named
 /// beside it overrides it ([`crate::pipeline::PipelineConfig::from_settings`]).
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -1006,43 +1006,56 @@ fn a_mapped_argument_left_out_reaches_the_server_as_the_default_the_gates_judged
     assert!(!srv.join("its-own-default.txt").exists());
 }
 
-#[test]
-fn a_remote_server_answering_with_hundreds_of_mib_is_read_to_its_bound_and_cut_off() {
-    // rmcp's own HTTP client read a JSON answer whole, with no limit: 320 MiB here, held by
-    // the daemon, and as much again for each reconnection.
-    let home = tempfile::tempdir().expect("temp dir");
+/// `mcp/huge_remote.py` in `mode` on a free port, once it answers; the port.
+fn huge_remote(mode: &str) -> (Remote, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let _server = Remote(
+    let server = Remote(
         std::process::Command::new("python3")
             .arg(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/tests/daemon/mcp/huge_remote.py"
             ))
-            .arg(port.to_string())
+            .args([port.to_string().as_str(), mode])
             .spawn()
             .expect("python3"),
     );
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the huge server did not start");
+        assert!(Instant::now() < deadline, "the {mode} server did not start");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let config = home.path().join("config/passepartout");
+    (server, port)
+}
+
+/// A daemon in `home` connected to the remote server on `port` as `name`, once it tried it
+/// twice; the server's status then.
+fn tried_twice(home: &Path, name: &str, port: u16) -> (Daemon, Value) {
+    let config = home.join("config/passepartout");
     std::fs::create_dir_all(&config).expect("mkdir");
     std::fs::write(
         config.join("passepartout.toml"),
-        format!("[mcp.servers.huge]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+        format!("[mcp.servers.{name}]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
     )
     .expect("config");
-    let d = start(home.path(), &[], None);
-    wait_for(&d, "the huge answer refused twice", || {
-        server_status(&d, "huge")["restarts"].as_u64() >= Some(2)
+    let d = start(home, &[], None);
+    wait_for(&d, "the server tried twice", || {
+        server_status(&d, name)["restarts"].as_u64() >= Some(2)
     });
-    let huge = server_status(&d, "huge");
-    assert_ne!(huge["state"], "running", "{huge}");
+    let status = server_status(&d, name);
+    assert_ne!(status["state"], "running", "{status}");
+    (d, status)
+}
+
+#[test]
+fn a_remote_server_answering_with_hundreds_of_mib_is_read_to_its_bound_and_cut_off() {
+    // rmcp's own HTTP client read a JSON answer whole, with no limit: 320 MiB here, held by
+    // the daemon, and as much again for each reconnection.
+    let home = tempfile::tempdir().expect("temp dir");
+    let (_server, port) = huge_remote("huge");
+    let (d, huge) = tried_twice(home.path(), "huge", port);
     assert!(
         huge["last_error"]
             .as_str()
@@ -1051,4 +1064,17 @@ fn a_remote_server_answering_with_hundreds_of_mib_is_read_to_its_bound_and_cut_o
     );
     let peak_mib = d.peak_rss_kib() >> 10;
     assert!(peak_mib < 250, "the daemon peaked at {peak_mib} MiB");
+}
+
+#[test]
+fn a_remote_server_speaking_a_version_under_which_rmcp_keeps_every_tool_is_refused() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (_server, port) = huge_remote("future");
+    let (_d, future) = tried_twice(home.path(), "future", port);
+    assert!(
+        future["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("\"2026-07-28\", which is not served here")),
+        "{future}"
+    );
 }

@@ -41,16 +41,11 @@ const APPROVER_PLACES: usize = 16;
 /// How long a request's headers may take to arrive (a connection that sends none is closed).
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The MCP protocol versions served: those of the handshake (`initialize`), the versions the
-/// MCP SDKs' clients connect with. A request whose `MCP-Protocol-Version` names another is
-/// refused: from 2026-07-28 on, rmcp keeps what it looked up for each tool name a request
-/// names, and never lets it go, so a client could make the daemon hold every name it sends.
-pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
-    ProtocolVersion::V_2024_11_05,
-    ProtocolVersion::V_2025_03_26,
-    ProtocolVersion::V_2025_06_18,
-    ProtocolVersion::V_2025_11_25,
-];
+/// The MCP protocol versions served ([`passepartout::gateway::PROTOCOL_VERSIONS`]). A request
+/// whose `MCP-Protocol-Version` names another is refused: from 2026-07-28 on, rmcp keeps what
+/// it looked up for each tool name a request names, and never lets it go, so a client could
+/// make the daemon hold every name it sends.
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = passepartout::gateway::PROTOCOL_VERSIONS;
 
 /// Marks a request whose bearer is the approver key: its client's person may be asked to
 /// decide an approval (an elicitation, [`super::elicit`]).

@@ -291,7 +291,11 @@ impl Bridge {
         work: impl FnOnce(&Door) -> anyhow::Result<T> + Send + 'static,
     ) -> Result<T, ErrorData> {
         let (places, most, what) = match lane {
-            Lane::Call => (&self.lanes.calls, MAX_CALLS, "calls (those waiting for approval too)"),
+            Lane::Call => (
+                &self.lanes.calls,
+                MAX_CALLS,
+                "calls (those waiting for approval too)",
+            ),
             Lane::Quick => (&self.lanes.quick, MAX_QUICK, "listings"),
         };
         let place = places.clone().try_acquire_owned().map_err(|_| {
@@ -305,9 +309,9 @@ impl Bridge {
             let _place = place;
             work(&door)
         })
-            .await
-            .map_err(|e| internal(format!("the bridge failed: {e}")))?
-            .map_err(|e| internal(format!("{e:#}")))
+        .await
+        .map_err(|e| internal(format!("the bridge failed: {e}")))?
+        .map_err(|e| internal(format!("{e:#}")))
     }
 }
 
@@ -706,15 +710,15 @@ mod tests {
         };
         let bridge = Bridge::new(door, Duration::from_secs(1));
         // Calls that wait (for an approval, say) until the test lets them go.
-        let gate = Arc::new(std::sync::RwLock::new(()));
-        let held = gate.write().expect("the gate");
+        let gate = Arc::new(tokio::sync::RwLock::new(()));
+        let held = gate.write().await;
         let waiting: Vec<_> = (0..MAX_CALLS)
             .map(|_| {
                 let (bridge, gate) = (bridge.clone(), gate.clone());
                 tokio::spawn(async move {
                     bridge
                         .daemon(Lane::Call, move |_| {
-                            drop(gate.read());
+                            drop(gate.blocking_read());
                             Ok(())
                         })
                         .await
