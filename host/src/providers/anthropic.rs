@@ -256,15 +256,6 @@ struct Delta {
     partial_json: Lenient<String>,
 }
 
-/// What a provider's error says.
-#[derive(Deserialize)]
-struct ErrorSaid {
-    #[serde(rename = "type", default)]
-    kind: Lenient<String>,
-    #[serde(default)]
-    message: Lenient<String>,
-}
-
 impl stream::Fold for Events {
     fn event(&mut self, event: &sse::Event) -> Result<(), CallError> {
         let v: Event = stream::json(event)?;
@@ -315,7 +306,7 @@ impl stream::Fold for Events {
             "message_stop" => self.done = true,
             "error" => {
                 let written = v.error.as_deref().map_or("null", RawValue::get);
-                let said = serde_json::from_str::<ErrorSaid>(written).ok();
+                let said = serde_json::from_str::<lenient::ErrorSaid>(written).ok();
                 let (kind, message) = said.map_or((None, None), |s| (s.kind.0, s.message.0));
                 let kind: String = kind
                     .as_deref()

@@ -87,6 +87,18 @@ impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for AtMost<T, N>
     }
 }
 
+/// What a provider's error says (an OpenAI-compatible stream's `error`, an Anthropic `error`
+/// event's): its type and message, when they are strings.
+#[derive(Debug, serde::Deserialize)]
+pub struct ErrorSaid {
+    /// `type`.
+    #[serde(rename = "type", default)]
+    pub kind: Lenient<String>,
+    /// `message`.
+    #[serde(default)]
+    pub message: Lenient<String>,
+}
+
 /// `body` read as `T`.
 ///
 /// # Errors

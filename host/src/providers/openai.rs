@@ -281,13 +281,6 @@ struct FunctionPiece {
     arguments: Lenient<String>,
 }
 
-/// What a provider's error says: its `message`, else the error as written.
-#[derive(Deserialize)]
-struct ErrorSaid {
-    #[serde(default)]
-    message: Lenient<String>,
-}
-
 impl stream::Fold for Chunks {
     fn event(&mut self, event: &sse::Event) -> Result<(), CallError> {
         if event.data.trim() == "[DONE]" {
@@ -296,7 +289,7 @@ impl stream::Fold for Chunks {
         }
         let chunk: Chunk = stream::json(event)?;
         if let Some(e) = chunk.error {
-            let message = serde_json::from_str::<ErrorSaid>(e.get())
+            let message = serde_json::from_str::<lenient::ErrorSaid>(e.get())
                 .ok()
                 .and_then(|said| said.message.0)
                 .unwrap_or_else(|| e.get().to_owned());
