@@ -205,6 +205,31 @@ mod tests {
     }
 
     #[test]
+    fn a_streamed_error_is_told_by_its_type_and_message() {
+        use crate::providers::stream::Fold;
+        use crate::providers::{anthropic, openai, sse};
+        let event = |data: &str| sse::Event {
+            event: None,
+            data: data.to_owned(),
+        };
+        let said = |e: Result<(), CallError>| e.expect_err("an error").to_string();
+        let mut chunks = openai::Chunks::default();
+        let e = said(chunks.event(&event(r#"{"error": {"message": "boom", "code": 500}}"#)));
+        assert!(e.ends_with("stopped the answer: boom"), "{e}");
+        let mut chunks = openai::Chunks::default();
+        let e = said(chunks.event(&event(r#"{"error": "plain"}"#)));
+        assert!(e.ends_with(r#"stopped the answer: "plain""#), "{e}");
+        let mut events = anthropic::Events::default();
+        let error =
+            r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+        let e = said(events.event(&event(error)));
+        assert!(
+            e.ends_with("stopped the answer: overloaded_error: Overloaded"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_list_past_its_size_is_refused() {
         assert_eq!(read::<AtMost<u8, 2>>(b"[1, 2]").expect("two").0, [1, 2]);
         let e = read::<AtMost<u8, 2>>(b"[1, 2, 3]").expect_err("refused");
