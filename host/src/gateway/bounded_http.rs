@@ -166,7 +166,11 @@ impl Bounded {
                 // What answers no request (a 200 with a body to a notification) is taken as
                 // accepted, as rmcp does; an answer to a request must be one.
                 Err(_) if !answers => Ok(StreamableHttpPostResponse::Accepted),
-                Err(e) => Err(unexpected(format!("an answer that is not JSON-RPC: {e}"))),
+                // (serde's error may quote the answer: shown cut.)
+                Err(e) => Err(unexpected(format!(
+                    "an answer that is not JSON-RPC: {}",
+                    shown(&e.to_string())
+                ))),
             };
         }
         Err(StreamableHttpError::UnexpectedContentType(kind))
