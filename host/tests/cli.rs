@@ -596,39 +596,62 @@ fn audit_json_over_the_standard_plugins_is_clean() {
     assert_eq!(out.status.code(), Some(2), "usage error");
 }
 
-#[test]
-fn install_refuses_a_plugin_that_would_take_an_installed_plugins_tool() {
-    // Folders load in name order: `a-sum`, installed second, would take `sum` from `z-sum`,
-    // which the operator installed (and trusted with it) first.
-    let home = tempfile::tempdir().expect("temp dir");
-    let first = plugin_folder(&home.path().join("src"), "eval", "z-sum", |m| m);
-    let second = plugin_folder(&home.path().join("src"), "eval", "a-sum", |m| m);
-    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
-    std::fs::write(
-        home.path().join("config/passepartout/policy.toml"),
-        "[plugins.z-sum.tool_aliases]\neval = \"sum\"\n[plugins.a-sum.tool_aliases]\neval = \"sum\"\n",
-    )
-    .expect("policy");
-    let install = |src: &Path| {
-        passepartout(
-            home.path(),
-            &["plugin", "install", src.to_str().expect("utf-8")],
-        )
+/// Install `first`, then `second`, both copies of the plugin `from` under `policy` (with
+/// `flags`): the first installs; the second, which offers `tool` as the first does, is refused
+/// naming both, and is not installed.
+fn second_install_is_refused_its_tool(
+    home: &Path,
+    from: &str,
+    (first, second): (&str, &str),
+    tool: &str,
+    (policy, flags): (&str, &[&str]),
+) {
+    let src = home.join("src");
+    let folders = [first, second].map(|name| plugin_folder(&src, from, name, |m| m));
+    std::fs::create_dir_all(home.join("config/passepartout")).expect("mkdir");
+    std::fs::write(home.join("config/passepartout/policy.toml"), policy).expect("policy");
+    let install = |folder: &Path| {
+        let mut args = vec!["plugin", "install"];
+        args.extend_from_slice(flags);
+        args.push(folder.to_str().expect("utf-8"));
+        passepartout(home, &args)
     };
-    let out = install(&first);
+    let out = install(&folders[0]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = install(&second);
+    let out = install(&folders[1]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("not installed: a-sum offers the tool \"sum\", which the installed plugin \"z-sum\" offers already"),
-        "{stderr}"
+    let said = format!(
+        "not installed: {second} offers the tool \"{tool}\", which the installed plugin \
+         \"{first}\" offers already"
     );
-    assert!(!home.path().join("data/passepartout/plugins/a-sum").exists());
+    assert!(stderr.contains(&said), "{stderr}");
+    assert!(
+        !home
+            .join(format!("data/passepartout/plugins/{second}"))
+            .exists()
+    );
+}
+
+#[test]
+fn install_refuses_a_plugin_that_would_take_an_installed_plugins_tool() {
+    // Folders load in name order: `a-sum`, installed second, would take `sum` from `z-sum`,
+    // which the operator installed (and trusted with it) first.
+    let home = tempfile::tempdir().expect("temp dir");
+    second_install_is_refused_its_tool(
+        home.path(),
+        "eval",
+        ("z-sum", "a-sum"),
+        "sum",
+        (
+            "[plugins.z-sum.tool_aliases]\neval = \"sum\"\n[plugins.a-sum.tool_aliases]\neval = \"sum\"\n",
+            &[],
+        ),
+    );
     // The installed one keeps it.
     let out = passepartout(
         home.path(),
@@ -652,42 +675,16 @@ fn install_refuses_a_plugin_waiting_for_a_grant_that_would_take_an_installed_plu
     // reads no tools. Granted later, it would take `fetch` from `z-fetch`, which the operator
     // installed (and granted) first: its tools are read without the grant, and it is refused.
     let home = tempfile::tempdir().expect("temp dir");
-    let first = plugin_folder(&home.path().join("src"), "http-fetch", "z-fetch", |m| m);
-    let second = plugin_folder(&home.path().join("src"), "http-fetch", "a-fetch", |m| m);
-    std::fs::create_dir_all(home.path().join("config/passepartout")).expect("mkdir");
-    std::fs::write(
-        home.path().join("config/passepartout/policy.toml"),
-        "[plugins.z-fetch]\nnet = [\"example.org\"]\n[plugins.z-fetch.tool_aliases]\n\
-         http-fetch = \"fetch\"\n[plugins.a-fetch.tool_aliases]\nhttp-fetch = \"fetch\"\n",
-    )
-    .expect("policy");
-    let install = |src: &Path| {
-        passepartout(
-            home.path(),
-            &["plugin", "install", "--yes", src.to_str().expect("utf-8")],
-        )
-    };
-    let out = install(&first);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = install(&second);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(
-            "not installed: a-fetch offers the tool \"fetch\", which the installed plugin \
-             \"z-fetch\" offers already"
+    second_install_is_refused_its_tool(
+        home.path(),
+        "http-fetch",
+        ("z-fetch", "a-fetch"),
+        "fetch",
+        (
+            "[plugins.z-fetch]\nnet = [\"example.org\"]\n[plugins.z-fetch.tool_aliases]\n\
+             http-fetch = \"fetch\"\n[plugins.a-fetch.tool_aliases]\nhttp-fetch = \"fetch\"\n",
+            &["--yes"],
         ),
-        "{stderr}"
-    );
-    assert!(
-        !home
-            .path()
-            .join("data/passepartout/plugins/a-fetch")
-            .exists()
     );
 }
 

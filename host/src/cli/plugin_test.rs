@@ -59,11 +59,8 @@ pub fn run(
             // for a copy of its fixture (or an empty directory). Nothing else: no variable of
             // the operator's, no network, no program, no memory (install it, and test it by
             // name under the policy, for those).
-            // `--cases cases.json` has the parent "", which is the current directory.
-            let base = cases_path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
+            // (`--cases cases.json` has the parent "", which `cases::mounts` reads as ".".)
+            let base = cases_path.parent().unwrap_or(Path::new("."));
             let guests: Vec<String> = manifest
                 .capabilities
                 .fs

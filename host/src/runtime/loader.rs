@@ -330,21 +330,12 @@ fn missing_gate(source: &PluginSource, why: &LoadError) -> Option<MissingGate> {
     };
     Some(MissingGate {
         name: field("name")
-            .filter(|n| plugin_name_ok(n))
+            .filter(|n| super::manifest::name_ok(n))
             .or(folder)
             .unwrap_or_else(|| "?".into()),
         version: field("version").filter(|v| version_shaped(v)),
         why: why.to_string(),
     })
-}
-
-/// Whether `name` passes the manifest's rule for a plugin's name (see `Manifest::parse`): 1-64
-/// lowercase ASCII letters, digits and `-`.
-fn plugin_name_ok(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// Whether `version` is made of what a semver version is made of (ASCII letters, digits, `.`,

@@ -145,6 +145,15 @@ pub enum ManifestError {
     Invalid(String),
 }
 
+/// Whether `name` is a plugin's name by the manifest's rule: 1-64 lowercase ASCII letters,
+/// digits and `-`.
+pub fn name_ok(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
 impl Manifest {
     /// Parse and validate a manifest.
     ///
@@ -158,13 +167,7 @@ impl Manifest {
     }
 
     fn validate(&self) -> Result<(), String> {
-        let name_ok = !self.name.is_empty()
-            && self.name.len() <= 64
-            && self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !name_ok {
+        if !name_ok(&self.name) {
             return Err(format!(
                 "name {:?}: use 1-64 lowercase letters, digits and `-`",
                 self.name
