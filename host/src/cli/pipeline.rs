@@ -84,6 +84,7 @@ pub fn verify(loaded: Loaded, raw: &str, json_out: bool) -> anyhow::Result<ExitC
         vec![("cli", outbox.actuator("cli"))],
     )?;
     action.resolve_target(Some("cli"), &pipeline.config().default_actuator);
+    pipeline.catalog().complete(&mut action);
     let v = passepartout::blocking::wait(
         pipeline.verify(&action, &Signal::request(action.clone(), cli())),
     );

@@ -509,9 +509,26 @@ impl Offer {
         self.tools().into_iter().find(|t| t.name == name)
     }
 
+    /// Why a call of `tool` with `args` cannot be judged: a mapped argument it leaves out
+    /// whose schema gives no default of the effect's type. The server would act where a default
+    /// of its own says, which no gate saw; the call must name it.
+    pub fn unplaced(&self, tool: &OfferedTool, args: &JsonObject) -> Option<String> {
+        let spec = self.spec(tool).ok()?;
+        let (arg, kind) = spec.properties.iter().find(|(arg, kind)| {
+            !args.contains_key(arg.as_str()) && schema_default(&tool.schema, arg, **kind).is_none()
+        })?;
+        Some(format!(
+            "tool {:?}: argument `{arg}` ({}) is left out and its schema gives no default the \
+             gates could judge; the server would use one of its own: name `{arg}`",
+            tool.name,
+            kind.name()
+        ))
+    }
+
     /// Call `tool` with `args`, as the gates judged them: each mapped argument the call leaves
-    /// out given its schema's default (`with_defaults`), so that the server writes where
-    /// the gates saw it would, not where a default of its own says.
+    /// out given its schema's default (`with_defaults`; the pipeline already filled them in,
+    /// [`ExternalTools::complete`]), so that the server writes where the gates saw it would,
+    /// not where a default of its own says.
     ///
     /// # Errors
     /// As [`Gateway::call`].
@@ -588,6 +605,14 @@ fn identity(tool: &OfferedTool, declares_effects: bool) -> ToolIdentity {
 }
 
 impl ExternalTools for Offer {
+    fn complete(&self, name: &str, args: &mut JsonObject) {
+        if let Some(tool) = self.find(name)
+            && let Ok(spec) = self.spec(&tool)
+        {
+            *args = with_defaults(&tool.schema, &spec, std::mem::take(args));
+        }
+    }
+
     fn identity(&self, name: &str) -> Option<ToolIdentity> {
         let tool = self.find(name)?;
         let spec = self.spec(&tool).ok()?;

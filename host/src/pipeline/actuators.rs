@@ -136,7 +136,16 @@ impl Actuator for ToolActuator {
                 check_args(&info.name, &schema, &action.args).map_err(ActError::Invalid)
             }
             Found::Server(tool) => {
-                check_args(&tool.name, &tool.schema, &action.args).map_err(ActError::Invalid)
+                check_args(&tool.name, &tool.schema, &action.args).map_err(ActError::Invalid)?;
+                // Where the server acts must be what the gates judged, not its own default.
+                match self
+                    .gateway
+                    .as_ref()
+                    .and_then(|g| g.unplaced(&tool, &action.args))
+                {
+                    Some(why) => Err(ActError::Invalid(why)),
+                    None => Ok(()),
+                }
             }
         }
     }

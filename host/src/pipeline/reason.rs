@@ -176,6 +176,8 @@ impl Agent {
         cycle: &mut Cycle,
     ) -> Reasoned {
         action.resolve_target(signal.meta.source.as_deref(), &self.config.default_actuator);
+        // As the tool will be called: gates, the journal and a person see what it is sent.
+        self.catalog().complete(&mut action);
         let memo = crate::gates::Memo::default();
         let tap = self.tap(signal, false);
         let verification = crate::gates::verify_with(

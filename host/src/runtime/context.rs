@@ -61,6 +61,13 @@ pub trait ExternalTools: Send + Sync + std::fmt::Debug {
         name: &str,
         args: &serde_json::Map<String, serde_json::Value>,
     ) -> Option<ActionContext>;
+
+    /// Fill in what a call of the tool offered as `name` leaves out and the tool will be sent
+    /// anyway (an MCP tool's mapped argument's schema default), so that gates, the journal and
+    /// the person asked see the call as it will be made. By default, nothing.
+    fn complete(&self, name: &str, args: &mut serde_json::Map<String, serde_json::Value>) {
+        let _ = (name, args);
+    }
 }
 
 /// Every loaded tool by the name it is offered under: the host's view of tool identity.
@@ -119,6 +126,18 @@ impl Catalog {
         match self.tools.get(name) {
             Some(e) => Some(e.identity.clone()),
             None => self.external.as_ref().and_then(|x| x.identity(name)),
+        }
+    }
+
+    /// `action` as its tool will be called: what an external tool is sent though the action
+    /// leaves it out is filled in ([`ExternalTools::complete`]). Plugin tools get their
+    /// arguments as written.
+    pub fn complete(&self, action: &mut crate::signal::Action) {
+        if let (Some(tool), "tool", Some(x)) =
+            (&action.tool, action.target.as_str(), &self.external)
+            && !self.tools.contains_key(tool)
+        {
+            x.complete(tool, &mut action.args);
         }
     }
 
