@@ -300,6 +300,49 @@ fn a_redirect_to_a_private_address_is_refused_at_the_hop() {
     assert!(out.contains(r#"{"moved":true}"#), "{out}");
 }
 
+/// A POST the gates let go to one granted host is not carried by a 307 to another granted
+/// one (an open redirect on a host nobody is asked about would take the body anywhere the
+/// grant reaches); within the origin it is.
+#[test]
+fn a_body_is_not_carried_by_a_redirect_to_another_origin() {
+    let elsewhere = Server::start(vec![Canned::json("{}")]);
+    let mut away = Canned::status(307, "");
+    away.headers
+        .push(("location".into(), format!("{}/sink", elsewhere.url)));
+    let server = Server::start(vec![away]);
+    let mut here = Canned::status(308, "");
+    here.headers
+        .push(("location".into(), format!("{}/kept", server.url)));
+    server.push(here);
+    server.push(Canned::json(r#"{"kept":true}"#));
+    let grant = |s: &Server| format!("\"{}\"", s.url.trim_start_matches("http://"));
+    let (fetch, _s) = fetcher(&format!("{}, {}", grant(&server), grant(&elsewhere)));
+    let post = |path: &str| {
+        call(
+            &fetch,
+            "http-fetch",
+            json!({"url": format!("{}{path}", server.url), "method": "POST",
+                   "body": r#"{"s":"secret"}"#}),
+        )
+    };
+    let err = post("/start").expect_err("the body is not sent on to another origin");
+    assert!(
+        err.contains("another origin") && err.contains("/sink"),
+        "{err}"
+    );
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the other host heard nothing"
+    );
+    let out = post("/old").expect("within the origin");
+    assert!(out.contains(r#"{"kept":true}"#), "{out}");
+    let last = server.requests().pop().expect("the kept hop");
+    assert_eq!(
+        (last.method.as_str(), last.body),
+        ("POST", json!({"s": "secret"}))
+    );
+}
+
 #[test]
 fn files_outside_the_mount_are_denied() {
     let ws = tempfile::tempdir().expect("temp dir");

@@ -25,7 +25,38 @@ pub struct Config {
     pub fetch_tools: Vec<String>,
     /// Tools whose every call needs approval, by the name called or their own name.
     pub dangerous_tools: Vec<String>,
+    /// Places inside the workspace whose writing needs approval, as written in the config:
+    /// files that configure programs run later outside the sandbox (`.git/`, `.envrc`,
+    /// `.vscode/`...). A relative entry is a run of path components matched anywhere in a
+    /// written path; an absolute one, a place and everything in it (see
+    /// [`crate::paths::protected`]).
+    pub protected_paths: Vec<String>,
 }
+
+/// The default `protected_paths`, as plugin.toml's `[config]` has them.
+const PROTECTED_PATHS: &[&str] = &[
+    ".git/",
+    ".hg/",
+    ".envrc",
+    ".env",
+    ".vscode/",
+    ".idea/",
+    ".devcontainer/",
+    ".github/workflows/",
+    ".gitlab-ci.yml",
+    ".circleci/",
+    ".pre-commit-config.yaml",
+    ".husky/",
+    ".cargo/",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".ssh/",
+];
 
 impl Default for Config {
     /// The same defaults as plugin.toml's `[config]`.
@@ -41,6 +72,7 @@ impl Default for Config {
             known_hosts: vec![],
             fetch_tools: vec!["http-fetch".into()],
             dangerous_tools: vec![],
+            protected_paths: PROTECTED_PATHS.iter().map(|p| (*p).to_owned()).collect(),
         }
     }
 }
@@ -93,8 +125,32 @@ impl Config {
                 *slot = list;
             }
         }
+        if let Some(list) = strings(json, "protected_paths", &mut warnings) {
+            config.protected_paths = list
+                .iter()
+                .filter_map(|p| protected_entry(p, &mut warnings))
+                .collect();
+        }
         (config, warnings)
     }
+}
+
+/// A `protected_paths` entry as the rule matches it (trimmed); `None`, with a warning, for one
+/// that names nothing (empty) or climbs with `..`.
+fn protected_entry(entry: &str, warnings: &mut Vec<String>) -> Option<String> {
+    let entry = entry.trim();
+    let named = entry.split('/').any(|part| !part.is_empty() && part != ".");
+    if !named {
+        warnings.push(format!("protected_paths: {entry:?} names no path; ignored"));
+        return None;
+    }
+    if entry.split('/').any(|part| part == "..") {
+        warnings.push(format!(
+            "protected_paths: {entry:?} holds `..`; give the place itself; ignored"
+        ));
+        return None;
+    }
+    Some(entry.to_owned())
 }
 
 /// The list of strings under `key`; `None` when the key is absent or not a list.

@@ -9,16 +9,23 @@
 //! 1. `dangerous_tools`: tools whose every call needs approval (by the name called, or the
 //!    tool's own name in its plugin);
 //! 2. `programs`: actions whose effects run one of these programs (`sudo`, `kill`, `dd`...),
-//!    whichever tool runs them;
+//!    whichever tool runs them, looking through wrappers and shells (each wrapper's options
+//!    read by its own table: `env -S`, `timeout --signal KILL 5`, `nice --adjustment 5`,
+//!    `xargs --max-args 1`, `busybox APPLET`) and through what a shell or `xargs` reads on
+//!    standard input; and actions that run something it cannot tell (a program named by an
+//!    expansion, a wrapper option it does not know, a script fed on input it cannot see);
 //! 3. `workspace`: actions whose effects write a path outside the workspace, or a relative one;
+//!    and `protected_paths`: writes inside it to files that configure what runs later outside
+//!    the sandbox (`.git/`, `.envrc`, `.vscode/`, `.github/workflows/`...);
 //! 4. `known_hosts`: actions whose effects fetch a URL whose host is not listed, or cannot be
 //!    told.
 //!
 //! Defence in depth, for what declares no effects: the arguments of a tool that declares none
 //! (or of an action the host names no tool for: a `shell` target, a check made natively) are
 //! also read the old way for programs (a `command`/`cmd` line, a `program` with its `args`
-//! list, an `argv` list); and the `path` of a tool listed in `write_tools` and the `url` of
-//! one listed in `fetch_tools` are judged as a write and a fetch too, whatever it declares.
+//! list and `stdin`, an `argv` list); and the `path` of a tool listed in `write_tools` and the
+//! `url` of one listed in `fetch_tools` are judged as a write and a fetch too, whatever it
+//! declares.
 //!
 //! Only actions aimed at `tool` or `shell` are looked at: a reply to a person runs nothing.
 //! The check itself is [`check_action`], a plain function, so it runs natively in tests.
@@ -37,6 +44,7 @@ pub use config::Config;
 use passepartout_sdk::context::{Effects, ToolIdentity, effects, tool};
 use passepartout_sdk::{Action, Gate, GateInfo, LogLevel, SignalView, Verdict};
 use serde_json::Value;
+use shell_syntax::{options, wrappers};
 
 use rules::Run;
 
@@ -78,9 +86,9 @@ pub fn check_action(
     rules::dangerous_tool(&names, action, config)
         .or_else(|| rules::programs(&runs, config))
         .or_else(|| {
-            writes
-                .iter()
-                .find_map(|p| rules::outside_workspace(p, config))
+            writes.iter().find_map(|p| {
+                rules::outside_workspace(p, config).or_else(|| rules::protected_path(p, config))
+            })
         })
         .or_else(|| urls.iter().find_map(|u| rules::unknown_host(u, config)))
         .map_or(Verdict::Pass, Verdict::RequireApproval)
@@ -93,9 +101,10 @@ impl Gate for Approval {
     fn describe() -> GateInfo {
         GateInfo {
             description: "Asks a person to approve actions that run privileged or disruptive \
-                          programs, write outside the workspace or fetch from hosts not fetched \
-                          before, whichever tool does it, and calls of tools marked as always \
-                          needing approval."
+                          programs (or programs it cannot tell), write outside the workspace or \
+                          to files there that configure what runs outside the sandbox, or fetch \
+                          from hosts not fetched before, whichever tool does it, and calls of \
+                          tools marked as always needing approval."
                 .into(),
         }
     }

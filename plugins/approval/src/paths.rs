@@ -29,9 +29,33 @@ pub fn inside(path: &str, dir: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// Whether the normalised `path` is a place `entry` (a `protected_paths` entry) names, or is
+/// inside one. An absolute entry is that place and everything in it; any other is a run of
+/// whole path components found anywhere in `path`: `.git/` covers `/workspace/.git/config` and
+/// `/workspace/vendor/x/.git/hooks/pre-commit`, `.github/workflows` covers
+/// `/workspace/.github/workflows/ci.yml`, and `.env` covers `/workspace/app/.env` but not
+/// `/workspace/.env.example`. Compared without regard to ASCII case, for hosts whose
+/// filesystems ignore it.
+pub fn protected(path: &str, entry: &str) -> bool {
+    let path = path.to_ascii_lowercase();
+    let entry = entry.to_ascii_lowercase();
+    if entry.starts_with('/') {
+        return normalise(&entry).is_some_and(|place| inside(&path, &place));
+    }
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let wanted: Vec<&str> = entry
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    !wanted.is_empty()
+        && parts
+            .windows(wanted.len())
+            .any(|run| run == wanted.as_slice())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{inside, normalise};
+    use super::{inside, normalise, protected};
 
     #[test]
     fn normalise_resolves_dots() {
@@ -66,6 +90,38 @@ mod tests {
         ];
         for (path, dir, want) in cases {
             assert_eq!(inside(path, dir), want, "{path} in {dir}");
+        }
+    }
+
+    #[test]
+    fn protected_entries_are_whole_components_anywhere_or_an_absolute_place() {
+        let cases = [
+            ("/workspace/.git/config", ".git/", true),
+            ("/workspace/.git", ".git/", true),
+            ("/workspace/vendor/x/.git/hooks/pre-commit", ".git", true),
+            ("/workspace/.GIT/config", ".git/", true),
+            ("/workspace/.gitignore", ".git/", false),
+            ("/workspace/docs/git/notes.md", ".git/", false),
+            (
+                "/workspace/.github/workflows/ci.yml",
+                ".github/workflows/",
+                true,
+            ),
+            (
+                "/workspace/.github/ISSUE_TEMPLATE/bug.md",
+                ".github/workflows/",
+                false,
+            ),
+            ("/workspace/app/.env", ".env", true),
+            ("/workspace/.env.example", ".env", false),
+            ("/workspace/.envrc", "./.envrc", true),
+            ("/workspace/secrets/a", "/workspace/secrets", true),
+            ("/workspace/secrets2", "/workspace/secrets", false),
+            ("/workspace/a", "", false),
+            ("/workspace/a", "/", true),
+        ];
+        for (path, entry, want) in cases {
+            assert_eq!(protected(path, entry), want, "{path} by {entry:?}");
         }
     }
 }

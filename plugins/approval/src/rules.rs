@@ -1,9 +1,11 @@
-//! The four rules, each the question to ask when it matches, and the text helpers they share.
+//! The rules, each the question to ask when it matches, and the text helpers they share.
 
 use passepartout_sdk::Action;
 use passepartout_sdk::context::ProgramRun;
 use serde_json::Value;
 
+use crate::shell::Found;
+use crate::wrappers::{self, Input};
 use crate::{Config, paths, shell, url};
 
 /// Longest piece of an action quoted in a question.
@@ -11,37 +13,41 @@ const QUOTE_MAX: usize = 200;
 
 /// One program run, or one command line, an action would run.
 pub struct Run {
-    /// Its simple commands, each a list of words.
+    /// The program and its arguments, with what it reads on standard input, when the run is
+    /// one program.
+    program: Option<(Vec<String>, Option<String>)>,
+    /// The simple commands of the command lines it runs, each a list of words: what they read
+    /// on standard input cannot be seen.
     commands: Vec<Vec<String>>,
     /// How it is shown to a person.
     shown: String,
 }
 
-/// Programs that run what they read on standard input as shell code.
-const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
-];
-
 impl Run {
-    /// A program run from the action's effects: the program and its argv, one simple command.
-    /// A program name that is itself a command line (`sudo reboot` in place of a name) is read
-    /// as one too: a tool may hand it to a shell.
+    /// A program run from the action's effects: the program and its argv, with its standard
+    /// input (a shell given none runs it; `xargs` adds its words to its command). A program
+    /// name that is itself a command line (`sudo reboot` in place of a name) is read as one
+    /// too: a tool may hand it to a shell.
     pub fn of_effect(run: &ProgramRun) -> Run {
-        // A whole command line: read it as a shell would, not by its whitespace-split words.
+        // A whole command line: read it as a shell would, not by its whitespace-split words,
+        // and what it feeds a shell it starts.
         if let Some(line) = &run.line {
+            let mut commands = shell::split(line);
+            let name = run.program.rsplit('/').next().unwrap_or_default();
+            if let Some(script) = run.stdin.as_deref()
+                && wrappers::script(name, &[]).is_some()
+            {
+                commands.extend(shell::split(script));
+            }
             return Run {
-                commands: shell::split(line),
+                program: None,
+                commands,
                 shown: line.clone(),
             };
         }
         let mut words = vec![run.program.clone()];
         words.extend(run.argv.iter().cloned());
-        let mut out = Run::words(words);
-        // What a shell reads on standard input is what it runs.
-        let name = run.program.rsplit('/').next().unwrap_or_default();
-        if let Some(script) = run.stdin.as_ref().filter(|_| SHELLS.contains(&name)) {
-            out.commands.extend(shell::split(script));
-        }
+        let mut out = Run::words(words, run.stdin.clone());
         if run
             .program
             .contains(|c: char| c.is_whitespace() || ";&|`$()".contains(c))
@@ -52,12 +58,15 @@ impl Run {
     }
 
     /// The runs an action's arguments spell, read by key (for tools that declare no effects):
-    /// `command`/`cmd` lines, a `program` with its `args`, an `argv` list.
+    /// `command`/`cmd` lines, a `program` with its `args`, an `argv` list; with the `stdin`
+    /// text a program is given.
     pub fn sniffed(args: &Value) -> Vec<Run> {
+        let stdin = args["stdin"].as_str().map(String::from);
         let mut runs: Vec<Run> = ["command", "cmd"]
             .iter()
             .filter_map(|key| args[*key].as_str())
             .map(|line| Run {
+                program: None,
                 commands: shell::split(line),
                 shown: line.to_owned(),
             })
@@ -65,24 +74,38 @@ impl Run {
         if let Some(program) = args["program"].as_str() {
             let mut words = vec![program.to_owned()];
             words.extend(strings(&args["args"]));
-            runs.push(Run::words(words));
+            runs.push(Run::words(words, stdin.clone()));
         }
         if args["argv"].is_array() {
-            runs.push(Run::words(strings(&args["argv"]).collect()));
+            runs.push(Run::words(strings(&args["argv"]).collect(), stdin));
         }
         runs
     }
 
-    fn words(words: Vec<String>) -> Run {
+    fn words(words: Vec<String>, stdin: Option<String>) -> Run {
         let shown = words
             .iter()
             .map(|w| shell_quote(w))
             .collect::<Vec<_>>()
             .join(" ");
         Run {
-            commands: vec![words],
+            program: Some((words, stdin)),
+            commands: Vec::new(),
             shown,
         }
+    }
+
+    /// What its commands run, by the `programs` entries.
+    fn found(&self, programs: &[Vec<String>]) -> Found {
+        let mut found = Found::default();
+        if let Some((words, stdin)) = &self.program {
+            let input = stdin.as_deref().map_or(Input::Nothing, Input::Text);
+            shell::matches(words, programs, input, &mut found);
+        }
+        for words in &self.commands {
+            shell::matches(words, programs, Input::Unseen, &mut found);
+        }
+        found
     }
 }
 
@@ -100,24 +123,44 @@ pub fn dangerous_tool(names: &[&str], action: &Action, config: &Config) -> Optio
     ))
 }
 
-/// Rule 2: some of `runs` run programs listed in `programs`.
+/// Rule 2: some of `runs` run programs listed in `programs`, or run something this gate cannot
+/// tell (a program named by an expansion, one behind a wrapper option it does not know, a
+/// script fed on input it cannot see): the operator's list cannot be checked against it.
 pub fn programs(runs: &[Run], config: &Config) -> Option<String> {
-    let mut found = Vec::new();
-    let mut asked = Vec::new();
+    let mut found = Found::default();
+    let (mut asked, mut unclear) = (Vec::new(), Vec::new());
     for run in runs {
-        let before = found.len();
-        for words in &run.commands {
-            shell::matches(words, &config.programs, &mut found);
+        let here = run.found(&config.programs);
+        let shown = format!("`{}`", quote(&run.shown));
+        if !here.programs.is_empty() {
+            asked.push(shown);
+        } else if !here.unclear.is_empty() {
+            unclear.push(shown);
         }
-        if found.len() > before {
-            asked.push(format!("`{}`", quote(&run.shown)));
+        for entry in here.programs {
+            if !found.programs.contains(&entry) {
+                found.programs.push(entry);
+            }
+        }
+        for why in here.unclear {
+            if !found.unclear.contains(&why) {
+                found.unclear.push(why);
+            }
         }
     }
-    (!found.is_empty()).then(|| {
-        format!(
+    if !found.programs.is_empty() {
+        return Some(format!(
             "runs {}: approve running {}?",
-            and_list(&found),
+            and_list(&found.programs),
             asked.join(" and ")
+        ));
+    }
+    (!found.unclear.is_empty()).then(|| {
+        format!(
+            "cannot tell what {} runs ({}), so not whether it runs a program on the approval \
+             plugin's list: approve running it?",
+            unclear.join(" and "),
+            quote(&found.unclear.join("; "))
         )
     })
 }
@@ -148,6 +191,30 @@ pub fn outside_workspace(path: &str, config: &Config) -> Option<String> {
          {workspace} need no approval.)",
         quote(&normal),
         quote(&normal)
+    ))
+}
+
+/// Rule 3b: `path`, written inside the workspace, is one of `protected_paths` or inside one:
+/// a file that configures what runs later, outside the sandbox (git hooks and config, direnv,
+/// editor tasks, CI workflows). A relative path is matched as written.
+pub fn protected_path(path: &str, config: &Config) -> Option<String> {
+    let normal = paths::normalise(path).unwrap_or_else(|| path.to_owned());
+    let entry = config
+        .protected_paths
+        .iter()
+        .find(|entry| paths::protected(&normal, entry))?;
+    let as_written = if normal == path {
+        String::new()
+    } else {
+        format!(" (`{}` as written)", quote(path))
+    };
+    Some(format!(
+        "writes `{}`{as_written}, which `{}` on the approval plugin's protected_paths covers: \
+         such files configure programs that run later outside the sandbox (git hooks and \
+         config, direnv, editor tasks, CI), so a change there can run code on this machine. \
+         Approve writing it?",
+        quote(&normal),
+        quote(entry)
     ))
 }
 

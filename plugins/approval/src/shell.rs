@@ -1,51 +1,66 @@
 //! Which programs a shell action runs: a light reading of command lines (shell-guard does the
 //! thorough one). Quotes and backslashes are honoured; `;`, `&`, `|`, newlines and brackets
 //! separate commands; `$(...)` and backticks, also inside double quotes, are commands of their
-//! own; wrappers (`sudo`, `env`, `nice`, `timeout`, `xargs`...) and `sh -c '...'` are looked
-//! through. Variables are not expanded: `$X args` runs a program this cannot name.
+//! own; wrappers (`sudo`, `env` and its `-S`, `nice`, `timeout`, `xargs`, `busybox`...) and
+//! shells (`sh -c '...'`, `bash -o pipefail -c '...'`, a shell reading its standard input) are
+//! looked through, each read by its own option table ([`crate::wrappers`]). Variables are not
+//! expanded: a program named by one (`$X args`, `$(...) args`) cannot be told, nor can one
+//! behind a wrapper option this does not know, nor a script fed on input it cannot see; those
+//! are reported as unclear ([`Found::unclear`]), and the gate asks.
 
-/// How deep `sh -c "sh -c '...'"` and substitutions are followed.
-const MAX_DEPTH: u32 = 4;
+use crate::wrappers::{self, Input, Runs, Script};
+use shell_syntax::is_assignment;
 
-/// Shells (and `su`) whose `-c STRING` is a command line of its own.
-const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "fish", "busybox", "su"];
+/// How deep shells, wrappers and substitutions are followed.
+const MAX_DEPTH: u32 = 8;
+
+/// What a substitution (`$(...)`, backticks) leaves in its word: a program named by one is
+/// unclear.
+const SUBSTITUTION: &str = "$(...)";
 
 /// Words of shell grammar that stand where a program would.
 const RESERVED: &[&str] = &[
-    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done",
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done", "coproc",
 ];
 
-/// Programs that run the rest of their arguments as a command, with their options that take a
-/// value (`sudo -u root cmd`) and how many plain arguments come before the command.
-fn wrapper(name: &str) -> Option<(&'static [&'static str], usize)> {
-    Some(match name {
-        "sudo" => (
-            &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"],
-            0,
-        ),
-        "doas" | "runuser" => (&["-u", "-g", "-C"], 0),
-        "env" => (&["-u", "-C"], 0),
-        "nice" => (&["-n"], 0),
-        "ionice" => (&["-c", "-n", "-p", "-P", "-u"], 0),
-        "timeout" => (&["-s", "-k"], 1),
-        "xargs" => (&["-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a"], 0),
-        "stdbuf" => (&["-i", "-o", "-e"], 0),
-        "strace" | "ltrace" => (&["-e", "-o", "-p", "-s", "-u"], 0),
-        "chroot" | "flock" => (&[], 1),
-        "nohup" | "time" | "command" | "exec" | "builtin" | "setsid" | "unbuffer" => (&[], 0),
-        _ => return None,
-    })
+/// What reading a run's commands found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The entries of `programs` they run, as written in the config (`"sudo"`, `"git push"`),
+    /// once each.
+    pub programs: Vec<String>,
+    /// Why what some of them run cannot be told, once each.
+    pub unclear: Vec<String>,
+}
+
+impl Found {
+    /// Add the entry `entry`, once.
+    fn program(&mut self, entry: String) {
+        if !self.programs.contains(&entry) {
+            self.programs.push(entry);
+        }
+    }
+
+    /// Add why something cannot be told, once.
+    fn unclear(&mut self, why: String) {
+        if !self.unclear.contains(&why) {
+            self.unclear.push(why);
+        }
+    }
 }
 
 /// `line` split into simple commands, each a list of words with quotes removed.
 pub fn split(line: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    split_into(line, 0, &mut out);
+    split_into(&shell_syntax::joined(line), 0, &mut out);
     out
 }
 
 fn split_into(line: &str, depth: u32, out: &mut Vec<Vec<String>>) {
     if depth > MAX_DEPTH {
+        // Not read, so not passed: a program the shell makes (`$(...)`) is one nobody can
+        // name, and the rules ask about it.
+        out.push(vec!["$(...)".to_owned()]);
         return;
     }
     let mut words: Vec<String> = Vec::new();
@@ -71,10 +86,14 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Vec<String>>) {
                     match c {
                         '"' => break,
                         '\\' => word.extend(chars.next()),
-                        '`' => nested.push(chars.by_ref().take_while(|&c| c != '`').collect()),
+                        '`' => {
+                            nested.push(chars.by_ref().take_while(|&c| c != '`').collect());
+                            word.push_str(SUBSTITUTION);
+                        }
                         '$' if chars.peek() == Some(&'(') => {
                             chars.next();
                             nested.push(until_close(&mut chars));
+                            word.push_str(SUBSTITUTION);
                         }
                         c => word.push(c),
                     }
@@ -86,10 +105,16 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Vec<String>>) {
             }
             '$' if chars.peek() == Some(&'(') => {
                 chars.next();
-                end_word(&mut words, &mut word, &mut in_word);
-                out.push(std::mem::take(&mut words));
+                nested.push(until_close(&mut chars));
+                word.push_str(SUBSTITUTION);
+                in_word = true;
             }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '`' => {
+            '`' => {
+                nested.push(chars.by_ref().take_while(|&c| c != '`').collect());
+                word.push_str(SUBSTITUTION);
+                in_word = true;
+            }
+            ';' | '&' | '|' | '\n' | '(' | ')' => {
                 end_word(&mut words, &mut word, &mut in_word);
                 out.push(std::mem::take(&mut words));
             }
@@ -126,73 +151,99 @@ fn until_close(chars: &mut impl Iterator<Item = char>) -> String {
     inner
 }
 
-/// The entries of `programs` that the simple command `words` runs, as written in the config
-/// (`"sudo"`, `"git push"`), added to `found` once each.
-pub fn matches(words: &[String], programs: &[Vec<String>], found: &mut Vec<String>) {
-    matches_at(words, programs, 0, found);
+/// Read the simple command `words`, given what it reads on standard input: the entries of
+/// `programs` it runs (`"sudo"`, `"git push"`) and what cannot be told are added to `found`.
+pub fn matches(words: &[String], programs: &[Vec<String>], input: Input<'_>, found: &mut Found) {
+    matches_at(words, programs, input, 0, found);
 }
 
-fn matches_at(words: &[String], programs: &[Vec<String>], depth: u32, found: &mut Vec<String>) {
-    let mut i = 0;
-    while let Some(word) = words.get(i) {
-        if RESERVED.contains(&word.as_str()) || is_assignment(word) {
-            i += 1;
-            continue;
+fn matches_at(
+    words: &[String],
+    programs: &[Vec<String>],
+    input: Input<'_>,
+    depth: u32,
+    found: &mut Found,
+) {
+    if depth > MAX_DEPTH {
+        found.unclear(format!(
+            "it nests shells and wrappers more than {MAX_DEPTH} deep"
+        ));
+        return;
+    }
+    let skip = words
+        .iter()
+        .take_while(|w| RESERVED.contains(&w.as_str()) || is_assignment(w))
+        .count();
+    let Some((first, args)) = words.get(skip..).unwrap_or_default().split_first() else {
+        return;
+    };
+    if unclear_program(first) {
+        found.unclear(format!(
+            "its program `{first}` is not known until the shell expands it"
+        ));
+        return;
+    }
+    let name = first.rsplit('/').next().unwrap_or(first);
+    for entry in programs {
+        if runs(entry, name, args) {
+            found.program(entry.join(" "));
         }
-        let name = word.rsplit('/').next().unwrap_or(word);
-        let args = words.get(i + 1..).unwrap_or_default();
-        for entry in programs {
-            let joined = entry.join(" ");
-            if runs(entry, name, args) && !found.contains(&joined) {
-                found.push(joined);
-            }
-        }
-        if SHELLS.contains(&name) || name == "watch" {
-            if depth < MAX_DEPTH {
-                for command in command_strings(name, args) {
-                    for simple in split(&command) {
-                        matches_at(&simple, programs, depth + 1, found);
-                    }
+    }
+    // Where the wrapper starts its command does not change which program it is.
+    if let Some((inner, _dir)) = wrappers::runs(name, args) {
+        match inner {
+            Runs::Command(command) => matches_at(&command, programs, input, depth + 1, found),
+            Runs::Line(line) => line_at(&line, programs, depth + 1, found),
+            Runs::Xargs {
+                command,
+                replace,
+                delimiter,
+                from_file,
+            } => {
+                let input = if from_file { Input::Unseen } else { input };
+                // xargs gives the commands it starts no input of their own.
+                let runs = wrappers::xargs_commands(&command, replace.as_deref(), delimiter, input);
+                for command in runs {
+                    matches_at(&command, programs, Input::Nothing, depth + 1, found);
                 }
             }
-            return;
+            Runs::Unknown(why) => found.unclear(why),
         }
-        let Some((valued, mut positional)) = wrapper(name) else {
-            return;
-        };
-        i += 1;
-        while let Some(w) = words.get(i) {
-            if w == "--" {
-                i += 1;
-                break;
-            } else if w.starts_with('-') {
-                i += if valued.contains(&w.as_str()) { 2 } else { 1 };
-            } else if positional > 0 {
-                positional -= 1;
-                i += 1;
-            } else if is_assignment(w) {
-                i += 1;
-            } else {
-                break;
+        return;
+    }
+    match wrappers::script(name, args) {
+        Some(Script::Lines(lines)) => {
+            for line in lines {
+                line_at(&line, programs, depth + 1, found);
             }
         }
+        Some(Script::Stdin) => match input {
+            Input::Text(script) => line_at(script, programs, depth + 1, found),
+            Input::Unseen => found.unclear(format!(
+                "`{name}` runs a script from its standard input, which this gate cannot see"
+            )),
+            Input::Nothing => {}
+        },
+        Some(Script::Unknown(why)) => found.unclear(why),
+        // A script file runs programs of its own, as `./x.sh` does; shell-guard asks about it.
+        Some(Script::File(_)) | None => {}
     }
 }
 
-/// The command lines a shell (`sh -c LINE`, `bash -lc LINE`, `su -c LINE`) or `watch` runs.
-fn command_strings(name: &str, args: &[String]) -> Vec<String> {
-    if name == "watch" {
-        let rest = args
-            .iter()
-            .skip_while(|a| a.starts_with('-') || a.parse::<f64>().is_ok());
-        return vec![rest.cloned().collect::<Vec<_>>().join(" ")];
+/// Read each simple command of the command line `line`; what they read on standard input
+/// cannot be seen.
+fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) {
+    for simple in split(line) {
+        matches_at(&simple, programs, Input::Unseen, depth, found);
     }
-    args.iter()
-        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-        .and_then(|at| args.get(at + 1))
-        .into_iter()
-        .cloned()
-        .collect()
+}
+
+/// A program word the shell changes before it runs: a variable or a substitution, a glob,
+/// braces. `[` is the test command.
+fn unclear_program(word: &str) -> bool {
+    word != "["
+        && word != "[["
+        && (word.contains(['$', '`', '*', '?', '[']) || (word.contains('{') && word.contains('}')))
 }
 
 /// Does the program `name`, given `args`, run `entry`? Its first word is the program (`mkfs`
@@ -207,12 +258,4 @@ fn runs(entry: &[String], name: &str, args: &[String]) -> bool {
             .is_some_and(|rest| rest.starts_with('.'));
     let mut args = args.iter();
     named && words.iter().all(|w| args.any(|a| a == w))
-}
-
-/// `NAME=value`, as in `FOO=1 cmd`.
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }

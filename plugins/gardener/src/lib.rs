@@ -9,10 +9,27 @@ use passepartout_sdk::{LogLevel, SignalView, Skill, SkillInfo};
 /// Most headlines one prompt lists.
 pub const LIMIT: u32 = 20;
 
+/// Most bytes of a title the prompt shows: a longer one is cut and marked, so that one huge
+/// title (a megabyte pasted into a headline) cannot make the prompt huge.
+pub const MAX_TITLE_BYTES: usize = 200;
+
+/// `title`, or its first [`MAX_TITLE_BYTES`] (on a character boundary) and a mark saying how
+/// much more there is.
+fn shown_title(title: &str) -> String {
+    if title.len() <= MAX_TITLE_BYTES {
+        return title.to_owned();
+    }
+    let mut at = MAX_TITLE_BYTES;
+    while !title.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}… [{} more bytes]", &title[..at], title.len() - at)
+}
+
 /// A headline without an `:ID:` in its file, as the prompt shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Missing {
-    /// Its title.
+    /// Its title, cut at [`MAX_TITLE_BYTES`].
     pub title: String,
     /// The file it is in.
     pub file: String,
@@ -25,7 +42,7 @@ pub struct Missing {
 impl From<&Node> for Missing {
     fn from(n: &Node) -> Self {
         Missing {
-            title: n.title.clone(),
+            title: shown_title(&n.title),
             file: n.file.clone(),
             line: n.line,
             id: n.id.clone(),
@@ -40,7 +57,9 @@ pub fn build_prompt(missing: &[Missing]) -> Option<String> {
     }
     let mut p = format!(
         "Memory upkeep. {} headline(s) have no :ID: property in their file, so links to them \
-         break when they move. Give each the ID memory already derived for it.\n\n",
+         break when they move. Give each the ID memory already derived for it. Memory keeps \
+         that ID for the headline (the file is not changed) while the titles above it stay as \
+         they are.\n\n",
         missing.len()
     );
     for m in missing {
@@ -152,6 +171,31 @@ mod tests {
             hash: String::new(),
         };
         assert_eq!(Missing::from(&n), missing("T", 4, "x1").with_file("a.org"));
+    }
+
+    /// A 2 MB title: the prompt shows 200 bytes of it and how much more there is.
+    #[test]
+    fn a_huge_title_is_cut_in_the_prompt() {
+        let n = Node {
+            id: "x1".into(),
+            derived_id: true,
+            parent: None,
+            file: "a.org".into(),
+            line: 4,
+            level: 1,
+            title: "é".repeat(1 << 20),
+            todo: None,
+            tags: vec![],
+            properties: vec![],
+            body: String::new(),
+            hash: String::new(),
+        };
+        let p = build_prompt(&[Missing::from(&n)]).expect("a prompt");
+        assert!(p.len() < 4096, "{}", p.len());
+        assert!(
+            p.contains(&format!("… [{} more bytes]", (2 << 20) - MAX_TITLE_BYTES)),
+            "{p}"
+        );
     }
 
     impl Missing {

@@ -1,8 +1,10 @@
 //! `http-fetch`: fetch a URL over wasi:http. Only `http` and `https`; `GET`, `HEAD` or `POST`.
 //! Redirects (301, 302, 303, 307, 308) are followed here, at most 5, each as a new outgoing
 //! request, so the host checks every hop's destination against the operator's grants and
-//! refuses private, loopback and metadata addresses. Credentials do not follow a redirect to
-//! another origin. The body is read up to `max_bytes` and the output says when it was cut.
+//! refuses private, loopback and metadata addresses. Of the request's headers only `accept`,
+//! `accept-language`, `user-agent` and `content-type` follow a redirect to another origin
+//! (no credentials, nothing the model made up), and a body is never carried to one (a 307/308 there fails the call: gates
+//! judged the first destination only). The body is read up to `max_bytes` and the output says when it was cut.
 
 pub mod request;
 pub mod url;
@@ -67,6 +69,16 @@ fn fetch(req: Request) -> Result<String, ToolError> {
             ))
         })?;
         let (next_method, keep_body) = next_method(answer.fetched.status, method);
+        // A body goes where the gates saw it go: a 307/308 that would carry it to another
+        // origin (past an allow-list of hosts nobody is asked about) is not followed.
+        if keep_body && body.is_some() && !url.same_origin(&next) {
+            return Err(ToolError::Failed(format!(
+                "{url} answered {} to send the request's body on to {next}, another origin: \
+                 not followed; if the body should go there, send it there in a new call (the \
+                 gates judge that destination)",
+                answer.fetched.status
+            )));
+        }
         headers = next_headers(&headers, url.same_origin(&next), keep_body);
         if !keep_body {
             body = None;

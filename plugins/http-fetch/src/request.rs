@@ -17,9 +17,6 @@ pub const MAX_REDIRECTS: u32 = 5;
 /// Sent unless the model sets its own `user-agent`.
 pub const USER_AGENT: &str = "passepartout-http-fetch/0.1";
 
-/// Headers that may carry credentials: they do not follow a redirect to another origin.
-const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
-
 /// The arguments of the `http-fetch` tool.
 #[derive(Debug, Default, Deserialize)]
 pub struct FetchArgs {
@@ -138,8 +135,13 @@ pub fn next_method(status: u16, method: Method) -> (Method, bool) {
     }
 }
 
-/// The headers for the next hop: credentials only to the same origin, and no `content-type`
-/// once the body is dropped.
+/// The headers another origin may be sent on a redirect: what says how to answer, never what
+/// the model wrote there (an API key in `x-api-key`, data in a made-up header): gates judged
+/// the first destination only.
+const CROSS_ORIGIN_HEADERS: [&str; 4] = ["accept", "accept-language", "user-agent", "content-type"];
+
+/// The headers for the next hop: all of them to the same origin, to another only
+/// [`CROSS_ORIGIN_HEADERS`]; and no `content-type` once the body is dropped.
 pub fn next_headers(
     headers: &[(String, String)],
     same_origin: bool,
@@ -147,7 +149,7 @@ pub fn next_headers(
 ) -> Vec<(String, String)> {
     headers
         .iter()
-        .filter(|(n, _)| same_origin || !CREDENTIAL_HEADERS.contains(&n.as_str()))
+        .filter(|(n, _)| same_origin || CROSS_ORIGIN_HEADERS.contains(&n.as_str()))
         .filter(|(n, _)| keep_body || n != "content-type")
         .cloned()
         .collect()
@@ -284,12 +286,13 @@ mod tests {
     }
 
     #[test]
-    fn credentials_stay_with_their_origin() {
+    fn only_how_to_answer_follows_a_redirect_to_another_origin() {
         let h: Vec<(String, String)> = [
             ("authorization", "Bearer x"),
             ("content-type", "a/b"),
             ("cookie", "c"),
             ("user-agent", "u"),
+            ("x-api-key", "k"),
         ]
         .iter()
         .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
@@ -302,7 +305,7 @@ mod tests {
         );
         assert_eq!(
             names(next_headers(&h, true, false)),
-            ["authorization", "cookie", "user-agent"]
+            ["authorization", "cookie", "user-agent", "x-api-key"]
         );
     }
 

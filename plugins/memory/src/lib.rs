@@ -2,6 +2,8 @@
 //! interface. Three read-only tools (`memory-query`, `memory-get`, `memory-outline`) and one
 //! write, `memory-assign-id`, which gives a headline without an `:ID:` property the ID the
 //! store already derived for it (the seed's `find-headline-missing-id`, made into a repair).
+//! That ID is kept in the store, not in the file: it holds while the titles above the
+//! headline stay as they are.
 
 mod render;
 
@@ -9,7 +11,7 @@ use passepartout_sdk::memory::{self as store, NodeQuery as Query};
 use passepartout_sdk::{Tool, ToolError, ToolInfo, parse_args};
 use serde::Deserialize;
 
-pub use render::{node_json, query_line};
+pub use render::{MAX_TITLE_BYTES, node_json, query_line, query_lines};
 
 /// Most results `memory-query` returns, whatever `limit` asks.
 pub const MAX_LIMIT: u32 = 500;
@@ -19,6 +21,9 @@ pub const DEFAULT_LIMIT: u32 = 50;
 pub const DEFAULT_OUTLINE_BYTES: u32 = 4000;
 /// Largest outline `memory-outline` returns.
 pub const MAX_OUTLINE_BYTES: u32 = 256 * 1024;
+/// Most bytes `memory-query` returns: below a tool's default output cap (1 MiB), so that many
+/// results or long lines end in "… N more" rather than in a failed call.
+pub const MAX_QUERY_BYTES: usize = 960 * 1024;
 
 /// The arguments of `memory-query`; unset fields match everything.
 #[derive(Debug, Default, Deserialize)]
@@ -103,8 +108,11 @@ impl Tool for Memory {
             ),
             info(
                 "memory-assign-id",
-                "Write an :ID: property on a headline that lacks one, using the ID memory-query \
-                 shows for it. Refused if it already has one.",
+                "Give a headline that lacks an :ID: property the ID memory-query shows for it. \
+                 Refused if it already has one. The ID is kept in memory, not written into the \
+                 file: it holds while the titles above the headline stay as they are (renaming \
+                 a parent loses it, and the next ingest warns); `passepartout memory ingest \
+                 --write-ids` writes IDs into the files for good.",
                 r#"{"type":"object","properties":{"id":{"type":"string","x-effect":"memory-write"}},"required":["id"]}"#,
                 false,
             ),
@@ -135,7 +143,7 @@ fn query(a: QueryArgs) -> Result<String, ToolError> {
     if nodes.is_empty() {
         return Ok("no headline matches".into());
     }
-    Ok(nodes.iter().map(query_line).collect::<Vec<_>>().join("\n"))
+    Ok(query_lines(&nodes, MAX_QUERY_BYTES))
 }
 
 fn get(id: &str) -> Result<String, ToolError> {

@@ -1,10 +1,11 @@
 //! What the action's effects add: where a secret would go (a path written, a host sent to, a
 //! program run), and the programs' arguments and the URLs scanned on their own, for what no
 //! single string of the args shows (`--password VALUE` as two arguments, a header argument, a
-//! URL with no scheme).
+//! URL with no scheme, percent-encoded or not).
 
 use passepartout_sdk::context::{Effects, ProgramRun, UrlEffect};
 
+use crate::decode::unescaped;
 use crate::names::{find_in_query, is_placeholder, is_secret_name};
 use crate::tokens::looks_random;
 use crate::walk::{Destination, Finding, keyed, scan_text};
@@ -61,11 +62,13 @@ pub fn scan_programs(effects: &Effects) -> Option<Finding> {
 }
 
 /// The first secret in a URL the action fetches: by shape, a password in it, or a secret-named
-/// query parameter (with or without a scheme).
+/// query parameter (with or without a scheme), as written or percent-decoded.
 pub fn scan_urls(effects: &Effects) -> Option<Finding> {
     effects.urls.iter().find_map(|url| {
         let query = url.url.split_once('?').map(|(_, q)| q).unwrap_or_default();
-        let kind = scan_text(&url.url).or_else(|| find_in_query(query))?;
+        let kind = scan_text(&url.url)
+            .or_else(|| find_in_query(query))
+            .or_else(|| find_in_query(&unescaped(query)?))?;
         Some(Finding {
             dest: Some(send(url)),
             ..Finding::new(kind, "the URL it fetches")

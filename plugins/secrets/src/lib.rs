@@ -3,10 +3,16 @@
 //! It scans every string of an action: each string anywhere in its JSON `args` (values, and keys
 //! too), its `text` and its `explanation`; args that are not valid JSON are scanned as one
 //! string. It recognises, by shape: AWS access key ids and secret access keys, private key
-//! blocks, GitHub, OpenAI, Anthropic, Slack, Google and Stripe keys, and JWTs (see `tokens`);
-//! by name: `.env`-style assignments such as `DB_PASSWORD=...`, values of secret-named JSON keys
-//! and `Authorization` headers, secret-named URL query parameters and passwords in URLs (see
-//! `names`).
+//! blocks, GitHub, OpenAI, Anthropic, Slack, Google and Stripe keys, and JWTs, where a word
+//! starts or, with their providers' full length, glued to what comes before (`k=0ghp_…`; see
+//! `tokens`); by name: `.env`-style assignments such as `DB_PASSWORD=...`, values of
+//! secret-named JSON keys and `Authorization` headers, secret-named URL query parameters and
+//! form fields, and passwords in URLs (see `names`).
+//!
+//! Each string is scanned as written and as its receiver would read it (see `decode`): a JSON
+//! object or array (a request body, a file) as JSON, its strings and secret-named keys in turn;
+//! other text with its percent-encoding (`ghp%5F…` in a URL or a form body) and its `\u005f` and
+//! `\x5f` escapes undone; two layers deep (a percent-encoded URL in a JSON body).
 //!
 //! It also uses the action's effects, which the host derives from the tool's declared schema
 //! (see `effects`): the arguments of every program it would run are scanned on their own
@@ -20,13 +26,15 @@
 //! The reason says which kind was found and where (`in args.content`), and never any part of
 //! the secret: it is shown to people and fed back to the model.
 //!
-//! What it does not catch: a secret split across strings, encoded (base64 of a key), or with
+//! What it does not catch: a secret split across strings, encoded otherwise (base64 of a key,
+//! HTML entities, more than two layers), glued inside a word without its full length, or with
 //! no recognisable shape or name. Placeholders and examples pass on purpose (`<your key>`,
 //! `${TOKEN}`, `changeme`, `xxxx`, AWS's documented `...EXAMPLE` keys).
 //!
 //! The checks are plain functions, so they run natively in tests: [`find_secret`] and
 //! [`check_action`], given the action and its effects.
 
+mod decode;
 mod effects;
 mod names;
 mod tokens;
@@ -89,8 +97,9 @@ impl Gate for Secrets {
         GateInfo {
             description: "Rejects actions whose args, text, explanation, program arguments or \
                           fetched URLs carry a secret (API keys, tokens, private keys, JWTs, \
-                          passwords), naming its kind, its place and where it would go, but \
-                          never the secret."
+                          passwords), as written or as its receiver decodes it (a JSON body, \
+                          percent-encoding, escapes), naming its kind, its place and where it \
+                          would go, but never the secret."
                 .into(),
         }
     }

@@ -1,5 +1,6 @@
 //! Secrets recognised by the name they are given: `.env`-style assignments, secret-named URL
-//! query parameters, passwords in URLs, and (from `walk`) secret-named JSON keys.
+//! query parameters and form fields, passwords in URLs, and (from `walk`) secret-named JSON
+//! keys.
 //!
 //! A variable name is secret-named when, upper-cased and with `-` read as `_`, it is one of
 //! [`KNOWN`] or ends in one of [`SUFFIXES`], unless one of its words is in [`NOT_SECRET`]
@@ -230,10 +231,27 @@ pub fn find_in_url(text: &str) -> Option<String> {
 /// A secret-named parameter of a URL's query (`a=1&access_token=...`, up to any `#`).
 pub fn find_in_query(query: &str) -> Option<String> {
     let query = query.split('#').next().unwrap_or_default();
-    query.split('&').find_map(|pair| {
+    find_in_pairs(query, "the URL query parameter")
+}
+
+/// A secret-named field of a form body (`grant_type=client_credentials&client_secret=...`, as
+/// `application/x-www-form-urlencoded` sends it): one word of `name=value` pairs joined by
+/// `&`. (One pair alone is a `.env`-style assignment: [`find_assignment`].)
+pub fn find_in_form(text: &str) -> Option<String> {
+    let form = text.trim();
+    if !form.contains('&') || form.contains(char::is_whitespace) {
+        return None;
+    }
+    find_in_pairs(form, "the form field")
+}
+
+/// The first `name=value` pair of `pairs` (joined by `&`) whose name is secret and whose value
+/// is not a placeholder, as "a secret in {what} {name}".
+fn find_in_pairs(pairs: &str, what: &str) -> Option<String> {
+    pairs.split('&').find_map(|pair| {
         let (name, value) = pair.split_once('=')?;
         (is_secret_name(name) && !is_placeholder(value))
-            .then(|| format!("a secret in the URL query parameter {name}"))
+            .then(|| format!("a secret in {what} {name}"))
     })
 }
 

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::{check_action, find_secret};
 
 mod effects;
+mod encoded;
 
 const AWS_ID: &str = concat!("AKIA", "Q3EGRXZ5T7W2PLMN");
 const GITHUB: &str = concat!("gh", "p_", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5");
@@ -235,6 +236,17 @@ fn odd_inputs_never_panic() {
         "--=",
         ":",
         "?",
+        "%",
+        "%%",
+        "%4",
+        "%FF%FE",
+        "\\",
+        "\\u",
+        "\\ud800\\udc00",
+        "\\x4",
+        "{\"a\": \"\\u0",
+        "[\"%ZZ\", \"%255F\", \"\\\\u005f\"]",
+        "a=&=b&&",
         &long,
     ];
     for s in odd {

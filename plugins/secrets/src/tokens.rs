@@ -1,9 +1,38 @@
 //! Secrets recognised by their shape alone: provider tokens with a fixed prefix, private key
-//! blocks and JWTs. One pass over the bytes; at each word start the first byte picks the few
+//! blocks and JWTs. One pass over the bytes; at each position the first byte picks the few
 //! shapes worth trying.
+//!
+//! A shape is tried where a word starts, and also where it is glued to a letter or digit before
+//! it (`k=0ghp_…`: whoever reads the file, or receives it, cuts the `0` off). Glued, it counts
+//! only with its provider's full length (see [`Start`]), so that the middle of a word, a hash
+//! or a slug does not.
 //!
 //! A candidate counts only when it looks random (see [`looks_random`]), so that prose, slugs
 //! and documentation placeholders (`ghp_xxxx…`, `sk-...`, AWS's own `…EXAMPLE` keys) pass.
+
+/// Where a candidate starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// At a word's start: after a byte that is not a letter or digit, or at the text's start.
+    Word,
+    /// Right after a letter or digit. A prefix alone says less there, so the body must have
+    /// the length real tokens have (a GitHub token's 36 characters, not 30), an AWS key id
+    /// must mix letters and digits, and a prefix as short as OpenAI's `sk-` needs the marker
+    /// all its keys carry. (A Google key's exact length and `aws_secret_access_key` need no
+    /// more.)
+    Glued,
+}
+
+impl Start {
+    /// What a candidate needs (a length, a number of character classes): `word` at a word's
+    /// start, `glued` glued.
+    fn either(self, word: usize, glued: usize) -> usize {
+        match self {
+            Start::Word => word,
+            Start::Glued => glued,
+        }
+    }
+}
 
 /// The kind of the first token-shaped secret in `text`, e.g. `"a GitHub token"`.
 pub fn find_token(text: &str) -> Option<&'static str> {
@@ -15,22 +44,24 @@ pub fn find_token(text: &str) -> Option<&'static str> {
             }
             continue;
         }
-        // Every other shape starts a word: the byte before must not be a letter or digit.
-        if i > 0 && b.get(i - 1).is_some_and(u8::is_ascii_alphanumeric) {
-            continue;
-        }
+        // Glued to a letter or digit before it, a shape needs its provider's full length.
+        let start = if i > 0 && b.get(i - 1).is_some_and(u8::is_ascii_alphanumeric) {
+            Start::Glued
+        } else {
+            Start::Word
+        };
         let found = match c {
-            b'A' => aws_key_id(b, i)
+            b'A' => aws_key_id(b, i, start)
                 .or_else(|| google(b, i))
                 .or_else(|| aws_secret(b, i)),
             b'a' => aws_secret(b, i),
-            b'g' => github(b, i),
-            b's' => anthropic(b, i)
-                .or_else(|| openai(b, i))
-                .or_else(|| stripe(b, i)),
-            b'r' => stripe(b, i),
-            b'x' => slack(b, i),
-            b'e' => jwt(b, i),
+            b'g' => github(b, i, start),
+            b's' => anthropic(b, i, start)
+                .or_else(|| openai(b, i, start))
+                .or_else(|| stripe(b, i, start)),
+            b'r' => stripe(b, i, start),
+            b'x' => slack(b, i, start),
+            b'e' => jwt(b, i, start),
             _ => None,
         };
         if found.is_some() {
@@ -80,8 +111,8 @@ pub fn spells_placeholder(body: &[u8]) -> bool {
     })
 }
 
-/// `AKIA`/`ASIA` + 16 upper-case letters or digits, as a whole word.
-fn aws_key_id(b: &[u8], i: usize) -> Option<&'static str> {
+/// `AKIA`/`ASIA` + 16 upper-case letters or digits, ending a word; glued, mixing both.
+fn aws_key_id(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     if !(at(b, i, b"AKIA") || at(b, i, b"ASIA")) {
         return None;
     }
@@ -89,7 +120,8 @@ fn aws_key_id(b: &[u8], i: usize) -> Option<&'static str> {
     let ends = !b
         .get(i + 4 + body.len())
         .is_some_and(u8::is_ascii_alphanumeric);
-    (body.len() == 16 && ends && looks_random(body, 1)).then_some("an AWS access key id")
+    let classes = start.either(1, 2);
+    (body.len() == 16 && ends && looks_random(body, classes)).then_some("an AWS access key id")
 }
 
 /// `aws_secret_access_key` (any case) `=` or `:` a 40-character base64 value.
@@ -134,11 +166,13 @@ fn google(b: &[u8], i: usize) -> Option<&'static str> {
     (body.len() == 35 && looks_random(body, 2)).then_some("a Google API key")
 }
 
-/// `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + 36 letters or digits; `github_pat_` + 22 or more.
-fn github(b: &[u8], i: usize) -> Option<&'static str> {
+/// `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + 36 letters or digits (30 or more at a word's
+/// start); `github_pat_` + 82 letters, digits or `_` (22 or more at a word's start).
+fn github(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     if at(b, i, b"github_pat_") {
         let body = run(b, i + 11, |c| c.is_ascii_alphanumeric() || c == b'_');
-        return (body.len() >= 22 && looks_random(body, 2)).then_some("a GitHub token");
+        let long = body.len() >= start.either(22, 82);
+        return (long && looks_random(body, 2)).then_some("a GitHub token");
     }
     let prefixed = [b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"]
         .iter()
@@ -147,47 +181,55 @@ fn github(b: &[u8], i: usize) -> Option<&'static str> {
         return None;
     }
     let body = run(b, i + 4, |c| c.is_ascii_alphanumeric());
-    (body.len() >= 30 && looks_random(body, 2)).then_some("a GitHub token")
+    (body.len() >= start.either(30, 36) && looks_random(body, 2)).then_some("a GitHub token")
 }
 
-/// `sk-ant-` + 32 or more characters of base64url.
-fn anthropic(b: &[u8], i: usize) -> Option<&'static str> {
+/// `sk-ant-` + 32 or more characters of base64url (80 or more glued: real keys have ~100).
+fn anthropic(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     if !at(b, i, b"sk-ant-") {
         return None;
     }
     let body = run(b, i + 7, is_b64url);
-    (body.len() >= 32 && looks_random(body, 2)).then_some("an Anthropic API key")
+    (body.len() >= start.either(32, 80) && looks_random(body, 2)).then_some("an Anthropic API key")
 }
+
+/// The marker in every OpenAI key, legacy or scoped: `OpenAI` in base64.
+const OPENAI_MARKER: &[u8] = b"T3BlbkFJ";
 
 /// `sk-` (or `sk-proj-`, `sk-svcacct-`, `sk-admin-`) + 32 or more characters of base64url
 /// mixing upper case, lower case and digits (a long slug such as `sk-learn-...` does not).
-fn openai(b: &[u8], i: usize) -> Option<&'static str> {
+/// Glued (`task-…` ends in `sk-`), the body must also hold the marker every OpenAI key holds.
+fn openai(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     if !at(b, i, b"sk-") || at(b, i, b"sk-ant-") {
         return None;
     }
-    let mut start = i + 3;
+    let mut from = i + 3;
     for scope in [&b"proj-"[..], b"svcacct-", b"admin-"] {
-        if at(b, start, scope) {
-            start += scope.len();
+        if at(b, from, scope) {
+            from += scope.len();
             break;
         }
     }
-    let body = run(b, start, is_b64url);
-    (body.len() >= 32 && looks_random(body, 3)).then_some("an OpenAI API key")
+    let body = run(b, from, is_b64url);
+    let marked = start == Start::Word
+        || body
+            .windows(OPENAI_MARKER.len())
+            .any(|w| w == OPENAI_MARKER);
+    (body.len() >= 32 && marked && looks_random(body, 3)).then_some("an OpenAI API key")
 }
 
-/// `sk_live_` or `rk_live_` + 20 or more letters or digits.
-fn stripe(b: &[u8], i: usize) -> Option<&'static str> {
+/// `sk_live_` or `rk_live_` + 20 or more letters or digits (24 or more glued).
+fn stripe(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     if !(at(b, i, b"sk_live_") || at(b, i, b"rk_live_")) {
         return None;
     }
     let body = run(b, i + 8, |c| c.is_ascii_alphanumeric());
-    (body.len() >= 20 && looks_random(body, 2)).then_some("a Stripe secret key")
+    (body.len() >= start.either(20, 24) && looks_random(body, 2)).then_some("a Stripe secret key")
 }
 
-/// `xoxa-`, `xoxb-`, `xoxp-`, `xoxo-`, `xoxs-`, `xoxr-` + 20 or more letters, digits or `-`,
-/// with digits in them.
-fn slack(b: &[u8], i: usize) -> Option<&'static str> {
+/// `xoxa-`, `xoxb-`, `xoxp-`, `xoxo-`, `xoxs-`, `xoxr-` + 20 or more letters, digits or `-`
+/// (40 or more glued), with digits in them.
+fn slack(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     let prefixed = at(b, i, b"xox")
         && b.get(i + 3).is_some_and(|c| b"abposr".contains(c))
         && b.get(i + 4) == Some(&b'-');
@@ -196,12 +238,14 @@ fn slack(b: &[u8], i: usize) -> Option<&'static str> {
     }
     let body = run(b, i + 5, |c| c.is_ascii_alphanumeric() || c == b'-');
     let digits = body.iter().filter(|c| c.is_ascii_digit()).count();
-    (body.len() >= 20 && digits >= 6 && looks_random(body, 2)).then_some("a Slack token")
+    let long = body.len() >= start.either(20, 40);
+    (long && digits >= 6 && looks_random(body, 2)).then_some("a Slack token")
 }
 
 /// Three base64url segments joined by dots, the first starting `eyJ` (`{"` encoded): header
-/// and payload of 10 characters or more, a signature of 16 or more. Unsigned tokens pass.
-fn jwt(b: &[u8], i: usize) -> Option<&'static str> {
+/// and payload of 10 characters or more, a signature of 16 or more (glued: 16, 16 and 32, an
+/// HMAC-SHA256 signature being 43). Unsigned tokens pass.
+fn jwt(b: &[u8], i: usize, start: Start) -> Option<&'static str> {
     if !at(b, i, b"eyJ") {
         return None;
     }
@@ -211,8 +255,9 @@ fn jwt(b: &[u8], i: usize) -> Option<&'static str> {
     let signature_at = payload_at + payload + 1;
     let signature = run(b, signature_at, is_b64url);
     let dots = b.get(i + header) == Some(&b'.') && b.get(payload_at + payload) == Some(&b'.');
-    (dots && header >= 10 && payload >= 10 && signature.len() >= 16 && looks_random(signature, 2))
-        .then_some("a JWT")
+    let (parts, signed) = (start.either(10, 16), start.either(16, 32));
+    let long = header >= parts && payload >= parts && signature.len() >= signed;
+    (dots && long && looks_random(signature, 2)).then_some("a JWT")
 }
 
 /// `-----BEGIN <label> PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, none) or

@@ -4,34 +4,44 @@
 use passepartout_sdk::context::{Effects, ProgramRun, ToolIdentity};
 use passepartout_sdk::{Action, Verdict};
 
-use crate::check::check_command;
+use crate::check::{Finding, check_command, check_program, gravest};
 use crate::words::quote;
+use crate::wrappers::{self, Input};
 
 /// The verdict on `action`, given the tool it names (`None` when the host knows none: a reply,
 /// an unknown tool, or a check made without the host) and what it would do.
 ///
-/// Every program run in `effects` is judged by [`check_command`], whatever the tool and its
-/// argument names. A tool that declares its effects is judged by them alone; for any other
-/// action the arguments are also read the old way (see [`sniffed_command`]), as defence in depth.
+/// Every program run in `effects` is judged by the rules of [`check_command`], whatever the
+/// tool and its argument names. A tool that declares its effects is judged by them alone; for
+/// any other action the arguments are also read the old way (see [`sniffed_run`]), as defence
+/// in depth. A rejection is returned as one; what the gate cannot tell (a program named by an
+/// expansion, an option of a wrapper it does not know, a script it cannot read) asks a person.
 pub fn check_action(action: &Action, tool: Option<&ToolIdentity>, effects: &Effects) -> Verdict {
-    if let Some(reason) = effects.programs.iter().find_map(check_run) {
-        return Verdict::Reject(reason);
-    }
+    let judged = gravest(effects.programs.iter().map(check_run));
     // The programs a tool declares are judged above; a tool that declares none (it declares
     // other effects, or nothing) may still carry a command under a name it does not declare,
     // so its arguments are read the old way too.
-    if !effects.programs.is_empty() {
-        return Verdict::Pass;
+    if judged.is_some() || !effects.programs.is_empty() {
+        return verdict(judged);
     }
     // Without the host's word on the tool, a `shell` action is taken at its name.
     let is_shell =
         tool.is_none() && (action.tool.as_deref() == Some("shell") || action.target == "shell");
-    match sniffed_command(action, is_shell) {
-        Some(command) => check_command(&command).map_or(Verdict::Pass, Verdict::Reject),
+    match sniffed_run(action, is_shell) {
+        Some(run) => verdict(check_run(&run)),
         None if is_shell => Verdict::Reject(
             "a shell action must carry its program in args.program (with args.args)".into(),
         ),
         None => Verdict::Pass,
+    }
+}
+
+/// A finding as the gate's verdict: a rejection, a question for a person, or a pass.
+fn verdict(finding: Option<Finding>) -> Verdict {
+    match finding {
+        None => Verdict::Pass,
+        Some(Finding::Reject(reason)) => Verdict::Reject(reason),
+        Some(Finding::Ask(question)) => Verdict::RequireApproval(question),
     }
 }
 
@@ -45,38 +55,38 @@ pub fn command_line(program: &str, argv: &[&str]) -> String {
         .join(" ")
 }
 
-/// Why `run` must not run, if it must not. A program name that is itself a command line
-/// (`rm -rf /` in place of a name) is also judged as one: a tool may hand it to a shell.
-/// Programs that run what they read on standard input as shell code.
-const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
-];
-
-fn check_run(run: &ProgramRun) -> Option<String> {
-    // A shell fed its script on standard input runs that script.
-    let name = run.program.rsplit('/').next().unwrap_or_default();
-    if SHELLS.contains(&name)
-        && let Some(script) = &run.stdin
-        && let Some(reason) = check_command(script)
-    {
-        return Some(reason);
-    }
-    // A tool that takes a whole command line: judge the line as a shell reads it.
+/// What the rules find in `run`. Its words are judged as the words of one command, with its
+/// standard input (what a shell given no script runs, and what `xargs` adds to its command). A
+/// program name that is itself a command line (`rm -rf /` in place of a name) is also judged as
+/// one: a tool may hand it to a shell.
+fn check_run(run: &ProgramRun) -> Option<Finding> {
+    // A tool that takes a whole command line: judge the line as a shell reads it, and what it
+    // feeds a shell it starts with.
     if let Some(line) = &run.line {
-        return check_command(line);
+        let name = run.program.rsplit('/').next().unwrap_or_default();
+        let fed = run
+            .stdin
+            .as_deref()
+            .filter(|_| wrappers::script(name, &[]).is_some())
+            .and_then(check_command);
+        return gravest([fed, check_command(line)]);
     }
-    let argv: Vec<&str> = run.argv.iter().map(String::as_str).collect();
-    check_command(&command_line(&run.program, &argv)).or_else(|| {
-        let line_like = run
-            .program
-            .contains(|c: char| c.is_whitespace() || ";&|`$<>(){}".contains(c));
-        line_like.then(|| check_command(&run.program)).flatten()
-    })
+    let input = run.stdin.as_deref().map_or(Input::Nothing, Input::Text);
+    let mut words = vec![run.program.clone()];
+    words.extend(run.argv.iter().cloned());
+    let line_like = run
+        .program
+        .contains(|c: char| c.is_whitespace() || ";&|`$<>(){}".contains(c));
+    gravest([
+        check_program(&words, input),
+        line_like.then(|| check_command(&run.program)).flatten(),
+    ])
 }
 
-/// The command an action's arguments spell, read by key: a `command` or `cmd` line, a
-/// `program` with its `args` list, or an `argv` list. For tools that declare no effects only.
-fn sniffed_command(action: &Action, is_shell: bool) -> Option<String> {
+/// The program an action's arguments spell, read by key: a `command` or `cmd` line, a
+/// `program` with its `args` list, or an `argv` list; with the `stdin` text it is given. For
+/// tools that declare no effects only.
+fn sniffed_run(action: &Action, is_shell: bool) -> Option<ProgramRun> {
     // Parsing a large body (a file being written, a POST) costs fuel; an action that names
     // none of the keys read below cannot carry a command, so it is not parsed at all.
     // (A key spelled with a \u escape is parsed, so it cannot hide a command.)
@@ -93,26 +103,28 @@ fn sniffed_command(action: &Action, is_shell: bool) -> Option<String> {
             .filter_map(|a| a.as_str().map(str::to_owned))
             .collect()
     };
-    let as_line = |words: &[String]| {
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        words
-            .split_first()
-            .map(|(program, argv)| command_line(program, argv))
-            .unwrap_or_default()
+    let run = |program: &str, argv: Vec<String>, line: Option<&str>| ProgramRun {
+        program: program.to_owned(),
+        argv,
+        line: line.map(str::to_owned),
+        stdin: args["stdin"].as_str().map(str::to_owned),
     };
     ["command", "cmd"]
         .iter()
-        .find_map(|key| args[*key].as_str().map(str::to_owned))
+        .find_map(|key| args[*key].as_str())
+        .map(|line| run("", Vec::new(), Some(line)))
         .or_else(|| {
             // The shell tool's form: a program and its arguments as a list.
-            let program = args["program"].as_str()?.to_owned();
-            let mut words = vec![program];
-            words.extend(strings(&args["args"]));
-            Some(as_line(&words))
+            let program = args["program"].as_str()?;
+            Some(run(program, strings(&args["args"]), None))
         })
         .or_else(|| {
-            args["argv"]
-                .is_array()
-                .then(|| as_line(&strings(&args["argv"])))
+            args["argv"].is_array().then(|| {
+                let words = strings(&args["argv"]);
+                match words.split_first() {
+                    Some((program, argv)) => run(program.as_str(), argv.to_vec(), None),
+                    None => run("", Vec::new(), None),
+                }
+            })
         })
 }

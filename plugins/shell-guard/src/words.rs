@@ -1,6 +1,11 @@
 //! Splitting a shell command line into simple commands and words, as far as a guard needs:
 //! quotes, escapes, the chain operators, and `$(...)`/backtick substitutions (returned as
-//! commands of their own so that they are checked too).
+//! commands of their own so that they are checked too, and left in their word as `$(...)`, so
+//! that a word made by one is seen to be unknown before it runs).
+
+/// What a substitution (`$(...)`, backticks) leaves in its word: the rules read it as an
+/// expansion whose text cannot be known before the command runs.
+const SUBSTITUTION: &str = "$(...)";
 
 /// One simple command: its words, and the targets of its output redirections.
 #[derive(Debug, Default, PartialEq)]
@@ -11,6 +16,7 @@ pub struct Simple {
 
 /// Split `line` into simple commands. Substitutions become commands of their own.
 pub fn split(line: &str) -> Vec<Simple> {
+    let line = shell_syntax::joined(line);
     let mut out = Vec::new();
     let mut nested = Vec::new();
     let mut cur = Simple::default();
@@ -61,11 +67,13 @@ pub fn split(line: &str) -> Vec<Simple> {
                     } else if chars[i] == '$' && chars.get(i + 1) == Some(&'(') {
                         let (inner, end) = balanced(&chars, i + 2);
                         nested.push(inner);
+                        word.push_str(SUBSTITUTION);
                         i = end;
                         continue;
                     } else if chars[i] == '`' {
                         let (inner, end) = backtick(&chars, i + 1);
                         nested.push(inner);
+                        word.push_str(SUBSTITUTION);
                         i = end;
                         continue;
                     }
@@ -76,7 +84,7 @@ pub fn split(line: &str) -> Vec<Simple> {
             '$' if chars.get(i + 1) == Some(&'(') => {
                 let (inner, end) = balanced(&chars, i + 2);
                 nested.push(inner);
-                word.push_str("$(...)");
+                word.push_str(SUBSTITUTION);
                 in_word = true;
                 i = end;
                 continue;
@@ -84,6 +92,17 @@ pub fn split(line: &str) -> Vec<Simple> {
             '`' => {
                 let (inner, end) = backtick(&chars, i + 1);
                 nested.push(inner);
+                word.push_str(SUBSTITUTION);
+                in_word = true;
+                i = end;
+                continue;
+            }
+            // An extglob group, `!(x)`, `@(a|b)`: part of the word, not a subshell.
+            '(' if in_word && word.ends_with(['?', '*', '+', '@', '!']) => {
+                let (inner, end) = balanced(&chars, i + 1);
+                word.push('(');
+                word.push_str(&inner);
+                word.push(')');
                 i = end;
                 continue;
             }

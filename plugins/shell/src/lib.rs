@@ -83,8 +83,10 @@ pub fn command(a: ShellArgs) -> Result<Command, ToolError> {
         ));
     }
     let program = a.program.unwrap_or_default();
-    let program = program.trim();
-    if program.is_empty() {
+    // Run exactly what the gates judged: ` rm` is not trimmed into `rm` after a gate read it
+    // as another name; it is refused (below) with the name to pass.
+    let program = program.as_str();
+    if program.trim().is_empty() {
         return Err(ToolError::InvalidArgs(
             "`program` is missing: name the program to run, e.g. \"ls\", and put its arguments \
              in `args`"
@@ -95,6 +97,11 @@ pub fn command(a: ShellArgs) -> Result<Command, ToolError> {
         let mut words = program.split_whitespace();
         let first = words.next().unwrap_or_default();
         let rest: Vec<&str> = words.collect();
+        if rest.is_empty() {
+            return Err(ToolError::InvalidArgs(format!(
+                "`program` has white space around the name: pass {first:?}"
+            )));
+        }
         return Err(ToolError::InvalidArgs(format!(
             "`program` must be a program name alone, not a command line: pass \
              {{\"program\": {first:?}, \"args\": {rest:?}}}"
@@ -188,6 +195,22 @@ mod tests {
         let m = invalid(r#"{"program":"ls -la /workspace"}"#);
         assert!(m.contains(r#""program": "ls""#), "{m}");
         assert!(m.contains(r#"["-la", "/workspace"]"#), "{m}");
+    }
+
+    /// Gates read the program as written; ` rm` must not run as `rm`.
+    #[test]
+    fn a_name_with_white_space_around_it_is_refused_not_trimmed() {
+        for padded in [
+            r#"{"program":"rm "}"#,
+            r#"{"program":" rm"}"#,
+            r#"{"program":"rm\t"}"#,
+        ] {
+            let e = invalid(padded);
+            assert!(
+                e.contains("white space around the name: pass \"rm\""),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -1,17 +1,26 @@
 //! `pii-twin`: a test-only gate, the Rust twin of the Python gate `plugins/pii`. It applies
 //! exactly the rules of `plugins/pii/pii_rules.py` (and the glue of `app.py`): the same actions
-//! and fields scanned, the same detectors of e-mail addresses and phone numbers, the same caps
-//! (64 Ki characters scanned, 128 Ki characters of args parsed), and the same question, word for
-//! word. tests/build.rs builds it for the end-to-end tests (`PII_TWIN_WASM`), which run both
-//! through the runtime on `plugins/pii/cases.json` to show that a Python gate passes and asks
-//! exactly as its Rust twin does.
+//! and fields scanned, the same detectors of e-mail addresses and phone numbers, the same
+//! decoding, the same caps (64 Ki characters scanned, 128 Ki characters of args parsed, 16 Ki
+//! characters scanned for what encoded text hides), and the same question, word for word.
+//! tests/build.rs builds it for the end-to-end tests (`PII_TWIN_WASM`), which run both through
+//! the runtime on `plugins/pii/cases.json` to show that a Python gate passes and asks exactly as
+//! its Rust twin does.
+//!
+//! What an action sends out ([`outgoing`]): a reply's text, or its args when it has none; a tool
+//! call's data, found by the tool's and the arguments' names and by the effects the host
+//! derives from the tool's declared schema (read through `passepartout_sdk::context`, for tool
+//! calls only, as `app.py` does). Each text is scanned as written and as its receiver may
+//! decode it ([`decode`]: percent-encoding, `+` for a space in a form body, `\u0040`/`\x40`).
 //!
 //! Lengths are counted in code points, as Python's `len` counts them, and `args` is read as
 //! `json.loads` reads it ([`json`]).
 //!
 //! The rules are [`check`], a plain function, tested natively against `cases.json`.
 
+pub mod decode;
 pub mod json;
+pub mod outgoing;
 pub mod scan;
 
 #[cfg(test)]
@@ -19,8 +28,10 @@ mod oracle;
 #[cfg(test)]
 mod tests;
 
-use json::{Doc, Node};
+use passepartout_sdk::context::{self, Effects, ToolIdentity};
 use passepartout_sdk::{Action, Gate, GateInfo, SignalView, Verdict};
+
+use outgoing::Source;
 
 /// Most characters one action may carry out before the gate stops looking and simply asks
 /// (`pii_rules.MAX_SCAN_CHARS`).
@@ -28,11 +39,10 @@ pub const MAX_SCAN_CHARS: usize = 64 * 1024;
 /// Longest `args` (JSON text), in characters, that the gate parses at all
 /// (`pii_rules.MAX_ARGS_CHARS`).
 pub const MAX_ARGS_CHARS: usize = 2 * MAX_SCAN_CHARS;
-
-/// Tools whose every argument leaves the machine.
-const SENDING_TOOLS: &[&str] = &["http-fetch"];
-/// Arguments that carry data out, whatever the tool.
-const OUTGOING_KEYS: &[&str] = &["body", "content", "text"];
+/// Most characters the gate scans besides the texts as written, for what they may hide (the
+/// pieces that may be decoded, as written and in each decoded form: [`decode::count`]); past
+/// it, it asks (`pii_rules.MAX_DECODED_CHARS`).
+pub const MAX_DECODED_CHARS: usize = MAX_SCAN_CHARS / 4;
 
 /// (e-mail addresses, phone numbers) found in `text` (`pii_rules.count_pii`).
 pub fn count_pii(text: &str) -> (usize, usize) {
@@ -41,16 +51,36 @@ pub fn count_pii(text: &str) -> (usize, usize) {
 }
 
 /// The gate's decision (`pii_rules.check`): `None` to pass, or the question a person must answer
-/// before the action goes out. `target`, `tool`, `args` (JSON text) and `text` are the action's
-/// fields.
-pub fn check(target: &str, tool: Option<&str>, args: &str, text: Option<&str>) -> Option<String> {
+/// before the action goes out. It names what kind of personal data was found and how much,
+/// never the data. Past [`MAX_SCAN_CHARS`] (or [`MAX_DECODED_CHARS`] of decoded text) it does
+/// not look, and asks.
+///
+/// `target`, `tool`, `args` (JSON text) and `text` are the action's fields; `identity` (the tool
+/// behind the name) and `effects` are what the host's `action-context` says of a tool call:
+/// `None` and no effects when it says nothing.
+pub fn check(
+    target: &str,
+    tool: Option<&str>,
+    args: &str,
+    text: Option<&str>,
+    identity: Option<&ToolIdentity>,
+    effects: &Effects,
+) -> Option<String> {
     let reply = target != "tool";
     let (what, sources) = if reply {
-        let text = text.filter(|t| !t.is_empty())?;
-        (
-            "the reply".to_owned(),
-            vec![("reply".to_owned(), text.to_owned())],
-        )
+        let what = "the reply".to_owned();
+        let sent = match text.filter(|t| !t.is_empty()) {
+            Some(text) => text.to_owned(),
+            None => {
+                // A reply without text sends its args, as JSON text: keys and values.
+                let len = args.chars().count();
+                if len > MAX_ARGS_CHARS {
+                    return Some(too_long(&what, len));
+                }
+                outgoing::reply_args(args)
+            }
+        };
+        (what, vec![Source::new("reply", sent)])
     } else {
         let tool = tool.filter(|t| !t.is_empty())?;
         let what = format!("the {tool} call");
@@ -58,22 +88,28 @@ pub fn check(target: &str, tool: Option<&str>, args: &str, text: Option<&str>) -
         if len > MAX_ARGS_CHARS {
             return Some(too_long(&what, len));
         }
-        let sources = outgoing(tool, args);
+        let sources = outgoing::tool_call(tool, args, identity, effects);
         (what, sources)
     };
     // One text per source: a newline ends any address or number, so joining loses none.
-    let size: usize = sources.iter().map(|(_, t)| t.chars().count()).sum();
+    let size: usize = sources.iter().map(|s| s.text.chars().count()).sum();
     if size > MAX_SCAN_CHARS {
         return Some(too_long(&what, size));
     }
-    let (mut emails, mut phones) = (0, 0);
-    let mut fields = Vec::new();
-    for (where_, t) in &sources {
-        let (e, p) = count_pii(t);
-        if e > 0 || p > 0 {
-            fields.push(where_.as_str());
-            emails += e;
-            phones += p;
+    let (mut emails, mut phones, mut decoded) = (0, 0, 0);
+    let mut fields: Vec<&str> = Vec::new();
+    for source in &sources {
+        let Some(found) = decode::count(&source.text, MAX_DECODED_CHARS - decoded) else {
+            return Some(too_encoded(&what));
+        };
+        decoded += found.scanned;
+        if found.emails > 0 || found.phones > 0 {
+            // Several effects may share a place (two runs of one program): named once.
+            if !fields.contains(&source.place.as_str()) {
+                fields.push(&source.place);
+            }
+            emails += found.emails;
+            phones += found.phones;
         }
     }
     if fields.is_empty() {
@@ -89,39 +125,6 @@ pub fn check(target: &str, tool: Option<&str>, args: &str, text: Option<&str>) -
             fields.join(", ")
         )
     })
-}
-
-/// The text a tool action sends out, one joined text per source (`pii_rules.outgoing`, each list
-/// joined by newlines): every string of `http-fetch`'s arguments, or the `body`, `content` and
-/// `text` arguments of any other tool; args that are not a JSON object are scanned whole for a
-/// sending tool and ignored for the others.
-fn outgoing(tool: &str, args: &str) -> Vec<(String, String)> {
-    let sending = SENDING_TOOLS.contains(&tool);
-    match json::parse(args) {
-        Some(doc) if matches!(doc.root, Node::Obj(_)) => doc
-            .entries(&doc.root)
-            .filter(|(key, _)| sending || OUTGOING_KEYS.contains(key))
-            .map(|(key, value)| (key.to_owned(), strings(&doc, value).join("\n")))
-            .collect(),
-        _ if sending => vec![("arguments".to_owned(), args.to_owned())],
-        _ => Vec::new(),
-    }
-}
-
-/// Every string in a JSON value (object keys included), depth first, in order
-/// (`pii_rules._strings`).
-fn strings<'d>(doc: &'d Doc<'_>, value: &'d Node<'_>) -> Vec<&'d str> {
-    let mut out = Vec::new();
-    let mut stack = vec![value];
-    while let Some(node) = stack.pop() {
-        match node {
-            Node::Str(s) => out.push(s.as_ref()),
-            Node::Scalar(_) => {}
-            // An object's children are its keys and values, alternately: in order too.
-            Node::Arr(_) | Node::Obj(_) => stack.extend(doc.children(node).iter().rev()),
-        }
-    }
-    out
 }
 
 /// "1 e-mail address and 2 phone numbers" (`pii_rules._what`).
@@ -148,24 +151,45 @@ fn too_long(what: &str, size: usize) -> String {
     )
 }
 
+/// The question past [`MAX_DECODED_CHARS`] (`pii_rules._too_encoded`).
+fn too_encoded(what: &str) -> String {
+    format!(
+        "{what} sends encoded text that decodes to more than this gate checks for e-mail \
+         addresses and phone numbers ({} KiB); approve sending it?",
+        MAX_DECODED_CHARS / 1024
+    )
+}
+
 /// The gate exported by the component (`app.py`'s `Gate`).
 pub struct PiiTwin;
 
 impl Gate for PiiTwin {
     fn describe() -> GateInfo {
         GateInfo {
-            description: "Asks before e-mail addresses or phone numbers leave in a reply or in \
-                          the data a tool sends (http-fetch, or a body/content/text argument)."
+            description: "Asks before e-mail addresses or phone numbers leave, as written or \
+                          percent-encoded or escaped: in a reply (its text, else its args), or \
+                          in the data a tool sends (every argument of http-fetch or of a tool \
+                          that fetches a URL, a body/content/text argument, a program's \
+                          arguments and standard input)."
                 .into(),
         }
     }
 
     fn check(action: Action, _signal: SignalView) -> Verdict {
+        // What the host knows of a tool call: the tool behind the name called (an alias of
+        // http-fetch is http-fetch) and its effects, whatever the tool calls its arguments.
+        let (identity, effects) = if action.target == "tool" {
+            (context::tool(), context::effects())
+        } else {
+            (None, Effects::none())
+        };
         match check(
             &action.target,
             action.tool.as_deref(),
             &action.args,
             action.text.as_deref(),
+            identity.as_ref(),
+            &effects,
         ) {
             Some(question) => Verdict::RequireApproval(question),
             None => Verdict::Pass,

@@ -1,8 +1,16 @@
 //! Native tests: every case of plugins/pii/cases.json gives the verdict and the question the
-//! Python gate gives, and the properties `plugins/pii/test_app.py` checks hold here too.
+//! Python gate gives (each tool action with the context test_app.py gives it), and the
+//! properties `plugins/pii/test_app.py` checks hold here too: the detectors and caps here, what
+//! is decoded in [`decoding`], what is read from the action's context in [`effects`].
+
+use passepartout_sdk::context::testing;
+use passepartout_sdk::context::{Effects, ProgramRun, ToolIdentity, UrlEffect};
 
 use super::json::{self, Doc, Node};
-use super::{MAX_ARGS_CHARS, MAX_SCAN_CHARS, check, count_pii};
+use super::{MAX_ARGS_CHARS, MAX_SCAN_CHARS, count_pii};
+
+mod decoding;
+mod effects;
 
 const CASES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -67,6 +75,22 @@ fn dumps(doc: &Doc<'_>, node: &Node<'_>) -> String {
     out
 }
 
+/// `pii_rules.check` with no action context, as test_app.py calls it.
+fn check(target: &str, tool: Option<&str>, args: &str, text: Option<&str>) -> Option<String> {
+    super::check(target, tool, args, text, None, &Effects::none())
+}
+
+/// A URL effect, as test_app.py's `UrlEffect(url)` makes it (the gate reads only the URL).
+fn url_effect(url: &str) -> UrlEffect {
+    UrlEffect {
+        url: url.to_owned(),
+        scheme: "https".to_owned(),
+        host: String::new(),
+        port: Some(443),
+        path: "/".to_owned(),
+    }
+}
+
 fn get<'d, 'a>(doc: &'d Doc<'a>, node: &'d Node<'a>, key: &str) -> Option<&'d Node<'a>> {
     doc.entries(node).find(|(k, _)| *k == key).map(|(_, v)| v)
 }
@@ -76,6 +100,60 @@ fn str_of<'d>(doc: &'d Doc<'_>, node: &'d Node<'_>, key: &str) -> Option<&'d str
         Node::Str(s) => Some(s),
         other => panic!("{key} is not a string: {other:?}"),
     }
+}
+
+/// The argument `key` of a case's action.
+fn arg<'d, 'a>(doc: &'d Doc<'a>, action: &'d Node<'a>, key: &str) -> Option<&'d Node<'a>> {
+    get(doc, get(doc, action, "args")?, key)
+}
+
+/// The tool identity and effects of a case's action as the host gives them with the standard
+/// tools loaded (test_app.py's `context_of`): http-fetch's `url`; shell's program, arguments and
+/// standard input; none for a reply or a tool nobody offers.
+fn context_of(doc: &Doc<'_>, action: &Node<'_>) -> (Option<ToolIdentity>, Effects) {
+    if str_of(doc, action, "target") != Some("tool") {
+        return (None, Effects::none());
+    }
+    let tool = str_of(doc, action, "tool").unwrap_or_default();
+    let (plugin, read_only) = match tool {
+        "http-fetch" => ("http-fetch", false),
+        "shell" => ("shell", false),
+        "read-file" => ("files", true),
+        "write-file" => ("files", false),
+        _ => return (None, Effects::none()),
+    };
+    let mut effects = Effects::none();
+    if tool == "http-fetch"
+        && let Some(Node::Str(url)) = arg(doc, action, "url")
+    {
+        effects.urls.push(url_effect(url));
+    }
+    if tool == "shell"
+        && let Some(Node::Str(program)) = arg(doc, action, "program")
+    {
+        let stdin = match arg(doc, action, "stdin") {
+            Some(Node::Str(stdin)) => Some(stdin.to_string()),
+            _ => None,
+        };
+        let argv: Vec<String> = match arg(doc, action, "args") {
+            Some(list) if matches!(list, Node::Arr(_)) => doc
+                .children(list)
+                .iter()
+                .map(|a| match a {
+                    Node::Str(a) => a.to_string(),
+                    other => dumps(doc, other),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        effects.programs.push(ProgramRun {
+            program: program.to_string(),
+            argv,
+            line: None,
+            stdin,
+        });
+    }
+    (Some(testing::tool(plugin, tool, read_only)), effects)
 }
 
 #[test]
@@ -91,11 +169,14 @@ fn every_case_gets_the_python_gates_verdict_and_question() {
         let action = get(&doc, case, "action").expect("a case has an action");
         let target = str_of(&doc, action, "target").expect("an action has a target");
         let args = get(&doc, action, "args").map_or_else(|| "{}".to_owned(), |a| dumps(&doc, a));
-        let question = check(
+        let (identity, effects) = context_of(&doc, action);
+        let question = super::check(
             target,
             str_of(&doc, action, "tool"),
             &args,
             str_of(&doc, action, "text"),
+            identity.as_ref(),
+            &effects,
         );
         match str_of(&doc, case, "expect").expect("a case has an expected verdict") {
             "pass" => {
@@ -355,8 +436,8 @@ fn json_as_python_reads_it() {
 
 #[test]
 fn which_actions_and_fields_are_scanned() {
-    // The text of a tool action and the args of a reply are never scanned; nor is an empty tool
-    // name or an empty reply.
+    // The text of a tool action and the args of a reply with text are never scanned; nor is an
+    // empty tool name, or an empty reply whose args hold nothing.
     assert_eq!(
         check("tool", Some("shell"), "{}", Some("bob@example.com")),
         None
