@@ -914,6 +914,234 @@ fn an_ingest_that_changes_derived_ids_says_so() {
     assert!(written.warnings.is_empty(), "{:?}", written.warnings);
 }
 
+/// An ID given by `memory-assign-id` is kept under the headline's derived ID, so renaming a
+/// parent loses it: the ingest that does names it (it said nothing, and the setting lingered).
+#[test]
+fn an_ingest_that_loses_an_assigned_id_names_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("plans.org");
+    std::fs::write(&file, "* Garden\n** Buy seeds\n").expect("write");
+    let m = store();
+    ingest(&m, dir.path());
+    let seeds = title_id(&m, "Buy seeds");
+    m.set_property(&seeds, "ID", "seeds-1").expect("assign");
+    let same = ingest(&m, dir.path());
+    assert!(same.warnings.is_empty(), "{:?}", same.warnings);
+    assert!(
+        m.get("seeds-1").expect("get").is_some(),
+        "it holds while nothing changes"
+    );
+
+    std::fs::write(&file, "* Vegetable garden\n** Buy seeds\n").expect("write");
+    let renamed = ingest(&m, dir.path());
+    let said: Vec<String> = renamed.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        said.iter().any(|w| w.contains("1 ID(s) set in the store")
+            && w.contains("\"seeds-1\"")
+            && w.contains("--write-ids")),
+        "{said:?}"
+    );
+    assert!(m.get("seeds-1").expect("get").is_none());
+}
+
+/// Two headlines with one `:ID:` (here in two files, and two in one file): the ingest names
+/// both places; `get`, the focus and a write refuse the ID, naming each place, instead of
+/// answering with the first in file order; an ID another headline has is not given to a third.
+#[test]
+fn a_shared_id_is_warned_of_and_refused_naming_each_place() {
+    use passepartout::memory::MemoryError;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = dir.path().join("a.org");
+    std::fs::write(&a, "* Mine\n:PROPERTIES:\n:ID: shared\n:END:\n").expect("write");
+    std::fs::write(
+        dir.path().join("b.org"),
+        "\n\n* Theirs\n:PROPERTIES:\n:ID: shared\n:END:\n\
+         * Twice\n:PROPERTIES:\n:ID: twice\n:END:\n\
+         * Twice again\n:PROPERTIES:\n:ID: twice\n:END:\n\
+         * Unique\n:PROPERTIES:\n:ID: unique\n:END:\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("c.org"),
+        "* Other\n:PROPERTIES:\n:ID: other\n:END:\n",
+    )
+    .expect("write");
+    let m = store();
+    let r = ingest(&m, dir.path());
+    let said: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        said.iter()
+            .any(|w| w.contains("a.org:1") && w.contains("\"shared\"") && w.contains("b.org:3")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|w| w.contains("b.org:7") && w.contains("\"twice\"") && w.contains("b.org:11")),
+        "{said:?}"
+    );
+
+    let err = m.get("shared").expect_err("ambiguous").to_string();
+    assert!(
+        err.contains("ambiguous ID \"shared\"")
+            && err.contains("a.org:1")
+            && err.contains("b.org:3")
+            && err.contains("give one of them another ID"),
+        "{err}"
+    );
+    let err = m.get("twice").expect_err("ambiguous").to_string();
+    assert!(err.contains("b.org:7") && err.contains("b.org:11"), "{err}");
+    assert!(
+        m.focus("shared", 4000).is_err(),
+        "nor is one of them the focus"
+    );
+    let root = m.root();
+    let write = m.set_property("shared", "STATUS", "x");
+    assert!(
+        matches!(write, Err(MemoryError::Ambiguous { .. })),
+        "{write:?}"
+    );
+    let taken = m
+        .set_property("unique", "ID", "other")
+        .expect_err("another headline's ID")
+        .to_string();
+    assert!(
+        taken.contains("already the headline's at") && taken.contains("c.org:1"),
+        "{taken}"
+    );
+    assert_eq!(m.root(), root, "nothing written");
+    assert_eq!(
+        m.get("unique").expect("get").map(|h| h.title),
+        Some("Unique".to_owned())
+    );
+
+    // Once one of them has another ID, both read again.
+    std::fs::write(&a, "* Mine\n:PROPERTIES:\n:ID: mine\n:END:\n").expect("write");
+    let r = ingest(&m, dir.path());
+    assert!(
+        !r.warnings.iter().any(|w| w.message.contains("\"shared\"")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(
+        m.get("shared").expect("get").map(|h| h.title),
+        Some("Theirs".to_owned())
+    );
+}
+
+/// A rollback shows a deleted file's headlines again, but the file is still not on disk: the
+/// next ingest of its directory removes it again (the daemon's auto-save does within 300 s).
+/// `files_not_on_disk` names it (`memory rollback` prints it); written back, it stays.
+#[test]
+fn a_rolled_back_deleted_file_leaves_again_unless_written_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keep = dir.path().join("keep.org");
+    let gone = dir.path().join("gone.org");
+    std::fs::write(&keep, "* Kept\n").expect("write");
+    std::fs::write(&gone, "* Doomed\n").expect("write");
+    let m = store();
+    ingest(&m, dir.path());
+    let before = m.root();
+    let stored_as = gone.canonicalize().expect("path").display().to_string();
+    std::fs::remove_file(&gone).expect("rm");
+    assert_eq!(ingest(&m, dir.path()).removed_files, [stored_as.clone()]);
+    assert!(m.files_not_on_disk().expect("files").is_empty());
+
+    let snap = m
+        .snapshots()
+        .expect("snapshots")
+        .into_iter()
+        .find(|s| s.root == before)
+        .expect("the snapshot before the ingest");
+    m.rollback(&snap.seq.to_string()).expect("rollback");
+    assert_eq!(line_of(&m, "Doomed"), Some(1), "back in memory");
+    assert_eq!(m.files_not_on_disk().expect("files"), [stored_as.clone()]);
+    let again = ingest(&m, dir.path());
+    assert_eq!(again.removed_files, [stored_as], "gone again");
+    assert_eq!(line_of(&m, "Doomed"), None);
+
+    m.rollback(&snap.seq.to_string()).expect("rollback");
+    std::fs::write(&gone, "* Doomed\n").expect("written back");
+    let kept = ingest(&m, dir.path());
+    assert!(kept.removed_files.is_empty(), "{kept:?}");
+    assert!(m.files_not_on_disk().expect("files").is_empty());
+    assert_eq!(line_of(&m, "Doomed"), Some(1));
+}
+
+/// A 2 MB title: `memory-query` answered with one 2 MB line, over the tool's 1 MiB output cap,
+/// so the whole query failed. Its line now shows the start of the title and how much more
+/// there is.
+#[test]
+fn a_huge_title_does_not_sink_memory_query() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("big.org"),
+        format!("* {}\n* Small\n", "t".repeat(2 << 20)),
+    )
+    .expect("write");
+    let m = std::sync::Arc::new(store());
+    ingest(&m, dir.path());
+    let (mut rt, _s) = crate::fresh_runtime();
+    rt.set_memory(m.clone());
+    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
+    let plugin = rt
+        .load(
+            &source,
+            &passepartout::runtime::Policy::parse("[plugins.memory]\nmemory = \"read\"\n")
+                .expect("policy"),
+        )
+        .expect("loads");
+    let out = plugin
+        .call_tool("memory-query", "{}")
+        .expect("the query answers");
+    assert!(out.len() < 4096, "{}", out.len());
+    assert!(
+        out.contains("more bytes; memory-get shows the whole title") && out.contains("Small"),
+        "{out}"
+    );
+}
+
+/// `memory-assign-id` with `"  ID  "`: the gates are shown `ID` (as the tool reads it), and
+/// the host lets the call write that headline, the one the tool writes.
+#[test]
+fn a_padded_id_is_the_headline_the_gates_see_and_the_tool_writes() {
+    let m = std::sync::Arc::new(store());
+    ingest(&m, &corpus());
+    let derived = m
+        .query(&Query {
+            missing_id: true,
+            limit: Some(1),
+            ..Query::default()
+        })
+        .expect("query")
+        .remove(0);
+    let (mut rt, _s) = crate::fresh_runtime();
+    rt.set_memory(m.clone());
+    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
+    let plugin = rt
+        .load(
+            &source,
+            &passepartout::runtime::Policy::parse("[plugins.memory]\nmemory = \"read-write\"\n")
+                .expect("policy"),
+        )
+        .expect("loads");
+    let args = serde_json::json!({ "id": format!("  {}  ", derived.id) });
+    let catalog = passepartout::runtime::effects::Catalog::new([&plugin]);
+    let action = passepartout::signal::Action {
+        target: "tool".into(),
+        tool: Some("memory-assign-id".into()),
+        args: args.as_object().cloned().unwrap_or_default(),
+        ..passepartout::signal::Action::default()
+    };
+    assert_eq!(
+        catalog.context(&action).effects.memory_writes,
+        [derived.id.clone()]
+    );
+    plugin
+        .call_tool("memory-assign-id", &args.to_string())
+        .expect("the declared headline is written");
+    assert!(!m.get(&derived.id).expect("get").expect("there").derived_id);
+}
+
 /// The value of property `key` of headline `id` at the head.
 fn property(m: &Memory, id: &str, key: &str) -> Option<String> {
     m.get(id)
@@ -925,10 +1153,10 @@ fn property(m: &Memory, id: &str, key: &str) -> Option<String> {
         .map(|(_, v)| v)
 }
 
-/// A plugin with read-write memory sets a property and moves a derived ID onto another
-/// headline's; a rollback to before takes both back for good: the next auto-save ingest lays
-/// neither over the files again. The rollback's own snapshot brings them back, and a setting
-/// the operator forgets stays forgotten.
+/// A plugin with read-write memory sets a property and gives a headline an ID of its own (not
+/// another headline's: that is refused); a rollback to before takes both back for good: the
+/// next auto-save ingest lays neither over the files again. The rollback's own snapshot brings
+/// them back, and a setting the operator forgets stays forgotten.
 #[test]
 fn a_rollback_takes_set_properties_back_from_later_ingests_too() {
     let copy = corpus_copy();
@@ -937,8 +1165,16 @@ fn a_rollback_takes_set_properties_back_from_later_ingests_too() {
     let before = m.snapshot("before the plugin").expect("snapshot");
     let mixer = title_id(&m, "Rent a concrete mixer");
     m.set_property("proj-shed", "STATUS", "late").expect("set");
-    m.set_property(&mixer, "ID", "shed-timber")
-        .expect("an ID moved onto the timber's");
+    let taken = m
+        .set_property(&mixer, "ID", "shed-timber")
+        .expect_err("the timber's ID is the timber's");
+    assert!(
+        taken.to_string().contains("already the headline's at")
+            && taken.to_string().contains("projects.org:"),
+        "{taken}"
+    );
+    m.set_property(&mixer, "ID", "mixer-1")
+        .expect("an ID of its own");
     m.rollback(&before.seq.to_string()).expect("rollback");
     ingest(&m, copy.path());
     assert_eq!(
@@ -971,7 +1207,7 @@ fn a_rollback_takes_set_properties_back_from_later_ingests_too() {
     assert_eq!(property(&m, "proj-shed", "STATUS"), None);
     assert_eq!(
         m.property_settings().expect("settings"),
-        [(mixer, "ID".to_owned(), "shed-timber".to_owned())]
+        [(mixer, "ID".to_owned(), "mixer-1".to_owned())]
     );
 }
 

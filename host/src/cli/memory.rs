@@ -79,7 +79,9 @@ pub enum MemoryCommand {
         json: bool,
     },
     /// Move the store back to a snapshot (its number, or a prefix of its root hash). The
-    /// current root is kept as a snapshot first, so this can be undone.
+    /// current root is kept as a snapshot first, so this can be undone. Files are not
+    /// touched: a file deleted from disk is back in memory only until the next ingest of its
+    /// directory, unless it is written back.
     Rollback {
         /// The snapshot: `#12`, `12`, or at least 6 hex digits of its root.
         snapshot: String,
@@ -140,8 +142,9 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
                 }
                 for f in &report.removed_files {
                     outln!(
-                        "removed {f}: gone from disk (`passepartout memory rollback` brings it \
-                         back)"
+                        "removed {f}: gone from disk. `passepartout memory rollback` shows its \
+                         headlines again only until the next ingest of its directory; write the \
+                         file back (from a backup or version control) to keep it"
                     );
                 }
                 outln!(
@@ -277,6 +280,13 @@ pub fn run(common: &Common, command: &MemoryCommand) -> anyhow::Result<ExitCode>
         MemoryCommand::Rollback { snapshot } => {
             let s = memory.rollback(snapshot)?;
             outln!("rolled back to #{} ({}): root {}", s.seq, s.reason, s.root);
+            for f in memory.files_not_on_disk()? {
+                outln!(
+                    "note: {f} is not on disk: its headlines are in memory again, but the next \
+                     ingest of its directory (the daemon's auto-save too) removes them again. \
+                     Write the file back (from a backup or version control) to keep it"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Similar { text, k, json } => {

@@ -16,9 +16,10 @@ const MAX_FOCUS: usize = 256;
 /// The headline `id` an `ask` from `meta` is about, once the gates let it be read; or why not.
 ///
 /// # Errors
-/// A request error for an ID that is not one (too long, unknown, no memory store); a failure
-/// when a gate refuses the read or wants a person to approve it. Each is about the `focus`
-/// field ([`Refused::about`]); a store that cannot be read is a failure about none.
+/// A request error for an ID that is not one (too long, unknown, several headlines', no memory
+/// store); a failure when a gate refuses the read or wants a person to approve it. Each is
+/// about the `focus` field ([`Refused::about`]); a store that cannot be read is a failure
+/// about none.
 pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<Focus, Refused> {
     if id.is_empty() || id.chars().count() > MAX_FOCUS {
         return Err(Refused::Request(format!(
@@ -94,6 +95,10 @@ pub(super) async fn resolve(pipeline: &Agent, meta: &Meta, id: &str) -> Result<F
              `passepartout memory query` lists them"
         ))
         .about("focus")),
+        // Several headlines have it: the client must name one another way.
+        Err(e @ crate::memory::MemoryError::Ambiguous { .. }) => {
+            Err(Refused::Request(format!("`focus`: {e}")).about("focus"))
+        }
         // Not the focus's fault (a store busy with an ingest, say): a client keeps it.
         Err(e) => Err(Refused::Failed(format!(
             "the memory store cannot be read: {e}"

@@ -56,8 +56,9 @@ pub fn save_memory(pipeline: &Agent) {
                 }
                 for f in &r.removed_files {
                     tracing::warn!(
-                        "memory auto-save: {f} is gone from disk, so it left the store \
-                         (`passepartout memory rollback` brings it back)"
+                        "memory auto-save: {f} is gone from disk, so it left the store (a \
+                         `passepartout memory rollback` shows its headlines again only until the \
+                         next auto-save; write the file back to keep it)"
                     );
                 }
                 if r.root_after != r.root_before

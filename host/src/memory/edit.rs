@@ -35,6 +35,13 @@ const FOLD_AFTER: i64 = 64;
 /// The settings in force at one version: (headline ID, upper-case key) → value.
 pub(crate) type Settings = BTreeMap<(String, String), String>;
 
+/// The longest property key [`Memory::set_property`] takes, in bytes.
+pub const MAX_KEY_BYTES: usize = 128;
+
+/// The longest property value [`Memory::set_property`] takes, in bytes: a setting is laid
+/// over every later ingest and copied into every query's answer.
+pub const MAX_VALUE_BYTES: usize = 64 << 10;
+
 impl Memory {
     /// Set property `key` of headline `id` to `value` (an `ID` sets the headline's ID and marks
     /// it as no longer derived). Returns the new root hash. The files are not touched; the
@@ -43,18 +50,16 @@ impl Memory {
     /// rollback to a snapshot taken before it or [`Memory::forget_property`].
     ///
     /// # Errors
-    /// [`MemoryError::NotFound`] when no headline has that ID; [`MemoryError::Refused`] for an
-    /// empty key or a key or value with a newline.
+    /// [`MemoryError::NotFound`] when no headline has that ID; [`MemoryError::Ambiguous`] when
+    /// several have it; [`MemoryError::Refused`] for an empty key, a key or value with a
+    /// newline, a key over [`MAX_KEY_BYTES`] or a value over [`MAX_VALUE_BYTES`], or an `ID`
+    /// that another headline already has.
     pub fn set_property(&self, id: &str, key: &str, value: &str) -> Result<String, MemoryError> {
         let key = key.trim();
-        if key.is_empty() || key.contains(['\n', ':', ' ']) || value.contains('\n') {
-            return Err(MemoryError::Refused(format!(
-                "property {key:?} = {value:?}: a key is one word without `:`, and neither may \
-                 hold a newline"
-            )));
-        }
+        check_setting(key, value)?;
         let key_upper = key.to_ascii_uppercase();
         let _writer = self.db.write_lock();
+        self.check_target(id, (&key_upper, value))?;
         let path = self.path_to(id)?;
         let Some((leaf_hash, ancestors)) = path.split_last() else {
             return Err(MemoryError::NotFound(format!("no headline with ID {id}")));
@@ -161,6 +166,35 @@ impl Memory {
             .collect())
     }
 
+    /// Refuse a write to `id` when several headlines have it (which one is meant cannot be
+    /// told), and a `(key, value)` that would give headline `id` an `ID` another headline has
+    /// (the two could no longer be told apart).
+    ///
+    /// # Errors
+    /// [`MemoryError::Ambiguous`] or [`MemoryError::Refused`], naming the headlines.
+    fn check_target(&self, id: &str, (key, value): (&str, &str)) -> Result<(), MemoryError> {
+        self.with_index(|index| -> Result<(), MemoryError> {
+            self.the_one(index, id)?;
+            if key != "ID" || value == id {
+                return Ok(());
+            }
+            let taken = index.all(value);
+            if taken.is_empty() {
+                return Ok(());
+            }
+            let places: Vec<String> = self
+                .places(value, &taken)
+                .into_iter()
+                .map(|(file, line)| super::ingest::place(&file, line))
+                .collect();
+            Err(MemoryError::Refused(format!(
+                "the ID {value:?} is already the headline's at {}: two headlines with one ID \
+                 cannot be told apart; choose another",
+                places.join(" and ")
+            )))
+        })?
+    }
+
     /// Hashes from the root down to the headline with `id` (root first), or empty.
     fn path_to(&self, id: &str) -> Result<Vec<String>, MemoryError> {
         let mut path = vec![self.root()];
@@ -188,6 +222,29 @@ impl Memory {
         }
         Ok(false)
     }
+}
+
+/// Refuse a property setting no file could hold, or too large to copy into every answer.
+///
+/// # Errors
+/// [`MemoryError::Refused`] saying what is wrong.
+fn check_setting(key: &str, value: &str) -> Result<(), MemoryError> {
+    if key.len() > MAX_KEY_BYTES || value.len() > MAX_VALUE_BYTES {
+        return Err(MemoryError::Refused(format!(
+            "a property key may have at most {MAX_KEY_BYTES} bytes (this one has {}) and a \
+             value at most {} KiB (this one has {} bytes)",
+            key.len(),
+            MAX_VALUE_BYTES >> 10,
+            value.len()
+        )));
+    }
+    if key.is_empty() || key.contains(['\n', ':', ' ']) || value.contains('\n') {
+        return Err(MemoryError::Refused(format!(
+            "property {key:?} = {value:?}: a key is one word without `:`, and neither may hold \
+             a newline"
+        )));
+    }
+    Ok(())
 }
 
 /// Property settings made through [`Memory::set_property`], by headline ID.
@@ -456,5 +513,42 @@ mod tests {
         assert!(collect(&conn, &[last]).expect("collect") > 0);
         assert_eq!(settings_at(&conn, last).expect("read"), settings);
         assert!(settings_at(&conn, versions[0].0).is_err(), "collected");
+    }
+
+    /// A key over 128 bytes or a value over 64 KiB is refused, and nothing is written; at the
+    /// limits, the setting is made.
+    #[test]
+    fn keys_over_128_bytes_and_values_over_64_kib_are_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("a.org"),
+            "* A\n:PROPERTIES:\n:ID: a\n:END:\n",
+        )
+        .expect("write");
+        let m = Memory::in_memory(MemoryConfig::default()).expect("store");
+        m.ingest(dir.path(), &crate::memory::IngestOptions::default())
+            .expect("ingest");
+        let root = m.root();
+        let long_key = "k".repeat(MAX_KEY_BYTES + 1);
+        let long_value = "v".repeat(MAX_VALUE_BYTES + 1);
+        for (key, value) in [(long_key.as_str(), "v"), ("K", long_value.as_str())] {
+            let err = m.set_property("a", key, value).expect_err("refused");
+            assert!(
+                matches!(&err, MemoryError::Refused(why) if why.contains("at most 128 bytes")),
+                "{err}"
+            );
+            assert!(
+                err.to_string().len() < 1024,
+                "the value is not quoted whole"
+            );
+        }
+        assert_eq!(m.root(), root, "nothing written");
+        assert!(m.property_settings().expect("settings").is_empty());
+        m.set_property(
+            "a",
+            &"k".repeat(MAX_KEY_BYTES),
+            &"v".repeat(MAX_VALUE_BYTES),
+        )
+        .expect("at the limits");
     }
 }

@@ -244,12 +244,28 @@ impl Index {
         was
     }
 
-    /// The headline with ID `id` (the first in file order).
-    pub(crate) fn get(&self, id: &str) -> Option<&Entry> {
+    /// Every headline with ID `id`, in file order (more than one: the ID is ambiguous).
+    pub(crate) fn all(&self, id: &str) -> Vec<&Entry> {
         self.by_id
             .get(id)
-            .and_then(|l| l.first())
-            .map(|&at| &self.entries[at])
+            .map(|l| l.iter().map(|&at| &self.entries[at]).collect())
+            .unwrap_or_default()
+    }
+
+    /// The IDs more than one headline has, each with those headlines in file order; sorted by
+    /// the position of their first headline.
+    pub(crate) fn shared(&self) -> Vec<(&str, Vec<&Entry>)> {
+        let mut shared: Vec<(&str, &[usize])> = self
+            .by_id
+            .iter()
+            .filter(|(_, l)| l.len() > 1)
+            .map(|(id, l)| (id.as_str(), l.as_slice()))
+            .collect();
+        shared.sort_by_key(|(_, l)| l.first().copied());
+        shared
+            .into_iter()
+            .map(|(id, l)| (id, l.iter().map(|&at| &self.entries[at]).collect()))
+            .collect()
     }
 
     /// The entries matching `q`, in file order, at most `limit`: from the shortest index list
@@ -336,6 +352,38 @@ impl Index {
 }
 
 impl Memory {
+    /// Where each of `entries` (the headlines with ID `id`, in file order) is: its file and its
+    /// line (0 when unknown).
+    pub(crate) fn places(&self, id: &str, entries: &[&Entry]) -> Vec<(String, u32)> {
+        // The lines of a file version are keyed by each ID's occurrence in it.
+        let mut nth: HashMap<&str, u32> = HashMap::new();
+        entries
+            .iter()
+            .map(|e| {
+                let n = nth.entry(e.node.file.as_str()).or_insert(0);
+                *n += 1;
+                let line = self.db.line(&e.node.file, &super::lines::key(id, *n));
+                (e.node.file.clone(), line)
+            })
+            .collect()
+    }
+
+    /// The one headline with ID `id`, if any, from `index`.
+    ///
+    /// # Errors
+    /// [`MemoryError::Ambiguous`] when several headlines have that ID.
+    pub(crate) fn the_one<'i>(
+        &self,
+        index: &'i Index,
+        id: &str,
+    ) -> Result<Option<&'i Entry>, MemoryError> {
+        match index.all(id).as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(MemoryError::ambiguous(id, self.places(id, many))),
+        }
+    }
+
     /// Run `f` on the index of the head, built or moved there first if the head moved.
     ///
     /// # Errors
@@ -388,7 +436,7 @@ mod tests {
             text.push_str(&format!("{stars} {todo}{word} {i} {tags}\n"));
             text.push_str(":PROPERTIES:\n");
             if id {
-                // Repeated IDs on purpose: the first in file order must win.
+                // Repeated IDs on purpose: `get` must refuse them, naming each.
                 text.push_str(&format!(":ID: id-{}\n", i % 5));
             }
             text.push_str(&format!(":Owner: o{}\n:OWNER: second\n:END:\n", prop % 3));
@@ -434,14 +482,31 @@ mod tests {
                 ..Query::default()
             };
             prop_assert_eq!(m.query(&q).expect("query"), walked(&m, &q, limit));
+            let all = walked(&m, &Query::default(), usize::MAX);
             for i in 0..6 {
-                let id = format!("id-{i}");
-                let by_walk = walked(&m, &Query::default(), usize::MAX)
-                    .into_iter()
-                    .find(|h| h.id == id);
-                prop_assert_eq!(m.get(&id).expect("get"), by_walk);
+                get_agrees(&m, &all, &format!("id-{i}"))?;
             }
         }
+    }
+
+    /// `get` answers as a walk does: the one headline with `id`, or none; when several have it,
+    /// an error naming where each is (the first at its line), never one of them.
+    fn get_agrees(m: &Memory, all: &[Hit], id: &str) -> Result<(), TestCaseError> {
+        let found: Vec<&Hit> = all.iter().filter(|h| h.id == id).collect();
+        match (m.get(id), found.as_slice()) {
+            (Ok(got), []) => prop_assert_eq!(got, None),
+            (Ok(got), [one]) => prop_assert_eq!(got, Some((*one).clone())),
+            (Err(MemoryError::Ambiguous { places, .. }), many) if many.len() > 1 => {
+                let named = crate::memory::MAX_PLACES_NAMED;
+                prop_assert_eq!(
+                    places.len(),
+                    many.len().min(named) + usize::from(many.len() > named)
+                );
+                prop_assert_eq!(&places[0], &format!("{}:{}", many[0].file, many[0].line));
+            }
+            (got, _) => prop_assert!(false, "{got:?} for {} headlines", found.len()),
+        }
+        Ok(())
     }
 
     /// The index answers as a walk does.
@@ -477,8 +542,7 @@ mod tests {
         }
         let all = walked(m, &Query::default(), usize::MAX);
         for id in ["id-0", "id-1", "id-2", "new-id", "moved"] {
-            let by_walk = all.iter().find(|h| h.id == id).cloned();
-            prop_assert_eq!(m.get(id).expect("get"), by_walk);
+            get_agrees(m, &all, id)?;
         }
         Ok(())
     }

@@ -1,33 +1,19 @@
 //! Ingesting Org files and directories: parse, hash bottom-up, write every new node, the new
 //! root and the head in ONE transaction (a failure leaves the store as it was).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use rayon::prelude::*;
 use rusqlite::params;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use super::node::{Node, NodeKind};
 use super::org::{self, ParsedFile, ParsedHeadline, Warning};
 use super::store;
 use super::{Memory, MemoryError};
-
-/// Deepest headline level read; deeper files are skipped (the parser and the tree walks
-/// recurse once per level).
-const MAX_LEVEL: usize = 256;
-
-/// The line of the first headline deeper than [`MAX_LEVEL`], if any, in text whose lines end
-/// at `\n` as the parser's do ([`org::normalize_line_breaks`]).
-fn too_deep(bytes: &[u8]) -> Option<u32> {
-    bytes
-        .split(|b| *b == b'\n')
-        .position(|line| {
-            let stars = line.iter().take_while(|b| **b == b'*').count();
-            stars > MAX_LEVEL && line.get(stars).is_some_and(|b| *b == b' ')
-        })
-        .map(|i| u32::try_from(i + 1).unwrap_or(u32::MAX))
-}
 
 /// Most files one ingest reads.
 const MAX_FILES: usize = 100_000;
@@ -73,10 +59,79 @@ struct Built {
     nodes: Vec<(String, Node)>,
     /// Each node of `nodes` as stored, serialised on the ingest's worker threads.
     json: Vec<String>,
+    /// Each headline's line, keyed as the lines table keeps them ([`super::lines::key`]).
     lines: Vec<(String, u32)>,
     headlines: usize,
-    /// IDs to write into the file once the store has committed: (file, new text, how many).
-    pending: Option<(PathBuf, String, usize)>,
+    /// IDs to write into the file once the store has committed.
+    pending: Option<PendingIds>,
+}
+
+/// IDs to write into a file once the store has committed (`--write-ids`).
+struct PendingIds {
+    /// The file, as it was read (not through a link).
+    file: PathBuf,
+    /// Its text with the IDs in.
+    text: String,
+    /// How many IDs that is.
+    count: usize,
+    /// What the file was when it was read: it is written only if it still is.
+    read: Fingerprint,
+}
+
+/// What a file was when it was read: its size, its modification time and the SHA-256 of its
+/// bytes. Compared again just before `--write-ids` replaces the file, so that an edit made
+/// meanwhile (the embeddings of a large ingest take minutes) is never overwritten.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Fingerprint {
+    len: u64,
+    modified: Option<SystemTime>,
+    sha256: Vec<u8>,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `bytes`, read from a file last modified at `modified`.
+    fn of(bytes: &[u8], modified: Option<SystemTime>) -> Fingerprint {
+        Fingerprint {
+            len: bytes.len() as u64,
+            modified,
+            sha256: Sha256::digest(bytes).to_vec(),
+        }
+    }
+
+    /// What about `file` is no longer as it was read, if anything: its size, its modification
+    /// time or its bytes (read again, not through a link), or that it is gone.
+    ///
+    /// # Errors
+    /// The file cannot be opened or read (for a reason other than being gone).
+    fn changed(&self, file: &Path) -> std::io::Result<Option<&'static str>> {
+        let f = match crate::dirs::open_unfollowed(file) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Some("it is gone")),
+            Err(e) => return Err(e),
+        };
+        let meta = f.metadata()?;
+        if meta.len() != self.len {
+            return Ok(Some("its size changed"));
+        }
+        if meta.modified().ok() != self.modified {
+            return Ok(Some("it was modified"));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, self.len + 1), &mut bytes)?;
+        if Sha256::digest(&bytes).as_slice() != self.sha256.as_slice() {
+            return Ok(Some("its contents changed"));
+        }
+        Ok(None)
+    }
+}
+
+/// What writing the IDs back into a file did.
+#[derive(Debug, PartialEq, Eq)]
+enum WriteBack {
+    /// The file holds the IDs now.
+    Written,
+    /// The file changed since it was read (how): it was left as it is.
+    Changed(&'static str),
 }
 
 impl Memory {
@@ -87,6 +142,18 @@ impl Memory {
     /// # Errors
     /// `path` does not exist, or the database failed (then nothing was written).
     pub fn ingest(&self, path: &Path, opts: &IngestOptions) -> Result<IngestReport, MemoryError> {
+        self.ingest_then(path, opts, |_| {})
+    }
+
+    /// As [`Memory::ingest`], calling `before_write_back(file)` just before the IDs of
+    /// `--write-ids` are written into each file: where a test edits a file, as a person may
+    /// while the ingest runs.
+    fn ingest_then(
+        &self,
+        path: &Path,
+        opts: &IngestOptions,
+        mut before_write_back: impl FnMut(&Path),
+    ) -> Result<IngestReport, MemoryError> {
         let mut report = IngestReport {
             root_before: self.root(),
             ..IngestReport::default()
@@ -115,11 +182,10 @@ impl Memory {
         }
         report.files = built.len();
         report.headlines = built.iter().map(|b| b.headlines).sum();
-        self.warn_lost_derived_ids(&built, &mut report.warnings);
+        self.warn_lost_ids(&built, &overrides, &mut report.warnings);
         let nodes: Vec<BuiltNodes<'_>> = built.iter().map(|b| b.nodes.as_slice()).collect();
         let vectors = self.embed_new(&nodes, &mut report);
-        let pending: Vec<(PathBuf, String, usize)> =
-            built.iter_mut().filter_map(|b| b.pending.take()).collect();
+        let pending: Vec<PendingIds> = built.iter_mut().filter_map(|b| b.pending.take()).collect();
         report.root_after = self.commit(
             built,
             vectors,
@@ -127,27 +193,57 @@ impl Memory {
             &mut report.new_nodes,
             &mut report.removed_files,
         )?;
-        // The files change only once the store holds what they will say.
-        for (file, text, n) in pending {
-            match write_atomically(&file, text.as_bytes()) {
-                Ok(()) => report.ids_written += n,
-                Err(e) => report.warnings.push(Warning {
-                    file: file.display().to_string(),
-                    line: 0,
-                    message: e.to_string(),
-                }),
-            }
+        // The files change only once the store holds what they will say, and only if nobody
+        // changed them since they were read.
+        for p in pending {
+            before_write_back(&p.file);
+            let message = match write_atomically_if(&p.file, p.text.as_bytes(), Some(&p.read)) {
+                Ok(WriteBack::Written) => {
+                    report.ids_written += p.count;
+                    continue;
+                }
+                Ok(WriteBack::Changed(how)) => format!(
+                    "changed since it was read ({how}): its {} ID(s) are not written, so that \
+                     the edit stays; the next `memory ingest --write-ids` writes them",
+                    p.count
+                ),
+                Err(e) => e.to_string(),
+            };
+            report.warnings.push(Warning {
+                file: p.file.display().to_string(),
+                line: 0,
+                message,
+            });
+        }
+        // Only when something changed: an unchanged store (an auto-save with nothing new)
+        // warned already, and looking builds the index (a walk of the whole store).
+        if report.root_after != report.root_before {
+            self.warn_shared_ids(&mut report.warnings);
         }
         Ok(report)
     }
 
     /// Warn, file by file, when derived IDs the store had are gone from a changed file (a title
     /// above them changed, or the headlines were deleted): whatever referred to them now points
-    /// at nothing.
-    fn warn_lost_derived_ids(&self, built: &[Built], warnings: &mut Vec<Warning>) {
+    /// at nothing. Likewise, by name, for IDs set in the store (`memory-assign-id`,
+    /// [`Memory::set_property`]): such a setting is kept under the headline's derived ID, so a
+    /// headline whose derived ID changed loses it.
+    fn warn_lost_ids(
+        &self,
+        built: &[Built],
+        overrides: &super::edit::Overrides,
+        warnings: &mut Vec<Warning>,
+    ) {
         let Some(before) = self.db.file_versions(&self.root()) else {
             return;
         };
+        // The IDs set in the store: the value of every `ID` setting.
+        let assigned: HashSet<&str> = overrides
+            .values()
+            .flatten()
+            .filter(|(key, _)| key == "ID")
+            .map(|(_, value)| value.as_str())
+            .collect();
         for b in built {
             let Some(old) = before.get(&b.path).filter(|old| **old != b.file_hash) else {
                 continue;
@@ -156,13 +252,36 @@ impl Memory {
             // is the same ID.
             let now: HashSet<&str> = b.nodes.iter().map(|(_, n)| n.id.as_str()).collect();
             let mut lost = 0;
+            let mut lost_assigned = Vec::new();
             let mut stack = vec![old.clone()];
             while let Some(h) = stack.pop() {
                 let Ok(n) = self.db.node(&h) else { continue };
-                if n.derived_id && !now.contains(n.id.as_str()) {
-                    lost += 1;
+                if n.kind == NodeKind::Headline && !now.contains(n.id.as_str()) {
+                    if n.derived_id {
+                        lost += 1;
+                    } else if assigned.contains(n.id.as_str()) {
+                        lost_assigned.push(n.id.clone());
+                    }
                 }
                 stack.extend(n.children.iter().cloned());
+            }
+            if !lost_assigned.is_empty() {
+                lost_assigned.sort();
+                warnings.push(Warning {
+                    file: b.path.clone(),
+                    line: 0,
+                    message: format!(
+                        "{} ID(s) set in the store (by `memory-assign-id` or a plugin's \
+                         set-property) are no longer on any headline: {}. Such an ID is kept \
+                         under the headline's derived ID and holds only while the titles above \
+                         the headline stay as they were (a title above it changed, or it was \
+                         deleted). To have one back, write it into the file as that headline's \
+                         `:ID:`; `memory ingest --write-ids` puts the IDs memory-assign-id gives \
+                         into the files, where no edit of a title loses them",
+                        lost_assigned.len(),
+                        named(&lost_assigned, 10)
+                    ),
+                });
             }
             if lost > 0 {
                 warnings.push(Warning {
@@ -177,6 +296,55 @@ impl Memory {
                     ),
                 });
             }
+        }
+    }
+
+    /// Warn of every ID more than one headline of the store has, naming the places: `get`,
+    /// the focus and property writes refuse such an ID ([`MemoryError::Ambiguous`]). At most
+    /// [`MAX_SHARED_WARNINGS`] of them, then how many more.
+    fn warn_shared_ids(&self, warnings: &mut Vec<Warning>) {
+        let shared = self.with_index(|index| {
+            let all = index.shared();
+            let total = all.len();
+            let named: Vec<(String, Vec<(String, u32)>)> = all
+                .into_iter()
+                .take(MAX_SHARED_WARNINGS)
+                .map(|(id, entries)| (id.to_owned(), self.places(id, &entries)))
+                .collect();
+            (total, named)
+        });
+        let (total, named) = match shared {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("memory: shared IDs not looked for: {e}");
+                return;
+            }
+        };
+        for (id, places) in &named {
+            let Some(((file, line), others)) = places.split_first() else {
+                continue;
+            };
+            let others: Vec<String> = others.iter().map(|(f, l)| place(f, *l)).collect();
+            warnings.push(Warning {
+                file: file.clone(),
+                line: *line,
+                message: format!(
+                    "ID {id:?} is also the ID of the headline(s) at {}: memory cannot tell them \
+                     apart, so reading, focusing on or writing that ID is refused until one of \
+                     them has another `:ID:`",
+                    others.join(" and ")
+                ),
+            });
+        }
+        if total > named.len() {
+            warnings.push(Warning {
+                file: String::from("(memory)"),
+                line: 0,
+                message: format!(
+                    "and {} more IDs shared by several headlines",
+                    total - named.len()
+                ),
+            });
         }
     }
 
@@ -196,10 +364,12 @@ impl Memory {
             });
             Ok(None)
         };
-        let bytes = match read_regular(file, self.config.max_file_mib) {
-            Ok(bytes) => bytes,
+        let (bytes, modified) = match read_regular(file, self.config.max_file_mib) {
+            Ok(read) => read,
             Err(message) => return skip(warnings, message),
         };
+        // Only a file IDs may be written into needs its fingerprint.
+        let fingerprint = opts.write_ids.then(|| Fingerprint::of(&bytes, modified));
         let Some(Decoded {
             text,
             lossy,
@@ -210,9 +380,21 @@ impl Memory {
         };
         drop(bytes);
         let mut pending = None;
-        if opts.write_ids {
+        if let Some(read) = fingerprint {
             let mut ids = BTreeMap::new();
-            missing_ids(&parsed.headlines, &mut ids);
+            let mut text_drawers = Vec::new();
+            missing_ids(&parsed.headlines, &mut ids, &mut text_drawers);
+            for line in &text_drawers {
+                warnings.push(Warning {
+                    file: name.clone(),
+                    line: *line,
+                    message: "no :ID: written for this headline: Org reads its property drawer \
+                              as text (a line in it is not a property, or it never closes), so \
+                              an :ID: in it would not count. Fix the drawer, then run \
+                              `--write-ids` again"
+                        .into(),
+                });
+            }
             if !ids.is_empty() && lossy {
                 warnings.push(Warning {
                     file: name.clone(),
@@ -226,11 +408,31 @@ impl Memory {
                 // `org::write_ids`).
                 let updated = org::write_ids(&text, &ids);
                 let mut again = Vec::new();
-                parsed = org::parse(&name, &updated, keywords, &mut again);
-                // Written only after the store committed (see `ingest`), to this very path: it
-                // was read as a regular file, not through a link, and `write_atomically` writes
-                // through none either.
-                pending = Some((file.to_owned(), updated, ids.len()));
+                let reparsed = org::parse(&name, &updated, keywords, &mut again);
+                // Every ID written must read back as the headline's own: else the next run
+                // would write it again.
+                let mut left = BTreeMap::new();
+                missing_ids(&reparsed.headlines, &mut left, &mut Vec::new());
+                if !left.is_empty() {
+                    warnings.push(Warning {
+                        file: name.clone(),
+                        line: 0,
+                        message: "the :ID: lines written would not all be read back as IDs; \
+                                  none are written into this file"
+                            .into(),
+                    });
+                } else {
+                    parsed = reparsed;
+                    // Written only after the store committed (see `ingest`), to this very path:
+                    // it was read as a regular file, not through a link, and
+                    // `write_atomically_if` writes through none either.
+                    pending = Some(PendingIds {
+                        file: file.to_owned(),
+                        text: updated,
+                        count: ids.len(),
+                        read,
+                    });
+                }
             }
         }
         super::edit::apply_overrides(&mut parsed.headlines, overrides);
@@ -338,10 +540,10 @@ impl Memory {
     }
 }
 
-/// The bytes of `file`, a regular file of at most `max_mib` MiB; or why it is skipped. A
-/// symbolic link is not followed: it could lead anywhere outside the notes (to a key, say),
-/// whose contents would then go to the model.
-fn read_regular(file: &Path, max_mib: u64) -> Result<Vec<u8>, String> {
+/// The bytes of `file`, a regular file of at most `max_mib` MiB, and when it was last modified
+/// (as the file opened said); or why it is skipped. A symbolic link is not followed: it could
+/// lead anywhere outside the notes (to a key, say), whose contents would then go to the model.
+fn read_regular(file: &Path, max_mib: u64) -> Result<(Vec<u8>, Option<SystemTime>), String> {
     let max = max_mib.saturating_mul(1 << 20);
     match std::fs::symlink_metadata(file) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -360,10 +562,13 @@ fn read_regular(file: &Path, max_mib: u64) -> Result<Vec<u8>, String> {
     }
     // A link or a FIFO put in its place since is refused by the open itself.
     let mut bytes = Vec::new();
+    let mut modified = None;
     let read = crate::dirs::open_unfollowed(file).and_then(|f| {
-        if !f.metadata()?.is_file() {
+        let meta = f.metadata()?;
+        if !meta.is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }
+        modified = meta.modified().ok();
         std::io::Read::read_to_end(&mut std::io::Read::take(f, max + 1), &mut bytes)
     });
     if let Err(e) = read {
@@ -372,7 +577,7 @@ fn read_regular(file: &Path, max_mib: u64) -> Result<Vec<u8>, String> {
     if bytes.len() as u64 > max {
         return Err("grew past the size limit while being read; skipped".into());
     }
-    Ok(bytes)
+    Ok((bytes, modified))
 }
 
 /// A file's text and what it parsed to.
@@ -385,8 +590,9 @@ struct Decoded {
     parsed: ParsedFile,
 }
 
-/// Decode and parse `bytes` (the contents of `name`); `None`, with a warning, when headlines
-/// are nested deeper than [`MAX_LEVEL`] (the parser would recurse past its stack).
+/// Decode and parse `bytes` (the contents of `name`); `None`, with a warning, when its shape
+/// would cost the parser more than its bounds ([`super::shape`]: headlines or lists nested too
+/// deep, multi-line elements rescanned too long).
 fn read_org(
     name: &str,
     bytes: &[u8],
@@ -398,13 +604,11 @@ fn read_org(
     let parsed = {
         // Lines as the parser reads them: a lone `\r` ends a line for it too.
         let lines = org::normalize_line_breaks(&text);
-        if let Some(line) = too_deep(lines.as_bytes()) {
+        if let Err(e) = super::shape::check(&lines) {
             warnings.push(Warning {
                 file: name.into(),
-                line,
-                message: format!(
-                    "headlines nested more than {MAX_LEVEL} levels deep; file skipped"
-                ),
+                line: e.line,
+                message: e.why,
             });
             return None;
         }
@@ -420,7 +624,7 @@ fn read_org(
 /// Turn a parsed file into nodes, children before parents.
 fn build(path: &str, parsed: ParsedFile) -> Built {
     let mut nodes = Vec::new();
-    let mut lines = Vec::new();
+    let mut lines = FileLines::default();
     let mut headlines = 0;
     let children = parsed
         .headlines
@@ -449,9 +653,26 @@ fn build(path: &str, parsed: ParsedFile) -> Built {
         file_hash,
         nodes,
         json: Vec::new(),
-        lines,
+        lines: lines.keyed,
         headlines,
         pending: None,
+    }
+}
+
+/// The line of each headline of one file, keyed as the lines table keeps them: the first
+/// headline with an ID by the ID, the next ones with it by [`super::lines::key`].
+#[derive(Default)]
+struct FileLines {
+    keyed: Vec<(String, u32)>,
+    /// How many headlines had each ID so far.
+    seen: HashMap<String, u32>,
+}
+
+impl FileLines {
+    fn push(&mut self, id: &str, line: u32) {
+        let n = self.seen.entry(id.to_owned()).or_insert(0);
+        *n += 1;
+        self.keyed.push((super::lines::key(id, *n), line));
     }
 }
 
@@ -459,11 +680,11 @@ fn build_headline(
     path: &str,
     h: ParsedHeadline,
     nodes: &mut Vec<(String, Node)>,
-    lines: &mut Vec<(String, u32)>,
+    lines: &mut FileLines,
     count: &mut usize,
 ) -> String {
     *count += 1;
-    lines.push((h.id.clone(), h.line));
+    lines.push(&h.id, h.line);
     let children = h
         .children
         .into_iter()
@@ -489,13 +710,43 @@ fn build_headline(
     hash
 }
 
-fn missing_ids(headlines: &[ParsedHeadline], out: &mut BTreeMap<u32, String>) {
+/// The headlines whose file gives them no `:ID:`: by line, those an ID can be written for
+/// (`out`), and the lines of those whose property drawer Org reads as text (`text_drawers`: an
+/// `:ID:` written into it would not count either).
+fn missing_ids(
+    headlines: &[ParsedHeadline],
+    out: &mut BTreeMap<u32, String>,
+    text_drawers: &mut Vec<u32>,
+) {
     for h in headlines {
-        if h.derived_id {
+        if h.derived_id && h.drawer_is_text {
+            text_drawers.push(h.line);
+        } else if h.derived_id {
             out.insert(h.line, h.id.clone());
         }
-        missing_ids(&h.children, out);
+        missing_ids(&h.children, out, text_drawers);
     }
+}
+
+/// Most IDs shared by several headlines one ingest warns of by name.
+const MAX_SHARED_WARNINGS: usize = 100;
+
+/// `file:line`, or `file` when the line is not known (0).
+pub(crate) fn place(file: &str, line: u32) -> String {
+    if line == 0 {
+        file.to_owned()
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
+/// The first `max` of `names`, quoted and joined, then how many more.
+fn named(names: &[String], max: usize) -> String {
+    let mut out: Vec<String> = names.iter().take(max).map(|n| format!("{n:?}")).collect();
+    if names.len() > max {
+        out.push(format!("and {} more", names.len() - max));
+    }
+    out.join(", ")
 }
 
 /// UTF-8, or lossy UTF-8 with a warning at the first bad byte's line.
@@ -528,6 +779,10 @@ fn collect_files(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf
     };
     let path = std::fs::canonicalize(path).map_err(io)?;
     if !path.is_dir() {
+        if path.to_str().is_none() {
+            warnings.push(not_utf8(&path));
+            return Ok(vec![]);
+        }
         return Ok(vec![path]);
     }
     let mut files = Vec::new();
@@ -554,6 +809,12 @@ fn collect_files(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf
                 continue;
             };
             let is_org = p.extension().is_some_and(|e| e == "org");
+            // The store names files by their path as text: two names that differ only in
+            // bytes that are not UTF-8 would be one file to it, and one would vanish.
+            if (kind.is_dir() || is_org) && p.to_str().is_none() {
+                warnings.push(not_utf8(&p));
+                continue;
+            }
             if kind.is_dir() {
                 stack.push(p);
             } else if kind.is_symlink() {
@@ -589,6 +850,18 @@ fn collect_files(path: &Path, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf
     Ok(files)
 }
 
+/// The warning for a file or directory whose path is not UTF-8, naming it with the bad bytes
+/// escaped (`a\xFF.org`).
+fn not_utf8(path: &Path) -> Warning {
+    Warning {
+        file: format!("{:?}", path.as_os_str()),
+        line: 0,
+        message: "its name is not UTF-8, and memory names files by their path as text (two \
+                  such names could read the same); skipped. Rename it to read it"
+            .into(),
+    }
+}
+
 /// A stored file that is gone from disk, or is now a symbolic link: the walk no longer reads
 /// it (links are not followed), so what was read through one before leaves the store too.
 fn gone_or_linked(path: &Path) -> bool {
@@ -598,14 +871,27 @@ fn gone_or_linked(path: &Path) -> bool {
     }
 }
 
+/// As [`write_atomically_if`], whatever the file holds now (the tests of the write itself).
+#[cfg(test)]
+fn write_atomically(file: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+    write_atomically_if(file, bytes, None).map(|_| ())
+}
+
 /// Replace `file` by `bytes` with a rename, durably: the new text is on disk before it takes
 /// the file's place, and the rename is on disk before this returns. A link is never written
 /// through: one found at `file` is an error, and the rename would replace a link put there
-/// since rather than its target.
+/// since rather than its target. When `read` is given, only if `file` still is as it was
+/// read: that is checked again once the new text is on disk, right before the rename, and a
+/// file that changed is left as it is ([`WriteBack::Changed`]).
 ///
 /// # Errors
-/// [`MemoryError::Io`] when `file` is a link, or a write, a sync or the rename failed.
-fn write_atomically(file: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+/// [`MemoryError::Io`] when `file` is a link, or cannot be read again, or a write, a sync or
+/// the rename failed.
+fn write_atomically_if(
+    file: &Path,
+    bytes: &[u8],
+    read: Option<&Fingerprint>,
+) -> Result<WriteBack, MemoryError> {
     let fail = |message: String| MemoryError::Io {
         path: file.display().to_string(),
         message,
@@ -628,13 +914,21 @@ fn write_atomically(file: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
     let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
     // On disk before the rename: a crash leaves the old text or the new one, never an empty file.
     tmp.as_file().sync_all().map_err(io)?;
+    // As late as can be: an edit saved since the file was read is kept (the temporary file
+    // goes with `tmp`).
+    if let Some(read) = read
+        && let Some(how) = read.changed(file).map_err(io)?
+    {
+        return Ok(WriteBack::Changed(how));
+    }
     tmp.persist(file).map_err(|e| io(e.error))?;
     sync_dir(dir).map_err(|e| {
         fail(format!(
             "the IDs were written, but the directory could not be synced (a crash now may lose \
              them): {e}"
         ))
-    })
+    })?;
+    Ok(WriteBack::Written)
 }
 
 /// Sync `dir`, so that a rename in it survives a crash. A file system that cannot sync a
@@ -716,10 +1010,9 @@ mod tests {
         let (read, warnings) = worker.join().expect("the parse returns");
         assert!(!read, "a file nested that deep is skipped");
         assert!(
-            warnings
-                .iter()
-                .any(|w| usize::try_from(w.line) == Ok(MAX_LEVEL + 1)
-                    && w.message.contains("nested more than")),
+            warnings.iter().any(|w| usize::try_from(w.line)
+                == Ok(super::super::shape::MAX_LEVEL + 1)
+                && w.message.contains("nested more than")),
             "{warnings:?}"
         );
     }
@@ -811,5 +1104,116 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left.len(), 1, "no temp file left: {left:?}");
+    }
+
+    /// An edit saved while `--write-ids` runs (between the read and the write-back, where the
+    /// embeddings may take minutes) survives: the file is left as edited, with a warning, and
+    /// the IDs go in on the next run. A same-size edit with the old modification time too (the
+    /// bytes are compared).
+    #[test]
+    fn an_edit_made_while_ids_are_written_survives() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("n.org");
+        std::fs::write(&file, "* A\n* B\n").expect("write");
+        let edited = "* X\n* Y\n";
+        let m = store();
+        let r = m
+            .ingest_then(dir.path(), &IngestOptions { write_ids: true }, |f| {
+                let then = std::fs::metadata(f)
+                    .and_then(|m| m.modified())
+                    .expect("mtime");
+                std::fs::write(f, edited).expect("the person's edit");
+                std::fs::File::options()
+                    .write(true)
+                    .open(f)
+                    .and_then(|h| h.set_modified(then))
+                    .expect("the old mtime back");
+            })
+            .expect("ingest");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), edited);
+        assert_eq!(r.ids_written, 0);
+        assert!(
+            r.warnings.iter().any(|w| w.file.ends_with("n.org")
+                && w.message.contains("changed since it was read")
+                && w.message.contains("the edit stays")),
+            "{:?}",
+            r.warnings
+        );
+        let r = m
+            .ingest(dir.path(), &IngestOptions { write_ids: true })
+            .expect("ingest");
+        assert_eq!(r.ids_written, 2, "{:?}", r.warnings);
+        let text = std::fs::read_to_string(&file).expect("read");
+        assert!(text.starts_with("* X\n:PROPERTIES:\n:ID:"), "{text}");
+        assert!(text.contains("* Y\n"), "{text}");
+        // Unchanged since it was read: written, as before.
+        let r = m
+            .ingest_then(dir.path(), &IngestOptions { write_ids: true }, |_| {})
+            .expect("ingest");
+        assert_eq!(r.ids_written, 0, "nothing left to write");
+    }
+
+    /// A drawer Org reads as text (a note in it, or no `:END:`): an `:ID:` written into it would
+    /// not count, so every run added another. Such headlines are left alone, with a warning;
+    /// the others get theirs once, and the second run changes nothing.
+    #[test]
+    fn write_ids_leaves_headlines_whose_drawer_is_text_alone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("d.org");
+        let text = "* C\n:PROPERTIES:\nnote\n:END:\n* D\n:PROPERTIES:\n:X: 1\n* E\n";
+        std::fs::write(&file, text).expect("write");
+        let m = store();
+        let first = m
+            .ingest(dir.path(), &IngestOptions { write_ids: true })
+            .expect("ingest");
+        assert_eq!(first.ids_written, 1, "E only: {:?}", first.warnings);
+        for line in [1, 5] {
+            assert!(
+                first
+                    .warnings
+                    .iter()
+                    .any(|w| w.line == line && w.message.contains("no :ID: written")),
+                "line {line}: {:?}",
+                first.warnings
+            );
+        }
+        let after_first = std::fs::read_to_string(&file).expect("read");
+        assert_eq!(after_first.matches(":ID:").count(), 1, "{after_first}");
+        let second = m
+            .ingest(dir.path(), &IngestOptions { write_ids: true })
+            .expect("ingest");
+        assert_eq!(second.ids_written, 0);
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), after_first);
+    }
+
+    /// `a\xff.org` and `a\xfe.org` both read as `a\u{fffd}.org`: one vanished behind the
+    /// other. Names that are not UTF-8 are skipped, each named with its bytes escaped.
+    #[cfg(unix)]
+    #[test]
+    fn file_names_that_are_not_utf8_are_skipped_and_named() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        for name in [b"a\xff.org".as_slice(), b"a\xfe.org".as_slice()] {
+            let path = dir.path().join(std::ffi::OsStr::from_bytes(name));
+            if std::fs::write(&path, "* Hidden\n").is_err() {
+                // A file system that refuses such names has nothing to skip.
+                return;
+            }
+        }
+        std::fs::write(dir.path().join("plain.org"), "* Plain\n").expect("write");
+        let m = store();
+        let r = m
+            .ingest(dir.path(), &IngestOptions::default())
+            .expect("ingest");
+        assert_eq!((r.files, r.headlines), (1, 1), "{:?}", r.warnings);
+        let named: Vec<String> = r
+            .warnings
+            .iter()
+            .filter(|w| w.message.contains("not UTF-8"))
+            .map(|w| w.file.to_lowercase())
+            .collect();
+        assert_eq!(named.len(), 2, "{:?}", r.warnings);
+        assert!(named.iter().any(|f| f.contains("a\\xff.org")), "{named:?}");
+        assert!(named.iter().any(|f| f.contains("a\\xfe.org")), "{named:?}");
     }
 }

@@ -46,14 +46,26 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
     Ok(())
 }
 
-/// Record the lines of the file version `file_hash`.
+/// The key in the lines table of the `n`th headline (1-based, in file order) with ID `id` in
+/// one version of a file: the first by its ID, as a lookup by ID finds it; each next one by the
+/// ID, a line break and `n`, so that an error naming two headlines with one ID can say where
+/// each is. An ID holds no line break (it is one line of a drawer, and a property set in the
+/// store holds none either), so no ID is such a key.
+pub(crate) fn key(id: &str, n: u32) -> String {
+    if n <= 1 {
+        id.to_owned()
+    } else {
+        format!("{id}\n{n}")
+    }
+}
+
+/// Record the lines of the file version `file_hash`, keyed by [`key`].
 pub(crate) fn record(
     tx: &Transaction<'_>,
     file_hash: &str,
     lines: &[(String, u32)],
 ) -> Result<(), MemoryError> {
-    // A version's lines are replaced whole (a blank line added above keeps the version); of
-    // two headlines with one ID, the first one's line, as a lookup by ID finds the first.
+    // A version's lines are replaced whole (a blank line added above keeps the version).
     tx.execute(
         "DELETE FROM memory_file_lines WHERE file_hash = ?1",
         params![file_hash],

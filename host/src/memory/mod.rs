@@ -19,6 +19,7 @@ mod lines;
 pub mod node;
 pub mod org;
 pub mod query;
+mod shape;
 pub mod store;
 
 use std::path::Path;
@@ -118,6 +119,38 @@ pub enum MemoryError {
     /// A write was asked of a read-only grant or with bad arguments.
     #[error("{0}")]
     Refused(String),
+    /// Several headlines have the ID asked for: which one is meant cannot be told.
+    #[error("ambiguous ID {id:?}: headlines in {}; give one of them another ID", .places.join(" and "))]
+    Ambiguous {
+        /// The ID.
+        id: String,
+        /// Where the headlines are (`file:line`), in file order; at most
+        /// [`MAX_PLACES_NAMED`], then how many more.
+        places: Vec<String>,
+    },
+}
+
+/// Most places an [`MemoryError::Ambiguous`] names.
+pub const MAX_PLACES_NAMED: usize = 5;
+
+impl MemoryError {
+    /// The error for ID `id`, which the headlines at `places` (file, line; 0 when unknown)
+    /// all have.
+    pub(crate) fn ambiguous(id: &str, places: Vec<(String, u32)>) -> MemoryError {
+        let total = places.len();
+        let mut named: Vec<String> = places
+            .into_iter()
+            .take(MAX_PLACES_NAMED)
+            .map(|(file, line)| ingest::place(&file, line))
+            .collect();
+        if total > MAX_PLACES_NAMED {
+            named.push(format!("{} more", total - MAX_PLACES_NAMED));
+        }
+        MemoryError::Ambiguous {
+            id: id.to_owned(),
+            places: named,
+        }
+    }
 }
 
 /// The memory store. Cheap to share behind an `Arc`; every method takes `&self`.
@@ -284,6 +317,29 @@ impl Memory {
     pub fn restore_if(&self, snapshot: &Snapshot, expected: &str) -> Result<bool, MemoryError> {
         let _writer = self.db.write_lock();
         self.db.restore_if(snapshot, expected)
+    }
+
+    /// The files the head holds that are not on disk: deleted since they were ingested, and
+    /// brought back into memory by a rollback. The store keeps their headlines, not their text:
+    /// the next ingest of a directory holding one (the daemon's auto-save of `paths` too)
+    /// removes it again, so such a file must be written back (from a backup, version control)
+    /// to be kept. Each is named as stored.
+    ///
+    /// # Errors
+    /// A node the tree refers to is missing.
+    pub fn files_not_on_disk(&self) -> Result<Vec<String>, MemoryError> {
+        let root = self.db.node(&self.root())?;
+        let mut gone = Vec::new();
+        for hash in &root.children {
+            let file = self.db.node(hash)?;
+            // Ambient authority: a look at the file's own path, nothing read.
+            let missing = std::fs::symlink_metadata(&file.id)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+            if missing {
+                gone.push(file.id.clone());
+            }
+        }
+        Ok(gone)
     }
 
     /// Write everything to the main database file (a WAL checkpoint): what auto-save and

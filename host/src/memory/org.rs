@@ -3,7 +3,7 @@
 //! wrong is reported as a [`Warning`] naming the file and line, never as a crash.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use orgize::ParseConfig;
 use orgize::ast::Headline;
@@ -56,6 +56,10 @@ pub struct ParsedHeadline {
     pub closed: Option<String>,
     /// Text before the first child.
     pub body: String,
+    /// A property drawer follows the headline but Org reads it as text (a line in it is not a
+    /// property, or it never closes): an `:ID:` written into it would not count, so
+    /// `--write-ids` leaves the headline alone.
+    pub drawer_is_text: bool,
     /// Child headlines.
     pub children: Vec<ParsedHeadline>,
 }
@@ -71,6 +75,15 @@ pub struct ParsedFile {
     pub headlines: Vec<ParsedHeadline>,
 }
 
+/// Most keywords of each kind (to do, done) a file or the configuration declares; those
+/// beyond are dropped with a warning. Org has no limit, but a `#+TODO:` line of 80,000
+/// keywords is no one's workflow, and the parser matches every headline against the list.
+pub const MAX_KEYWORDS: usize = 256;
+
+/// The keywords of each kind (to do, done) a [`TodoKeywords`] holds, as sets.
+#[derive(Default)]
+struct Known([HashSet<String>; 2]);
+
 /// The TODO keywords of a file: those not done, and the done ones.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TodoKeywords {
@@ -78,6 +91,9 @@ pub struct TodoKeywords {
     pub todo: Vec<String>,
     /// Keywords of things done (`DONE`).
     pub done: Vec<String>,
+    /// The line (1-based; 0 outside a file) of the first keyword line that declared more than
+    /// [`MAX_KEYWORDS`] of a kind, whose keywords beyond were dropped.
+    cut: Option<u32>,
 }
 
 impl Default for TodoKeywords {
@@ -90,9 +106,10 @@ impl Default for TodoKeywords {
 impl TodoKeywords {
     /// Keywords written as in a `#+TODO:` line: `TODO NEXT | DONE CANCELLED`. Fast-access keys
     /// (`WAIT(w@/!)`) are dropped; without `|`, the last keyword is the done one (as in Org).
+    /// At most [`MAX_KEYWORDS`] of each kind: those beyond are dropped.
     pub fn parse(line: &str) -> TodoKeywords {
         let mut k = TodoKeywords::none();
-        k.add_line(line);
+        k.add_line(line, 0, &mut Known::default());
         k
     }
 
@@ -100,10 +117,14 @@ impl TodoKeywords {
         TodoKeywords {
             todo: Vec::new(),
             done: Vec::new(),
+            cut: None,
         }
     }
 
-    fn add_line(&mut self, line: &str) {
+    /// Add the keywords of `line` (line `at` of its file, 0 outside one), each once, at most
+    /// [`MAX_KEYWORDS`] of each kind (linear in the line's length: `known`, kept across the
+    /// lines of a file, says which are in the lists already).
+    fn add_line(&mut self, line: &str, at: u32, known: &mut Known) {
         let words: Vec<&str> = line
             .split_whitespace()
             .map(|w| w.split('(').next().unwrap_or(w))
@@ -116,13 +137,39 @@ impl TodoKeywords {
                 None => (&[], &[]),
             },
         };
-        for (list, words) in [(&mut self.todo, todo), (&mut self.done, done)] {
+        let mut cut = false;
+        for ((list, words), known) in [(&mut self.todo, todo), (&mut self.done, done)]
+            .into_iter()
+            .zip(known.0.iter_mut())
+        {
             for w in words.iter().filter(|w| **w != "|") {
-                if !list.iter().any(|k| k == w) {
-                    list.push((*w).to_owned());
+                if known.contains(*w) {
+                    continue;
                 }
+                if list.len() >= MAX_KEYWORDS {
+                    cut = true;
+                    break;
+                }
+                known.insert((*w).to_owned());
+                list.push((*w).to_owned());
             }
         }
+        if cut && self.cut.is_none() {
+            self.cut = Some(at);
+        }
+    }
+
+    /// The warning for keywords dropped beyond [`MAX_KEYWORDS`] (`cut`: the field of that
+    /// name), if any were, in `file`. Takes the field alone: `parse` has moved the lists.
+    fn cut_warning(cut: Option<u32>, file: &str) -> Option<Warning> {
+        cut.map(|line| Warning {
+            file: file.into(),
+            line,
+            message: format!(
+                "more than {MAX_KEYWORDS} TODO keywords of a kind (to do, or done); those after \
+                 the {MAX_KEYWORDS}th are not keywords here"
+            ),
+        })
     }
 
     /// The keywords `text` declares with `#+TODO:`, `#+SEQ_TODO:` or `#+TYP_TODO:` lines (not
@@ -130,6 +177,7 @@ impl TodoKeywords {
     /// lines replace the default, as in Org).
     pub fn of_file(text: &str, default: &TodoKeywords) -> TodoKeywords {
         let mut k = TodoKeywords::none();
+        let mut known = Known::default();
         let mut any = false;
         let lines: Vec<&str> = text.lines().collect();
         let verbatim = verbatim_lines(&lines);
@@ -147,10 +195,18 @@ impl TodoKeywords {
                 .any(|n| name.eq_ignore_ascii_case(n))
             {
                 any = true;
-                k.add_line(rest);
+                k.add_line(rest, u32::try_from(n + 1).unwrap_or(u32::MAX), &mut known);
             }
         }
-        if any { k } else { default.clone() }
+        if any {
+            k
+        } else {
+            // The configuration's own cut is not this file's to warn of (nor at every file).
+            TodoKeywords {
+                cut: None,
+                ..default.clone()
+            }
+        }
     }
 }
 
@@ -197,9 +253,14 @@ pub fn parse(
     let keywords = TodoKeywords::of_file(text, keywords);
     let config = ParseConfig {
         todo_keywords: (keywords.todo, keywords.done),
+        // Structure only: the store never reads objects (markup, links, footnotes in text),
+        // and parsing them is cubic in a line of unclosed markers and recursive per level of
+        // nesting (a 30 KB file of nested footnotes overflowed the stack; vendor/README.md).
+        objects: false,
         ..ParseConfig::default()
     };
     let org = config.parse(text);
+    warnings.extend(TodoKeywords::cut_warning(keywords.cut, file));
     let lines = LineIndex::new(text);
     let text_lines: Vec<&str> = text.lines().collect();
     let document = org.document();
@@ -272,6 +333,7 @@ fn headline(
     // Read here rather than by the parser, which drops a whole drawer over one empty value
     // and the `+` of `header-args+`.
     let mut body = h.section().map(|s| s.raw()).unwrap_or_default();
+    let mut drawer_is_text = false;
     let properties = match property_drawer(text, line) {
         Drawer::Read(properties) => {
             body = without_drawer(&body);
@@ -286,6 +348,12 @@ fn headline(
                           used. Remove the line or make it a property"
                     .into(),
             });
+            drawer_is_text = true;
+            Vec::new()
+        }
+        // `check_drawers` warns of it.
+        Drawer::Unclosed => {
+            drawer_is_text = true;
             Vec::new()
         }
         Drawer::Absent => Vec::new(),
@@ -332,6 +400,7 @@ fn headline(
         properties,
         closed: h.closed().map(|t| t.raw().trim().to_owned()),
         body,
+        drawer_is_text,
         children,
     }
 }
@@ -376,8 +445,11 @@ fn split_tags(title: &str) -> (String, Vec<String>) {
 
 /// What follows a headline and its planning lines.
 enum Drawer {
-    /// No property drawer (or one that never closes: [`check_drawers`] warns of it).
+    /// No property drawer.
     Absent,
+    /// A property drawer that never closes (the next headline or the end of the file comes
+    /// first): Org reads it as text, and [`check_drawers`] warns of it.
+    Unclosed,
     /// A property drawer: each `:KEY: value` as written, in order.
     Read(Vec<(String, String)>),
     /// A drawer with a line (`at`, 1-based) that is not a property: Org reads it as text.
@@ -417,7 +489,7 @@ fn property_drawer(text: &[&str], line: u32) -> Drawer {
             };
         }
         if l.starts_with('*') && l.trim_start_matches('*').starts_with([' ', '\t']) {
-            return Drawer::Absent;
+            return Drawer::Unclosed;
         }
         // Only property lines up to `:END:` make a property drawer (as Org reads one).
         match node_property(t) {
@@ -427,7 +499,7 @@ fn property_drawer(text: &[&str], line: u32) -> Drawer {
             }
         }
     }
-    Drawer::Absent
+    Drawer::Unclosed
 }
 
 /// `:NAME: VALUE` or `:NAME:`: the name ends at the first `:` followed by a space or the end
@@ -532,7 +604,9 @@ impl LineIndex {
 /// `text` with an `:ID:` property written into every headline whose line is in `ids` (line →
 /// ID): added to its property drawer, or a new drawer after the headline and its planning line.
 /// Lines are counted as [`parse`] counts them (a lone `\r` ends one too); the rest of the text
-/// is kept byte for byte, and the lines added end as the headline's line does.
+/// is kept byte for byte, and the lines added end as the headline's line does. A headline whose
+/// drawer Org reads as text ([`ParsedHeadline::drawer_is_text`]) must not be in `ids`: the ID
+/// would go into that drawer and not count.
 pub fn write_ids(text: &str, ids: &std::collections::BTreeMap<u32, String>) -> String {
     let lines = lines_with_breaks(text);
     let mut out = String::with_capacity(text.len() + ids.len() * 48);
@@ -897,5 +971,59 @@ mod tests {
         let f = parse("x.org", &out, &TodoKeywords::default(), &mut w);
         let read: Vec<&str> = f.headlines.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(read, ["i1", "i2", "i3", "i5"]);
+    }
+
+    /// 100,000 keywords on one `#+TODO:` line: each was checked against the whole list so
+    /// far (8.9 s at 80,000). Now a set says which are known and the list stops at
+    /// [`MAX_KEYWORDS`] of each kind, with a warning at the line; the done ones after `|`
+    /// still count.
+    #[test]
+    fn a_keyword_line_of_100000_keywords_is_cut_with_a_warning_and_read_quickly() {
+        let words: Vec<String> = (0..100_000).map(|i| format!("K{i}")).collect();
+        let text = format!(
+            "\n#+TODO: {} | FINISHED\n* K7 Seven\n* K9999 Far\n",
+            words.join(" ")
+        );
+        let mut w = vec![];
+        let started = std::time::Instant::now();
+        let f = parse("k.org", &text, &TodoKeywords::default(), &mut w);
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+        assert!(
+            w.iter()
+                .any(|w| w.line == 2 && w.message.contains("more than 256 TODO keywords")),
+            "{w:?}"
+        );
+        assert_eq!(f.headlines[0].todo.as_deref(), Some("K7"));
+        assert_eq!(
+            f.headlines[1].todo, None,
+            "beyond the cap: a word of the title"
+        );
+        let k = TodoKeywords::of_file(&text, &TodoKeywords::default());
+        assert_eq!(
+            (k.todo.len(), k.done.as_slice()),
+            (MAX_KEYWORDS, ["FINISHED".to_owned()].as_slice())
+        );
+        // Repeats are kept once, and do not count towards the cap.
+        let k = TodoKeywords::parse(&format!("{} | DONE DONE", "A B A ".repeat(1000)));
+        assert_eq!(
+            (k.todo, k.done, k.cut),
+            (
+                vec!["A".to_owned(), "B".to_owned()],
+                vec!["DONE".to_owned()],
+                None
+            )
+        );
+    }
+
+    /// A drawer Org reads as text (a note in it, or no `:END:`) says so: an `:ID:` written into
+    /// it would not count either.
+    #[test]
+    fn a_drawer_read_as_text_is_marked_so() {
+        let text = "* C\n:PROPERTIES:\nnote\n:END:\n* D\n:PROPERTIES:\n:X: 1\n* E\n:PROPERTIES:\n:X: 1\n:END:\n* F\n";
+        let mut w = vec![];
+        let f = parse("t.org", text, &TodoKeywords::default(), &mut w);
+        let text_drawers: Vec<bool> = f.headlines.iter().map(|h| h.drawer_is_text).collect();
+        assert_eq!(text_drawers, [true, true, false, false]);
     }
 }

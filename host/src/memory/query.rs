@@ -159,16 +159,18 @@ impl Memory {
         })
     }
 
-    /// The headline with ID `id` (the first in file order, if several share it).
+    /// The headline with ID `id`.
     ///
     /// # Errors
-    /// A node the tree refers to is missing.
+    /// [`MemoryError::Ambiguous`] naming where they are when several headlines have that ID
+    /// (which one is meant cannot be told: another file's `:ID:` must not stand in for the
+    /// headline asked for); a node the tree refers to is missing.
     pub fn get(&self, id: &str) -> Result<Option<Hit>, MemoryError> {
-        self.with_index(|index| {
-            index
-                .get(id)
-                .map(|e| self.hit(&e.node, &e.hash, e.parent.as_deref()))
-        })
+        self.with_index(|index| -> Result<Option<Hit>, MemoryError> {
+            Ok(self
+                .the_one(index, id)?
+                .map(|e| self.hit(&e.node, &e.hash, e.parent.as_deref())))
+        })?
     }
 
     /// Headlines tagged `project` that are not done (seed: context-get-active-projects).
@@ -305,7 +307,8 @@ impl Memory {
     /// `max_bytes`; `None` when no headline has that ID.
     ///
     /// # Errors
-    /// A node the tree refers to is missing.
+    /// [`MemoryError::Ambiguous`] when several headlines have that ID; a node the tree refers
+    /// to is missing.
     pub fn focus(&self, id: &str, max_bytes: usize) -> Result<Option<String>, MemoryError> {
         let Some(hit) = self.get(id)? else {
             return Ok(None);

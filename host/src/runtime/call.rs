@@ -264,11 +264,18 @@ impl Plugin {
     /// Its clocks are stopped and its randomness fixed ([`super::capabilities::frozen`]): what
     /// it describes follows from the pinned component alone.
     fn bare_tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
-        self.tool_store_with(&Grants::default(), None, budget, true)
+        self.tool_store_with(&Grants::default(), None, None, budget, true)
     }
 
-    fn tool_store(&self, budget: Budget) -> Result<Store<ToolData>, PluginError> {
-        self.tool_store_with(&self.grants, self.memory.as_ref(), budget, false)
+    /// A store for a tool call with the plugin's grants; `writes`: the only memory headlines
+    /// the call may write, for a tool that declares its memory writes
+    /// ([`super::effects::memory_binding`]).
+    fn tool_store(
+        &self,
+        writes: Option<Vec<String>>,
+        budget: Budget,
+    ) -> Result<Store<ToolData>, PluginError> {
+        self.tool_store_with(&self.grants, self.memory.as_ref(), writes, budget, false)
     }
 
     /// A store for a tool that says it changes nothing: the plugin's grants made read-only
@@ -279,7 +286,13 @@ impl Plugin {
             store: m.store.clone(),
             access: MemoryAccess::Read,
         });
-        self.tool_store_with(&self.grants.read_only(), memory.as_ref(), budget, false)
+        self.tool_store_with(
+            &self.grants.read_only(),
+            memory.as_ref(),
+            None,
+            budget,
+            false,
+        )
     }
 
     /// A store for a skill's `triggers` and `prompt`: the plugin's grants made read-only,
@@ -294,6 +307,7 @@ impl Plugin {
         &self,
         grants: &Grants,
         memory: Option<&memory::MemoryCtx>,
+        writes: Option<Vec<String>>,
         budget: Budget,
         frozen: bool,
     ) -> Result<Store<ToolData>, PluginError> {
@@ -343,6 +357,7 @@ impl Plugin {
                     store: m.store.clone(),
                     access: m.access,
                 }),
+                writes,
             },
         };
         self.store(data, budget)
@@ -617,6 +632,13 @@ impl Plugin {
             output: Some(self.output_cap()),
         };
         let read_only = self.tools.iter().any(|t| t.name == name && t.read_only);
+        // What the gates were shown of this call (`Catalog::context` derives the same from the
+        // same arguments) binds what it may write to memory.
+        let writes = if read_only {
+            None
+        } else {
+            super::effects::memory_binding(self.effect_specs.get(name), args)
+        };
         let (result, store) = call_fresh!(
             self,
             Role::Tool,
@@ -624,7 +646,7 @@ impl Plugin {
             |budget| if read_only {
                 self.read_only_tool_store(budget)
             } else {
-                self.tool_store(budget)
+                self.tool_store(writes.clone(), budget)
             },
             self.tool_pres(),
             passepartout_plugin_tool().call_call(store, own, args)

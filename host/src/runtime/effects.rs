@@ -12,12 +12,14 @@
 //! | `path-read` | a path the tool reads | a path read (guest path and host path) |
 //! | `path-write` | a path the tool writes | a path written |
 //! | `url` | a URL the tool fetches | a URL (scheme, host, port, path) |
-//! | `memory-write` | a memory node the tool changes | a memory write |
+//! | `memory-write` | a memory node the tool changes | a memory write (the ID, trimmed) |
 //! | `stdin` | text the program reads on standard input | the program run's `stdin` |
 //!
 //! The host derives the effects from the action's arguments and the plugin's mounts; a gate
-//! reads them through the `action-context` interface (WIT 0.1.1). A tool that is not read-only
-//! and declares no effects is opaque: `audit` flags it, and gates may refuse it.
+//! reads them through the `action-context` interface (WIT 0.1.1). A tool that declares
+//! `memory-write` may write only the headlines its call's effects name ([`memory_binding`]).
+//! A tool that is not read-only and declares no effects is opaque: `audit` flags it, and gates
+//! may refuse it.
 
 use std::collections::BTreeMap;
 
@@ -256,7 +258,8 @@ pub struct Effects {
     pub writes: Vec<PathEffect>,
     /// URLs fetched.
     pub urls: Vec<UrlEffect>,
-    /// Memory nodes changed (their IDs).
+    /// Memory nodes changed (their IDs, without surrounding whitespace: as the memory tool
+    /// reads an ID, and as the host holds the tool to).
     pub memory_writes: Vec<String>,
 }
 
@@ -304,10 +307,35 @@ pub fn derive(spec: &EffectSpec, args: &Map<String, Value>, mounts: &[Mount]) ->
             EffectKind::PathRead => fx.reads.push(path(&value, mounts)),
             EffectKind::PathWrite => fx.writes.push(path(&value, mounts)),
             EffectKind::Url => fx.urls.push(url(&value)),
-            EffectKind::MemoryWrite => fx.memory_writes.push(value),
+            // As the memory tool reads an ID; the host lets the call write that ID and no
+            // other ([`memory_binding`]), so the gate and the write agree exactly.
+            EffectKind::MemoryWrite => fx.memory_writes.push(value.trim().to_owned()),
         }
     }
     fx
+}
+
+/// The headlines a call of a tool with `spec` and `args` (its JSON arguments) may write, when
+/// the tool declares its effects: those the call's `memory-write` effects name, derived as for
+/// the gates ([`derive`]; memory writes do not depend on mounts), so that what the tool writes
+/// is what the gates judged; none when it declares effects but no memory write (gates read
+/// declared effects as all it does). `None` for a tool that declares no effects (opaque to
+/// gates: its grant alone says what it may write). Arguments that are not a JSON object name
+/// no headline.
+pub fn memory_binding(spec: Option<&EffectSpec>, args: &str) -> Option<Vec<String>> {
+    let spec = spec.filter(|s| s.declares())?;
+    if !writes_memory(spec) {
+        return Some(Vec::new());
+    }
+    let args: Map<String, Value> = serde_json::from_str(args).unwrap_or_default();
+    Some(derive(spec, &args, &[]).memory_writes)
+}
+
+/// Whether `spec` maps an argument to a memory write.
+fn writes_memory(spec: &EffectSpec) -> bool {
+    spec.properties
+        .values()
+        .any(|k| *k == EffectKind::MemoryWrite)
 }
 
 /// A guest path and where it lands on this machine: the longest mount that contains it,
@@ -605,6 +633,34 @@ mod tests {
         ] {
             assert_eq!(url(tricky).host, "evil.example", "{tricky}");
         }
+    }
+
+    /// `" X "` is the headline `X` to the gates, as it is to the memory tool, which writes
+    /// `X`; the call may write that ID and no other.
+    #[test]
+    fn memory_writes_are_trimmed_and_bind_the_call() {
+        let s = spec(json!({"properties": {
+            "id": {"type": "string", "x-effect": "memory-write"},
+            "note": {"type": "string"}
+        }}));
+        let fx = derive(&s, json!({"id": " X \n"}).as_object().expect("obj"), &[]);
+        assert_eq!(fx.memory_writes, ["X"]);
+        assert_eq!(
+            memory_binding(Some(&s), r#"{"id": " X ", "note": "other"}"#),
+            Some(vec!["X".to_owned()])
+        );
+        assert_eq!(memory_binding(Some(&s), "{}"), Some(vec![]), "names none");
+        assert_eq!(memory_binding(Some(&s), "not json"), Some(vec![]));
+        let none =
+            spec(json!({"properties": {"path": {"type": "string", "x-effect": "path-read"}}}));
+        // Declared effects are all gates see: one that declares no memory write writes none.
+        assert_eq!(
+            memory_binding(Some(&none), r#"{"path": "/a"}"#),
+            Some(vec![])
+        );
+        let opaque = spec(json!({"properties": {"path": {"type": "string"}}}));
+        assert_eq!(memory_binding(Some(&opaque), r#"{"id": "X"}"#), None);
+        assert_eq!(memory_binding(None, r#"{"id": "X"}"#), None);
     }
 
     #[test]
