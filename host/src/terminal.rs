@@ -57,11 +57,13 @@ pub fn safe(text: &str) -> Cow<'_, str> {
 }
 
 /// As [`safe`], on one line: a line break is shown as `\n`, so that text from a plugin (a
-/// grant, a tool name, a version) cannot start a line of its own in a table or a diff.
+/// grant, a tool name, a version) cannot start a line of its own in a table or a diff; and a
+/// tab as `\t`: it moves the cursor to the next tab stop, a column count no fitting can know,
+/// so such text could push what follows it out of its column or off the line.
 pub fn one_line(text: &str) -> Cow<'_, str> {
     match safe(text) {
-        Cow::Borrowed(t) if !t.contains('\n') => Cow::Borrowed(t),
-        shown => Cow::Owned(shown.replace('\n', "\\n")),
+        Cow::Borrowed(t) if !t.contains(['\n', '\t']) => Cow::Borrowed(t),
+        shown => Cow::Owned(shown.replace('\n', "\\n").replace('\t', "\\t")),
     }
 }
 

@@ -1801,7 +1801,7 @@ fn plugin_test_runs_gate_tool_and_skill_cases_and_fails_on_a_mismatch() {
     );
     assert!(text.contains("maps.googleapis.com"), "{text}");
     std::fs::write(&policy, text).expect("policy");
-    for gate in ["pii", "shell-guard", "secrets"] {
+    for gate in ["pii", "shell-guard", "secrets", "approval"] {
         let cases = root.join(format!("plugins/{gate}/cases.json"));
         let out = plugin_test_with(home.path(), gate, &cases);
         let text = String::from_utf8_lossy(&out.stdout);
@@ -2306,4 +2306,75 @@ fn an_update_that_changes_only_what_the_model_is_told_asks_consent_and_shows_the
     assert_eq!(gate("widening"), Some(0));
     assert_eq!(gate("consent"), Some(1));
     assert!(update(true).status.success());
+}
+
+/// A gate's code and configuration are its rules: an update of a gate that changes only its
+/// `[config]` (here: no minimum explanation) or only its component (another gate's code under
+/// the same manifest) is a widening, so `audit diff --fail-on consent` fails and `plugin
+/// update` asks (and, with no terminal, refuses) instead of applying it silently.
+#[test]
+fn an_update_of_a_gate_that_changes_only_its_config_or_component_asks_consent() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let old = plugin_folder(&home.path().join("old"), "explanation", "lenient", |m| m);
+    let config = plugin_folder(&home.path().join("config"), "explanation", "lenient", |m| {
+        m.replace("min_words = 3", "min_words = 0")
+            .replace("min_chars = 12", "min_chars = 0")
+    });
+    let swapped = plugin_folder(
+        &home.path().join("swapped"),
+        "explanation",
+        "lenient",
+        |m| m,
+    );
+    let secrets = passepartout::builtin::BUILTIN
+        .iter()
+        .find(|b| b.dir == "secrets")
+        .expect("builtin");
+    std::fs::write(swapped.join("explanation.wasm"), secrets.component).expect("component");
+    let path = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    let gate = |new: &Path, on: &str| {
+        passepartout(
+            home.path(),
+            &["audit", "diff", "--fail-on", on, &path(&old), &path(new)],
+        )
+        .status
+        .code()
+    };
+    for new in [&config, &swapped] {
+        assert_eq!(gate(new, "consent"), Some(1), "{}", new.display());
+        assert_eq!(gate(new, "widening"), Some(1), "{}", new.display());
+    }
+    let out = passepartout(
+        home.path(),
+        &["audit", "diff", &path(&old), &path(&swapped)],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("component"), "{text}");
+    assert!(
+        passepartout(home.path(), &["plugin", "install", "--yes", &path(&old)])
+            .status
+            .success()
+    );
+    for new in [&config, &swapped] {
+        let out = passepartout(home.path(), &["plugin", "update", "lenient", &path(new)]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no terminal"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        passepartout(
+            home.path(),
+            &["plugin", "update", "--yes", "lenient", &path(&config)]
+        )
+        .status
+        .success()
+    );
 }

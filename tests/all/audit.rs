@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use passepartout::audit::{self, FindingKind, PluginAudit, Severity};
+use passepartout::audit::{self, DaemonPorts, FindingKind, PluginAudit, Severity};
 use passepartout::runtime::{LoadError, PluginSource, Policy, loader};
 use passepartout_tests::{
     FUTURE_GATE_MANIFEST, FUTURE_GATE_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM,
@@ -21,7 +21,12 @@ fn builtin(name: &str) -> PluginSource {
 
 fn audit_with(source: &PluginSource, policy: &str) -> PluginAudit {
     let (rt, _cache) = fresh_runtime();
-    audit::audit_one(&rt, source, &Policy::parse(policy).expect("policy"))
+    audit::audit_one(
+        &rt,
+        source,
+        &Policy::parse(policy).expect("policy"),
+        &DaemonPorts::defaults(),
+    )
 }
 
 /// The findings that matter (severity low and above), by kind.
@@ -64,7 +69,12 @@ pub fn tamper(bytes: &mut Vec<u8>) {
 #[test]
 fn the_standard_plugins_have_no_high_finding_and_every_capability_four_ways() {
     let (rt, _cache) = fresh_runtime();
-    let report = audit::audit(&rt, &loader::builtin_sources(), &Policy::default());
+    let report = audit::audit(
+        &rt,
+        &loader::builtin_sources(),
+        &Policy::default(),
+        &DaemonPorts::defaults(),
+    );
     assert_eq!(
         report.worst().map(|w| w < Severity::High),
         Some(true),
@@ -289,8 +299,8 @@ fn a_diff_shows_an_added_capability() {
     let (rt, _cache) = fresh_runtime();
     let policy = Policy::default();
     let d = audit::diff::diff(
-        &audit::audit_one(&rt, &old, &policy),
-        &audit::audit_one(&rt, &new, &policy),
+        &audit::audit_one(&rt, &old, &policy, &DaemonPorts::defaults()),
+        &audit::audit_one(&rt, &new, &policy, &DaemonPorts::defaults()),
     );
     assert!(
         d.changes.iter().any(|c| c.what == "capability"
@@ -310,7 +320,12 @@ fn a_diff_shows_an_added_capability() {
 #[test]
 fn the_json_schema_is_stable() {
     let (rt, _cache) = fresh_runtime();
-    let report = audit::audit(&rt, &[builtin("files")], &Policy::default());
+    let report = audit::audit(
+        &rt,
+        &[builtin("files")],
+        &Policy::default(),
+        &DaemonPorts::defaults(),
+    );
     let v = serde_json::to_value(&report).expect("json");
     let keys = |v: &serde_json::Value| -> Vec<String> {
         v.as_object().expect("object").keys().cloned().collect()
@@ -472,4 +487,173 @@ fn a_rust_plugin_that_does_nothing_questionable_has_no_finding() {
             "{name}: the table still shows it"
         );
     }
+}
+
+#[test]
+fn a_network_grant_only_programs_use_is_used_and_said_to_reach_any_address() {
+    // A shell whose programs (curl, say) use the network: the component never imports
+    // wasi:http, its programs connect to the grant's ports, confined by port only.
+    let ws = tempfile::tempdir().expect("temp dir");
+    let mut shell = builtin("shell");
+    shell.manifest = shell
+        .manifest
+        .replace(
+            "[capabilities]\n",
+            "[capabilities]\nnet = [\"api.example.org\"]\n",
+        )
+        .into();
+    let mount = mount_policy("shell", ws.path());
+    let a = audit_with(
+        &shell,
+        &format!("{mount}process = [\"ls\"]\nnet = [\"api.example.org\"]\n"),
+    );
+    assert!(
+        !kinds(&a).contains(&FindingKind::OverGranted),
+        "{:#?}",
+        a.findings
+    );
+    let net = a
+        .capabilities
+        .iter()
+        .find(|r| r.capability == "network")
+        .expect("the network row");
+    assert_eq!(net.effective, ["api.example.org"]);
+    assert!(
+        net.enforced.contains("port(s) 80, 443 at ANY address")
+            && net.enforced.contains("169.254.169.254"),
+        "{}",
+        net.enforced
+    );
+    // Without programs the grant is used by nothing: over-granted, and nothing said of them.
+    let unused = audit_with(&shell, &format!("{mount}net = [\"api.example.org\"]\n"));
+    assert!(
+        unused
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::OverGranted && f.message.contains("network")),
+        "{:#?}",
+        unused.findings
+    );
+    let net = unused
+        .capabilities
+        .iter()
+        .find(|r| r.capability == "network")
+        .expect("the network row");
+    assert!(!net.enforced.contains("ANY address"), "{}", net.enforced);
+}
+
+#[test]
+fn a_grant_that_reaches_a_configured_daemon_or_mcp_port_is_reported_high() {
+    let settings = passepartout::settings::ConfigFile::parse(
+        "[daemon]\nport = 9200\n[mcp]\nhttp = \"127.0.0.1:8808\"\n",
+    )
+    .expect("settings");
+    let configured = DaemonPorts::of(&settings);
+    let (rt, _cache) = fresh_runtime();
+    let reaches = |source: &PluginSource, policy: &str, ports: &DaemonPorts| {
+        let policy = Policy::parse(policy).expect("policy");
+        audit::audit_one(&rt, source, &policy, ports)
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::ReachesDaemon && f.severity == Severity::High)
+    };
+    let fetch = builtin("http-fetch");
+    for net in ["\"127.0.0.1:9200\"", "\"[::1]:8808\""] {
+        let policy = format!("[plugins.http-fetch]\nnet = [{net}]\n");
+        assert!(reaches(&fetch, &policy, &configured), "{net}");
+        assert!(
+            !reaches(&fetch, &policy, &DaemonPorts::defaults()),
+            "{net}: reported only where the daemon listens"
+        );
+    }
+    // A granted program is confined by port only: any host with that port reaches it.
+    let ws = tempfile::tempdir().expect("temp dir");
+    let mut shell = builtin("shell");
+    shell.manifest = shell
+        .manifest
+        .replace(
+            "[capabilities]\n",
+            "[capabilities]\nnet = [\"api.example.org:8808\"]\n",
+        )
+        .into();
+    let policy = format!(
+        "{}process = [\"ls\"]\nnet = [\"api.example.org:8808\"]\n",
+        mount_policy("shell", ws.path())
+    );
+    assert!(reaches(&shell, &policy, &configured));
+    assert!(!reaches(&shell, &policy, &DaemonPorts::defaults()));
+}
+
+#[test]
+fn a_mount_through_a_link_shows_where_it_leads() {
+    // The runtime mounts where the host path leads when the grant is checked, not the path as
+    // written: `innocent` could be a link to ~/.ssh.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("secret");
+    std::fs::create_dir_all(&target).expect("mkdir");
+    let link = dir.path().join("innocent");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let real = std::fs::canonicalize(&target).expect("canonical");
+    let a = audit_with(&builtin("files"), &mount_policy("files", &link));
+    let fs = &a.capabilities[0];
+    let led = format!("innocent → {} (ReadOnly)", real.display());
+    assert!(fs.effective.iter().any(|e| e.ends_with(&led)), "{fs:#?}");
+    assert!(fs.granted.iter().any(|e| e.ends_with(&led)), "{fs:#?}");
+    assert!(fs.enforced.contains(&led), "{}", fs.enforced);
+    // A path that leads nowhere else is shown as written.
+    let plain = audit_with(&builtin("files"), &mount_policy("files", &real));
+    let fs = &plain.capabilities[0];
+    assert!(
+        fs.effective
+            .iter()
+            .chain(&fs.granted)
+            .all(|e| !e.contains('→'))
+            && !fs.enforced.contains('→'),
+        "{fs:#?}"
+    );
+}
+
+#[test]
+fn a_tool_declaring_effects_of_another_kind_than_its_grants_is_opaque() {
+    // One effect declared must not hide the others: a tool granted the network that declares
+    // only a path it reads shows gates no URL.
+    let tool = |parameters: &'static str| {
+        source(HOSTILE_TOOL_WASM, HOSTILE_TOOL_MANIFEST, move |m| {
+            format!(
+                "{}\n[config]\nextra = [{{ name = \"lookup\", parameters = '{parameters}' }}]\n",
+                m.replace(
+                    "[capabilities]\n",
+                    "[capabilities]\nnet = [\"example.org\"]\n"
+                )
+            )
+        })
+    };
+    let grant = "[plugins.hostile-tool]\nnet = [\"example.org\"]\n";
+    let lookup = |a: &PluginAudit| -> Vec<String> {
+        a.findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::OpaqueTool && f.message.contains("\"lookup\""))
+            .map(|f| f.message.clone())
+            .collect()
+    };
+    let reads =
+        tool(r#"{"type":"object","properties":{"p":{"type":"string","x-effect":"path-read"}}}"#);
+    let a = audit_with(&reads, grant);
+    let said = lookup(&a);
+    assert_eq!(said.len(), 1, "{:#?}", a.findings);
+    assert!(
+        said[0].contains("none of url (granted network: example.org)")
+            && !said[0].contains("path-write"),
+        "{}",
+        said[0]
+    );
+    // Declaring the URL it fetches: not opaque.
+    let fetches = tool(
+        r#"{"type":"object","properties":{"p":{"type":"string","x-effect":"path-read"},"u":{"type":"string","x-effect":"url"}}}"#,
+    );
+    let a = audit_with(&fetches, grant);
+    assert!(lookup(&a).is_empty(), "{:#?}", a.findings);
+    // Without the grant, what it declares is all it can do.
+    let a = audit_with(&reads, "");
+    assert!(lookup(&a).is_empty(), "{:#?}", a.findings);
 }

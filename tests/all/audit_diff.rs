@@ -3,18 +3,24 @@
 //! nothing produces none.
 
 use passepartout::audit::diff::{Direction, FailOn, diff};
-use passepartout::audit::{self, FindingKind, PluginAudit, Severity};
+use passepartout::audit::{self, DaemonPorts, FindingKind, PluginAudit, Severity};
 use passepartout::runtime::{PluginSource, Policy, loader};
 use passepartout_tests::{
     ECHO_SKILL_MANIFEST, ECHO_SKILL_WASM, HOSTILE_GATE_MANIFEST, HOSTILE_GATE_WASM,
-    HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, source,
+    HOSTILE_TOOL_MANIFEST, HOSTILE_TOOL_WASM, PII_TWIN_WASM, README_GATE_MANIFEST,
+    README_GATE_WASM, source,
 };
 
 use crate::fresh_runtime;
 
 fn audit_with(source: &PluginSource, policy: &str) -> PluginAudit {
     let (rt, _cache) = fresh_runtime();
-    audit::audit_one(&rt, source, &Policy::parse(policy).expect("policy"))
+    audit::audit_one(
+        &rt,
+        source,
+        &Policy::parse(policy).expect("policy"),
+        &DaemonPorts::defaults(),
+    )
 }
 
 /// hostile-tool with `[config]` appended (what its `describe()` reads).
@@ -262,7 +268,12 @@ fn a_priority_or_config_change_is_shown() {
 #[test]
 fn gates_are_numbered_in_the_order_verify_walks_them() {
     let (rt, _cache) = fresh_runtime();
-    let report = audit::audit(&rt, &loader::builtin_sources(), &Policy::default());
+    let report = audit::audit(
+        &rt,
+        &loader::builtin_sources(),
+        &Policy::default(),
+        &DaemonPorts::defaults(),
+    );
     let mut walk: Vec<(usize, i32, &str)> = report
         .plugins
         .iter()
@@ -360,4 +371,76 @@ fn a_gate_and_skill_dropping_its_fuel_bound_is_a_widening() {
             && c.item == "fuel (tool and skill calls): 100000000 -> unbounded"),
         "{d:#?}"
     );
+}
+
+#[test]
+fn a_gate_s_new_config_or_component_is_a_widening_that_needs_consent() {
+    // A gate's code and config are its rules: an update that changes only them (approval's
+    // `known_hosts = ["*"]`, or another gate's component under the same manifest) can let
+    // through what the old build rejected or held, and nothing else in the diff says so.
+    let gate = |wasm: &str, config: &str| {
+        source(wasm, README_GATE_MANIFEST, |m| {
+            format!("{m}\n[config]\n{config}\n")
+        })
+    };
+    let old = audit_with(
+        &gate(README_GATE_WASM, "known_hosts = [\"example.org\"]"),
+        "",
+    );
+    let opened = audit_with(&gate(README_GATE_WASM, "known_hosts = [\"*\"]"), "");
+    let d = diff(&old, &opened);
+    assert!(
+        d.changes.iter().any(|c| c.what == "config"
+            && c.direction == Direction::Widening
+            && c.item == "known_hosts: [\"example.org\"] -> [\"*\"]"),
+        "{d:#?}"
+    );
+    // What `audit diff --fail-on consent` and `--fail-on widening` exit 1 on, and what
+    // `plugin update` asks consent for (refused without a terminal and without --yes).
+    assert!(d.needs_consent(), "{d:#?}");
+    assert!(FailOn::Consent.met(&d, &opened) && FailOn::Widening.met(&d, &opened));
+
+    let swapped = audit_with(&gate(PII_TWIN_WASM, "known_hosts = [\"example.org\"]"), "");
+    let d = diff(&old, &swapped);
+    let (from, to) = (
+        old.sha256.clone().expect("a sha256"),
+        swapped.sha256.clone().expect("a sha256"),
+    );
+    assert_ne!(from, to);
+    assert!(
+        d.changes.iter().any(|c| c.what == "component"
+            && c.direction == Direction::Widening
+            && c.item.starts_with(&format!("sha256 {from} -> {to}"))),
+        "{d:#?}"
+    );
+    assert!(FailOn::Consent.met(&d, &swapped) && FailOn::Widening.met(&d, &swapped));
+    // The same build twice: no component line.
+    let same = diff(&old, &old);
+    assert!(same.changes.is_empty(), "{same:#?}");
+}
+
+#[test]
+fn a_tool_s_new_component_or_config_is_shown_but_neutral() {
+    // A tool's code reaches only what its imports and grants allow (their lines say so): its
+    // new component, and its config, are shown and need no consent of themselves.
+    let old = audit_with(&tool_with_config("unused = 1"), "");
+    let new = audit_with(&tool_with_config("unused = 2"), "");
+    let d = diff(&old, &new);
+    assert!(
+        d.changes.iter().any(|c| c.what == "config"
+            && c.direction == Direction::Neutral
+            && c.item == "unused: 1 -> 2"),
+        "{d:#?}"
+    );
+    assert!(!d.needs_consent(), "{d:#?}");
+    let mut rebuilt = tool_with_config("unused = 1");
+    crate::audit::tamper(rebuilt.component.to_mut());
+    let d = diff(&old, &audit_with(&rebuilt, ""));
+    assert!(
+        d.changes.iter().any(|c| c.what == "component"
+            && c.direction == Direction::Neutral
+            && c.item.starts_with("sha256 ")),
+        "{d:#?}"
+    );
+    assert!(!d.widens(), "{d:#?}");
 }

@@ -1,8 +1,11 @@
 //! `passepartout audit diff OLD NEW`: everything an update changes in what a plugin can do and
-//! what it tells the model: capabilities asked and imported, limits, tools (added, removed,
-//! description or schema changed, read-only or effects changed), priority, `[config]`, roles,
-//! imports and exports. Each line says whether it widens, narrows or neither; a widening, and a
-//! change in what the model is told, need the operator's consent for an update.
+//! what it tells the model: its component (sha256), capabilities asked and imported, limits,
+//! tools (added, removed, description or schema changed, read-only or effects changed),
+//! priority, `[config]`, roles, imports and exports. Each line says whether it widens, narrows
+//! or neither; a widening, and a change in what the model is told, need the operator's consent
+//! for an update. A gate's code and config are its rules: a new component or a changed config
+//! of a gate is a widening (what it rejected or held may now pass), as is a gate that stops
+//! being one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,8 +30,8 @@ pub enum Direction {
 /// One difference.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Change {
-    /// `capability`, `import`, `export`, `role`, `limit`, `tool`, `priority`, `sensors` or
-    /// `config`.
+    /// `component`, `capability`, `import`, `export`, `role`, `limit`, `tool`, `priority`,
+    /// `sensors` or `config`.
     pub what: &'static str,
     /// What changed, e.g. `network: asks for api.example.org`.
     pub item: String,
@@ -253,7 +256,11 @@ pub fn diff(old: &PluginAudit, new: &PluginAudit) -> Diff {
         );
     }
     sensors(&mut c, old.sensors.as_deref(), new.sensors.as_deref());
-    config(&mut c, &old.config, &new.config);
+    // A gate's rules are its code and its config: either changed, what it rejected or held
+    // for approval may now pass, and nothing else in the diff would say so.
+    let gate = old.kinds.contains(&Kind::Gate) || new.kinds.contains(&Kind::Gate);
+    component(&mut c, old.sha256.as_deref(), new.sha256.as_deref(), gate);
+    config(&mut c, &old.config, &new.config, gate);
     let mut changes = c.0;
     changes.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.cmp(b)));
     Diff {
@@ -469,8 +476,35 @@ fn pretty(text: &str) -> String {
         .unwrap_or_else(|| text.to_owned())
 }
 
-/// The `[config]` in force, key by key.
-fn config(c: &mut Changes, old: &serde_json::Value, new: &serde_json::Value) {
+/// The component's sha256, old -> new: for a gate (`gate`) a widening, since its code is its
+/// rules; for a tool or skill neither (what its code reaches is in the capability and import
+/// lines).
+fn component(c: &mut Changes, old: Option<&str>, new: Option<&str>, gate: bool) {
+    if old == new {
+        return;
+    }
+    let (item, direction) = if gate {
+        (
+            format!(
+                "sha256 {} -> {} (a gate's code is its rules: what it rejected or held may now \
+                 pass)",
+                shown(old),
+                shown(new)
+            ),
+            Direction::Widening,
+        )
+    } else {
+        (
+            format!("sha256 {} -> {}", shown(old), shown(new)),
+            Direction::Neutral,
+        )
+    };
+    c.push("component", item, direction);
+}
+
+/// The `[config]` in force, key by key: for a gate (`gate`) each change is a widening, since
+/// its config is its rules (`known_hosts = ["*"]`); for a tool or skill neither.
+fn config(c: &mut Changes, old: &serde_json::Value, new: &serde_json::Value, gate: bool) {
     let empty = serde_json::Map::new();
     let o = old.as_object().unwrap_or(&empty);
     let n = new.as_object().unwrap_or(&empty);
@@ -483,7 +517,11 @@ fn config(c: &mut Changes, old: &serde_json::Value, new: &serde_json::Value) {
             c.push(
                 "config",
                 format!("{key}: {} -> {}", shown(before), shown(after)),
-                Direction::Neutral,
+                if gate {
+                    Direction::Widening
+                } else {
+                    Direction::Neutral
+                },
             );
         }
     }

@@ -13,7 +13,9 @@ pub mod told;
 
 use serde::Serialize;
 
-use crate::runtime::capabilities::fs::Filesystem;
+use crate::runtime::capabilities::confine::Confine;
+use crate::runtime::capabilities::fs::{Filesystem, Mount, Protected};
+use crate::runtime::capabilities::net::Network;
 use crate::runtime::capabilities::process::Process;
 use crate::runtime::capabilities::{FACTORS, Factor, Grants, Sides};
 use crate::runtime::loader::LoadReport;
@@ -21,6 +23,7 @@ use crate::runtime::manifest::{Kind, LimitSpec, Manifest};
 use crate::runtime::plugin::{Origin, PluginSource, WIT_VERSION};
 use crate::runtime::policy::{PluginPolicy, Policy};
 use crate::runtime::{Limits, PluginId, Runtime};
+use crate::settings::ConfigFile;
 use classify::{Class, classify, provided_to_tools};
 
 /// The version of the JSON schema below; bumped only on incompatible changes.
@@ -88,8 +91,15 @@ pub enum FindingKind {
     OpaqueTool,
     /// Granted programs that run without kernel confinement (`confine = "none"`).
     Unconfined,
-    /// A network grant that reaches the daemon's own port on this machine.
+    /// A network grant, or an MCP server's `ports`, that reaches a port the daemon (or its
+    /// MCP endpoint) listens on, on this machine.
     ReachesDaemon,
+    /// An MCP server whose program lies inside a directory it may write: it can change what
+    /// runs at its next start.
+    WritableProgram,
+    /// A remote MCP server whose name may resolve to loopback, private, link-local or
+    /// metadata addresses (`addresses`): calls can reach this machine or its network.
+    RestrictedAddress,
     /// Runs with limits above the defaults (granted by the policy, or by the runtime to a
     /// first-party plugin).
     LimitGranted,
@@ -100,7 +110,7 @@ pub enum FindingKind {
 
 impl FindingKind {
     /// Every kind (docs/audit.md must name each: a test checks).
-    pub const ALL: [FindingKind; 18] = [
+    pub const ALL: [FindingKind; 20] = [
         FindingKind::ImportsUngranted,
         FindingKind::OverGranted,
         FindingKind::GrantedNotDeclared,
@@ -117,6 +127,8 @@ impl FindingKind {
         FindingKind::OpaqueTool,
         FindingKind::Unconfined,
         FindingKind::ReachesDaemon,
+        FindingKind::WritableProgram,
+        FindingKind::RestrictedAddress,
         FindingKind::LimitGranted,
         FindingKind::RefusedAtLoad,
     ];
@@ -262,34 +274,122 @@ impl Summary {
     }
 }
 
+/// The ports a daemon listens on, or may, on this machine: what no plugin's network grant and
+/// no MCP server's `ports` may reach (only the client key would keep it out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DaemonPorts {
+    ports: Vec<u16>,
+}
+
+impl DaemonPorts {
+    /// The range a daemon tries when no port is configured ([`crate::daemon::DEFAULT_PORTS`]).
+    pub fn defaults() -> DaemonPorts {
+        DaemonPorts {
+            ports: crate::daemon::DEFAULT_PORTS.collect(),
+        }
+    }
+
+    /// Where a daemon started with `settings` listens: the [`DaemonPorts::defaults`],
+    /// `[daemon] port`, `PASSEPARTOUT_PORT` (which overrides it), the port of `[mcp] http`,
+    /// and what a running daemon wrote in its rendezvous file (its port and its MCP
+    /// endpoint's). The daemon writes its rendezvous before it loads plugins, so its own audit
+    /// ([`audit_loaded`]) finds where it listens there.
+    pub fn of(settings: &ConfigFile) -> DaemonPorts {
+        let mut ports = DaemonPorts::defaults();
+        ports.add(settings.daemon.port);
+        ports.add(crate::settings::PORT.parse::<u16>());
+        ports.add(settings.mcp.http.as_deref().and_then(port_of));
+        // ambient authority: the running daemon's rendezvous, to learn where it listens.
+        let running = crate::daemon::rendezvous_file()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str::<crate::daemon::Rendezvous>(&t).ok());
+        if let Some(r) = running {
+            ports.add(Some(r.port));
+            ports.add(r.mcp_http.as_deref().and_then(port_of));
+        }
+        ports
+    }
+
+    /// These and `port` (port 0, "any free port", is none).
+    pub fn with(mut self, port: u16) -> DaemonPorts {
+        self.add(Some(port));
+        self
+    }
+
+    /// The ports, in the order found.
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
+    }
+
+    fn add(&mut self, port: Option<u16>) {
+        if let Some(p) = port.filter(|p| *p != 0 && !self.ports.contains(p)) {
+            self.ports.push(p);
+        }
+    }
+
+    /// The ports as a list for a message (`9105, 9106`).
+    fn shown(&self) -> String {
+        self.ports
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The port of an address `IP:PORT` (`[mcp] http`) or of a URL `http://IP:PORT/mcp` (the
+/// rendezvous' `mcp_http`).
+fn port_of(text: &str) -> Option<u16> {
+    let authority = text.split_once("://").map_or(text, |(_, rest)| rest);
+    let authority = authority.split('/').next().unwrap_or(authority);
+    authority
+        .parse::<std::net::SocketAddr>()
+        .map(|a| a.port())
+        .ok()
+        .or_else(|| {
+            authority
+                .rsplit_once(':')
+                .and_then(|(_, port)| port.parse().ok())
+        })
+}
+
 /// Audit every source against `policy`, reading each component and loading the set as the
 /// runtime would (calling only `describe`, within the load-time budget), so that what the
-/// runtime refuses and what each plugin tells the model are in the report.
-pub fn audit(runtime: &Runtime, sources: &[PluginSource], policy: &Policy) -> AuditReport {
+/// runtime refuses and what each plugin tells the model are in the report. A grant that
+/// reaches one of `daemon`'s ports is a finding.
+pub fn audit(
+    runtime: &Runtime,
+    sources: &[PluginSource],
+    policy: &Policy,
+    daemon: &DaemonPorts,
+) -> AuditReport {
     let report = runtime.load_all(sources, policy);
-    report_of(runtime, sources, policy, &Loads::Report(&report))
+    report_of(runtime, sources, policy, daemon, &Loads::Report(&report))
 }
 
 /// As [`audit`], for sources already loaded into `loaded` (the daemon's set): their tools are
-/// read from there instead of loading each plugin a second time.
+/// read from there instead of loading each plugin a second time. The daemon's ports are
+/// [`DaemonPorts::of`] the defaults with the environment and the rendezvous the daemon wrote.
 pub fn audit_loaded(
     runtime: &Runtime,
     sources: &[PluginSource],
     policy: &Policy,
     loaded: &[crate::runtime::Plugin],
 ) -> AuditReport {
-    report_of(runtime, sources, policy, &Loads::Daemon(loaded))
+    let daemon = DaemonPorts::of(&ConfigFile::default());
+    report_of(runtime, sources, policy, &daemon, &Loads::Daemon(loaded))
 }
 
 fn report_of(
     runtime: &Runtime,
     sources: &[PluginSource],
     policy: &Policy,
+    daemon: &DaemonPorts,
     loads: &Loads<'_>,
 ) -> AuditReport {
     let mut plugins: Vec<PluginAudit> = sources
         .iter()
-        .map(|s| audit_source(runtime, s, policy, loads))
+        .map(|s| audit_source(runtime, s, policy, daemon, loads))
         .collect();
     told::place_gates(&mut plugins, loads);
     let mut summary = Summary::default();
@@ -313,10 +413,16 @@ fn finding(kind: FindingKind, severity: Severity, message: String) -> Finding {
     }
 }
 
-/// Audit one plugin (alone: a tool name another installed plugin offers is not seen).
-pub fn audit_one(runtime: &Runtime, source: &PluginSource, policy: &Policy) -> PluginAudit {
+/// Audit one plugin (alone: a tool name another installed plugin offers is not seen), as
+/// [`audit`] does.
+pub fn audit_one(
+    runtime: &Runtime,
+    source: &PluginSource,
+    policy: &Policy,
+    daemon: &DaemonPorts,
+) -> PluginAudit {
     let report = runtime.load_all(std::slice::from_ref(source), policy);
-    audit_source(runtime, source, policy, &Loads::Report(&report))
+    audit_source(runtime, source, policy, daemon, &Loads::Report(&report))
 }
 
 /// Where the audit learns what the runtime makes of a plugin.
@@ -376,6 +482,7 @@ fn audit_source(
     runtime: &Runtime,
     source: &PluginSource,
     policy: &Policy,
+    daemon: &DaemonPorts,
     loads: &Loads<'_>,
 ) -> PluginAudit {
     let fallback_name = match &source.origin {
@@ -519,11 +626,22 @@ fn audit_source(
         entry,
         &interfaces.imports,
         disabled,
-        runtime.protected(),
+        &Machine {
+            protected: runtime.protected(),
+            daemon,
+        },
     );
     told::audit(&mut audit, &manifest, entry, loads);
     audit.manifest = Some(manifest);
     audit
+}
+
+/// What of this machine a plugin's grants are checked against.
+struct Machine<'a> {
+    /// The daemon's own places no mount may expose.
+    protected: &'a Protected,
+    /// The ports the daemon listens on.
+    daemon: &'a DaemonPorts,
 }
 
 fn capabilities(
@@ -533,8 +651,9 @@ fn capabilities(
     entry: &PluginPolicy,
     imports: &[String],
     disabled: bool,
-    protected: &crate::runtime::capabilities::fs::Protected,
+    machine: &Machine<'_>,
 ) {
+    let protected = machine.protected;
     let gate_only = manifest.kinds.iter().all(|k| *k == Kind::Gate);
     let asked = &manifest.capabilities;
     let effective = match Grants::intersect(asked, entry, protected) {
@@ -546,9 +665,7 @@ fn capabilities(
             Grants::default()
         }
     };
-    if effective.confine == crate::runtime::capabilities::confine::Confine::None
-        && !effective.process.is_empty()
-    {
+    if effective.confine == Confine::None && !effective.process.is_empty() {
         audit.findings.push(finding(
             FindingKind::Unconfined,
             Severity::High,
@@ -559,16 +676,19 @@ fn capabilities(
             ),
         ));
     }
-    let ports = daemon_ports();
+    let ports = machine.daemon;
+    let programs = !effective.process.is_empty();
     let reaching: Vec<&str> = effective
         .net
         .iter()
         .filter(|g| {
-            crate::runtime::capabilities::net::reaches_local_port(
-                g,
-                !effective.process.is_empty(),
-                &ports,
-            )
+            // Programs reach 80 and 443 under a grant without a port: a daemon configured
+            // there is reached too.
+            crate::runtime::capabilities::net::reaches_local_port(g, programs, ports.ports())
+                || (programs
+                    && crate::runtime::capabilities::process::ports(std::slice::from_ref(*g))
+                        .iter()
+                        .any(|p| ports.ports().contains(p)))
         })
         .map(String::as_str)
         .collect();
@@ -577,13 +697,13 @@ fn capabilities(
             FindingKind::ReachesDaemon,
             Severity::High,
             format!(
-                "its network grant {} reaches the daemon's own port on this machine (ports {};                  granted programs are confined by port only): it can talk to the daemon as a                  client would, and only the client key keeps it out. Grant the hosts and ports                  it needs, not these",
+                "its network grant {} reaches the daemon's own port on this machine, or its MCP \
+                 endpoint's (ports {}: the default range, [daemon] port, PASSEPARTOUT_PORT, \
+                 [mcp] http and a running daemon's; granted programs are confined by port \
+                 only): it can talk to the daemon as a client would, and only the client key \
+                 keeps it out. Grant the hosts and ports it needs, not these",
                 reaching.join(", "),
-                ports
-                    .iter()
-                    .map(u16::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                ports.shown()
             ),
         ));
     }
@@ -612,8 +732,9 @@ fn capabilities(
             .cloned()
             .collect()
     };
-    // Programs run with their working directory in the plugin's mounts: a tool importing the
-    // process interface uses its filesystem grant through it, not through WASI.
+    // Programs run with their working directory in the plugin's mounts, and connect to the
+    // ports of its network grant: a tool importing the process interface uses those grants
+    // through its programs, not through WASI.
     let runs_programs = !imported(Class::Capability(Process.name())).is_empty();
     let subject = Subject {
         gate_only,
@@ -629,11 +750,21 @@ fn capabilities(
         if class == Class::Unknown && imp.is_empty() {
             continue;
         }
-        let sides = factor
+        let mut sides = factor
             .map(|f| f.sides(asked, entry, &effective))
             .unwrap_or_default();
-        let enforced = enforcement(class, factor, gate_only, &effective, &imp);
-        let used_by_programs = class == Class::Capability(Filesystem.name()) && runs_programs;
+        let mut enforced = enforcement(class, factor, gate_only, &effective, &imp);
+        let used_by_programs = if class == Class::Capability(Filesystem.name()) {
+            show_where_mounts_lead(&mut sides, &mut enforced, entry, &effective.fs);
+            runs_programs
+        } else if class == Class::Capability(Network.name()) {
+            if !gate_only {
+                enforced.push_str(&programs_network(&effective));
+            }
+            runs_programs && programs
+        } else {
+            false
+        };
         let row = Row {
             class,
             factor,
@@ -732,7 +863,8 @@ struct Row {
 }
 
 /// The findings for one capability. `used_otherwise`: the grant is used through another
-/// interface (mounts as the working directories of programs), so not importing it is fine.
+/// interface (mounts as the working directories of programs, network hosts as the ports its
+/// programs connect to), so not importing it is fine.
 fn findings_for(audit: &mut PluginAudit, row: &Row, on: &Subject<'_>, used_otherwise: bool) {
     let Subject {
         gate_only,
@@ -830,19 +962,58 @@ fn findings_for(audit: &mut PluginAudit, row: &Row, on: &Subject<'_>, used_other
     }
 }
 
-/// The daemon's ports: the range it tries, and the one a running daemon wrote in its
-/// rendezvous file.
-fn daemon_ports() -> Vec<u16> {
-    let mut ports: Vec<u16> = crate::daemon::DEFAULT_PORTS.collect();
-    let running = crate::daemon::rendezvous_file()
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| serde_json::from_str::<crate::daemon::Rendezvous>(&t).ok());
-    if let Some(r) = running
-        && !ports.contains(&r.port)
-    {
-        ports.push(r.port);
+/// The mounts whose host path leads elsewhere (a link on the way): the runtime mounts where
+/// it leads ([`Mount::resolved`]), so the granted and effective columns and the enforced text
+/// say so (`/workspace -> /tmp/innocent → /root/.ssh (ReadOnly)`).
+fn show_where_mounts_lead(
+    sides: &mut Sides,
+    enforced: &mut String,
+    policy: &PluginPolicy,
+    mounts: &[Mount],
+) {
+    for m in mounts.iter().filter(|m| m.resolved != m.host) {
+        let written = format!("{} -> {}", m.guest, m.host.display());
+        let led = format!("{written} → {}", m.resolved.display());
+        for item in &mut sides.effective {
+            if let Some(access) = item.strip_prefix(&written).filter(|a| a.starts_with(" (")) {
+                *item = format!("{led}{access}");
+            }
+        }
+        *enforced = enforced.replace(&format!("{written} ("), &format!("{led} ("));
+        // The policy's grant that the runtime mounts for this guest path: its first.
+        if let Some(i) = policy.fs.iter().position(|g| g.guest == m.guest)
+            && let Some(item) = sides.granted.get_mut(i)
+            && !item.contains(" → ")
+            && let Some((head, access)) = item.rsplit_once(" (")
+        {
+            *item = format!("{head} → {} ({access}", m.resolved.display());
+        }
     }
-    ports
+}
+
+/// What a plugin's granted programs may reach with its network grant, for the network row's
+/// enforced text: the kernel confines them by TCP port (Landlock), not by host, so the hosts
+/// the grant names do not bind them. Empty without programs or a network grant.
+fn programs_network(grants: &Grants) -> String {
+    if grants.process.is_empty() || grants.net.is_empty() {
+        return String::new();
+    }
+    if grants.confine == Confine::None {
+        return format!(
+            "; its programs ({}) run unconfined: they connect to any address and port",
+            grants.process.join(", ")
+        );
+    }
+    format!(
+        "; its programs ({}) may connect over TCP to port(s) {} at ANY address, loopback, LAN \
+         and metadata (169.254.169.254) included: the kernel confines them by port, not by host",
+        grants.process.join(", "),
+        crate::runtime::capabilities::process::ports(&grants.net)
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -873,6 +1044,8 @@ mod tests {
                 | FindingKind::OpaqueTool
                 | FindingKind::Unconfined
                 | FindingKind::ReachesDaemon
+                | FindingKind::WritableProgram
+                | FindingKind::RestrictedAddress
                 | FindingKind::LimitGranted
                 | FindingKind::RefusedAtLoad => {}
             }
@@ -880,5 +1053,51 @@ mod tests {
             let row = format!("| `{}` | ", name.trim_matches('"'));
             assert!(docs.contains(&row), "docs/audit.md has no row for {name}");
         }
+    }
+    #[test]
+    fn the_configured_daemon_and_mcp_ports_are_the_daemon_s() {
+        let settings =
+            ConfigFile::parse("[daemon]\nport = 9200\n[mcp]\nhttp = \"127.0.0.1:8808\"\n")
+                .expect("settings");
+        let ports = DaemonPorts::of(&settings);
+        for port in [9105, 9115, 9200, 8808] {
+            assert!(ports.ports().contains(&port), "{port}: {ports:?}");
+        }
+        // Port 0 ("any free port") is none; a port is listed once.
+        let any = DaemonPorts::defaults().with(0).with(9105);
+        assert_eq!(any, DaemonPorts::defaults());
+        assert_eq!(port_of("http://127.0.0.1:8808/mcp"), Some(8808));
+        assert_eq!(port_of("[::1]:9000"), Some(9000));
+        assert_eq!(port_of("localhost:7000"), Some(7000));
+        assert_eq!(port_of("[::1]"), None);
+    }
+
+    #[test]
+    fn programs_connect_by_port_to_any_address() {
+        let grants = Grants {
+            net: vec!["api.example.org".into(), "example.net:8443".into()],
+            process: vec!["curl".into()],
+            ..Grants::default()
+        };
+        assert_eq!(
+            crate::runtime::capabilities::process::ports(&grants.net),
+            [80, 443, 8443],
+            "as the process capability confines them"
+        );
+        let said = programs_network(&grants);
+        assert!(
+            said.contains("curl") && said.contains("80, 443, 8443") && said.contains("ANY address"),
+            "{said}"
+        );
+        let unconfined = Grants {
+            confine: Confine::None,
+            ..grants.clone()
+        };
+        assert!(programs_network(&unconfined).contains("unconfined"));
+        let no_programs = Grants {
+            process: Vec::new(),
+            ..grants
+        };
+        assert_eq!(programs_network(&no_programs), "");
     }
 }

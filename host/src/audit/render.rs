@@ -1,14 +1,14 @@
 //! The audit as a table for people (coloured on a terminal, and fitted to its width). What a
 //! plugin wrote (its name, version, tool names in findings) is made safe for the terminal
-//! ([`crate::terminal::safe`]) before our colours are added.
+//! ([`crate::terminal::safe`]) and put on one line ([`one_line`]) before our colours are added.
 
 use std::fmt::Write as _;
-
-use crate::terminal::one_line;
 
 use super::diff::{Diff, Direction};
 use super::{AuditReport, Severity};
 use crate::runtime::manifest::Kind;
+
+pub use crate::terminal::one_line;
 
 fn paint(colour: bool, code: &str, text: &str) -> String {
     let text = one_line(text);
@@ -145,7 +145,7 @@ pub fn diff(d: &Diff, colour: bool, width: Option<usize>) -> String {
     }
     if d.changes.is_empty() {
         out.push_str(
-            "no difference in capabilities, limits, tools, priority, sensors, config, imports or exports\n",
+            "no difference in component, capabilities, limits, tools, priority, sensors, config, imports or exports\n",
         );
     }
     match width {
@@ -243,5 +243,32 @@ fn spaced(v: &serde_json::Value) -> String {
                 .join(", ")
         ),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::diff::Change;
+
+    #[test]
+    fn a_tab_in_a_one_line_field_is_shown_not_obeyed() {
+        assert_eq!(one_line("a\tb\nc"), "a\\tb\\nc");
+        assert_eq!(one_line("plain"), "plain");
+        let d = Diff {
+            old: "x\t1.0".into(),
+            new: "x 2.0".into(),
+            changes: vec![Change {
+                what: "config",
+                item: "mode:\t\t\t\"strict\" -> \"lenient\"".into(),
+                direction: Direction::Neutral,
+                told_to_model: false,
+                detail: "- old\tline".into(),
+            }],
+        };
+        let shown = diff(&d, false, Some(40));
+        assert!(!shown.contains('\t'), "{shown}");
+        assert!(shown.contains("mode:\\t\\t\\t"), "{shown}");
+        assert!(shown.contains("| - old\\tline"), "{shown}");
     }
 }

@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{FindingKind, Loads, Outcome, PluginAudit, Severity, finding};
-use crate::runtime::manifest::{Kind, Manifest};
+use crate::runtime::effects::{EffectKind, EffectSpec};
+use crate::runtime::manifest::{Access, Kind, Manifest};
 use crate::runtime::policy::PluginPolicy;
-use crate::runtime::{LoadError, Plugin};
+use crate::runtime::{Grants, LoadError, Plugin};
 
 /// Fill in what `manifest`'s plugin tells the model, its priority and its config, and what the
 /// runtime's load of it said.
@@ -90,27 +91,91 @@ fn refused(audit: &mut PluginAudit, e: &LoadError) {
     }
 }
 
-/// Tools that change things and declare no effects.
+/// Tools that change things and declare no effects, or declare some but none of a kind their
+/// plugin's grants let them have: gates see no such effect of theirs.
 fn opaque_tools(audit: &mut PluginAudit, plugin: &Plugin) {
+    let imports = |prefix: &str| audit.imports.iter().any(|i| i.starts_with(prefix));
+    let reaches = Reaches {
+        http: imports("wasi:http/"),
+        files: imports("wasi:filesystem/"),
+    };
     for t in plugin.tools.iter().filter(|t| !t.read_only) {
-        if !plugin
-            .effect_specs
-            .get(&t.name)
-            .is_some_and(|s| s.declares())
-        {
+        let Some(spec) = plugin.effect_specs.get(&t.name).filter(|s| s.declares()) else {
             audit.findings.push(finding(
                 FindingKind::OpaqueTool,
                 Severity::Medium,
                 format!(
                     "tool {:?} changes things (not read-only) and declares no effects: gates \
-                     cannot see which programs, paths or URLs it touches. Mark its arguments with \
-                     \"x-effect\" in its schema (program, argv, command-line, path-read, \
+                     cannot see which programs, paths or URLs it touches. Mark its arguments \
+                     with \"x-effect\" in its schema (program, argv, command-line, path-read, \
                      path-write, url, memory-write).",
                     t.name
                 ),
             ));
+            continue;
+        };
+        let missing = undeclared(spec, &plugin.grants, reaches);
+        if !missing.is_empty() {
+            audit.findings.push(finding(
+                FindingKind::OpaqueTool,
+                Severity::Medium,
+                format!(
+                    "tool {:?} changes things (not read-only) and declares effects, but none \
+                     of {}: gates see none of those for it. Mark the arguments that carry them \
+                     with \"x-effect\" in its schema.",
+                    t.name,
+                    missing.join("; nor ")
+                ),
+            ));
         }
     }
+}
+
+/// What a component reaches through WASI itself rather than through its programs.
+#[derive(Clone, Copy)]
+struct Reaches {
+    /// It imports `wasi:http`.
+    http: bool,
+    /// It imports `wasi:filesystem`.
+    files: bool,
+}
+
+/// What `grants` let a tool do that `spec` declares no effect of, each as the effects that
+/// would show it and the grant: programs without `program`, `argv` or `command-line`; a
+/// network host without `url`; a read-write mount without `path-write`. A program effect
+/// stands for what the plugin's programs reach (gates judge their command line), so it covers
+/// the network and the mounts when the component does not reach them through WASI itself.
+fn undeclared(spec: &EffectSpec, grants: &Grants, reaches: Reaches) -> Vec<String> {
+    let has = |kinds: &[EffectKind]| spec.properties.values().any(|k| kinds.contains(k));
+    let runs = !grants.process.is_empty()
+        && has(&[
+            EffectKind::Program,
+            EffectKind::Argv,
+            EffectKind::CommandLine,
+        ]);
+    let mut missing = Vec::new();
+    if !grants.process.is_empty() && !runs {
+        missing.push(format!(
+            "program, argv or command-line (granted programs: {})",
+            grants.process.join(", ")
+        ));
+    }
+    if !grants.net.is_empty() && !has(&[EffectKind::Url]) && (reaches.http || !runs) {
+        missing.push(format!("url (granted network: {})", grants.net.join(", ")));
+    }
+    let written: Vec<&str> = grants
+        .fs
+        .iter()
+        .filter(|m| m.access == Access::ReadWrite)
+        .map(|m| m.guest.as_str())
+        .collect();
+    if !written.is_empty() && !has(&[EffectKind::PathWrite]) && (reaches.files || !runs) {
+        missing.push(format!(
+            "path-write (read-write mounts: {})",
+            written.join(", ")
+        ));
+    }
+    missing
 }
 
 /// Number the gates that loaded in the order verify walks them ([`crate::gates::walk_order`]:

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use passepartout::audit::{self, Severity, render};
+use passepartout::audit::{self, DaemonPorts, Severity, render};
 use passepartout::install::read_source;
 
 use super::Setup;
@@ -41,14 +41,16 @@ pub fn run(
         Some(p) => passepartout::gateway::pins::Pins::load(&p)?,
         None => Default::default(),
     };
+    let daemon = DaemonPorts::of(&setup.settings);
     let servers = audit::mcp::servers(
         &setup.settings.mcp.servers,
         &pins,
         &setup.policy.mcp,
         places.mcp_seen_dir().as_deref(),
+        &daemon,
     );
-    let report =
-        audit::audit(&setup.runtime, &setup.sources, &setup.policy).with_mcp_servers(servers);
+    let report = audit::audit(&setup.runtime, &setup.sources, &setup.policy, &daemon)
+        .with_mcp_servers(servers);
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -75,8 +77,9 @@ pub fn diff(
 ) -> anyhow::Result<ExitCode> {
     let (old_source, _) = read_source(old)?;
     let (new_source, _) = read_source(new)?;
-    let old_audit = audit::audit_one(&setup.runtime, &old_source, &setup.policy);
-    let new_audit = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
+    let daemon = DaemonPorts::of(&setup.settings);
+    let old_audit = audit::audit_one(&setup.runtime, &old_source, &setup.policy, &daemon);
+    let new_audit = audit::audit_one(&setup.runtime, &new_source, &setup.policy, &daemon);
     let d = audit::diff::diff(&old_audit, &new_audit);
     if json {
         outln!("{}", serde_json::to_string_pretty(&d)?);

@@ -133,7 +133,12 @@ fn taken_tool(
 pub fn install(setup: &Setup, common: &Common, path: &Path, yes: bool) -> anyhow::Result<ExitCode> {
     let (plugin_dir, pins) = dirs(setup)?;
     let (source, manifest) = read_source(path)?;
-    let report = audit::audit(&setup.runtime, std::slice::from_ref(&source), &setup.policy);
+    let report = audit::audit(
+        &setup.runtime,
+        std::slice::from_ref(&source),
+        &setup.policy,
+        &audit::DaemonPorts::of(&setup.settings),
+    );
     super::audit::print_table(&report);
     if report.worst() == Some(audit::Severity::High) {
         errln!("not installed: the audit has a high finding (above)");
@@ -220,10 +225,11 @@ pub fn update(
         )),
         Err(e) => return Err(anyhow::Error::new(e).context(format!("{name} is not installed"))),
     };
-    let new = audit::audit_one(&setup.runtime, &new_source, &setup.policy);
+    let daemon = audit::DaemonPorts::of(&setup.settings);
+    let new = audit::audit_one(&setup.runtime, &new_source, &setup.policy, &daemon);
     let d = match &base {
         Ok(old_source) => {
-            let old = audit::audit_one(&setup.runtime, old_source, &setup.policy);
+            let old = audit::audit_one(&setup.runtime, old_source, &setup.policy, &daemon);
             let d = audit::diff::diff(&old, &new);
             super::audit::print_diff(&d);
             Some(d)
@@ -237,6 +243,7 @@ pub fn update(
                 &setup.runtime,
                 std::slice::from_ref(&new_source),
                 &setup.policy,
+                &daemon,
             );
             super::audit::print_table(&report);
             None
@@ -263,12 +270,14 @@ pub fn update(
             one_line(&shown.join(", "))
         );
     }
-    // Consent for every widening and every change in what the model is told; a narrowing
-    // alone is applied without asking.
+    // Consent for every widening (a gate's new component or config among them: its code and
+    // config are its rules) and every change in what the model is told; a narrowing alone is
+    // applied without asking.
     let question = match &d {
         Some(_) => format!(
-            "The update widens what {name} can do, changes what the model is told (+ and \
-             [model] above) or asks for limits. Update it?"
+            "The update widens what {name} can do (for a gate, a new component or config: its \
+             rules), changes what the model is told (+ and [model] above) or asks for limits. \
+             Update it?"
         ),
         None => format!("Install the new {name} (above) in place of the installed one?"),
     };

@@ -1016,7 +1016,11 @@ fn a_mapped_argument_left_out_reaches_the_server_as_the_default_the_gates_judged
         .map(|r| r.body["action"]["args"].clone())
         .collect();
     assert_eq!(proposed.len(), 1, "{proposed:?}");
-    assert_eq!(proposed[0]["path"].as_str(), judged.to_str(), "{proposed:?}");
+    assert_eq!(
+        proposed[0]["path"].as_str(),
+        judged.to_str(),
+        "{proposed:?}"
+    );
 
     // No default to judge: refused, naming the argument; the server never hears of it.
     let refused = act_tool(

@@ -192,9 +192,22 @@ pub fn reaches_local_port(text: &str, programs: bool, ports: &[u16]) -> bool {
     }
 }
 
-/// Whether a policy's net entry is one the allow-list can match.
+/// Whether a policy's net entry is one the allow-list can match: an address, or a host name
+/// of non-empty labels, or `*.` and a domain of at least two labels. `*`, `*.`, `*.com`, a
+/// `*` elsewhere or an empty label (`a..b`, `example.org.`) are refused: they would match
+/// every host, every host of a top-level domain, or nothing as written.
 pub fn is_valid_grant(text: &str) -> bool {
-    text.trim() != "*" && parse_grant(text).is_some()
+    let Some(g) = parse_grant(text) else {
+        return false;
+    };
+    if g.ip.is_some() {
+        return true;
+    }
+    let labels = |name: &str| name.split('.').all(|l| !l.is_empty() && !l.contains('*'));
+    match g.host.strip_prefix("*.") {
+        Some(domain) => labels(domain) && domain.contains('.'),
+        None => labels(&g.host),
+    }
 }
 
 /// Whether `ip` is an address outbound requests must not reach unless granted by address.
@@ -397,5 +410,38 @@ mod tests {
         assert_eq!(g.ip, Some([127, 0, 0, 1].into()));
         assert!(g.covers("127.0.0.1", 8080) && !g.covers("127.0.0.1", 8081));
         assert!(parse_grant("host:notaport").is_none());
+    }
+
+    /// `*.` matched every host written with a trailing dot (`http://example.com./`), and
+    /// `*.com` every .com host: refused, as `*` is, with what an allow-list can match kept.
+    #[test]
+    fn grants_that_match_too_much_or_nothing_are_refused() {
+        for bad in [
+            "*",
+            "*.",
+            "*.:443",
+            "*.com",
+            "*.*.org",
+            "a.*.org",
+            "*",
+            "a..b",
+            "example.org.",
+            ".org",
+            "",
+            "host:notaport",
+        ] {
+            assert!(!is_valid_grant(bad), "{bad:?}");
+        }
+        for good in [
+            "example.org",
+            "*.example.org",
+            "*.example.org:8443",
+            "localhost",
+            "127.0.0.1:8080",
+            "[::1]:80",
+            "::1",
+        ] {
+            assert!(is_valid_grant(good), "{good:?}");
+        }
     }
 }

@@ -56,8 +56,8 @@ pub struct ProcessCtx {
 const PROCESSES: u64 = 256;
 
 /// The TCP ports a program may connect to under `net` grants: each grant's port, else 80 and
-/// 443.
-fn ports(net: &[String]) -> Vec<u16> {
+/// 443 (the audit says so from this very list).
+pub(crate) fn ports(net: &[String]) -> Vec<u16> {
     let mut ports: Vec<u16> = net
         .iter()
         .flat_map(|grant| match super::net::grant_port(grant) {
