@@ -1043,7 +1043,10 @@ fn a_rolled_back_deleted_file_leaves_again_unless_written_back() {
     let before = m.root();
     let stored_as = gone.canonicalize().expect("path").display().to_string();
     std::fs::remove_file(&gone).expect("rm");
-    assert_eq!(ingest(&m, dir.path()).removed_files, [stored_as.clone()]);
+    assert_eq!(
+        ingest(&m, dir.path()).removed_files,
+        std::slice::from_ref(&stored_as)
+    );
     assert!(m.files_not_on_disk().expect("files").is_empty());
 
     let snap = m
@@ -1054,7 +1057,10 @@ fn a_rolled_back_deleted_file_leaves_again_unless_written_back() {
         .expect("the snapshot before the ingest");
     m.rollback(&snap.seq.to_string()).expect("rollback");
     assert_eq!(line_of(&m, "Doomed"), Some(1), "back in memory");
-    assert_eq!(m.files_not_on_disk().expect("files"), [stored_as.clone()]);
+    assert_eq!(
+        m.files_not_on_disk().expect("files"),
+        std::slice::from_ref(&stored_as)
+    );
     let again = ingest(&m, dir.path());
     assert_eq!(again.removed_files, [stored_as], "gone again");
     assert_eq!(line_of(&m, "Doomed"), None);
@@ -1134,7 +1140,7 @@ fn a_padded_id_is_the_headline_the_gates_see_and_the_tool_writes() {
     };
     assert_eq!(
         catalog.context(&action).effects.memory_writes,
-        [derived.id.clone()]
+        std::slice::from_ref(&derived.id)
     );
     plugin
         .call_tool("memory-assign-id", &args.to_string())

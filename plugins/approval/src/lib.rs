@@ -44,7 +44,7 @@ pub use config::Config;
 use passepartout_sdk::context::{Effects, ToolIdentity, effects, tool};
 use passepartout_sdk::{Action, Gate, GateInfo, LogLevel, SignalView, Verdict};
 use serde_json::Value;
-use shell_syntax::{options, wrappers};
+use shell_syntax::wrappers;
 
 use rules::Run;
 

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use crate::shell::{Found, matches, split};
 use crate::wrappers::{self, Input, Runs, Script};
-use crate::{Config, check_action, options};
+use crate::{Config, check_action};
+use shell_syntax::options;
 
 mod effects;
 

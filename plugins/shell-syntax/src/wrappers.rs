@@ -589,9 +589,10 @@ pub fn split_words(text: &str, env: bool) -> Vec<String> {
             (Some(q), c) if c == q => quote = None,
             (Some('"') | None, '\\') => match chars.next() {
                 Some('_') if env && quote.is_none() => {
-                    if in_word {
+                    // `\_` outside quotes ends the word (a space in `env -S`).
+                    let ended = std::mem::take(&mut in_word);
+                    if ended {
                         words.push(std::mem::take(&mut word));
-                        in_word = false;
                     }
                 }
                 Some('_') if env => word.push(' '),
