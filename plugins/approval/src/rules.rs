@@ -16,9 +16,9 @@ pub struct Run {
     /// The program and its arguments, with what it reads on standard input, when the run is
     /// one program.
     program: Option<(Vec<String>, Option<String>)>,
-    /// The simple commands of the command lines it runs, each a list of words: what they read
-    /// on standard input cannot be seen.
-    commands: Vec<Vec<String>>,
+    /// The simple commands of the command lines it runs: what they read on standard input is
+    /// their here-string, or cannot be seen.
+    commands: Vec<shell::Simple>,
     /// How it is shown to a person.
     shown: String,
 }
@@ -102,8 +102,8 @@ impl Run {
             let input = stdin.as_deref().map_or(Input::Nothing, Input::Text);
             shell::matches(words, programs, input, &mut found);
         }
-        for words in &self.commands {
-            shell::matches(words, programs, Input::Unseen, &mut found);
+        for simple in &self.commands {
+            shell::matches(&simple.words, programs, simple.input(), &mut found);
         }
         found
     }

@@ -1,15 +1,18 @@
 //! Which programs a shell action runs: a light reading of command lines (shell-guard does the
 //! thorough one). Quotes and backslashes are honoured; `;`, `&`, `|`, newlines and brackets
-//! separate commands; `$(...)` and backticks, also inside double quotes, are commands of their
-//! own; wrappers (`sudo`, `env` and its `-S`, `nice`, `timeout`, `xargs`, `busybox`...) and
-//! shells (`sh -c '...'`, `bash -o pipefail -c '...'`, a shell reading its standard input) are
-//! looked through, each read by its own option table ([`crate::wrappers`]). Variables are not
+//! separate commands; redirections are left out of the words, and a here-string (`<<< WORD`) is
+//! what its command reads on standard input; `$(...)`, backticks (also inside double quotes)
+//! and process substitutions (`<(...)`, `>(...)`) are commands of their own; wrappers
+//! (`sudo`, `env` and its `-S`, `nice`, `timeout`, `xargs`, `busybox`...) and shells (`sh -c
+//! '...'`, `bash -o pipefail -c '...'`, a shell reading its standard input) are looked
+//! through, each read by its own option table ([`crate::wrappers`]). Variables are not
 //! expanded: a program named by one (`$X args`, `$(...) args`) cannot be told, nor can one
-//! behind a wrapper option this does not know, nor a script fed on input it cannot see; those
-//! are reported as unclear ([`Found::unclear`]), and the gate asks.
+//! behind a wrapper option this does not know, nor a script fed on input it cannot see or made
+//! by a command (`bash <(curl ...)`); those are reported as unclear ([`Found::unclear`]), and
+//! the gate asks.
 
 use crate::wrappers::{self, Input, Runs, Script};
-use shell_syntax::is_assignment;
+use shell_syntax::{Redirected, program_start, redirection, until_close};
 
 /// How deep shells, wrappers and substitutions are followed.
 const MAX_DEPTH: u32 = 8;
@@ -17,11 +20,6 @@ const MAX_DEPTH: u32 = 8;
 /// What a substitution (`$(...)`, backticks) leaves in its word: a program named by one is
 /// unclear.
 const SUBSTITUTION: &str = "$(...)";
-
-/// Words of shell grammar that stand where a program would.
-const RESERVED: &[&str] = &[
-    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done", "coproc",
-];
 
 /// What reading a run's commands found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,29 +47,64 @@ impl Found {
     }
 }
 
-/// `line` split into simple commands, each a list of words with quotes removed.
-pub fn split(line: &str) -> Vec<Vec<String>> {
+/// One simple command of a line: its words, and the here-string it reads on standard input.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Simple {
+    /// Its words, quotes removed and redirections left out.
+    pub words: Vec<String>,
+    /// The text of its here-string (`<<< WORD`), when the last of its input redirections is
+    /// one; else what it reads comes from a pipe or a file the gate cannot see.
+    pub here: Option<String>,
+}
+
+impl Simple {
+    /// What it reads on standard input, as far as the gate knows.
+    pub fn input(&self) -> Input<'_> {
+        self.here.as_deref().map_or(Input::Unseen, Input::Text)
+    }
+
+    /// Add the finished `word`, which follows the redirection operator `after`, if any: a
+    /// redirection's file is no argument.
+    fn add(&mut self, word: String, after: Option<Redirected>) {
+        match after {
+            None => self.words.push(word),
+            Some(Redirected::Output | Redirected::Duplicate) => {}
+            Some(Redirected::Input | Redirected::ReadWrite) => self.here = None,
+            Some(Redirected::HereString) => self.here = Some(word),
+        }
+    }
+}
+
+/// `line` split into simple commands.
+pub fn split(line: &str) -> Vec<Simple> {
     let mut out = Vec::new();
     split_into(&shell_syntax::joined(line), 0, &mut out);
     out
 }
 
-fn split_into(line: &str, depth: u32, out: &mut Vec<Vec<String>>) {
+fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
     if depth > MAX_DEPTH {
         // Not read, so not passed: a program the shell makes (`$(...)`) is one nobody can
         // name, and the rules ask about it.
-        out.push(vec!["$(...)".to_owned()]);
+        out.push(Simple {
+            words: vec![SUBSTITUTION.to_owned()],
+            here: None,
+        });
         return;
     }
-    let mut words: Vec<String> = Vec::new();
+    let mut cur = Simple::default();
     let mut word = String::new();
     let mut in_word = false;
+    // The redirection operator the next word follows.
+    let mut after: Option<Redirected> = None;
     let mut nested: Vec<String> = Vec::new();
     let mut chars = line.chars().peekable();
-    let end_word = |words: &mut Vec<String>, word: &mut String, in_word: &mut bool| {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
+    let end_word = |cur: &mut Simple,
+                    word: &mut String,
+                    in_word: &mut bool,
+                    after: &mut Option<Redirected>| {
+        if std::mem::take(in_word) {
+            cur.add(std::mem::take(word), after.take());
         }
     };
     while let Some(c) = chars.next() {
@@ -103,7 +136,8 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Vec<String>>) {
                 in_word = true;
                 word.extend(chars.next());
             }
-            '$' if chars.peek() == Some(&'(') => {
+            // A command substitution, or a process substitution (`<(...)`, `>(...)`).
+            '$' | '<' | '>' if chars.peek() == Some(&'(') => {
                 chars.next();
                 nested.push(until_close(&mut chars));
                 word.push_str(SUBSTITUTION);
@@ -114,41 +148,38 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Vec<String>>) {
                 word.push_str(SUBSTITUTION);
                 in_word = true;
             }
-            ';' | '&' | '|' | '\n' | '(' | ')' => {
-                end_word(&mut words, &mut word, &mut in_word);
-                out.push(std::mem::take(&mut words));
+            '<' | '>' => {
+                // `2>x`, `0<x`: the digits before the operator are a descriptor, not a word.
+                if in_word && word.chars().all(|d| d.is_ascii_digit()) {
+                    word.clear();
+                    in_word = false;
+                }
+                end_word(&mut cur, &mut word, &mut in_word, &mut after);
+                let head: String = std::iter::once(c).chain(chars.clone()).take(3).collect();
+                let (what, len) = redirection(&head);
+                for _ in 1..len {
+                    chars.next();
+                }
+                after = Some(what);
             }
-            c if c.is_whitespace() => end_word(&mut words, &mut word, &mut in_word),
+            ';' | '&' | '|' | '\n' | '(' | ')' => {
+                end_word(&mut cur, &mut word, &mut in_word, &mut after);
+                out.push(std::mem::take(&mut cur));
+                after = None;
+            }
+            c if c.is_whitespace() => end_word(&mut cur, &mut word, &mut in_word, &mut after),
             c => {
                 in_word = true;
                 word.push(c);
             }
         }
     }
-    end_word(&mut words, &mut word, &mut in_word);
-    out.push(words);
-    out.retain(|words| !words.is_empty());
+    end_word(&mut cur, &mut word, &mut in_word, &mut after);
+    out.push(cur);
+    out.retain(|simple| !simple.words.is_empty());
     for inner in nested {
         split_into(&inner, depth + 1, out);
     }
-}
-
-/// The text up to the `)` that closes an already opened `$(`.
-fn until_close(chars: &mut impl Iterator<Item = char>) -> String {
-    let mut depth = 1;
-    let mut inner = String::new();
-    for c in chars {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 {
-            break;
-        }
-        inner.push(c);
-    }
-    inner
 }
 
 /// Read the simple command `words`, given what it reads on standard input: the entries of
@@ -170,10 +201,7 @@ fn matches_at(
         ));
         return;
     }
-    let skip = words
-        .iter()
-        .take_while(|w| RESERVED.contains(&w.as_str()) || is_assignment(w))
-        .count();
+    let skip = program_start(words);
     let Some((first, args)) = words.get(skip..).unwrap_or_default().split_first() else {
         return;
     };
@@ -225,16 +253,20 @@ fn matches_at(
             Input::Nothing => {}
         },
         Some(Script::Unknown(why)) => found.unclear(why),
+        // A script a command makes (`bash <(curl ...)`, `. <(...)`) cannot be seen.
+        Some(Script::File(file)) if file.contains(SUBSTITUTION) => found.unclear(format!(
+            "`{name}` runs a script that a command makes, which this gate cannot see"
+        )),
         // A script file runs programs of its own, as `./x.sh` does; shell-guard asks about it.
         Some(Script::File(_)) | None => {}
     }
 }
 
-/// Read each simple command of the command line `line`; what they read on standard input
-/// cannot be seen.
+/// Read each simple command of the command line `line`; what they read on standard input is
+/// their here-string, or cannot be seen.
 fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) {
     for simple in split(line) {
-        matches_at(&simple, programs, Input::Unseen, depth, found);
+        matches_at(&simple.words, programs, simple.input(), depth, found);
     }
 }
 

@@ -464,10 +464,15 @@ fn odd_inputs_never_panic() {
         "/..",
     ];
     for s in odd {
-        for words in split(s) {
-            for input in [Input::Nothing, Input::Text(s), Input::Unseen] {
+        for simple in split(s) {
+            for input in [
+                Input::Nothing,
+                Input::Text(s),
+                Input::Unseen,
+                simple.input(),
+            ] {
                 let mut found = Found::default();
-                matches(&words, &programs, input, &mut found);
+                matches(&simple.words, &programs, input, &mut found);
             }
         }
         for args in [

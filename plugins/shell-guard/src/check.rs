@@ -5,14 +5,47 @@ use crate::options;
 use crate::paths::{self, Cwd, Onto, Target};
 use crate::words::{Simple, quote, split};
 use crate::wrappers::{self, Input, Runs, Script};
-use shell_syntax::is_assignment;
 
 /// How deep shells, substitutions and wrappers are followed.
 const MAX_DEPTH: u32 = 16;
 
-/// Words of shell grammar that stand where a program would.
-const GRAMMAR: &[&str] = &[
-    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc",
+/// `find`'s tests that narrow which files its later actions act on (`-newerXY` too).
+const FIND_TESTS: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-type",
+    "-xtype",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-used",
+    "-size",
+    "-empty",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-nouser",
+    "-nogroup",
+    "-perm",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-fstype",
 ];
 
 /// Longest piece of a command quoted in a reason or a question.
@@ -67,9 +100,14 @@ fn check_line(line: &str, depth: u32, start: &Cwd) -> Option<Finding> {
     if let Some(reason) = fork_bomb(line) {
         return Some(Finding::Reject(reason));
     }
-    // A line that sets CDPATH makes `cd name` go where the gate cannot tell.
+    // A line that sets CDPATH makes `cd name` go where the gate cannot tell; one that may set
+    // HOME, `~` and a bare `cd`.
     let cdpath = line.contains("CDPATH");
-    let mut cwd = start.clone();
+    let mut cwd = if may_set_home(line) {
+        start.homeless()
+    } else {
+        start.clone()
+    };
     gravest(split(line).iter().map(|simple| {
         let found = check_simple(simple, depth, &cwd);
         if let Some(next) = changed_dir(&simple.words, &cwd, cdpath) {
@@ -79,8 +117,20 @@ fn check_line(line: &str, depth: u32, start: &Cwd) -> Option<Finding> {
     }))
 }
 
+/// Whether `line` may give `HOME` a value (`HOME=/`, `export HOME`, `read HOME`,
+/// `${HOME:=/}`): it names `HOME` other than to read it as `$HOME` or `${HOME}`.
+fn may_set_home(line: &str) -> bool {
+    let name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices("HOME").any(|(at, _)| {
+        let (before, after) = (&line[..at], &line[at + "HOME".len()..]);
+        let whole = !before.ends_with(name) && !after.starts_with(name);
+        let read = before.ends_with('$') || (before.ends_with("${") && after.starts_with('}'));
+        whole && !read
+    })
+}
+
 /// One simple command of a line: its redirections, then what it runs. What it reads on
-/// standard input comes from a pipe or a file the gate cannot see.
+/// standard input is its here-string, or comes from a pipe or a file the gate cannot see.
 fn check_simple(simple: &Simple, depth: u32, cwd: &Cwd) -> Option<Finding> {
     let redirects = simple
         .redirects
@@ -92,25 +142,44 @@ fn check_simple(simple: &Simple, depth: u32, cwd: &Cwd) -> Option<Finding> {
             Onto::Unknown => Some(ask_write("redirects output to", target)),
             Onto::Fine => None,
         });
+    let input = simple.here.as_deref().map_or(Input::Unseen, Input::Text);
     gravest(redirects.chain(std::iter::once_with(|| {
-        command(&simple.words, depth, Input::Unseen, cwd)
+        command(&simple.words, depth, input, cwd)
     })))
 }
 
-/// Where a `cd` (or `pushd`, `popd`) in `words` leads, when the command is one.
+/// Where a `cd` (or `pushd`, `popd`) in `words` leads, when the command is one. An `eval`
+/// that may change directory (its words name `cd` or are expanded) and a sourced script lead
+/// where the gate cannot tell.
 fn changed_dir(words: &[String], cwd: &Cwd, cdpath: bool) -> Option<Cwd> {
-    let words = program_words(words);
-    let (first, args) = words.split_first()?;
-    let (first, args) = match first.as_str() {
-        "builtin" | "command" => args.split_first()?,
-        _ => (first, args),
-    };
+    let (first, args) = dir_command(words).split_first()?;
     match first.as_str() {
         "cd" => Some(cwd.cd(args, cdpath)),
         "pushd" if !args.is_empty() => Some(cwd.cd(args, cdpath)),
-        "pushd" | "popd" => Some(Cwd::Unknown),
+        "pushd" | "popd" | "source" | "." => Some(cwd.unknown()),
+        "eval" if args.iter().map(String::as_str).any(may_change_dir) => Some(cwd.unknown()),
         _ => None,
     }
+}
+
+/// `words` from the command that may change directory on: shell grammar, assignments, and
+/// what runs a builtin in this shell (`builtin`, `command`, `time`, `time -p`) left out.
+fn dir_command(words: &[String]) -> &[String] {
+    let mut words = program_words(words);
+    loop {
+        words = match words {
+            [first, p, rest @ ..] if first == "time" && p == "-p" => rest,
+            [first, rest @ ..] if matches!(first.as_str(), "builtin" | "command" | "time") => rest,
+            _ => return words,
+        };
+        words = program_words(words);
+    }
+}
+
+/// Whether the word `word` of an `eval` may change directory: it names `cd`, `pushd` or
+/// `popd`, or the shell expands it.
+fn may_change_dir(word: &str) -> bool {
+    ["cd", "pushd", "popd"].iter().any(|w| word.contains(w)) || paths::expands(word)
 }
 
 /// Check one command's words, run at `depth` from `cwd` with `input` on standard input:
@@ -217,13 +286,12 @@ fn rules(program: &str, args: &[String], depth: u32, cwd: &Cwd) -> Option<Findin
     }
 }
 
-/// `words` from the program on: shell grammar (`{`, `if`, `!`...) and assignments left out.
+/// `words` from the program on: shell grammar (`{`, `if`, `!`...), assignments and the names
+/// of `function NAME` and `coproc NAME` left out ([`shell_syntax::program_start`]).
 fn program_words(words: &[String]) -> &[String] {
-    let skip = words
-        .iter()
-        .take_while(|w| GRAMMAR.contains(&w.as_str()) || is_assignment(w))
-        .count();
-    words.get(skip..).unwrap_or_default()
+    words
+        .get(shell_syntax::program_start(words)..)
+        .unwrap_or_default()
 }
 
 /// The arguments that are not options.
@@ -279,7 +347,28 @@ fn named(word: &str, dir: &str) -> String {
 
 /// `find ... -exec CMD {} ;` (and `-execdir`, `-ok`, `-okdir`), and `find / -delete`.
 fn find(args: &[String], depth: u32, cwd: &Cwd) -> Option<Finding> {
-    // `-H`, `-L`, `-P`, `-D OPTS` and `-OLEVEL` come before the starting points.
+    let roots = find_roots(args);
+    let filtered = find_filtered(args);
+    let deleted = roots
+        .iter()
+        .filter(|_| args.iter().any(|a| a == "-delete"))
+        .map(|root| find_delete(root, filtered, cwd));
+    let exec = roots
+        .iter()
+        .flat_map(|root| find_execs(args, root, cwd))
+        .map(|(cmd, cwd)| {
+            command(&cmd, depth + 1, Input::Nothing, &cwd).map(|finding| match finding {
+                Finding::Reject(reason) => Finding::Reject(format!("find -exec: {reason}")),
+                Finding::Ask(question) => Finding::Ask(format!("find -exec: {question}")),
+            })
+        });
+    gravest(deleted.chain(exec))
+}
+
+/// `find`'s starting points: the words after its leading options (`-H`, `-L`, `-P`, `-D OPTS`,
+/// `-OLEVEL`) up to the first test; `.` when there are none. `-files0-from FILE` reads more
+/// from a file, which stand as [`wrappers::UNSEEN`].
+fn find_roots(args: &[String]) -> Vec<String> {
     let mut start = 0;
     while let Some(a) = args.get(start) {
         match a.as_str() {
@@ -289,46 +378,77 @@ fn find(args: &[String], depth: u32, cwd: &Cwd) -> Option<Finding> {
             _ => break,
         }
     }
-    let roots: Vec<&String> = args
+    let mut roots: Vec<String> = args
         .iter()
         .skip(start)
         .take_while(|a| !a.starts_with(['-', '(', '!']))
+        .cloned()
         .collect();
-    let delete = args.iter().any(|a| a == "-delete");
-    let deleted = roots
+    if args.iter().any(|a| a == "-files0-from") {
+        roots.push(wrappers::UNSEEN.to_owned());
+    } else if roots.is_empty() {
+        roots.push(".".to_owned());
+    }
+    roots
+}
+
+/// Whether a test comes before `find`'s `-delete`, so that it removes only some of what is
+/// below a starting point; not when an operator lets `-delete` run without the test
+/// (`find ~ -name x -o -delete`).
+fn find_filtered(args: &[String]) -> bool {
+    let Some(at) = args.iter().position(|a| a == "-delete") else {
+        return false;
+    };
+    let or = args
         .iter()
-        .filter(|_| delete)
-        .map(|root| match paths::target(root, cwd) {
-            Target::Home => Some(Finding::Reject(format!(
-                "find {root} -delete removes the home directory"
-            ))),
-            Target::System(_) => Some(Finding::Reject(format!(
-                "find {root} -delete removes system files"
-            ))),
-            Target::Unknown => Some(ask_target("find -delete in", root)),
-            Target::Other => None,
-        });
-    // `{}` is each file found: the first starting point stands for them.
-    let found = roots.first().map_or(".", |r| r.as_str());
-    let execs: Vec<Vec<String>> = args
+        .any(|a| matches!(a.as_str(), "-o" | "-or" | ","));
+    let tested = args
+        .get(..at)
+        .unwrap_or_default()
         .iter()
+        .any(|a| FIND_TESTS.contains(&a.as_str()) || a.starts_with("-newer"));
+    tested && !or
+}
+
+/// What `find ROOT ... -delete` removes, from `cwd`: a home or system directory is rejected,
+/// unless tests choose what goes (`filtered`), when it asks.
+fn find_delete(root: &str, filtered: bool, cwd: &Cwd) -> Option<Finding> {
+    let whole = match paths::target(root, cwd) {
+        Target::Home => "the home directory",
+        Target::System(_) => "system files",
+        Target::Unknown => return Some(ask_target("find -delete in", root)),
+        Target::Other => return None,
+    };
+    if !filtered {
+        return Some(Finding::Reject(format!(
+            "find {root} -delete removes {whole}"
+        )));
+    }
+    Some(Finding::Ask(format!(
+        "find {} -delete removes what its tests select below it, which this gate cannot tell \
+         and may be much of {whole}: approve running it?",
+        shown(&[root.to_owned()])
+    )))
+}
+
+/// The commands `find`'s `-exec`, `-execdir`, `-ok` and `-okdir` run for the files below
+/// `root`, each with where it runs: `{}` stands for `root`. `-execdir` and `-okdir` run in
+/// each file's directory, which the gate cannot tell.
+fn find_execs(args: &[String], root: &str, cwd: &Cwd) -> Vec<(Vec<String>, Cwd)> {
+    args.iter()
         .enumerate()
         .filter(|(_, a)| ["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str()))
-        .map(|(at, _)| {
-            args.iter()
+        .map(|(at, action)| {
+            let cmd: Vec<String> = args
+                .iter()
                 .skip(at + 1)
                 .take_while(|a| *a != ";" && *a != "+")
-                .map(|a| a.replace("{}", found))
-                .collect()
+                .map(|a| a.replace("{}", root))
+                .collect();
+            let dir = action.ends_with("dir");
+            (cmd, if dir { cwd.unknown() } else { cwd.clone() })
         })
-        .collect();
-    let exec = execs.iter().map(|cmd| {
-        command(cmd, depth + 1, Input::Nothing, cwd).map(|finding| match finding {
-            Finding::Reject(reason) => Finding::Reject(format!("find -exec: {reason}")),
-            Finding::Ask(question) => Finding::Ask(format!("find -exec: {question}")),
-        })
-    });
-    gravest(deleted.chain(exec))
+        .collect()
 }
 
 fn rm(args: &[String], cwd: &Cwd) -> Option<Finding> {

@@ -18,9 +18,10 @@
 //! options before `-c` read as the shell reads them), wrappers (`sudo`, `env` with `-S`,
 //! `nice`, `timeout`, `stdbuf`, `ionice`, `chrt`, `taskset`, `setsid`, `nohup`, `busybox`,
 //! `xargs`, `su -c`, `watch`, `eval`...; each option read by the wrapper's own table, so a
-//! value is never taken for the command), `find -exec`, command chains and `$(...)`/backtick
-//! substitutions; and it judges what a shell or `xargs` reads on standard input as part of
-//! what runs.
+//! value is never taken for the command), `find -exec`, command chains, `$(...)`/backtick
+//! substitutions and `<(...)`/`>(...)` process substitutions; and it judges what a shell or
+//! `xargs` reads on standard input (given by the tool, or a here-string, `bash <<< LINE`) as
+//! part of what runs.
 //!
 //! It fails closed: what it cannot tell asks a person (`require-approval`) instead of passing.
 //! That is a program named by an expansion (`$(echo rm) -rf /etc`, `$x -rf /`), a target of a

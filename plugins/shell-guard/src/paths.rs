@@ -29,9 +29,20 @@ const DISKS: &[&str] = &[
 /// so that `~/..` is `/home`, a system directory.
 const HOME: &str = "/home/~";
 
-/// Where the commands of one line run, as far as its `cd`s tell.
+/// Where the commands of one line run, as far as its `cd`s tell, and whether its `~` is the
+/// user's home.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cwd {
+pub struct Cwd {
+    /// The directory.
+    pub dir: Dir,
+    /// Whether `~`, `$HOME` and a bare `cd` lead to the user's home; not once the line may give
+    /// `HOME` another value (`HOME=/; rm -rf ~/etc`): they then lead where the gate cannot tell.
+    pub home: bool,
+}
+
+/// A directory, as far as a line's `cd`s tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dir {
     /// Below where the line started, by these components (none: there).
     Below(Vec<String>),
     /// This absolute directory, resolved.
@@ -43,7 +54,26 @@ pub enum Cwd {
 impl Cwd {
     /// Where a line starts: relative paths are below it, as the gate has always read them.
     pub fn start() -> Cwd {
-        Cwd::Below(Vec::new())
+        Cwd {
+            dir: Dir::Below(Vec::new()),
+            home: true,
+        }
+    }
+
+    /// Here, moved somewhere the gate cannot tell (`pushd`, `popd`, `eval 'cd ...'`).
+    pub fn unknown(&self) -> Cwd {
+        Cwd {
+            dir: Dir::Unknown,
+            home: self.home,
+        }
+    }
+
+    /// Here, with `HOME` given a value the gate cannot tell.
+    pub fn homeless(&self) -> Cwd {
+        Cwd {
+            dir: self.dir.clone(),
+            home: false,
+        }
     }
 
     /// Where `cd ARGS` (or `pushd ARGS`) leads from here. With `cdpath` (the line sets
@@ -62,18 +92,22 @@ impl Cwd {
             }
         }
         let dir = match rest {
-            [] => return Cwd::At(HOME.to_owned()),
-            [dir] => dir,
-            _ => return Cwd::Unknown,
+            [] if self.home => HOME,
+            [dir] => dir.as_str(),
+            _ => return self.unknown(),
         };
         let spelled_from_here = dir.starts_with('/') || dir.starts_with('.');
         if dir == "-" || has_glob(dir) || (cdpath && !spelled_from_here) {
-            return Cwd::Unknown;
+            return self.unknown();
         }
-        match place(dir, self) {
-            Place::At(path) => Cwd::At(path),
-            Place::Below(parts) => Cwd::Below(parts),
-            Place::Unknown => Cwd::Unknown,
+        let dir = match place(dir, self) {
+            Place::At(path) => Dir::At(path),
+            Place::Below(parts) => Dir::Below(parts),
+            Place::Unknown => Dir::Unknown,
+        };
+        Cwd {
+            dir,
+            home: self.home,
         }
     }
 }
@@ -94,14 +128,17 @@ pub enum Place {
 /// Where the path `word` leads from `cwd`.
 pub fn place(word: &str, cwd: &Cwd) -> Place {
     let (mut parts, rest, absolute) = if let Some(rest) = home_rest(word) {
+        if !cwd.home {
+            return Place::Unknown;
+        }
         (components(HOME), rest, true)
     } else if word.starts_with('/') {
         (Vec::new(), word, true)
     } else {
-        match cwd {
-            Cwd::At(dir) => (components(dir), word, true),
-            Cwd::Below(parts) => (parts.clone(), word, false),
-            Cwd::Unknown => return Place::Unknown,
+        match &cwd.dir {
+            Dir::At(dir) => (components(dir), word, true),
+            Dir::Below(parts) => (parts.clone(), word, false),
+            Dir::Unknown => return Place::Unknown,
         }
     };
     if expands(rest) {

@@ -6,7 +6,7 @@ use passepartout_sdk::context::{Effects, ProgramRun, ToolIdentity};
 use passepartout_sdk::{Action, Gate, SignalView, Verdict};
 use serde_json::{Value, json};
 
-use crate::paths::{self, Cwd, Place, Target};
+use crate::paths::{self, Cwd, Dir, Place, Target};
 use crate::wrappers::{self, Input, Runs, Script};
 use crate::{ShellGuard, check_action, options};
 
@@ -634,17 +634,23 @@ fn paths_are_resolved_lexically_and_expansions_are_unknown() {
     }
     // `cd` moves where relative paths lead.
     let root = start.cd(&words("/"), false);
-    assert_eq!(root, Cwd::At("/".into()));
+    assert_eq!(root.dir, Dir::At("/".into()));
     assert_eq!(paths::place("etc", &root), at("/etc"));
-    assert_eq!(root.cd(&words("tmp"), false), Cwd::At("/tmp".into()));
-    assert_eq!(start.cd(&words(".."), false), Cwd::Unknown);
-    assert_eq!(start.cd(&words("-"), false), Cwd::Unknown);
+    assert_eq!(root.cd(&words("tmp"), false).dir, Dir::At("/tmp".into()));
+    assert_eq!(start.cd(&words(".."), false).dir, Dir::Unknown);
+    assert_eq!(start.cd(&words("-"), false).dir, Dir::Unknown);
     assert_eq!(
-        start.cd(&words("build"), false),
-        Cwd::Below(vec!["build".into()])
+        start.cd(&words("build"), false).dir,
+        Dir::Below(vec!["build".into()])
     );
-    assert_eq!(start.cd(&words("build"), true), Cwd::Unknown);
-    assert_eq!(start.cd(&[], false), Cwd::At("/home/~".into()));
+    assert_eq!(start.cd(&words("build"), true).dir, Dir::Unknown);
+    assert_eq!(start.cd(&[], false).dir, Dir::At("/home/~".into()));
+    // Once the line may set HOME, `~` and a bare `cd` lead where the gate cannot tell.
+    let homeless = start.homeless();
+    assert_eq!(paths::place("~/etc", &homeless), Place::Unknown);
+    assert_eq!(paths::place("$HOME", &homeless), Place::Unknown);
+    assert_eq!(homeless.cd(&[], false).dir, Dir::Unknown);
+    assert_eq!(paths::place("/etc", &homeless), at("/etc"));
     // Targets, globs compared as globs.
     assert_eq!(paths::target("/e*c", &start), Target::System("/etc"));
     assert_eq!(paths::target("/**", &start), Target::System("/"));

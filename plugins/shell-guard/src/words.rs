@@ -1,17 +1,43 @@
 //! Splitting a shell command line into simple commands and words, as far as a guard needs:
-//! quotes, escapes, the chain operators, and `$(...)`/backtick substitutions (returned as
-//! commands of their own so that they are checked too, and left in their word as `$(...)`, so
-//! that a word made by one is seen to be unknown before it runs).
+//! quotes, escapes, the chain operators, redirections, and `$(...)`/backtick substitutions and
+//! `<(...)`/`>(...)` process substitutions (returned as commands of their own so that they are
+//! checked too, and left in their word as `$(...)`, so that a word made by one is seen to be
+//! unknown before it runs).
+
+use shell_syntax::{Redirected, is_descriptor, redirection, until_close};
 
 /// What a substitution (`$(...)`, backticks) leaves in its word: the rules read it as an
 /// expansion whose text cannot be known before the command runs.
 const SUBSTITUTION: &str = "$(...)";
 
-/// One simple command: its words, and the targets of its output redirections.
+/// One simple command: its words, the targets of its output redirections, and the here-string
+/// it reads on standard input.
 #[derive(Debug, Default, PartialEq)]
 pub struct Simple {
+    /// Its words, redirections left out.
     pub words: Vec<String>,
+    /// The files it writes by redirection (`>`, `>>`, `>&FILE`, `<>`).
     pub redirects: Vec<String>,
+    /// The text of its here-string (`<<< WORD`), when the last of its input redirections is
+    /// one; else what it reads comes from a pipe or a file the gate cannot see.
+    pub here: Option<String>,
+}
+
+impl Simple {
+    /// Add the finished `word`, which follows the redirection operator `after`, if any.
+    fn add(&mut self, word: String, after: Option<Redirected>) {
+        match after {
+            None => self.words.push(word),
+            Some(Redirected::Duplicate) if is_descriptor(&word) => {}
+            Some(Redirected::Output | Redirected::Duplicate) => self.redirects.push(word),
+            Some(Redirected::ReadWrite) => {
+                self.redirects.push(word);
+                self.here = None;
+            }
+            Some(Redirected::Input) => self.here = None,
+            Some(Redirected::HereString) => self.here = Some(word),
+        }
+    }
 }
 
 /// Split `line` into simple commands. Substitutions become commands of their own.
@@ -22,24 +48,20 @@ pub fn split(line: &str) -> Vec<Simple> {
     let mut cur = Simple::default();
     let mut word = String::new();
     let mut in_word = false;
-    let mut redirect_next = false;
+    // The redirection operator the next word follows.
+    let mut after: Option<Redirected> = None;
     let chars: Vec<char> = line.chars().collect();
     let mut i = 0;
 
-    // Ends the current word; a word after `>` is a redirection target, not an argument.
-    let finish_word =
-        |cur: &mut Simple, word: &mut String, in_word: &mut bool, redirect: &mut bool| {
-            if *in_word {
-                let w = std::mem::take(word);
-                if *redirect {
-                    cur.redirects.push(w);
-                    *redirect = false;
-                } else {
-                    cur.words.push(w);
-                }
-                *in_word = false;
-            }
-        };
+    // Ends the current word; a word after `>` or `<` is a redirection's, not an argument.
+    let finish_word = |cur: &mut Simple,
+                       word: &mut String,
+                       in_word: &mut bool,
+                       after: &mut Option<Redirected>| {
+        if std::mem::take(in_word) {
+            cur.add(std::mem::take(word), after.take());
+        }
+    };
 
     while i < chars.len() {
         let c = chars[i];
@@ -81,7 +103,9 @@ pub fn split(line: &str) -> Vec<Simple> {
                     i += 1;
                 }
             }
-            '$' if chars.get(i + 1) == Some(&'(') => {
+            // A command substitution, or a process substitution (`<(...)`, `>(...)`): its
+            // command runs, and what it leaves in the word cannot be known.
+            '$' | '<' | '>' if chars.get(i + 1) == Some(&'(') => {
                 let (inner, end) = balanced(&chars, i + 2);
                 nested.push(inner);
                 word.push_str(SUBSTITUTION);
@@ -107,37 +131,27 @@ pub fn split(line: &str) -> Vec<Simple> {
                 continue;
             }
             ';' | '&' | '|' | '\n' | '(' | ')' if !(c == '&' && is_fd_dup(&chars, i)) => {
-                finish_word(&mut cur, &mut word, &mut in_word, &mut redirect_next);
-                if !cur.words.is_empty() || !cur.redirects.is_empty() {
+                finish_word(&mut cur, &mut word, &mut in_word, &mut after);
+                if !cur.words.is_empty() || !cur.redirects.is_empty() || cur.here.is_some() {
                     out.push(std::mem::take(&mut cur));
                 }
-                redirect_next = false;
+                after = None;
             }
-            '>' => {
-                // `2>x`, `1>>x`: the digits before `>` are a descriptor, not a word.
+            '>' | '<' => {
+                // `2>x`, `0<x`: the digits before the operator are a descriptor, not a word.
                 if in_word && word.chars().all(|d| d.is_ascii_digit()) {
                     word.clear();
                     in_word = false;
                 }
-                finish_word(&mut cur, &mut word, &mut in_word, &mut redirect_next);
-                while chars.get(i + 1) == Some(&'>') || chars.get(i + 1) == Some(&'|') {
-                    i += 1;
-                }
-                if chars.get(i + 1) == Some(&'&') {
-                    // `>&2`: duplicate a descriptor, no file.
-                    i += 2;
-                    while chars
-                        .get(i)
-                        .is_some_and(|d| d.is_ascii_digit() || *d == '-')
-                    {
-                        i += 1;
-                    }
-                    continue;
-                }
-                redirect_next = true;
+                finish_word(&mut cur, &mut word, &mut in_word, &mut after);
+                let head: String = chars[i..].iter().take(3).collect();
+                let (what, len) = redirection(&head);
+                after = Some(what);
+                i += len;
+                continue;
             }
             c if c.is_whitespace() => {
-                finish_word(&mut cur, &mut word, &mut in_word, &mut redirect_next);
+                finish_word(&mut cur, &mut word, &mut in_word, &mut after);
             }
             _ => {
                 word.push(c);
@@ -146,8 +160,8 @@ pub fn split(line: &str) -> Vec<Simple> {
         }
         i += 1;
     }
-    finish_word(&mut cur, &mut word, &mut in_word, &mut redirect_next);
-    if !cur.words.is_empty() || !cur.redirects.is_empty() {
+    finish_word(&mut cur, &mut word, &mut in_word, &mut after);
+    if !cur.words.is_empty() || !cur.redirects.is_empty() || cur.here.is_some() {
         out.push(cur);
     }
     for inner in nested {
@@ -160,24 +174,12 @@ fn is_fd_dup(chars: &[char], i: usize) -> bool {
     i > 0 && chars[i - 1] == '>'
 }
 
-/// The text of `$(` ... `)` starting after the `(`, and the index after the closing `)`.
+/// The text of `$(` ... `)` starting after the `(`, and the index after the closing `)`, read
+/// as [`until_close`] reads it (a quoted `)` does not close it).
 fn balanced(chars: &[char], start: usize) -> (String, usize) {
-    let mut depth = 1;
-    let mut i = start;
-    while i < chars.len() {
-        match chars[i] {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return (chars[start..i].iter().collect(), i + 1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    (chars[start..].iter().collect(), chars.len())
+    let mut rest = chars.get(start..).unwrap_or_default().iter().copied();
+    let inner = until_close(&mut rest);
+    (inner, chars.len() - rest.len())
 }
 
 /// The text between backticks starting at `start`, and the index after the closing one.

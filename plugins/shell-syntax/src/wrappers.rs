@@ -1,9 +1,9 @@
 //! Programs that run another command, and shells that run a script: what each runs, read from
 //! its options with [`crate::options`]. `sudo -u root CMD`, `env -S "CMD"`, `timeout -s KILL 5
 //! CMD`, `nice -n 5 CMD`, `xargs -n 1 CMD`, `busybox CMD`, `su -c LINE`, `watch LINE`, `eval
-//! LINE`; `sh -c LINE`, `bash -o pipefail -c LINE`, `bash FILE`, `sh` reading its standard
-//! input. An option a program's table does not hold means the gate cannot tell what runs
-//! ([`Runs::Unknown`], [`Script::Unknown`]): it says so rather than guess.
+//! LINE`; `sh -c LINE`, `bash -o pipefail -c LINE`, `bash FILE`, `source FILE`, `sh` reading
+//! its standard input. An option a program's table does not hold means the gate cannot tell
+//! what runs ([`Runs::Unknown`], [`Script::Unknown`]): it says so rather than guess.
 //!
 
 use crate::options::{self, Options};
@@ -472,10 +472,14 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
 /// shell. Options come first, as shells read them: `-c` (alone or in a cluster, `-xc`) makes
 /// the first operand the command line; `-o`/`+o` (and bash's `-O`, ksh's `-T` and `-R`),
 /// `--rcfile` and `--init-file` take the next word; `-s` reads standard input. An option it
-/// does not know leaves the gate unable to tell.
+/// does not know leaves the gate unable to tell. `source FILE` and `. FILE` run the script in
+/// the file as `bash FILE` does (in this shell, not a new one).
 pub fn script(name: &str, args: &[String]) -> Option<Script> {
     if name == "fish" {
         return Some(fish(args));
+    }
+    if name == "source" || name == "." {
+        return Some(sourced(args));
     }
     if !SHELLS.contains(&name) {
         return None;
@@ -832,6 +836,15 @@ fn busybox(args: &[String]) -> Runs {
     match args.first() {
         Some(first) if first.starts_with('-') => Runs::Command(Vec::new()),
         _ => Runs::Command(args.to_vec()),
+    }
+}
+
+/// `source FILE ARGS`, `. FILE`: the script in the file (none when no file is named).
+fn sourced(args: &[String]) -> Script {
+    let skip = usize::from(args.first().is_some_and(|a| a == "--"));
+    match args.get(skip) {
+        Some(file) => Script::File(file.clone()),
+        None => Script::Lines(Vec::new()),
     }
 }
 
