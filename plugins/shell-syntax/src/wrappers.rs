@@ -62,6 +62,10 @@ pub const UNSEEN: &str = "$(...)";
 /// The most lines (or NUL-separated items) of input `xargs` is judged on; more is unseen.
 const MAX_LINES: usize = 256;
 
+/// The most words of input `xargs` is judged on (each may start a group of its own); more is
+/// unseen.
+const MAX_WORDS: usize = 256;
+
 const SUDO: &[&str] = &[
     "A|askpass",
     "a|auth-type=",
@@ -535,8 +539,9 @@ pub fn script(name: &str, args: &[String]) -> Option<Script> {
 /// The commands `xargs` runs: `command` with the words of `input` added as xargs splits them
 /// by default (blanks, quotes); with its items as `-L 1`, `-0` or `-d DELIMITER` split them
 /// (lines, NUL or `delimiter`), all together and each alone; or, with `replace`, each item put
-/// in its place. Input the gate cannot see, or of more than [`MAX_LINES`] items, is given as
-/// [`UNSEEN`].
+/// in its place; and, as xargs may cut its input into groups anywhere, each word alone and with
+/// every word after it. Input the gate cannot see, or of more than [`MAX_LINES`] items or
+/// [`MAX_WORDS`] words, is given as [`UNSEEN`].
 pub fn xargs_commands(
     command: &[String],
     replace: Option<&str>,
@@ -566,15 +571,34 @@ pub fn xargs_commands(
         words.extend(added.iter().map(|a| (*a).to_owned()));
         words
     };
-    let mut blanks = command.to_vec();
-    blanks.extend(split_words(text, false));
-    let mut commands = vec![blanks];
-    let all = with(items.as_slice());
-    if !commands.contains(&all) {
-        commands.push(all);
+    let words = split_words(text, false);
+    if words.len() > MAX_WORDS {
+        return vec![with(&[UNSEEN])];
     }
+    let mut blanks = command.to_vec();
+    blanks.extend(words.iter().cloned());
+    let mut commands = vec![blanks];
+    let mut add = |run: Vec<String>| {
+        if !commands.contains(&run) {
+            commands.push(run);
+        }
+    };
+    add(with(items.as_slice()));
     if items.len() > 1 {
-        commands.extend(items.iter().map(|item| with(std::slice::from_ref(item))));
+        for item in &items {
+            add(with(std::slice::from_ref(item)));
+        }
+    }
+    // xargs may cut its input into groups (`-n`, `-L`, `-s`, or its own size limit), and any
+    // word may start one: each word is judged right after the command, alone and with all
+    // the words after it (`-n 2 sh -c` given `a b 'rm -rf ~' d` runs `sh -c 'rm -rf ~' d`).
+    for (i, word) in words.iter().enumerate() {
+        let mut alone = command.to_vec();
+        alone.push(word.clone());
+        add(alone);
+        let mut rest = command.to_vec();
+        rest.extend(words[i..].iter().cloned());
+        add(rest);
     }
     commands
 }
