@@ -369,8 +369,13 @@ impl Setup {
     pub fn load_audited(self) -> (Loaded, crate::audit::AuditReport) {
         let mut report = self.runtime.load_all(&self.sources, &self.policy);
         report.drop_unordered_skills(&self.policy);
-        let audit =
-            crate::audit::audit_loaded(&self.runtime, &self.sources, &self.policy, &report.plugins);
+        let audit = crate::audit::audit_loaded(
+            &self.runtime,
+            &self.sources,
+            &self.policy,
+            &self.settings,
+            &report.plugins,
+        );
         (self.loaded(report), audit)
     }
 

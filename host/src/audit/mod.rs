@@ -369,14 +369,16 @@ pub fn audit(
 
 /// As [`audit`], for sources already loaded into `loaded` (the daemon's set): their tools are
 /// read from there instead of loading each plugin a second time. The daemon's ports are
-/// [`DaemonPorts::of`] the defaults with the environment and the rendezvous the daemon wrote.
+/// [`DaemonPorts::of`] `settings` (its `passepartout.toml`), the environment and the
+/// rendezvous the daemon wrote.
 pub fn audit_loaded(
     runtime: &Runtime,
     sources: &[PluginSource],
     policy: &Policy,
+    settings: &ConfigFile,
     loaded: &[crate::runtime::Plugin],
 ) -> AuditReport {
-    let daemon = DaemonPorts::of(&ConfigFile::default());
+    let daemon = DaemonPorts::of(settings);
     report_of(runtime, sources, policy, &daemon, &Loads::Daemon(loaded))
 }
 
