@@ -617,20 +617,34 @@ fn the_gardener_proposes_ids_through_the_gates_and_a_rollback_restores_the_exact
     assert!(m.get(&target.id).expect("get").expect("there").derived_id);
 }
 
+/// The `memory` plugin loaded on a fresh runtime that shares `m`, its policy granting memory
+/// `access` (`read` or `read-write`); the runtime and its scratch folder are kept beside it.
+fn memory_plugin(
+    m: &std::sync::Arc<Memory>,
+    access: &str,
+) -> (
+    passepartout::runtime::Plugin,
+    passepartout::runtime::Runtime,
+    tempfile::TempDir,
+) {
+    let (mut rt, scratch) = crate::fresh_runtime();
+    rt.set_memory(m.clone());
+    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
+    let policy = format!("[plugins.memory]\nmemory = \"{access}\"\n");
+    let plugin = rt
+        .load(
+            &source,
+            &passepartout::runtime::Policy::parse(&policy).expect("policy"),
+        )
+        .unwrap_or_else(|e| panic!("loads with {access}: {e}"));
+    (plugin, rt, scratch)
+}
+
 #[test]
 fn memory_reads_need_a_read_grant_and_writes_a_read_write_one() {
     let m = std::sync::Arc::new(store());
     ingest(&m, &corpus());
-    let (mut rt, _s) = crate::fresh_runtime();
-    rt.set_memory(m.clone());
-    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
-    let read = rt
-        .load(
-            &source,
-            &passepartout::runtime::Policy::parse("[plugins.memory]\nmemory = \"read\"\n")
-                .expect("policy"),
-        )
-        .expect("loads with read");
+    let (read, _rt, _s) = memory_plugin(&m, "read");
     let out = read
         .call_tool("memory-query", r#"{"tag": "project"}"#)
         .expect("query");
@@ -1086,16 +1100,7 @@ fn a_huge_title_does_not_sink_memory_query() {
     .expect("write");
     let m = std::sync::Arc::new(store());
     ingest(&m, dir.path());
-    let (mut rt, _s) = crate::fresh_runtime();
-    rt.set_memory(m.clone());
-    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
-    let plugin = rt
-        .load(
-            &source,
-            &passepartout::runtime::Policy::parse("[plugins.memory]\nmemory = \"read\"\n")
-                .expect("policy"),
-        )
-        .expect("loads");
+    let (plugin, _rt, _s) = memory_plugin(&m, "read");
     let out = plugin
         .call_tool("memory-query", "{}")
         .expect("the query answers");
@@ -1120,16 +1125,7 @@ fn a_padded_id_is_the_headline_the_gates_see_and_the_tool_writes() {
         })
         .expect("query")
         .remove(0);
-    let (mut rt, _s) = crate::fresh_runtime();
-    rt.set_memory(m.clone());
-    let source = crate::builtins(&["memory"]).pop().expect("memory plugin");
-    let plugin = rt
-        .load(
-            &source,
-            &passepartout::runtime::Policy::parse("[plugins.memory]\nmemory = \"read-write\"\n")
-                .expect("policy"),
-        )
-        .expect("loads");
+    let (plugin, _rt, _s) = memory_plugin(&m, "read-write");
     let args = serde_json::json!({ "id": format!("  {}  ", derived.id) });
     let catalog = passepartout::runtime::effects::Catalog::new([&plugin]);
     let action = passepartout::signal::Action {

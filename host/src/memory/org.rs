@@ -213,6 +213,9 @@ impl TodoKeywords {
 /// The lines inside verbatim blocks (`src`, `example`, `export`, `comment`, `verse`), each from
 /// its `#+begin_NAME` to the `#+end_NAME` that closes it; a block that never closes is none
 /// (Org reads its first line as a paragraph).
+/// The blocks whose contents Org keeps as text (not parsed into elements), by lower-case name.
+pub(crate) const VERBATIM_BLOCKS: [&str; 5] = ["src", "example", "export", "comment", "verse"];
+
 fn verbatim_lines(lines: &[&str]) -> std::collections::HashSet<usize> {
     let mut inside = std::collections::HashSet::new();
     let mut open: Option<(usize, String)> = None;
@@ -228,7 +231,7 @@ fn verbatim_lines(lines: &[&str]) -> std::collections::HashSet<usize> {
                 let name = lower
                     .strip_prefix("#+begin_")
                     .and_then(|r| r.split_whitespace().next())
-                    .filter(|name| ["src", "example", "export", "comment", "verse"].contains(name));
+                    .filter(|name| VERBATIM_BLOCKS.contains(name));
                 if let Some(name) = name {
                     open = Some((n, name.to_owned()));
                 }

@@ -169,7 +169,7 @@ impl Kind<'_> {
     /// `:END:`/`#+END:`, so cannot hold another of its kind.)
     fn nests(self) -> bool {
         match self {
-            Kind::Block(name) => !["comment", "example", "export", "src", "verse"]
+            Kind::Block(name) => !super::org::VERBATIM_BLOCKS
                 .iter()
                 .any(|v| name.eq_ignore_ascii_case(v)),
             Kind::Dynamic | Kind::Drawer => true,
