@@ -195,6 +195,7 @@ impl Memory {
         )?;
         // The files change only once the store holds what they will say, and only if nobody
         // changed them since they were read.
+        let mut not_written = Vec::new();
         for p in pending {
             before_write_back(&p.file);
             let message = match write_atomically_if(&p.file, p.text.as_bytes(), Some(&p.read)) {
@@ -214,6 +215,26 @@ impl Memory {
                 line: 0,
                 message,
             });
+            not_written.push(p.file);
+        }
+        // The store took those files with the IDs (and the line numbers) they did not get:
+        // read them again as they are now.
+        for file in not_written {
+            match self.ingest(&file, &IngestOptions::default()) {
+                Ok(again) => {
+                    report.warnings.extend(again.warnings);
+                    report.new_nodes += again.new_nodes;
+                    report.root_after = again.root_after;
+                }
+                Err(e) => report.warnings.push(Warning {
+                    file: file.display().to_string(),
+                    line: 0,
+                    message: format!(
+                        "could not be read again ({e}): until the next ingest, the store holds \
+                         it with the IDs that were not written"
+                    ),
+                }),
+            }
         }
         // Only when something changed: an unchanged store (an auto-save with nothing new)
         // warned already, and looking builds the index (a walk of the whole store).
@@ -382,17 +403,13 @@ impl Memory {
         let mut pending = None;
         if let Some(read) = fingerprint {
             let mut ids = BTreeMap::new();
-            let mut text_drawers = Vec::new();
-            missing_ids(&parsed.headlines, &mut ids, &mut text_drawers);
-            for line in &text_drawers {
+            let mut left = Vec::new();
+            missing_ids(&parsed.headlines, overrides, &mut ids, &mut left);
+            for (line, why) in &left {
                 warnings.push(Warning {
                     file: name.clone(),
                     line: *line,
-                    message: "no :ID: written for this headline: Org reads its property drawer \
-                              as text (a line in it is not a property, or it never closes), so \
-                              an :ID: in it would not count. Fix the drawer, then run \
-                              `--write-ids` again"
-                        .into(),
+                    message: why.message(),
                 });
             }
             if !ids.is_empty() && lossy {
@@ -411,9 +428,14 @@ impl Memory {
                 let reparsed = org::parse(&name, &updated, keywords, &mut again);
                 // Every ID written must read back as the headline's own: else the next run
                 // would write it again.
-                let mut left = BTreeMap::new();
-                missing_ids(&reparsed.headlines, &mut left, &mut Vec::new());
-                if !left.is_empty() {
+                let mut again_missing = BTreeMap::new();
+                missing_ids(
+                    &reparsed.headlines,
+                    overrides,
+                    &mut again_missing,
+                    &mut Vec::new(),
+                );
+                if !again_missing.is_empty() {
                     warnings.push(Warning {
                         file: name.clone(),
                         line: 0,
@@ -715,16 +737,51 @@ fn build_headline(
 /// `:ID:` written into it would not count either).
 fn missing_ids(
     headlines: &[ParsedHeadline],
+    overrides: &super::edit::Overrides,
     out: &mut BTreeMap<u32, String>,
-    text_drawers: &mut Vec<u32>,
+    left: &mut Vec<(u32, Leave)>,
 ) {
     for h in headlines {
-        if h.derived_id && h.drawer_is_text {
-            text_drawers.push(h.line);
-        } else if h.derived_id {
-            out.insert(h.line, h.id.clone());
+        if h.derived_id {
+            // `memory-assign-id` assigns the derived ID itself: that one is written.
+            let assigned = overrides
+                .get(&h.id)
+                .and_then(|settings| settings.iter().find(|(k, _)| k.eq_ignore_ascii_case("ID")))
+                .filter(|(_, id)| *id != h.id);
+            if h.drawer_is_text {
+                left.push((h.line, Leave::DrawerIsText));
+            } else if let Some((_, id)) = assigned {
+                left.push((h.line, Leave::Assigned(id.clone())));
+            } else {
+                out.insert(h.line, h.id.clone());
+            }
         }
-        missing_ids(&h.children, out, text_drawers);
+        missing_ids(&h.children, overrides, out, left);
+    }
+}
+
+/// Why `--write-ids` leaves a headline without an `:ID:`.
+enum Leave {
+    /// Org reads its property drawer as text: an `:ID:` written there would not count.
+    DrawerIsText,
+    /// The store holds another ID for it (set as a property), kept under its derived ID:
+    /// writing the derived one would hide it.
+    Assigned(String),
+}
+
+impl Leave {
+    fn message(&self) -> String {
+        match self {
+            Leave::DrawerIsText => "no :ID: written for this headline: Org reads its property \
+                                    drawer as text (a line in it is not a property, or it never \
+                                    closes), so an :ID: in it would not count. Fix the drawer, \
+                                    then run `--write-ids` again"
+                .into(),
+            Leave::Assigned(id) => format!(
+                "no :ID: written for this headline: the store gave it the ID {id}, which \
+                 writing its derived ID would hide; it keeps {id}"
+            ),
+        }
     }
 }
 
@@ -959,15 +1016,79 @@ mod tests {
 
     /// Every headline's ID at the head.
     fn headline_ids(m: &Memory) -> Vec<String> {
-        let mut ids = Vec::new();
+        headline_nodes(m)
+            .into_iter()
+            .map(|n| n.id.clone())
+            .collect()
+    }
+
+    /// Every headline node at the head.
+    fn headline_nodes(m: &Memory) -> Vec<std::sync::Arc<Node>> {
+        let mut nodes = Vec::new();
         m.walk(|node, _, _| {
             if node.kind == NodeKind::Headline {
-                ids.push(node.id.clone());
+                nodes.push(node.clone());
             }
             true
         })
         .expect("walk");
-        ids
+        nodes
+    }
+
+    fn headline_titles(m: &Memory) -> Vec<String> {
+        headline_nodes(m)
+            .into_iter()
+            .map(|n| n.title.clone())
+            .collect()
+    }
+
+    /// An ID set in the store (`Memory::set_property`) is kept under the headline's derived
+    /// ID. `--write-ids` wrote that derived ID into the file, which then hid the one set:
+    /// whatever referred to it pointed at nothing. Such a headline is left alone, with a
+    /// warning, and keeps its ID; one given its own derived ID (what `memory-assign-id` does)
+    /// gets that written.
+    #[test]
+    fn write_ids_keeps_an_id_assigned_in_the_store() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("n.org");
+        std::fs::write(&file, "* A\n* B\n").expect("write");
+        let m = store();
+        m.ingest(dir.path(), &IngestOptions::default())
+            .expect("ingest");
+        let a = headline_nodes(&m)
+            .into_iter()
+            .find(|n| n.title == "A")
+            .expect("A");
+        m.set_property(&a.id, "ID", "chosen-id").expect("assign");
+        let b = headline_nodes(&m)
+            .into_iter()
+            .find(|n| n.title == "B")
+            .expect("B");
+        m.set_property(&b.id, "ID", &b.id)
+            .expect("memory-assign-id");
+        let r = m
+            .ingest(dir.path(), &IngestOptions { write_ids: true })
+            .expect("ingest");
+        assert_eq!(r.ids_written, 1, "B's only: {:?}", r.warnings);
+        let text = std::fs::read_to_string(&file).expect("read");
+        assert!(text.starts_with("* A\n* B\n:PROPERTIES:\n:ID:"), "{text}");
+        let hit = m
+            .get("chosen-id")
+            .expect("get")
+            .expect("the assigned ID still finds A");
+        assert_eq!(hit.title, "A");
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.line == 1 && w.message.contains("chosen-id")),
+            "{:?}",
+            r.warnings
+        );
+        // Nothing left to do: a second run writes nothing and changes nothing.
+        let r = m
+            .ingest(dir.path(), &IngestOptions { write_ids: true })
+            .expect("ingest");
+        assert_eq!((r.ids_written, r.root_after == r.root_before), (0, true));
     }
 
     /// A megabyte title over 20,000 children: a copy of the title path per headline, kept
@@ -1132,6 +1253,12 @@ mod tests {
             .expect("ingest");
         assert_eq!(std::fs::read_to_string(&file).expect("read"), edited);
         assert_eq!(r.ids_written, 0);
+        // The store holds the file as it is, not the IDs and line numbers it would have had.
+        assert_eq!(headline_titles(&m), ["X", "Y"]);
+        assert!(
+            headline_nodes(&m).iter().all(|n| n.derived_id),
+            "no ID the file does not have"
+        );
         assert!(
             r.warnings.iter().any(|w| w.file.ends_with("n.org")
                 && w.message.contains("changed since it was read")
