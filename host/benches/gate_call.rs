@@ -141,8 +141,35 @@ fn main() {
         b.iter(|| pii.check(black_box(&action), &signal).expect("check"))
     });
     group.finish();
+    extra_gates(&runtime, &mut c, &action, &signal);
     c.final_summary();
     print_ratios();
+}
+
+/// With `GATES=<dir>` (a plugin directory, `<dir>/<name>/plugin.toml` beside its component),
+/// each gate there is called too, on the action `pii` gets, in a fresh instance per call: how
+/// two builds of a gate compare, in one process on one machine phase.
+fn extra_gates(
+    runtime: &Runtime,
+    c: &mut Criterion,
+    action: &types::Action,
+    signal: &types::SignalView,
+) {
+    let Some(dir) = std::env::var_os("GATES") else {
+        return;
+    };
+    let sources = loader::dir_sources(std::path::Path::new(&dir), &Default::default());
+    let report = runtime.load_all(&sources, &Policy::default());
+    for error in report.errors.iter().chain(&report.disabled) {
+        eprintln!("not loaded: {error}");
+    }
+    let mut group = c.benchmark_group("gates");
+    for gate in &report.plugins {
+        group.bench_function(format!("{}/wasm-fresh-instance", gate.id.name), |b| {
+            b.iter(|| gate.check(black_box(action), signal).expect("check"))
+        });
+    }
+    group.finish();
 }
 
 /// Read criterion's estimates back and print each WASM variant against the native baseline.
