@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::shell::Found;
 use crate::wrappers::{self, Input};
 use crate::{Config, paths, shell, url};
+use shell_syntax::split::{Simple, quote as shell_quote, split};
 
 /// Longest piece of an action quoted in a question.
 const QUOTE_MAX: usize = 200;
@@ -18,7 +19,7 @@ pub struct Run {
     program: Option<(Vec<String>, Option<String>)>,
     /// The simple commands of the command lines it runs: what they read on standard input is
     /// their here-string, or cannot be seen.
-    commands: Vec<shell::Simple>,
+    commands: Vec<Simple>,
     /// How it is shown to a person.
     shown: String,
 }
@@ -32,12 +33,12 @@ impl Run {
         // A whole command line: read it as a shell would, not by its whitespace-split words,
         // and what it feeds a shell it starts.
         if let Some(line) = &run.line {
-            let mut commands = shell::split(line);
+            let mut commands = split(line);
             let name = run.program.rsplit('/').next().unwrap_or_default();
             if let Some(script) = run.stdin.as_deref()
                 && wrappers::script(name, &[]).is_some()
             {
-                commands.extend(shell::split(script));
+                commands.extend(split(script));
             }
             return Run {
                 program: None,
@@ -52,7 +53,7 @@ impl Run {
             .program
             .contains(|c: char| c.is_whitespace() || ";&|`$()".contains(c))
         {
-            out.commands.extend(shell::split(&run.program));
+            out.commands.extend(split(&run.program));
         }
         out
     }
@@ -67,7 +68,7 @@ impl Run {
             .filter_map(|key| args[*key].as_str())
             .map(|line| Run {
                 program: None,
-                commands: shell::split(line),
+                commands: split(line),
                 shown: line.to_owned(),
             })
             .collect();
@@ -256,19 +257,6 @@ fn quote(s: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// A word as a shell would need it written: in single quotes when it holds anything special.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// `a`, `a and b`, `a, b and c`.

@@ -1,8 +1,7 @@
 //! Which programs a shell action runs: a light reading of command lines (shell-guard does the
-//! thorough one). Quotes and backslashes are honoured; `;`, `&`, `|`, newlines and brackets
-//! separate commands; redirections are left out of the words, and a here-string (`<<< WORD`) is
-//! what its command reads on standard input; `$(...)`, backticks (also inside double quotes)
-//! and process substitutions (`<(...)`, `>(...)`) are commands of their own; wrappers
+//! thorough one). Lines are cut into commands and words as shell-guard cuts them
+//! ([`shell_syntax::split`]: quotes, chains, redirections, a here-string as what its command
+//! reads, substitutions as commands of their own); wrappers
 //! (`sudo`, `env` and its `-S`, `nice`, `timeout`, `xargs`, `busybox`...) and shells (`sh -c
 //! '...'`, `bash -o pipefail -c '...'`, a shell reading its standard input) are looked
 //! through, each read by its own option table ([`crate::wrappers`]). Variables are not
@@ -12,14 +11,11 @@
 //! the gate asks.
 
 use crate::wrappers::{self, Input, Runs, Script};
-use shell_syntax::{Redirected, program_start, redirection, until_close};
+use shell_syntax::program_start;
+use shell_syntax::split::{SUBSTITUTION, split};
 
-/// How deep shells, wrappers and substitutions are followed.
+/// How deep shells and wrappers are followed.
 const MAX_DEPTH: u32 = 8;
-
-/// What a substitution (`$(...)`, backticks) leaves in its word: a program named by one is
-/// unclear.
-const SUBSTITUTION: &str = "$(...)";
 
 /// What reading a run's commands found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,141 +40,6 @@ impl Found {
         if !self.unclear.contains(&why) {
             self.unclear.push(why);
         }
-    }
-}
-
-/// One simple command of a line: its words, and the here-string it reads on standard input.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Simple {
-    /// Its words, quotes removed and redirections left out.
-    pub words: Vec<String>,
-    /// The text of its here-string (`<<< WORD`), when the last of its input redirections is
-    /// one; else what it reads comes from a pipe or a file the gate cannot see.
-    pub here: Option<String>,
-}
-
-impl Simple {
-    /// What it reads on standard input, as far as the gate knows.
-    pub fn input(&self) -> Input<'_> {
-        self.here.as_deref().map_or(Input::Unseen, Input::Text)
-    }
-
-    /// Add the finished `word`, which follows the redirection operator `after`, if any: a
-    /// redirection's file is no argument.
-    fn add(&mut self, word: String, after: Option<Redirected>) {
-        match after {
-            None => self.words.push(word),
-            Some(Redirected::Output | Redirected::Duplicate) => {}
-            Some(Redirected::Input | Redirected::ReadWrite) => self.here = None,
-            Some(Redirected::HereString) => self.here = Some(word),
-        }
-    }
-}
-
-/// `line` split into simple commands.
-pub fn split(line: &str) -> Vec<Simple> {
-    let mut out = Vec::new();
-    split_into(&shell_syntax::joined(line), 0, &mut out);
-    out
-}
-
-fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
-    if depth > MAX_DEPTH {
-        // Not read, so not passed: a program the shell makes (`$(...)`) is one nobody can
-        // name, and the rules ask about it.
-        out.push(Simple {
-            words: vec![SUBSTITUTION.to_owned()],
-            here: None,
-        });
-        return;
-    }
-    let mut cur = Simple::default();
-    let mut word = String::new();
-    let mut in_word = false;
-    // The redirection operator the next word follows.
-    let mut after: Option<Redirected> = None;
-    let mut nested: Vec<String> = Vec::new();
-    let mut chars = line.chars().peekable();
-    let end_word = |cur: &mut Simple,
-                    word: &mut String,
-                    in_word: &mut bool,
-                    after: &mut Option<Redirected>| {
-        if std::mem::take(in_word) {
-            cur.add(std::mem::take(word), after.take());
-        }
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                word.extend(chars.by_ref().take_while(|&c| c != '\''));
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => word.extend(chars.next()),
-                        '`' => {
-                            nested.push(chars.by_ref().take_while(|&c| c != '`').collect());
-                            word.push_str(SUBSTITUTION);
-                        }
-                        '$' if chars.peek() == Some(&'(') => {
-                            chars.next();
-                            nested.push(until_close(&mut chars));
-                            word.push_str(SUBSTITUTION);
-                        }
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.extend(chars.next());
-            }
-            // A command substitution, or a process substitution (`<(...)`, `>(...)`).
-            '$' | '<' | '>' if chars.peek() == Some(&'(') => {
-                chars.next();
-                nested.push(until_close(&mut chars));
-                word.push_str(SUBSTITUTION);
-                in_word = true;
-            }
-            '`' => {
-                nested.push(chars.by_ref().take_while(|&c| c != '`').collect());
-                word.push_str(SUBSTITUTION);
-                in_word = true;
-            }
-            '<' | '>' => {
-                // `2>x`, `0<x`: the digits before the operator are a descriptor, not a word.
-                if in_word && word.chars().all(|d| d.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
-                }
-                end_word(&mut cur, &mut word, &mut in_word, &mut after);
-                let head: String = std::iter::once(c).chain(chars.clone()).take(3).collect();
-                let (what, len) = redirection(&head);
-                for _ in 1..len {
-                    chars.next();
-                }
-                after = Some(what);
-            }
-            ';' | '&' | '|' | '\n' | '(' | ')' => {
-                end_word(&mut cur, &mut word, &mut in_word, &mut after);
-                out.push(std::mem::take(&mut cur));
-                after = None;
-            }
-            c if c.is_whitespace() => end_word(&mut cur, &mut word, &mut in_word, &mut after),
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    end_word(&mut cur, &mut word, &mut in_word, &mut after);
-    out.push(cur);
-    out.retain(|simple| !simple.words.is_empty());
-    for inner in nested {
-        split_into(&inner, depth + 1, out);
     }
 }
 
@@ -270,12 +131,13 @@ fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) 
     }
 }
 
-/// A program word the shell changes before it runs: a variable or a substitution, a glob,
-/// braces. `[` is the test command.
+/// A program word the shell changes before it runs: a variable or a substitution, a glob or
+/// an extglob group (`/bin/@(rm)`), braces. `[` is the test command.
 fn unclear_program(word: &str) -> bool {
     word != "["
         && word != "[["
-        && (word.contains(['$', '`', '*', '?', '[']) || (word.contains('{') && word.contains('}')))
+        && (word.contains(['$', '`', '*', '?', '[', '('])
+            || (word.contains('{') && word.contains('}')))
 }
 
 /// Does the program `name`, given `args`, run `entry`? Its first word is the program (`mkfs`

@@ -6,10 +6,11 @@ use passepartout_sdk::context::{Effects, ToolIdentity, UrlEffect};
 use passepartout_sdk::{Action, Verdict};
 use serde_json::{Value, json};
 
-use crate::shell::{Found, matches, split};
+use crate::shell::{Found, matches};
 use crate::wrappers::{self, Input, Runs, Script};
 use crate::{Config, check_action};
 use shell_syntax::options;
+use shell_syntax::split::split;
 
 mod effects;
 

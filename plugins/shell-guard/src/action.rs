@@ -5,8 +5,8 @@ use passepartout_sdk::context::{Effects, ProgramRun, ToolIdentity};
 use passepartout_sdk::{Action, Verdict};
 
 use crate::check::{Finding, check_command, check_program, gravest};
-use crate::words::quote;
 use crate::wrappers::{self, Input};
+use shell_syntax::split::quote;
 
 /// The verdict on `action`, given the tool it names (`None` when the host knows none: a reply,
 /// an unknown tool, or a check made without the host) and what it would do.

@@ -3,8 +3,8 @@
 
 use crate::options;
 use crate::paths::{self, Cwd, Onto, Target};
-use crate::words::{Simple, quote, split};
 use crate::wrappers::{self, Input, Runs, Script};
+use shell_syntax::split::{Simple, quote, split};
 
 /// How deep shells, substitutions and wrappers are followed.
 const MAX_DEPTH: u32 = 16;
@@ -142,7 +142,7 @@ fn check_simple(simple: &Simple, depth: u32, cwd: &Cwd) -> Option<Finding> {
             Onto::Unknown => Some(ask_write("redirects output to", target)),
             Onto::Fine => None,
         });
-    let input = simple.here.as_deref().map_or(Input::Unseen, Input::Text);
+    let input = simple.input();
     gravest(redirects.chain(std::iter::once_with(|| {
         command(&simple.words, depth, input, cwd)
     })))

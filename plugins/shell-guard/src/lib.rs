@@ -17,8 +17,11 @@
 //! abbreviation (`rm --rec --no`). It looks through shells (`sh -c`, `bash -o pipefail -c`,
 //! options before `-c` read as the shell reads them), wrappers (`sudo`, `env` with `-S`,
 //! `nice`, `timeout`, `stdbuf`, `ionice`, `chrt`, `taskset`, `setsid`, `nohup`, `busybox`,
-//! `xargs`, `su -c`, `watch`, `eval`...; each option read by the wrapper's own table, so a
-//! value is never taken for the command), `find -exec`, command chains, `$(...)`/backtick
+//! `xargs`, `su -c`, `watch`, `eval`, `unshare`, `systemd-run`, `bwrap`, `ssh HOST CMD`,
+//! `parallel`...; each option read by the wrapper's own table, so a value is never taken for
+//! the command), options that make an ordinary program run one (`tar --to-command`, `rsync
+//! -e`, `git -c core.sshCommand=...`, `sed`'s `e`, `awk`'s `system()`), `find -exec`, command
+//! chains, `$(...)`/backtick
 //! substitutions and `<(...)`/`>(...)` process substitutions; and it judges what a shell or
 //! `xargs` reads on standard input (given by the tool, or a here-string, `bash <<< LINE`) as
 //! part of what runs.
@@ -37,7 +40,6 @@
 mod action;
 mod check;
 mod paths;
-mod words;
 
 #[cfg(test)]
 mod tests;

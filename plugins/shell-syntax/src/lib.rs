@@ -1,12 +1,23 @@
 //! How the standard gates read a command line's words: a program's options as getopt reads
 //! them ([`options`]) and the wrappers that run another command with its own options
-//! ([`wrappers`]: `sudo`, `env -S`, `timeout`, `xargs`, the shells). `shell-guard` and
-//! `approval` read a command the same way through this one crate, so a fix lands in both; so
-//! is the syntax both their splitters need: where a substitution ends ([`until_close`]), what
-//! a redirection does with its word ([`redirection`]), and where a command's program is
-//! ([`program_start`]).
+//! ([`wrappers`]: `sudo`, `env -S`, `timeout`, `xargs`, the shells; [`launchers`]: `unshare`,
+//! `ssh`, `systemd-run`, `bwrap` and the other programs made to start one), and the options
+//! that make an ordinary program run a command ([`smuggled`]: `tar --to-command`, `rsync -e`,
+//! `git -c core.sshCommand`, `sed`'s `e`, `awk`'s `system()`). `shell-guard` and `approval`
+//! read a command the same way through this one crate, so a fix lands in both; so is how a
+//! line is cut into simple commands and words ([`split`]), where a substitution ends
+//! ([`until_close`]), what a redirection does with its word ([`redirection`]), and where a
+//! command's program is ([`program_start`]).
 
+pub mod launchers;
 pub mod options;
+mod parallel;
+mod scripts;
+pub mod smuggled;
+pub mod split;
+mod ssh;
+#[cfg(test)]
+mod testing;
 pub mod wrappers;
 
 use std::borrow::Cow;

@@ -5,8 +5,14 @@
 //! its standard input. An option a program's table does not hold means the gate cannot tell
 //! what runs ([`Runs::Unknown`], [`Script::Unknown`]): it says so rather than guess.
 //!
+//! [`runs`] also answers for the programs read in [`crate::launchers`] (`unshare`, `ssh`,
+//! `systemd-run`, `bwrap`...) and, when one of their options runs a command, for those read in
+//! [`crate::smuggled`] (`tar --to-command`, `git -c core.pager`...), so that both gates see
+//! them through the one function.
+//!
 
 use crate::options::{self, Options};
+use crate::split::quote;
 
 /// What a wrapper runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +63,7 @@ pub enum Input<'a> {
 }
 
 /// A word standing for input the gate cannot see: the rules read it as an expansion.
-pub const UNSEEN: &str = "$(...)";
+pub const UNSEEN: &str = crate::split::SUBSTITUTION;
 
 /// The most lines (or NUL-separated items) of input `xargs` is judged on; more is unseen.
 const MAX_LINES: usize = 256;
@@ -420,7 +426,7 @@ const BASH_VALUED: &[&str] = &["rcfile", "init-file"];
 /// What the wrapper called `name` (a base name) runs, given `args`, and the directory it starts
 /// it in when that is not the one it was started in (`env -C DIR`, `sudo -D DIR`, `chroot DIR`;
 /// `~`, the user's home, for `sudo -i`, `su -l` and `pkexec`); `None` when `name` is no
-/// wrapper.
+/// wrapper, nor a program whose options here run a command ([`crate::smuggled`]).
 pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
     let command = |table: &[&'static str], before: usize| -> Result<Wrapped, String> {
         let read = options::read(table, args)?;
@@ -467,7 +473,11 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
         "trap" => options::read(TRAP, args).map(|read| (trap(&read), None)),
         "busybox" => Ok((busybox(args), None)),
         "eval" => Ok((Runs::Line(args.join(" ")), None)),
-        _ => return None,
+        // More programs made to run a command, and ordinary programs whose options run one.
+        _ => {
+            return crate::launchers::runs(name, args)
+                .or_else(|| crate::smuggled::runs(name, args));
+        }
     };
     Some(outcome.unwrap_or_else(|why| (Runs::Unknown(format!("`{name}`: {why}")), None)))
 }
@@ -656,7 +666,7 @@ pub fn split_words(text: &str, env: bool) -> Vec<String> {
 }
 
 /// What a wrapper runs, and the directory it starts it in when it changes it.
-type Wrapped = (Runs, Option<String>);
+pub(crate) type Wrapped = (Runs, Option<String>);
 
 /// The directory `-C DIR`/`--chdir DIR` (`env`, `sudo`) starts the command in.
 fn chdir(read: &Options) -> Option<String> {
@@ -664,13 +674,45 @@ fn chdir(read: &Options) -> Option<String> {
 }
 
 /// `~`, the user's home, when `login` (`sudo -i`, `su -l`): where a login starts.
-fn home(login: bool) -> Option<String> {
+pub(crate) fn home(login: bool) -> Option<String> {
     login.then(|| "~".to_owned())
 }
 
 /// A shell reading its script on standard input (`sudo -s`, `su`, `chroot DIR`).
-fn shell() -> Runs {
+pub(crate) fn shell() -> Runs {
     Runs::Command(vec!["sh".to_owned()])
+}
+
+/// What runs when a program runs several things (`fakeroot -f FAKED CMD`, `tar
+/// --to-command=A -I B`, `ssh -o ProxyCommand=P host CMD`): `parts`, each a
+/// [`Runs::Command`] or a [`Runs::Line`], as one line, each command its words quoted and each
+/// line given to `sh -c` (so that a line that does not close a quote or a here-document cannot
+/// swallow the next). One part is returned as it is, none is [`Runs::Command`] with no words,
+/// and a [`Runs::Unknown`] or [`Runs::Xargs`] among them is returned alone, as the gate cannot
+/// join it: the first such wins.
+pub(crate) fn together(parts: Vec<Runs>) -> Runs {
+    let mut parts: Vec<Runs> = parts
+        .into_iter()
+        .filter(|part| !matches!(part, Runs::Command(words) if words.is_empty()))
+        .collect();
+    if let Some(at) = parts
+        .iter()
+        .position(|part| matches!(part, Runs::Unknown(_) | Runs::Xargs { .. }))
+    {
+        return parts.swap_remove(at);
+    }
+    if parts.len() < 2 {
+        return parts.pop().unwrap_or(Runs::Command(Vec::new()));
+    }
+    let lines: Vec<String> = parts
+        .iter()
+        .map(|part| match part {
+            Runs::Command(words) => words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "),
+            Runs::Line(line) => format!("sh -c {}", quote(line)),
+            Runs::Xargs { .. } | Runs::Unknown(_) => String::new(),
+        })
+        .collect();
+    Runs::Line(lines.join("\n"))
 }
 
 /// `NAME=value`, as `env` and `sudo` read their operands: any word with `=` after its start.

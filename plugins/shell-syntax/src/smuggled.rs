@@ -1,0 +1,732 @@
+//! Ordinary programs whose options or scripts run a command (GTFOBins' "command" and "shell"
+//! functions): `tar --to-command`, `--checkpoint-action=exec=`, `-I`, `-F`; `rsync -e`,
+//! `--rsync-path`; `git -c core.sshCommand=...` and the settings like it, `clone -u`, `push
+//! --receive-pack`, `rebase -x`; `zip -TT`; `sed`'s `e` command and `s///e`; `awk`'s `system()`
+//! and pipes; `vim -c '!...'`. [`runs`] reads only what makes such a program run a command and
+//! answers `None` for every other use (`tar czf x.tgz dir`, `git push`, `sed -i 's/a/b/' f`),
+//! so that those read as before: as the program itself. A command given whole is read as the
+//! line or command it is; one that would run later, or that the gate cannot see (a script file,
+//! a git setting that names a command), is [`Runs::Unknown`], and the gates ask.
+//!
+//! Most of these programs take long options abbreviated (GNU `getopt_long`, `argp`, git's
+//! parse-options): a prefix of an option's name of at least the letters that tell it from the
+//! program's other options is read as the option. Values of options that do
+//! not run a command are not skipped, so a value that looks like one of these options makes the
+//! gate ask rather than pass.
+//!
+
+use crate::launchers::shown;
+use crate::scripts;
+use crate::wrappers::{Runs, UNSEEN, Wrapped, split_words, together};
+
+/// An option that makes a program run a command, as [`scan`] looks for it.
+struct Smuggler {
+    /// Its long name, without `--` (empty when it has none).
+    long: &'static str,
+    /// The fewest letters of a prefix of `long` that name it (its whole length when the
+    /// program takes no abbreviations).
+    min: usize,
+    /// Its letter, when it has one.
+    short: Option<char>,
+}
+
+impl Smuggler {
+    /// `--long` (or a prefix of it of `min` letters or more), and `-short`.
+    const fn new(long: &'static str, min: usize, short: Option<char>) -> Smuggler {
+        Smuggler { long, min, short }
+    }
+}
+
+/// `tar`'s options that run a command (GNU tar 1.35: `argp`, which takes a prefix that names
+/// one option only; `--checkpoint`, a whole option, is no prefix of `--checkpoint-action`).
+const TAR: &[Smuggler] = &[
+    Smuggler::new("to-command", 4, None),
+    Smuggler::new("checkpoint-action", 11, None),
+    Smuggler::new("use-compress-program", 3, Some('I')),
+    Smuggler::new("info-script", 3, Some('F')),
+    Smuggler::new("new-volume-script", 4, None),
+    Smuggler::new("rsh-command", 2, None),
+    Smuggler::new("rmt-command", 2, None),
+    Smuggler::new("set-mtime-command", 11, None),
+];
+
+/// `tar`'s letters that take a value: in a cluster the rest of it, else the next word; in the
+/// old style (`tar cfI x.tar prog`), the words after the cluster, in order.
+const TAR_VALUED: &str = "bCfFgHIKLNTVX";
+
+/// `rsync`'s options that run a command (popt, which takes no abbreviations).
+const RSYNC: &[Smuggler] = &[
+    Smuggler::new("rsh", 3, Some('e')),
+    Smuggler::new("rsync-path", 10, None),
+    Smuggler::new("remote-option", 13, Some('M')),
+];
+
+/// `rsync`'s letters that take a value.
+const RSYNC_VALUED: &str = "@fBeTM";
+
+/// `git`'s options before its subcommand that take no value (git.c compares each whole).
+const GIT_FLAGS: &[&str] = &[
+    "--html-path",
+    "--man-path",
+    "--info-path",
+    "-p",
+    "--paginate",
+    "-P",
+    "--no-pager",
+    "--no-lazy-fetch",
+    "--no-replace-objects",
+    "--bare",
+    "--literal-pathspecs",
+    "--no-literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-advice",
+];
+
+/// `git`'s options before its subcommand that take the next word (`-c` and `--config-env` are
+/// read apart).
+const GIT_VALUED: &[&str] = &[
+    "--git-dir",
+    "--namespace",
+    "--work-tree",
+    "--shallow-file",
+    "-C",
+    "--attr-source",
+];
+
+/// `git`'s options before its subcommand given as `--name=value`.
+const GIT_ATTACHED: &[&str] = &[
+    "--git-dir=",
+    "--namespace=",
+    "--work-tree=",
+    "--attr-source=",
+    "--list-cmds=",
+];
+
+/// Sections of git's configuration any of whose settings may name a command git runs, or
+/// more configuration (`alias.x=!cmd`, `credential.helper`, `filter.x.smudge`, `include.path`,
+/// `protocol.ext.allow`, `safe.directory`, which lets another user's repository configure it).
+const GIT_RISKY_SECTIONS: &[&str] = &[
+    "alias",
+    "browser",
+    "credential",
+    "difftool",
+    "filter",
+    "gpg",
+    "hook",
+    "imap",
+    "include",
+    "includeif",
+    "instaweb",
+    "man",
+    "mergetool",
+    "pager",
+    "protocol",
+    "safe",
+    "sendemail",
+    "trailer",
+    "uploadpack",
+];
+
+/// Git settings, by section and last name, that name a command git runs (or where it finds
+/// its hooks or templates).
+const GIT_RISKY_KEYS: &[(&str, &str)] = &[
+    ("core", "sshcommand"),
+    ("core", "pager"),
+    ("core", "editor"),
+    ("core", "fsmonitor"),
+    ("core", "hookspath"),
+    ("core", "gitproxy"),
+    ("core", "askpass"),
+    ("core", "alternaterefscommand"),
+    ("diff", "external"),
+    ("diff", "command"),
+    ("diff", "textconv"),
+    ("merge", "driver"),
+    ("sequence", "editor"),
+    ("interactive", "difffilter"),
+    ("init", "templatedir"),
+    ("submodule", "update"),
+    ("remote", "uploadpack"),
+    ("remote", "receivepack"),
+    ("remote", "vcs"),
+    ("web", "browser"),
+];
+
+// Options of git's subcommands: parse-options takes a prefix that names one option; a prefix
+// of two letters that names several is an error to git, and makes the gate ask.
+
+/// `--upload-pack=CMD` (`clone`, `fetch`, `pull`, `ls-remote`, `fetch-pack`).
+const GIT_UPLOAD_PACK: Smuggler = Smuggler::new("upload-pack", 2, None);
+/// `--exec=CMD` (`push`, `send-pack`, `archive`, `ls-remote`, `fetch-pack`).
+const GIT_EXEC: Smuggler = Smuggler::new("exec", 2, None);
+/// `--receive-pack=CMD` (`push`, `send-pack`).
+const GIT_RECEIVE_PACK: Smuggler = Smuggler::new("receive-pack", 2, None);
+/// `--template=DIR` (`clone`, `init`): the hooks it copies in run later.
+const GIT_TEMPLATE: Smuggler = Smuggler::new("template", 2, None);
+/// `--ext-diff`, of every command that shows a diff.
+const GIT_EXT_DIFF: &[Smuggler] = &[Smuggler::new("ext-diff", 3, None)];
+/// `clone`'s `-u`/`--upload-pack`, `--template` and `-c`/`--config`.
+const GIT_CLONE: &[Smuggler] = &[
+    Smuggler::new("upload-pack", 2, Some('u')),
+    GIT_TEMPLATE,
+    Smuggler::new("config", 2, Some('c')),
+];
+/// `send-email`'s options that name a command, and `--smtp-server`, which may name a program.
+const GIT_SEND_EMAIL: &[Smuggler] = &[
+    Smuggler::new("to-cmd", 4, None),
+    Smuggler::new("cc-cmd", 4, None),
+    Smuggler::new("header-cmd", 8, None),
+    Smuggler::new("sendmail-cmd", 10, None),
+    Smuggler::new("smtp-server", 11, None),
+];
+
+/// What the program called `name` (a base name) runs through its options, given `args`, and
+/// where; `None` when none of its options here runs a command, so that it reads as the
+/// program it is.
+pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
+    let found: Result<Option<Wrapped>, String> = match name {
+        "tar" | "gtar" => tar(args),
+        "rsync" => rsync(args),
+        "git" => git(args),
+        "zip" => Ok(zip(args)),
+        "sed" | "gsed" => scripts::sed(args),
+        "awk" | "gawk" | "mawk" | "nawk" | "original-awk" => scripts::awk(args),
+        n if scripts::VIMS.contains(&n) => scripts::vim(name, args).map(|()| None),
+        _ => return None,
+    };
+    match found {
+        Ok(found) => found,
+        Err(why) => Some((Runs::Unknown(format!("`{name}`: {why}")), None)),
+    }
+}
+
+/// The options of `specs` found among `args` (up to a `--`), each with its value (after `=`,
+/// the rest of a cluster, or the next word): options and operands may be mixed, as GNU getopt
+/// and popt allow. In a cluster of letters, a letter of `valued` takes the rest as its value,
+/// so none after it is an option.
+fn scan(args: &[String], specs: &[Smuggler], valued: &str) -> Vec<(usize, Option<String>)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        at += 1;
+        if word == "--" {
+            break;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (long, None),
+            };
+            let named = |s: &Smuggler| {
+                !s.long.is_empty() && name.len() >= s.min && s.long.starts_with(name)
+            };
+            if let Some(which) = specs.iter().position(named) {
+                let value = attached.or_else(|| {
+                    at += 1;
+                    args.get(at - 1).cloned()
+                });
+                found.push((which, value));
+            }
+            continue;
+        }
+        let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) else {
+            continue; // an operand
+        };
+        for (i, letter) in letters.char_indices() {
+            let rest = letters.get(i + letter.len_utf8()..).unwrap_or_default();
+            if let Some(which) = specs.iter().position(|s| s.short == Some(letter)) {
+                let value = if rest.is_empty() {
+                    at += 1;
+                    args.get(at - 1).cloned()
+                } else {
+                    Some(rest.to_owned())
+                };
+                found.push((which, value));
+                break;
+            }
+            if valued.contains(letter) {
+                break; // the rest of the cluster is its value
+            }
+        }
+    }
+    found
+}
+
+/// `tar`: `--to-command=CMD` (each file extracted is piped to it), `--checkpoint-action=exec=CMD`,
+/// `-I`/`--use-compress-program=PROG`, `-F`/`--info-script`/`--new-volume-script=CMD` and tar
+/// 1.35's `--set-mtime-command=CMD` are lines tar gives `/bin/sh -c`; `--rmt-command` is a
+/// line the remote shell runs; `--rsh-command=PROG` is a program run with the remote host and
+/// `/etc/rmt` (whose host the gate does not follow).
+fn tar(args: &[String]) -> Result<Option<Wrapped>, String> {
+    let mut found = Vec::new();
+    let mut rest = args;
+    // The old style: the first word, without a `-`, is a cluster whose values follow it.
+    if let Some(first) = args.first().filter(|w| !w.starts_with('-')) {
+        let mut used = 1;
+        for letter in first.chars().filter(|c| TAR_VALUED.contains(*c)) {
+            let value = args.get(used).cloned();
+            used += 1;
+            if let Some(which) = TAR.iter().position(|s| s.short == Some(letter)) {
+                found.push((which, value));
+            }
+        }
+        rest = args.get(used.min(args.len())..).unwrap_or_default();
+    }
+    found.extend(scan(rest, TAR, TAR_VALUED));
+    let mut parts = Vec::new();
+    for (which, value) in found {
+        let option = TAR.get(which).map_or("", |s| s.long);
+        let Some(value) = value else {
+            return Err(format!("its --{option} has no value"));
+        };
+        parts.push(match option {
+            "checkpoint-action" => match value.strip_prefix("exec") {
+                Some(command) => Runs::Line(command.strip_prefix('=').unwrap_or(command).into()),
+                None => continue, // bell, dot, echo, sleep, totals, ttyout, wait
+            },
+            "rsh-command" => Runs::Command(vec![value, UNSEEN.into(), "/etc/rmt".into()]),
+            _ => Runs::Line(value),
+        });
+    }
+    Ok((!parts.is_empty()).then(|| (together(parts), None)))
+}
+
+/// `rsync`: `-e`/`--rsh=CMD` is the remote shell it runs, its words split by rsync (quotes
+/// group), given the host (which the gate does not follow) and the remote rsync's line:
+/// `--rsync-path`'s (say `sudo rsync`), else `rsync`, and `--server`. `--rsync-path` alone
+/// goes through `ssh`. `-M`/`--remote-option` hands options to the remote rsync, which the
+/// gate does not read.
+fn rsync(args: &[String]) -> Result<Option<Wrapped>, String> {
+    let found = scan(args, RSYNC, RSYNC_VALUED);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let (mut shell, mut path) = (None, None);
+    for (which, value) in found {
+        let option = RSYNC.get(which).map_or("", |s| s.long);
+        let Some(value) = value else {
+            return Err(format!("its --{option} has no value"));
+        };
+        match option {
+            "rsh" => {
+                shell = Some(split_words(
+                    value.strip_prefix('=').unwrap_or(&value),
+                    false,
+                ))
+            }
+            "rsync-path" => path = Some(value),
+            _ => {
+                return Err(
+                    "it hands options (-M) to the rsync it starts on the other side, which this \
+                     gate does not read"
+                        .into(),
+                );
+            }
+        }
+    }
+    let mut words = shell.unwrap_or_else(|| vec!["ssh".to_owned()]);
+    if words.is_empty() {
+        return Err("its -e names no program".into());
+    }
+    words.push(UNSEEN.to_owned());
+    words.push(path.unwrap_or_else(|| "rsync".to_owned()));
+    words.push("--server".to_owned());
+    words.push(".".to_owned());
+    Ok(Some((Runs::Command(words), None)))
+}
+
+/// Whether the git setting `key` (`section.name` or `section.subsection.name`) may name a
+/// command git runs, or more configuration: by [`GIT_RISKY_SECTIONS`] and
+/// [`GIT_RISKY_KEYS`], sections and names whatever their case.
+fn git_risky_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let Some((section, rest)) = key.split_once('.') else {
+        return false;
+    };
+    let name = rest.rsplit('.').next().unwrap_or(rest);
+    GIT_RISKY_SECTIONS.contains(&section) || GIT_RISKY_KEYS.contains(&(section, name))
+}
+
+/// An error when `setting` (`key=value`, or `key`, as `-c` and `--config-env` give one) is a
+/// risky one ([`git_risky_key`]): the command it names runs later, when git needs it.
+fn git_setting(setting: Option<&str>) -> Result<(), String> {
+    let key = setting
+        .unwrap_or_default()
+        .split('=')
+        .next()
+        .unwrap_or_default();
+    if git_risky_key(key) {
+        return Err(format!(
+            "its setting `{}` names a command (or configuration) that git runs when it needs it, \
+             which this gate does not follow",
+            shown(key)
+        ));
+    }
+    Ok(())
+}
+
+/// `git`: its own options first (each compared whole, as git.c does; one it does not take is
+/// an error), then the subcommand's ([`git_subcommand`]). `-c KEY=VALUE` and `--config-env`
+/// with a key that names a command make the gate ask; so does `--exec-path=DIR`, where git
+/// then finds its own commands.
+fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
+    let mut at = 0;
+    while let Some(word) = args.get(at).filter(|w| w.starts_with('-')) {
+        let w = word.as_str();
+        match w {
+            "--help" | "-h" | "--version" | "-v" | "--exec-path" => return Ok(None),
+            "-c" | "--config-env" => {
+                git_setting(args.get(at + 1).map(String::as_str))?;
+                at += 2;
+            }
+            _ if GIT_FLAGS.contains(&w) => at += 1,
+            _ if GIT_VALUED.contains(&w) => at += 2,
+            _ if w.starts_with("--config-env=") => {
+                git_setting(w.split_once('=').map(|(_, setting)| setting))?;
+                at += 1;
+            }
+            _ if GIT_ATTACHED.iter().any(|p| w.starts_with(p)) => at += 1,
+            _ if w.starts_with("--exec-path=") => {
+                return Err(
+                    "its --exec-path= makes it run its own commands from a directory this gate \
+                     cannot see"
+                        .into(),
+                );
+            }
+            _ => return Err(format!("option `{}` is not one this gate knows", shown(w))),
+        }
+    }
+    match args.get(at..).unwrap_or_default().split_first() {
+        Some((subcommand, rest)) => git_subcommand(subcommand, rest),
+        None => Ok(None),
+    }
+}
+
+/// The values `scan` finds of the one option `spec` among `args`.
+fn values_of(args: &[String], spec: Smuggler, valued: &str) -> Vec<Option<String>> {
+    scan(args, &[spec], valued)
+        .into_iter()
+        .map(|(_, value)| value)
+        .collect()
+}
+
+/// `value` of `option`, or the error of an option given none.
+fn given(value: Option<String>, option: &str) -> Result<String, String> {
+    value.ok_or_else(|| format!("its --{option} has no value"))
+}
+
+/// A git subcommand's options that run a command: `--upload-pack` (`clone -u`; `fetch`, `pull`,
+/// `ls-remote`, `fetch-pack`), `--receive-pack`/`--exec` (`push`, `send-pack`), `--exec`
+/// (`archive`): lines git gives a shell here (or the remote shell), with the repository's path
+/// after them. `rebase -x CMD`, `difftool -x CMD`, `grep -O CMD`, `bisect run CMD`, `submodule
+/// foreach CMD` run their command. `clone --template`, `init --template`, a risky `clone -c`,
+/// `config` setting a risky key, `--ext-diff`, `filter-branch`'s filters, `send-email`'s
+/// `--*-cmd` and the like make the gate ask.
+fn git_subcommand(subcommand: &str, rest: &[String]) -> Result<Option<Wrapped>, String> {
+    if !scan(rest, GIT_EXT_DIFF, "").is_empty() {
+        return Err("its --ext-diff runs the diff command its configuration names".into());
+    }
+    let line_with_path = |command: String| Runs::Line(format!("{command} {UNSEEN}"));
+    let mut parts = Vec::new();
+    match subcommand {
+        "clone" => {
+            for (which, value) in scan(rest, GIT_CLONE, "objc") {
+                match which {
+                    0 => parts.push(line_with_path(given(value, "upload-pack")?)),
+                    1 => return Err("its --template copies in hooks, which run later".into()),
+                    _ => git_setting(value.as_deref())?,
+                }
+            }
+        }
+        "fetch" | "pull" | "ls-remote" | "fetch-pack" => {
+            for value in values_of(rest, GIT_UPLOAD_PACK, "") {
+                parts.push(line_with_path(given(value, "upload-pack")?));
+            }
+            if subcommand == "ls-remote" || subcommand == "fetch-pack" {
+                for value in values_of(rest, GIT_EXEC, "") {
+                    parts.push(line_with_path(given(value, "exec")?));
+                }
+            }
+        }
+        "push" | "send-pack" => {
+            for spec in [GIT_RECEIVE_PACK, GIT_EXEC] {
+                for value in values_of(rest, spec, "") {
+                    parts.push(line_with_path(given(value, "receive-pack")?));
+                }
+            }
+        }
+        "archive" => {
+            for value in values_of(rest, GIT_EXEC, "o") {
+                parts.push(line_with_path(given(value, "exec")?));
+            }
+        }
+        "rebase" => {
+            let exec = Smuggler::new("exec", 2, Some('x'));
+            for value in values_of(rest, exec, "sX") {
+                parts.push(Runs::Line(given(value, "exec")?));
+            }
+        }
+        "difftool" => {
+            let extcmd = Smuggler::new("extcmd", 2, Some('x'));
+            for value in values_of(rest, extcmd, "t") {
+                let command = given(value, "extcmd")?;
+                parts.push(Runs::Line(format!("{command} {UNSEEN} {UNSEEN}")));
+            }
+        }
+        "grep" => {
+            // `-O[PAGER]`, `--open-files-in-pager[=PAGER]`: the value only attached.
+            let opens = |name: &str| name.len() >= 2 && "open-files-in-pager".starts_with(name);
+            for word in rest.iter().take_while(|w| *w != "--") {
+                let pager = match word.strip_prefix("--") {
+                    Some(long) => long
+                        .split_once('=')
+                        .filter(|(name, _)| opens(name))
+                        .map(|(_, pager)| pager),
+                    None => word.strip_prefix("-O").filter(|p| !p.is_empty()),
+                };
+                parts.extend(pager.map(|p| line_with_path(p.to_owned())));
+            }
+        }
+        "bisect" => {
+            if let Some((_, command)) = rest.split_first().filter(|(w, _)| *w == "run") {
+                return Ok(Some((Runs::Command(command.to_vec()), None)));
+            }
+        }
+        "submodule" => {
+            let mut words = rest.iter().skip_while(|w| w.starts_with('-'));
+            if words.next().is_some_and(|w| w == "foreach") {
+                let flags = ["--recursive", "-q", "--quiet", "--"];
+                let command: Vec<&str> = words
+                    .skip_while(|w| flags.contains(&w.as_str()))
+                    .map(String::as_str)
+                    .collect();
+                // Each submodule's directory: the gate cannot tell where that is.
+                return Ok(Some((
+                    Runs::Line(command.join(" ")),
+                    Some(UNSEEN.to_owned()),
+                )));
+            }
+        }
+        "filter-branch"
+            if rest
+                .iter()
+                .any(|w| w.starts_with("--") && w.contains("filter")) =>
+        {
+            return Err("its filters are shell commands this gate does not follow".into());
+        }
+        "config" => {
+            if let Some(key) = rest
+                .iter()
+                .find(|w| !w.starts_with('-') && git_risky_key(w))
+            {
+                return Err(format!(
+                    "it sets or reads `{}`, which names a command git runs when it needs it",
+                    shown(key)
+                ));
+            }
+        }
+        "init" if !values_of(rest, GIT_TEMPLATE, "b").is_empty() => {
+            return Err("its --template copies in hooks, which run later".into());
+        }
+        "send-email" => {
+            for (which, value) in scan(rest, GIT_SEND_EMAIL, "") {
+                let program = which == 4 && value.as_deref().is_some_and(|v| v.starts_with('/'));
+                if which < 4 || program {
+                    return Err("it runs the command its option names to find addresses or \
+                                send mail"
+                        .into());
+                }
+            }
+        }
+        "daemon" | "instaweb" => {
+            let hooks = [
+                Smuggler::new("access-hook", 2, None),
+                Smuggler::new("httpd", 2, Some('d')),
+                Smuggler::new("browser", 2, Some('b')),
+            ];
+            if !scan(rest, &hooks, "lp").is_empty() {
+                return Err("it runs the program its option names".into());
+            }
+        }
+        _ => {}
+    }
+    Ok((!parts.is_empty()).then(|| (together(parts), None)))
+}
+
+/// `zip`: `-TT CMD` / `--unzip-command CMD` is the line it runs (through `system()`) to test
+/// the archive, with the archive's name in place of `{}` or after it.
+fn zip(args: &[String]) -> Option<Wrapped> {
+    let mut command: Option<Option<String>> = None;
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        at += 1;
+        if word == "--" {
+            break;
+        }
+        let mut next = || {
+            at += 1;
+            args.get(at - 1).cloned()
+        };
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (long, None),
+            };
+            if name.len() >= 3 && "unzip-command".starts_with(name) {
+                command = Some(attached.or_else(next));
+            }
+        } else if let Some(letters) = word.strip_prefix('-')
+            && let Some(i) = letters.find("TT")
+        {
+            let rest = letters.get(i + 2..).unwrap_or_default();
+            let rest = rest.strip_prefix('=').unwrap_or(rest);
+            command = Some(if rest.is_empty() {
+                next()
+            } else {
+                Some(rest.to_owned())
+            });
+        }
+    }
+    let command = command?;
+    let runs = match command {
+        Some(line) if line.contains("{}") => Runs::Line(line.replace("{}", UNSEEN)),
+        Some(line) => Runs::Line(format!("{line} {UNSEEN}")),
+        None => Runs::Unknown("`zip`: its -TT has no command".into()),
+    };
+    Some((runs, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+
+    #[test]
+    fn tar_options_that_run_a_command_are_read() {
+        assert_eq!(
+            runs("tar -xf x.tar --to-command='rm -rf ~'"),
+            line("rm -rf ~")
+        );
+        assert_eq!(runs("tar xf x.tar --to-c 'sudo sh'"), line("sudo sh"));
+        assert_eq!(
+            runs("tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf ~'"),
+            line("rm -rf ~")
+        );
+        assert_eq!(runs("tar -cf x.tar -I 'rm -rf ~' dir"), line("rm -rf ~"));
+        assert_eq!(runs("tar -cIgzip -f x.tar dir"), line("gzip"));
+        assert_eq!(runs("tar cIf 'rm -rf ~' x.tar dir"), line("rm -rf ~"));
+        assert_eq!(
+            runs("tar --use-compress-program=zstd -cf x.tar d"),
+            line("zstd")
+        );
+        assert_eq!(
+            runs("tar -cML 1 -F 'rm -rf ~' -f x.tar d"),
+            line("rm -rf ~")
+        );
+        assert_eq!(
+            runs("tar -I gzip --to-command=cat -xf x"),
+            line("sh -c gzip\nsh -c cat")
+        );
+        assert!(asks("tar -xf x --to-command"));
+        // Ordinary use reads as tar.
+        assert_eq!(runs("tar czf x.tgz dir"), None);
+        assert_eq!(runs("tar -xzf x.tgz -C /tmp"), None);
+        assert_eq!(runs("tar --checkpoint=1000 -cf x.tar d"), None);
+        assert_eq!(runs("tar -cf x.tar --checkpoint-action=dot d"), None);
+        assert_eq!(runs("tar -xfInstall.tar"), None);
+    }
+
+    #[test]
+    fn rsync_remote_shells_are_read() {
+        assert_eq!(
+            runs("rsync -e 'sh -c \"rm -rf ~\"' x:/a b"),
+            Some(Runs::Command(words(
+                "sh -c 'rm -rf ~' '$(...)' rsync --server ."
+            )))
+        );
+        assert_eq!(
+            runs("rsync -avze ssh a/ host:b/"),
+            Some(Runs::Command(words("ssh '$(...)' rsync --server .")))
+        );
+        assert_eq!(
+            runs("rsync --rsync-path='sudo rsync' a/ host:b/"),
+            Some(Runs::Command(words("ssh '$(...)' 'sudo rsync' --server .")))
+        );
+        assert!(asks("rsync -M--log-file=x a/ host:b/"));
+        assert_eq!(runs("rsync -av a/ b/"), None);
+        assert_eq!(runs("rsync -av --exclude=.git --delete a/ b/"), None);
+    }
+
+    #[test]
+    fn git_settings_and_options_that_run_a_command_are_read() {
+        assert!(asks("git -c core.sshCommand='rm -rf ~' fetch"));
+        assert!(asks("git -c core.pager=evil log"));
+        assert!(asks("git -c alias.x='!rm -rf ~' x"));
+        assert!(asks("git -c core.fsmonitor=./x status"));
+        assert!(asks("git -c diff.x.textconv=./x diff"));
+        assert!(asks("git --config-env=core.editor=EDITOR commit"));
+        assert!(asks("git --exec-path=/tmp/x status"));
+        assert!(asks("git --frobnicate status"));
+        assert!(asks("git config core.hooksPath /tmp/h"));
+        assert!(asks("git clone --template=/tmp/t repo"));
+        assert!(asks("git clone -c core.fsmonitor=x repo"));
+        assert!(asks("git log --ext-diff"));
+        assert!(asks("git filter-branch --tree-filter 'rm -rf ~' HEAD"));
+        assert_eq!(
+            runs("git clone -u 'rm -rf ~;' repo"),
+            line("rm -rf ~; $(...)")
+        );
+        assert_eq!(
+            runs("git clone --upload-pack='touch x;' . y"),
+            line("touch x; $(...)")
+        );
+        assert_eq!(
+            runs("git fetch --upload-pack 'sudo sh' origin"),
+            line("sudo sh $(...)")
+        );
+        assert_eq!(
+            runs("git push --receive-pack='rm -rf ~;' origin"),
+            line("rm -rf ~; $(...)")
+        );
+        assert_eq!(
+            runs("git archive --exec='sudo x' --remote=r HEAD"),
+            line("sudo x $(...)")
+        );
+        assert_eq!(runs("git rebase -x 'rm -rf ~' HEAD~2"), line("rm -rf ~"));
+        assert_eq!(
+            runs("git rebase --exec='make test' main"),
+            line("make test")
+        );
+        assert_eq!(
+            runs("git bisect run rm -rf ~"),
+            Some(Runs::Command(words("rm -rf ~")))
+        );
+        assert_eq!(runs("git submodule foreach 'rm -rf ~'"), line("rm -rf ~"));
+        assert_eq!(runs("git grep -O'rm -rf' x"), line("rm -rf $(...)"));
+        // Ordinary use reads as git.
+        assert_eq!(runs("git push"), None);
+        assert_eq!(runs("git -c user.name=x commit -m 'rm -rf / is bad'"), None);
+        assert_eq!(runs("git -C repo push origin main"), None);
+        assert_eq!(runs("git fetch -u origin"), None);
+        assert_eq!(runs("git rebase -i HEAD~3"), None);
+        assert_eq!(runs("git rebase -Xtheirs main"), None);
+        assert_eq!(runs("git log --exclude=x --all"), None);
+        assert_eq!(runs("git config user.email a@b"), None);
+        assert_eq!(runs("git --version"), None);
+    }
+
+    #[test]
+    fn zip_test_commands_are_read() {
+        assert_eq!(
+            runs("zip x.zip f -T -TT 'rm -rf ~ #'"),
+            line("rm -rf ~ # $(...)")
+        );
+        assert_eq!(
+            runs("zip x.zip f -T --unzip-command='unzip -t {}'"),
+            line("unzip -t $(...)")
+        );
+        assert_eq!(runs("zip -r a.zip dir"), None);
+    }
+}

@@ -1,0 +1,271 @@
+//! Splitting a shell command line into simple commands and words, as far as a gate needs:
+//! quotes and backslashes, the chain operators (`;`, `&`, `|`, newlines, brackets),
+//! redirections (their words are no arguments), here-strings, extglob groups (`@(a|b)` stays
+//! in its word), and `$(...)`/backtick command substitutions and `<(...)`/`>(...)` process
+//! substitutions, which become commands of their own (so that they are judged too) and leave
+//! [`SUBSTITUTION`] in their word (so that a word made by one is seen to be unknown until it
+//! runs). Variables are not expanded.
+//!
+//! shell-guard and approval both read lines through [`split`], so a line is cut the same way
+//! by both gates.
+
+use crate::wrappers::Input;
+use crate::{Redirected, is_descriptor, redirection, until_close};
+
+/// What a substitution (`$(...)`, backticks, `<(...)`) leaves in its word: its text cannot be
+/// known before the command runs.
+pub const SUBSTITUTION: &str = "$(...)";
+
+/// How deep substitutions inside substitutions are split. A deeper one is the command
+/// `[SUBSTITUTION]`: a program nobody can name, which the gates ask about. Each level rescans
+/// its text, so this also bounds the work to `MAX_NESTING` passes over the line.
+pub const MAX_NESTING: u32 = 32;
+
+/// One simple command: its words, the files it writes by redirection, and the here-string it
+/// reads on standard input.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Simple {
+    /// Its words, quotes removed and redirections left out.
+    pub words: Vec<String>,
+    /// The files it writes by redirection (`>`, `>>`, `>|`, `>&FILE`, `<>`).
+    pub redirects: Vec<String>,
+    /// The text of its here-string (`<<< WORD`), when the last of its input redirections is
+    /// one; else what it reads comes from a pipe or a file the gate cannot see.
+    pub here: Option<String>,
+}
+
+impl Simple {
+    /// What it reads on standard input, as far as the gate knows: its here-string, or what a
+    /// pipe or a file gives it, which the gate cannot see.
+    pub fn input(&self) -> Input<'_> {
+        self.here.as_deref().map_or(Input::Unseen, Input::Text)
+    }
+
+    /// Add the finished `word`, which follows the redirection operator `after`, if any.
+    fn add(&mut self, word: String, after: Option<Redirected>) {
+        match after {
+            None => self.words.push(word),
+            Some(Redirected::Duplicate) if is_descriptor(&word) => {}
+            Some(Redirected::Output | Redirected::Duplicate) => self.redirects.push(word),
+            Some(Redirected::ReadWrite) => {
+                self.redirects.push(word);
+                self.here = None;
+            }
+            Some(Redirected::Input) => self.here = None,
+            Some(Redirected::HereString) => self.here = Some(word),
+        }
+    }
+
+    /// Whether it holds anything: a command made only of a redirection (`> file`) writes.
+    fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.redirects.is_empty() && self.here.is_none()
+    }
+}
+
+/// `line` split into simple commands, in order, then those of its substitutions (recursively).
+pub fn split(line: &str) -> Vec<Simple> {
+    let mut out = Vec::new();
+    split_into(&crate::joined(line), 0, &mut out);
+    out
+}
+
+/// The word being read and the command it goes into.
+#[derive(Default)]
+struct Reader {
+    out: Vec<Simple>,
+    cur: Simple,
+    word: String,
+    in_word: bool,
+    /// The redirection operator the next word follows.
+    after: Option<Redirected>,
+    /// The texts of the substitutions met, split after the line.
+    nested: Vec<String>,
+}
+
+impl Reader {
+    /// End the current word; a word after `>` or `<` is a redirection's, not an argument.
+    fn end_word(&mut self) {
+        if std::mem::take(&mut self.in_word) {
+            let word = std::mem::take(&mut self.word);
+            self.cur.add(word, self.after.take());
+        }
+    }
+
+    /// End the current command.
+    fn end_command(&mut self) {
+        self.end_word();
+        let cur = std::mem::take(&mut self.cur);
+        if !cur.is_empty() {
+            self.out.push(cur);
+        }
+        self.after = None;
+    }
+
+    /// A substitution whose text is `inner`: judged on its own, unknown in its word.
+    fn substitution(&mut self, inner: String) {
+        self.nested.push(inner);
+        self.word.push_str(SUBSTITUTION);
+        self.in_word = true;
+    }
+}
+
+fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
+    if depth > MAX_NESTING {
+        out.push(Simple {
+            words: vec![SUBSTITUTION.to_owned()],
+            ..Simple::default()
+        });
+        return;
+    }
+    let mut r = Reader::default();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                // A backslash at the very end stands for itself.
+                r.word.push(chars.next().unwrap_or('\\'));
+                r.in_word = true;
+            }
+            '\'' => {
+                r.in_word = true;
+                r.word.extend(chars.by_ref().take_while(|&c| c != '\''));
+            }
+            '"' => {
+                r.in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => r.word.push(chars.next().unwrap_or('\\')),
+                        '`' => r.substitution(chars.by_ref().take_while(|&c| c != '`').collect()),
+                        '$' if chars.peek() == Some(&'(') => {
+                            chars.next();
+                            r.substitution(until_close(&mut chars));
+                        }
+                        c => r.word.push(c),
+                    }
+                }
+            }
+            // A command substitution, or a process substitution (`<(...)`, `>(...)`): its
+            // command runs, and what it leaves in the word cannot be known.
+            '$' | '<' | '>' if chars.peek() == Some(&'(') => {
+                chars.next();
+                r.substitution(until_close(&mut chars));
+            }
+            '`' => r.substitution(chars.by_ref().take_while(|&c| c != '`').collect()),
+            // An extglob group, `!(x)`, `@(a|b)`: part of the word, not a subshell.
+            '(' if r.in_word && r.word.ends_with(['?', '*', '+', '@', '!']) => {
+                let inner = until_close(&mut chars);
+                r.word.push('(');
+                r.word.push_str(&inner);
+                r.word.push(')');
+            }
+            '<' | '>' => {
+                // `2>x`, `0<x`: the digits before the operator are a descriptor, not a word.
+                if r.in_word && r.word.chars().all(|d| d.is_ascii_digit()) {
+                    r.word.clear();
+                    r.in_word = false;
+                }
+                r.end_word();
+                let head: String = std::iter::once(c).chain(chars.clone()).take(3).collect();
+                let (what, len) = redirection(&head);
+                for _ in 1..len {
+                    chars.next();
+                }
+                r.after = Some(what);
+            }
+            ';' | '&' | '|' | '\n' | '(' | ')' => r.end_command(),
+            c if c.is_whitespace() => r.end_word(),
+            c => {
+                r.word.push(c);
+                r.in_word = true;
+            }
+        }
+    }
+    r.end_command();
+    out.append(&mut r.out);
+    for inner in r.nested {
+        split_into(&inner, depth + 1, out);
+    }
+}
+
+/// `word` as a shell line would need it written, so that an argv list can be read (or shown)
+/// as a command line: as is when it is plain, else in single quotes.
+pub fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-=~:,+@%".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_NESTING, SUBSTITUTION, Simple, quote, split};
+
+    fn words(line: &str) -> Vec<Vec<String>> {
+        split(line).into_iter().map(|s| s.words).collect()
+    }
+
+    #[test]
+    fn quotes_chains_and_substitutions_are_read_as_a_shell_reads_them() {
+        assert_eq!(
+            words(r#"a 'b c' "d $(e f) g" h\ i; j && k | l"#),
+            [
+                vec!["a", "b c", "d $(...) g", "h i"],
+                vec!["j"],
+                vec!["k"],
+                vec!["l"],
+                vec!["e", "f"],
+            ]
+        );
+        assert_eq!(words("ls @(a|b) !(c)"), [vec!["ls", "@(a|b)", "!(c)"]]);
+        assert_eq!(
+            words("x `rm -rf ~`"),
+            [vec!["x", SUBSTITUTION], vec!["rm", "-rf", "~"]]
+        );
+        assert_eq!(words("trailing\\"), [vec!["trailing\\"]]);
+    }
+
+    #[test]
+    fn redirections_are_not_arguments() {
+        let got = split("cat <in 2>/dev/null >out >&2 >&file <<<'rm -rf ~'; > lone");
+        assert_eq!(
+            got,
+            [
+                Simple {
+                    words: vec!["cat".into()],
+                    redirects: vec!["/dev/null".into(), "out".into(), "file".into()],
+                    here: Some("rm -rf ~".into()),
+                },
+                Simple {
+                    redirects: vec!["lone".into()],
+                    ..Simple::default()
+                },
+            ]
+        );
+    }
+
+    /// Substitutions nested past the bound leave a program nobody can name (the gates ask),
+    /// and cost a bounded number of passes: 20,000 levels once overflowed shell-guard's stack
+    /// and took quadratic time.
+    #[test]
+    fn deep_nesting_is_cut_into_an_unknown_command() {
+        let depth = 20_000;
+        let line = format!("{}rm -rf ~{}", "echo $(".repeat(depth), ")".repeat(depth));
+        let got = words(&line);
+        assert_eq!(got.len(), MAX_NESTING as usize + 2, "{:?}", &got[..3]);
+        assert_eq!(got.last(), Some(&vec![SUBSTITUTION.to_owned()]));
+    }
+
+    #[test]
+    fn plain_words_are_not_quoted() {
+        assert_eq!(quote("/tmp/a-b_c.txt"), "/tmp/a-b_c.txt");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}

@@ -1,0 +1,149 @@
+//! `ssh`: its command words are a line the remote shell runs, and some of its `-o` settings
+//! run command lines on this machine.
+
+use crate::launchers::{nothing, shown};
+use crate::options;
+use crate::split::quote;
+use crate::wrappers::{Runs, Wrapped, shell};
+
+/// `ssh` (OpenSSH): its getopt string, `1246ACGKMNTVXYZafgknqstvxy` and
+/// `B:D:E:F:I:J:L:O:P:Q:R:S:W:b:c:e:i:l:m:o:p:w:`.
+const SSH: &[&str] = &[
+    "1", "2", "4", "6", "A", "C", "G", "K", "M", "N", "T", "V", "X", "Y", "Z", "a", "f", "g", "k",
+    "n", "q", "s", "t", "v", "x", "y", "B=", "D=", "E=", "F=", "I=", "J=", "L=", "O=", "P=", "Q=",
+    "R=", "S=", "W=", "b=", "c=", "e=", "i=", "l=", "m=", "o=", "p=", "w=",
+];
+
+/// What `ssh`'s `-o KEYWORD=VALUE` (or `-o "KEYWORD VALUE"`) does that the gate must see.
+enum SshConfig {
+    /// A command line run on this machine (`ProxyCommand`, `LocalCommand`,
+    /// `KnownHostsCommand`).
+    Local(String),
+    /// The command line the remote shell runs (`RemoteCommand`).
+    Remote(String),
+}
+
+/// What `ssh`'s `-o OPTION` runs: ssh_config's keywords are read whatever their case, their
+/// value after blanks or an `=`, and the rest of the option is the command (`none` is none).
+/// A keyword that loads a library or more configuration is an error: the gate cannot tell
+/// what that runs.
+fn ssh_config(option: &str) -> Result<Option<SshConfig>, String> {
+    let text = option.trim_start();
+    let end = text
+        .find(|c: char| c.is_whitespace() || c == '=')
+        .unwrap_or(text.len());
+    let (keyword, rest) = text.split_at(end);
+    let rest = rest.trim_start();
+    let value = rest
+        .strip_prefix('=')
+        .unwrap_or(rest)
+        .trim_start()
+        .to_owned();
+    let none = value.is_empty() || value.eq_ignore_ascii_case("none");
+    Ok(match keyword.to_ascii_lowercase().as_str() {
+        "proxycommand" | "localcommand" | "knownhostscommand" if !none => {
+            Some(SshConfig::Local(value))
+        }
+        "remotecommand" if !none => Some(SshConfig::Remote(value)),
+        "pkcs11provider" | "securitykeyprovider" | "include" | "match" => {
+            return Err(format!(
+                "its `-o {}` loads code or configuration this gate cannot read",
+                shown(keyword)
+            ));
+        }
+        _ => None,
+    })
+}
+
+/// `ssh [OPTIONS] HOST [OPTIONS] [CMD...]`: ssh reads options again after the host, up to the
+/// command. The command's words, joined by blanks, are a line the remote shell runs in the
+/// remote user's home; with none, that shell reads standard input; with `-N`, `-W` or `-s` no
+/// line runs, and with `-G`, `-V`, `-Q` or `-O` nothing connects at all. What `-o` makes run
+/// here (`ProxyCommand`...) is read too; `-F FILE` and `-I LIB` name configuration and code
+/// the gate cannot read.
+pub(crate) fn ssh(args: &[String]) -> Result<Wrapped, String> {
+    let first = options::read(SSH, args)?;
+    let Some((_host, after)) = first.rest.split_first() else {
+        return Ok((nothing(), None)); // no host: its usage message, or -V
+    };
+    let second = options::read(SSH, after)?;
+    let given: Vec<&options::Given> = first.given.iter().chain(&second.given).collect();
+    let has = |name: &str| given.iter().any(|g| g.name == name);
+    if ["G", "V", "Q", "O"].iter().any(|&n| has(n)) {
+        return Ok((nothing(), None));
+    }
+    let mut local = Vec::new();
+    let mut remote: Option<String> = None;
+    for option in &given {
+        let value = option.value.as_deref().unwrap_or_default();
+        match option.name {
+            "o" => match ssh_config(value)? {
+                Some(SshConfig::Local(line)) => local.push(line),
+                Some(SshConfig::Remote(line)) => remote = Some(line),
+                None => {}
+            },
+            "F" if value != "none" && value != "/dev/null" => {
+                return Err("its -F config file may name commands this gate cannot read".into());
+            }
+            "I" => return Err("its -I loads a PKCS#11 library".into()),
+            _ => {}
+        }
+    }
+    let quiet = has("N") || has("W") || has("s");
+    let there = if quiet {
+        None
+    } else if !second.rest.is_empty() {
+        Some(Runs::Line(second.rest.join(" ")))
+    } else {
+        Some(remote.map_or_else(shell, Runs::Line))
+    };
+    if local.is_empty() {
+        let dir = there.as_ref().map(|_| "~".to_owned());
+        return Ok((there.unwrap_or_else(nothing), dir));
+    }
+    // Both: the local lines here, then the remote one from the home directory.
+    let mut lines: Vec<String> = local
+        .iter()
+        .map(|l| format!("sh -c {}", quote(l)))
+        .collect();
+    match there {
+        Some(Runs::Line(line)) => lines.push(format!("cd ~\nsh -c {}", quote(&line))),
+        Some(_) => lines.push("cd ~\nsh".into()),
+        None => {}
+    }
+    Ok((Runs::Line(lines.join("\n")), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+
+    #[test]
+    fn ssh_runs_its_command_words_as_a_remote_line() {
+        assert_eq!(runs("ssh host uptime"), line("uptime"));
+        assert_eq!(runs("ssh -p 22 user@host rm -rf '~'"), line("rm -rf ~"));
+        assert_eq!(runs("ssh host -l root -t sudo reboot"), line("sudo reboot"));
+        assert_eq!(runs("ssh host -- ls -la"), line("ls -la"));
+        assert_eq!(dir("ssh host rm -rf ."), Some("~".into()));
+        assert_eq!(runs("ssh host"), command("sh"));
+        assert_eq!(runs("ssh -N -L 8080:localhost:80 host"), nothing());
+        assert_eq!(runs("ssh -V"), nothing());
+        assert_eq!(
+            runs("ssh -o RemoteCommand='sudo reboot' host"),
+            line("sudo reboot")
+        );
+        assert_eq!(
+            runs("ssh -oProxyCommand='rm -rf ~' -N host"),
+            line("sh -c 'rm -rf ~'")
+        );
+        assert_eq!(
+            runs("ssh -o 'LocalCommand rm -rf ~' host ls"),
+            line("sh -c 'rm -rf ~'\ncd ~\nsh -c ls")
+        );
+        assert_eq!(runs("ssh -o ProxyCommand=none host ls"), line("ls"));
+        assert_eq!(runs("ssh -o BatchMode=yes host ls"), line("ls"));
+        assert!(asks("ssh -F ./evil_config host ls"));
+        assert!(asks("ssh -o PKCS11Provider=./x.so host"));
+        assert!(asks("ssh -H host"));
+    }
+}
