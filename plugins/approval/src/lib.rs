@@ -13,10 +13,13 @@
 //!    read by its own table: `env -S`, `timeout --signal KILL 5`, `nice --adjustment 5`,
 //!    `xargs --max-args 1`, `busybox APPLET`) and through what a shell or `xargs` reads on
 //!    standard input; and actions that run something it cannot tell (a program named by an
-//!    expansion, a wrapper option it does not know, a script fed on input it cannot see);
+//!    expansion, a wrapper option it does not know, a script fed on input it cannot see, a
+//!    variable set that changes what runs: `LD_PRELOAD=...`, `GIT_SSH_COMMAND=...`);
 //! 3. `workspace`: actions whose effects write a path outside the workspace, or a relative one;
 //!    and `protected_paths`: writes inside it to files that configure what runs later outside
-//!    the sandbox (`.git/`, `.envrc`, `.vscode/`, `.github/workflows/`...);
+//!    the sandbox (`.git/`, `.envrc`, `.vscode/`, `.github/workflows/`...), by the action's
+//!    effects or by what its command lines write (redirections, `tee`, `cp`, `mv`, `ln`,
+//!    `install`, `rsync`, `dd of=`);
 //! 4. `known_hosts`: actions whose effects fetch a URL whose host is not listed, or cannot be
 //!    told.
 //!
@@ -89,6 +92,13 @@ pub fn check_action(
             writes.iter().find_map(|p| {
                 rules::outside_workspace(p, config).or_else(|| rules::protected_path(p, config))
             })
+        })
+        // What a command line writes is judged for protected paths only: a relative target
+        // (`> out.log`) is where the tool runs it, in the workspace, and its mounts hold it.
+        .or_else(|| {
+            rules::written(&runs, config)
+                .iter()
+                .find_map(|p| rules::protected_path(p, config))
         })
         .or_else(|| urls.iter().find_map(|u| rules::unknown_host(u, config)))
         .map_or(Verdict::Pass, Verdict::RequireApproval)

@@ -104,10 +104,24 @@ impl Run {
             shell::matches(words, programs, input, &mut found);
         }
         for simple in &self.commands {
-            shell::matches(&simple.words, programs, simple.input(), &mut found);
+            shell::command(simple, programs, &mut found);
         }
         found
     }
+}
+
+/// The files `runs` write by what they run (redirections, `tee`, `cp`...: [`Found::writes`]),
+/// once each.
+pub fn written(runs: &[Run], config: &Config) -> Vec<String> {
+    let mut writes: Vec<String> = Vec::new();
+    for run in runs {
+        for path in run.found(&config.programs).writes {
+            if !writes.contains(&path) {
+                writes.push(path);
+            }
+        }
+    }
+    writes
 }
 
 /// Rule 1: the tool, by any of `names` (as called, its own name), is in `dangerous_tools`.

@@ -12,7 +12,7 @@
 
 use crate::wrappers::{self, Input, Runs, Script};
 use shell_syntax::program_start;
-use shell_syntax::split::{SUBSTITUTION, split};
+use shell_syntax::split::{SUBSTITUTION, Simple, split};
 
 /// How deep shells and wrappers are followed.
 const MAX_DEPTH: u32 = 8;
@@ -25,6 +25,10 @@ pub struct Found {
     pub programs: Vec<String>,
     /// Why what some of them run cannot be told, once each.
     pub unclear: Vec<String>,
+    /// The files they write, as written: the targets of their output redirections (`>`,
+    /// `>>`, `>&FILE`, `<>`) and what `tee`, `cp`, `mv`, `ln`, `install`, `rsync` and `dd of=`
+    /// write ([`written_by`]), once each.
+    pub writes: Vec<String>,
 }
 
 impl Found {
@@ -40,6 +44,71 @@ impl Found {
         if !self.unclear.contains(&why) {
             self.unclear.push(why);
         }
+    }
+
+    /// Add a file written, once.
+    fn write(&mut self, path: &str) {
+        if !self.writes.iter().any(|w| w == path) {
+            self.writes.push(path.to_owned());
+        }
+    }
+}
+
+/// Read the simple command `simple` of a line: what it runs (as [`matches`]) and the files its
+/// redirections write.
+pub fn command(simple: &Simple, programs: &[Vec<String>], found: &mut Found) {
+    command_at(simple, programs, 0, found);
+}
+
+fn command_at(simple: &Simple, programs: &[Vec<String>], depth: u32, found: &mut Found) {
+    for target in &simple.redirects {
+        found.write(target);
+    }
+    matches_at(&simple.words, programs, simple.input(), depth, found);
+}
+
+/// The files the program `name` writes, given `args`, for the programs whose job is to write
+/// one: each operand of `tee`; the last operand (and the `-t`/`--target-directory` one) of
+/// `cp`, `mv`, `ln`, `install` and `rsync`; the `of=` of `dd`. Options are told from operands
+/// by their dash alone: a value given to an option as the next word may be taken for an
+/// operand, which only ever asks more.
+fn written_by<'a>(name: &str, args: &'a [String]) -> Vec<&'a str> {
+    let mut after_dashes = false;
+    let operands: Vec<&str> = args
+        .iter()
+        .filter(|a| {
+            let operand = after_dashes || !a.starts_with('-') || a.as_str() == "-";
+            after_dashes |= a.as_str() == "--";
+            operand && a.as_str() != "--"
+        })
+        .map(String::as_str)
+        .collect();
+    match name {
+        "tee" => operands,
+        "cp" | "mv" | "ln" | "install" | "rsync" => {
+            // coreutils' `-t DIR` (rsync's `-t` keeps times: its last operand is the target).
+            let coreutils = name != "rsync";
+            let mut targets: Vec<&str> = args
+                .iter()
+                .enumerate()
+                .filter_map(|(at, a)| {
+                    if a == "--target-directory" || (coreutils && a == "-t") {
+                        args.get(at + 1).map(String::as_str)
+                    } else {
+                        a.strip_prefix("--target-directory=").or_else(|| {
+                            a.strip_prefix("-t")
+                                .filter(|t| coreutils && !t.is_empty() && !a.starts_with("--"))
+                        })
+                    }
+                })
+                .collect();
+            if let [_, .., last] = operands.as_slice() {
+                targets.push(last);
+            }
+            targets
+        }
+        "dd" => args.iter().filter_map(|a| a.strip_prefix("of=")).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -62,6 +131,9 @@ fn matches_at(
         ));
         return;
     }
+    if let Some(why) = shell_syntax::environment::changes_what_runs(words) {
+        found.unclear(why);
+    }
     let skip = program_start(words);
     let Some((first, args)) = words.get(skip..).unwrap_or_default().split_first() else {
         return;
@@ -73,6 +145,9 @@ fn matches_at(
         return;
     }
     let name = first.rsplit('/').next().unwrap_or(first);
+    for path in written_by(name, args) {
+        found.write(path);
+    }
     for entry in programs {
         if runs(entry, name, args) {
             found.program(entry.join(" "));
@@ -127,7 +202,7 @@ fn matches_at(
 /// their here-string, or cannot be seen.
 fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) {
     for simple in split(line) {
-        matches_at(&simple.words, programs, simple.input(), depth, found);
+        command_at(&simple, programs, depth, found);
     }
 }
 

@@ -183,8 +183,21 @@ fn may_change_dir(word: &str) -> bool {
 }
 
 /// Check one command's words, run at `depth` from `cwd` with `input` on standard input:
-/// wrappers and shells are looked through, then the rules judge the program.
+/// wrappers and shells are looked through, then the rules judge the program. One that sets a
+/// variable which changes what runs (`LD_PRELOAD=... ls`, `env GIT_SSH_COMMAND=... git
+/// fetch`) asks, unless what it runs is rejected anyway.
 fn command(words: &[String], depth: u32, input: Input<'_>, cwd: &Cwd) -> Option<Finding> {
+    let sets = shell_syntax::environment::changes_what_runs(words).map(|why| {
+        Finding::Ask(format!(
+            "cannot tell what `{}` runs ({why}): approve running it?",
+            shown(words)
+        ))
+    });
+    gravest([sets, program(words, depth, input, cwd)])
+}
+
+/// [`command`], for what its program runs.
+fn program(words: &[String], depth: u32, input: Input<'_>, cwd: &Cwd) -> Option<Finding> {
     if depth > MAX_DEPTH {
         return Some(too_deep());
     }

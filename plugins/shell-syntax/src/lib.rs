@@ -7,8 +7,10 @@
 //! read a command the same way through this one crate, so a fix lands in both; so is how a
 //! line is cut into simple commands and words ([`split`]), where a substitution ends
 //! ([`until_close`]), what a redirection does with its word ([`redirection`]), and where a
-//! command's program is ([`program_start`]).
+//! command's program is ([`program_start`]), and which environment variables it sets change what
+//! runs ([`environment`]).
 
+pub mod environment;
 pub mod launchers;
 pub mod options;
 mod parallel;

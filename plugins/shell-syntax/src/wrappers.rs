@@ -724,16 +724,32 @@ fn is_env_assignment(word: &str) -> bool {
 /// shell that one of `shell_flags` starts (`sudo -s`, `sudo -i`), or that `pkexec` (no flags)
 /// always starts.
 fn as_user(read: &Options, shell_flags: &[&str]) -> Runs {
-    let command: Vec<String> = read
-        .rest
-        .iter()
-        .skip_while(|w| is_env_assignment(w))
-        .cloned()
-        .collect();
-    if command.is_empty() && (shell_flags.is_empty() || shell_flags.iter().any(|f| read.has(f))) {
+    let command = after_assignments(&read.rest);
+    if command.len() == risky_assignments(&read.rest).count()
+        && (shell_flags.is_empty() || shell_flags.iter().any(|f| read.has(f)))
+    {
         return shell();
     }
     Runs::Command(command)
+}
+
+/// The assignments among the `NAME=value` words that `words` starts with that set a variable
+/// which changes what runs ([`crate::environment::risky`]).
+fn risky_assignments(words: &[String]) -> impl Iterator<Item = &String> {
+    words
+        .iter()
+        .take_while(|w| is_env_assignment(w))
+        .filter(|w| crate::environment::risky(w).is_some())
+}
+
+/// The command after the `NAME=value` words `words` starts with, those among them that change
+/// what runs kept in front of it (they are shell assignments), so that the gates see them
+/// ([`crate::environment::changes_what_runs`]) and still read the command.
+fn after_assignments(words: &[String]) -> Vec<String> {
+    risky_assignments(words)
+        .chain(words.iter().skip_while(|w| is_env_assignment(w)))
+        .cloned()
+        .collect()
 }
 
 /// `su`, `runuser`: the line of `-c`; else, for `runuser -u USER`, the command after it; else
@@ -775,13 +791,7 @@ fn env(args: &[String]) -> Result<Wrapped, String> {
         return Ok((runs, inner.or(dir)));
     }
     let skip = usize::from(read.rest.first().is_some_and(|w| w == "-"));
-    let command = read
-        .rest
-        .iter()
-        .skip(skip)
-        .skip_while(|w| is_env_assignment(w))
-        .cloned()
-        .collect();
+    let command = after_assignments(read.rest.get(skip..).unwrap_or_default());
     Ok((Runs::Command(command), dir))
 }
 
