@@ -453,7 +453,7 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
         "builtin" => command(BUILTIN, 0),
         "exec" => command(EXEC, 0),
         "unbuffer" => command(UNBUFFER, 0),
-        "strace" => command(STRACE, 0),
+        "strace" => options::read(STRACE, args).map(|read| (strace(&read), None)),
         "ltrace" => command(LTRACE, 0),
         "sudo" => options::read(SUDO, args).map(|read| {
             let dir = chdir(&read).or_else(|| home(read.has("login")));
@@ -758,20 +758,42 @@ fn after_assignments(words: &[String]) -> Vec<String> {
 fn su(read: &Options, runuser: bool) -> Wrapped {
     let dash = read.rest.first().is_some_and(|w| w == "-");
     let dir = home(dash || read.has("login"));
+    // `-s PROGRAM` is what runs as the user's shell: a program that is no shell runs itself,
+    // given `-c LINE` or the operands.
+    let program = read
+        .values("shell")
+        .last()
+        .filter(|p| !SHELLS.contains(&p.rsplit('/').next().unwrap_or(p)));
     if let Some(line) = read
         .values("command")
         .chain(read.values("session-command"))
         .next()
     {
-        return (Runs::Line(line.to_owned()), dir);
+        let runs = match program {
+            Some(program) => Runs::Command(vec![program.to_owned(), "-c".into(), line.to_owned()]),
+            None => Runs::Line(line.to_owned()),
+        };
+        return (runs, dir);
     }
     if runuser && read.has("user") {
         return (Runs::Command(read.rest.clone()), dir);
     }
     let operands = read.rest.iter().skip(usize::from(dash));
-    let mut words = vec!["sh".to_owned()];
+    let mut words = vec![program.unwrap_or("sh").to_owned()];
     words.extend(operands.skip(1).cloned()); // the user
     (Runs::Command(words), dir)
+}
+
+/// `strace`: the command it traces, and the command its output is piped to (`-o '|CMD'`, `-o
+/// '!CMD'`: a line the shell runs).
+fn strace(read: &Options) -> Runs {
+    let piped = read
+        .values("output")
+        .filter_map(|out| out.strip_prefix(['|', '!']))
+        .map(|line| Runs::Line(line.to_owned()));
+    let mut parts: Vec<Runs> = piped.collect();
+    parts.push(Runs::Command(read.rest.clone()));
+    together(parts)
 }
 
 /// `env`: after its options and its `NAME=value` operands, the command, in the directory of
