@@ -22,19 +22,6 @@ mod ssh;
 mod testing;
 pub mod wrappers;
 
-use std::borrow::Cow;
-
-/// `line` as the shell reads it before it splits words: a backslash before a line break joins
-/// the two lines (`r\⏎m -rf ~` runs `rm`), and NUL bytes, which the shell drops from what it
-/// reads, are gone. Joined inside single quotes too, where the shell keeps both: reading a
-/// command there errs on the side of asking.
-pub fn joined(line: &str) -> Cow<'_, str> {
-    if !line.contains(['\\', '\0']) {
-        return Cow::Borrowed(line);
-    }
-    Cow::Owned(line.replace("\\\n", "").replace('\0', ""))
-}
-
 /// `NAME=value` (also `NAME+=value`, `NAME[i]=value`), as in `FOO=1 cmd`: an assignment, not
 /// a program.
 pub fn is_assignment(word: &str) -> bool {
@@ -216,17 +203,6 @@ fn copy_through(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn continued_lines_are_joined_and_nuls_dropped() {
-        assert_eq!(super::joined("r\\\nm -rf ~"), "rm -rf ~");
-        assert_eq!(super::joined("r\0m"), "rm");
-        assert_eq!(super::joined("a\\ b"), "a\\ b");
-        assert!(matches!(
-            super::joined("ls -la"),
-            std::borrow::Cow::Borrowed(_)
-        ));
-    }
-
     #[test]
     fn a_substitution_ends_at_its_own_closing_parenthesis() {
         let close = |text: &str| {

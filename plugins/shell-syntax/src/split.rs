@@ -1,5 +1,8 @@
 //! Splitting a shell command line into simple commands and words, as far as a gate needs:
-//! quotes and backslashes, the chain operators (`;`, `&`, `|`, newlines, brackets),
+//! quotes and backslashes (a backslash before a line break joins the lines, outside single
+//! quotes and comments), comments, here-documents (each body line read as a line of its own, so
+//! a quote in the body cannot hide what follows it), the chain operators (`;`, `&`, `|`,
+//! newlines, brackets),
 //! redirections (their words are no arguments), here-strings, extglob groups (`@(a|b)` stays
 //! in its word), and `$(...)`/backtick command substitutions and `<(...)`/`>(...)` process
 //! substitutions, which become commands of their own (so that they are judged too) and leave
@@ -8,6 +11,9 @@
 //!
 //! shell-guard and approval both read lines through [`split`], so a line is cut the same way
 //! by both gates.
+
+use std::iter::Peekable;
+use std::str::Chars;
 
 use crate::wrappers::Input;
 use crate::{Redirected, is_descriptor, redirection, until_close};
@@ -65,7 +71,8 @@ impl Simple {
 /// `line` split into simple commands, in order, then those of its substitutions (recursively).
 pub fn split(line: &str) -> Vec<Simple> {
     let mut out = Vec::new();
-    split_into(&crate::joined(line), 0, &mut out);
+    // The shell drops NUL bytes from what it reads.
+    split_into(&line.replace('\0', ""), 0, &mut out);
     out
 }
 
@@ -80,6 +87,11 @@ struct Reader {
     after: Option<Redirected>,
     /// The texts of the substitutions met, split after the line.
     nested: Vec<String>,
+    /// The next word is a here-document's delimiter (`<<`; `<<-`: with its body's leading
+    /// tabs stripped).
+    delimiter_next: Option<bool>,
+    /// The here-documents whose bodies start after the current line: delimiter, tabs stripped.
+    heredocs: Vec<(String, bool)>,
 }
 
 impl Reader {
@@ -87,7 +99,31 @@ impl Reader {
     fn end_word(&mut self) {
         if std::mem::take(&mut self.in_word) {
             let word = std::mem::take(&mut self.word);
+            if let Some(tabs) = self.delimiter_next.take() {
+                self.heredocs.push((word.clone(), tabs));
+            }
             self.cur.add(word, self.after.take());
+        }
+    }
+
+    /// At a line break: the bodies of the here-documents the line opened, up to each one's
+    /// delimiter line. Each body line is read as a line of its own (a shell reading the body
+    /// runs it; a quote in one cannot reach past it) and, after its delimiter, the line goes
+    /// on as commands.
+    fn heredoc_bodies(&mut self, chars: &mut Peekable<Chars<'_>>) {
+        for (delimiter, tabs) in std::mem::take(&mut self.heredocs) {
+            while chars.peek().is_some() {
+                let line: String = chars.by_ref().take_while(|&c| c != '\n').collect();
+                let bare = if tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    &line
+                };
+                if bare == delimiter {
+                    break;
+                }
+                self.nested.push(line);
+            }
         }
     }
 
@@ -121,11 +157,17 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            // A backslash before a line break joins the lines (`r\⏎m` is `rm`).
+            '\\' if chars.peek() == Some(&'\n') => {
+                chars.next();
+            }
             '\\' => {
                 // A backslash at the very end stands for itself.
                 r.word.push(chars.next().unwrap_or('\\'));
                 r.in_word = true;
             }
+            // A comment, to the end of its line (a backslash there joins nothing).
+            '#' if !r.in_word => while chars.next_if(|&c| c != '\n').is_some() {},
             '\'' => {
                 r.in_word = true;
                 r.word.extend(chars.by_ref().take_while(|&c| c != '\''));
@@ -135,6 +177,9 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                 while let Some(c) = chars.next() {
                     match c {
                         '"' => break,
+                        '\\' if chars.peek() == Some(&'\n') => {
+                            chars.next();
+                        }
                         '\\' => r.word.push(chars.next().unwrap_or('\\')),
                         '`' => r.substitution(chars.by_ref().take_while(|&c| c != '`').collect()),
                         '$' if chars.peek() == Some(&'(') => {
@@ -171,9 +216,16 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                 for _ in 1..len {
                     chars.next();
                 }
+                if what == Redirected::Input && head.starts_with("<<") {
+                    r.delimiter_next = Some(head.starts_with("<<-"));
+                }
                 r.after = Some(what);
             }
-            ';' | '&' | '|' | '\n' | '(' | ')' => r.end_command(),
+            '\n' => {
+                r.end_command();
+                r.heredoc_bodies(&mut chars);
+            }
+            ';' | '&' | '|' | '(' | ')' => r.end_command(),
             c if c.is_whitespace() => r.end_word(),
             c => {
                 r.word.push(c);
@@ -228,6 +280,23 @@ mod tests {
             [vec!["x", SUBSTITUTION], vec!["rm", "-rf", "~"]]
         );
         assert_eq!(words("trailing\\"), [vec!["trailing\\"]]);
+    }
+
+    /// A quote in a comment or in a here-document's body hid the commands after it; a
+    /// backslash ending a comment joined the next line to it.
+    #[test]
+    fn comments_and_here_documents_end_where_the_shell_ends_them() {
+        assert_eq!(
+            words("echo hi # don't\nrm -rf ~"),
+            [vec!["echo", "hi"], vec!["rm", "-rf", "~"]]
+        );
+        assert_eq!(words("#\\\nrm -rf ~"), [vec!["rm", "-rf", "~"]]);
+        assert_eq!(words("r\\\nm -rf ~"), [vec!["rm", "-rf", "~"]]);
+        assert_eq!(words("echo a#b 'x # y'"), [vec!["echo", "a#b", "x # y"]]);
+        let got = words("cat <<EOF >n.txt\nit's\nEOF\nrm -rf ~");
+        assert_eq!(got, [vec!["cat"], vec!["rm", "-rf", "~"], vec!["its"]]);
+        let got = words("bash <<-'END'\n\trm -rf ~\n\tEND\nls");
+        assert_eq!(got, [vec!["bash"], vec!["ls"], vec!["rm", "-rf", "~"]]);
     }
 
     #[test]
