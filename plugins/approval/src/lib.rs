@@ -13,8 +13,9 @@
 //!    read by its own table: `env -S`, `timeout --signal KILL 5`, `nice --adjustment 5`,
 //!    `xargs --max-args 1`, `busybox APPLET`) and through what a shell or `xargs` reads on
 //!    standard input; and actions that run something it cannot tell (a program named by an
-//!    expansion, a wrapper option it does not know, a script fed on input it cannot see, a
-//!    variable set that changes what runs: `LD_PRELOAD=...`, `GIT_SSH_COMMAND=...`);
+//!    expansion, a wrapper option it does not know, a script fed on input it cannot see, code a
+//!    variable names that it cannot see: `BASH_ENV=...`); what a variable set before a command
+//!    runs (`GIT_SSH_COMMAND='sudo sh' git fetch`, `EDITOR=...`) is read as a command line;
 //! 3. `workspace`: actions whose effects write a path outside the workspace, or a relative one;
 //!    and `protected_paths`: writes inside it to files that configure what runs later outside
 //!    the sandbox (`.git/`, `.envrc`, `.vscode/`, `.github/workflows/`...), by the action's

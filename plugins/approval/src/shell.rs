@@ -134,6 +134,9 @@ fn matches_at(
     if let Some(why) = shell_syntax::environment::changes_what_runs(words) {
         found.unclear(why);
     }
+    for line in shell_syntax::environment::lines_set(words) {
+        line_at(&line, programs, depth + 1, found);
+    }
     let skip = program_start(words);
     let Some((first, args)) = words.get(skip..).unwrap_or_default().split_first() else {
         return;

@@ -183,17 +183,25 @@ fn may_change_dir(word: &str) -> bool {
 }
 
 /// Check one command's words, run at `depth` from `cwd` with `input` on standard input:
-/// wrappers and shells are looked through, then the rules judge the program. One that sets a
-/// variable which changes what runs (`LD_PRELOAD=... ls`, `env GIT_SSH_COMMAND=... git
-/// fetch`) asks, unless what it runs is rejected anyway.
+/// wrappers and shells are looked through, then the rules judge the program. What the
+/// variables it sets run is judged too (`PAGER='rm -rf ~' git log`, `env GIT_SSH_COMMAND=...
+/// git fetch`); one whose value is code the gate cannot see (`BASH_ENV=./x`) asks.
 fn command(words: &[String], depth: u32, input: Input<'_>, cwd: &Cwd) -> Option<Finding> {
-    let sets = shell_syntax::environment::changes_what_runs(words).map(|why| {
+    use shell_syntax::environment::{changes_what_runs, lines_set};
+    let unseen = changes_what_runs(words).map(|why| {
         Finding::Ask(format!(
             "cannot tell what `{}` runs ({why}): approve running it?",
             shown(words)
         ))
     });
-    gravest([sets, program(words, depth, input, cwd)])
+    let set = lines_set(words);
+    let values = set.iter().map(|line| check_line(line, depth + 1, cwd));
+    gravest(
+        [unseen]
+            .into_iter()
+            .chain(values)
+            .chain([program(words, depth, input, cwd)]),
+    )
 }
 
 /// [`command`], for what its program runs.

@@ -1,166 +1,168 @@
-//! Environment variables that make a program run other code than its own: the dynamic loader's
-//! (`LD_PRELOAD=./x.so ls`), the shell's (`BASH_ENV`, `PATH`), and those naming a command a
-//! program starts when it needs one (`GIT_SSH_COMMAND`, `PAGER`, `EDITOR`, `RSYNC_RSH`,
-//! `LESSOPEN`, `TAR_OPTIONS`...). A command that sets one, before its program (`NAME=value
-//! cmd`), through `env` or `sudo` (which keep such assignments in front of the command they
-//! run, [`crate::wrappers`]), or for what follows (`export NAME=value`), runs what the gate
-//! cannot see from its words: [`changes_what_runs`] says why, and the gates ask.
+//! Environment variables whose value a program runs: a command line (`PAGER`, `EDITOR`,
+//! `GIT_SSH_COMMAND`, `RSYNC_RSH`, `LESSOPEN`...), a program (`GIT_SSH`, `GIT_ASKPASS`...),
+//! options (`TAR_OPTIONS`), text the shell expands (`PS4='$(...)'`), or code the gate cannot
+//! see (`BASH_ENV` names a script; git's configuration given in the environment). A command
+//! that sets one before its program (`NAME=value cmd`), through `env` or `sudo` (which keep such
+//! assignments in front of the command they run, [`crate::wrappers`]), or for the commands
+//! after it (`export NAME=value`), runs that too: [`lines_set`] gives it as command lines to
+//! judge, [`changes_what_runs`] says why what it runs cannot be told.
+//!
+//! Variables that only say where to find programs or libraries (`PATH`, `LD_PRELOAD`,
+//! `PYTHONPATH`) are not among them: they lead to files, and running a file (`./x`) is judged
+//! by its name anyway; treating them as unknown made everyday commands (`PYTHONPATH=. pytest`)
+//! ask without protecting anything.
 
+use crate::split::{SUBSTITUTION, quote};
 use crate::{is_assignment, program_start};
 
-/// Variables, by name, whose value is code, a command, a library or where programs are found.
-const RISKY: &[&str] = &[
-    "PATH",
-    "IFS",
-    "ENV",
-    "BASH_ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PROMPT_COMMAND",
-    "PAGER",
-    "MANPAGER",
-    "GIT_PAGER",
-    "EDITOR",
-    "VISUAL",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_EXEC_PATH",
-    "GIT_PROXY_COMMAND",
-    "GIT_TEMPLATE_DIR",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "RSYNC_RSH",
-    "RSYNC_CONNECT_PROG",
-    "TAR_OPTIONS",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "BROWSER",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PERLLIB",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "PYTHONHOME",
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "RUBYOPT",
-    "RUBYLIB",
-];
-
-/// Families of such variables, by the start of their names: the dynamic loader's (`LD_`,
-/// macOS's `DYLD_`), git's configuration given in the environment (`GIT_CONFIG_COUNT`,
-/// `GIT_CONFIG_KEY_0`, `GIT_CONFIG_PARAMETERS`), bash's exported functions (`BASH_FUNC_`).
-const RISKY_PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_"];
-
-/// The directories a `PATH` may list first and still find the system's own programs.
-const SYSTEM_DIRS: &[&str] = &[
-    "/bin",
-    "/sbin",
-    "/usr/bin",
-    "/usr/sbin",
-    "/usr/local/bin",
-    "/usr/local/sbin",
-];
-
-/// Whether the `PATH` value `value` finds the programs the system's own directories (or the
-/// `PATH` it had) find: it lists only those before any other (`/usr/bin:/bin`,
-/// `$PATH:./node_modules/.bin`), so no program of the gate's lists is taken from elsewhere.
-fn plain_path(value: &str) -> bool {
-    for entry in value.split(':') {
-        if entry == "$PATH" || entry == "${PATH}" {
-            return true;
-        }
-        if !SYSTEM_DIRS.contains(&entry.trim_end_matches('/')) {
-            return false;
-        }
-    }
-    true
+/// What a program does with a variable's value.
+#[derive(Clone, Copy)]
+enum Runs {
+    /// Runs it as a command line.
+    Line,
+    /// Runs it as a program.
+    Program,
+    /// Reads it as options of `tar`.
+    TarOptions,
+    /// Expands it as the shell expands a double-quoted word (prompts).
+    Expanded,
+    /// Runs code the gate cannot see.
+    Unseen,
 }
+
+/// The variables, by name.
+const VARIABLES: &[(&str, Runs)] = &[
+    ("PAGER", Runs::Line),
+    ("MANPAGER", Runs::Line),
+    ("GIT_PAGER", Runs::Line),
+    ("EDITOR", Runs::Line),
+    ("VISUAL", Runs::Line),
+    ("GIT_EDITOR", Runs::Line),
+    ("GIT_SEQUENCE_EDITOR", Runs::Line),
+    ("GIT_SSH_COMMAND", Runs::Line),
+    ("RSYNC_RSH", Runs::Line),
+    ("RSYNC_CONNECT_PROG", Runs::Line),
+    ("BROWSER", Runs::Line),
+    ("PROMPT_COMMAND", Runs::Line),
+    ("LESSOPEN", Runs::Line),
+    ("LESSCLOSE", Runs::Line),
+    ("GIT_SSH", Runs::Program),
+    ("GIT_ASKPASS", Runs::Program),
+    ("SSH_ASKPASS", Runs::Program),
+    ("GIT_EXTERNAL_DIFF", Runs::Program),
+    ("GIT_PROXY_COMMAND", Runs::Program),
+    ("TAR_OPTIONS", Runs::TarOptions),
+    ("PS1", Runs::Expanded),
+    ("PS2", Runs::Expanded),
+    ("PS4", Runs::Expanded),
+    ("BASH_ENV", Runs::Unseen),
+    ("GIT_ALLOW_PROTOCOL", Runs::Unseen),
+    ("GIT_EXEC_PATH", Runs::Unseen),
+    ("GIT_TEMPLATE_DIR", Runs::Unseen),
+];
+
+/// Families of them, by the start of their names: git's configuration given in the
+/// environment (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_0`, `GIT_CONFIG_PARAMETERS`), bash's
+/// exported functions (`BASH_FUNC_name%%`).
+const FAMILIES: &[&str] = &["GIT_CONFIG", "BASH_FUNC_"];
 
 /// Builtins that set variables for the commands after them.
 const SETTERS: &[&str] = &["export", "declare", "typeset", "readonly", "local"];
 
-/// The name of the variable that the assignment `word` (`NAME=value`, `NAME+=value`) sets,
-/// when it is one that can make a program run other code than its own.
-pub fn risky(word: &str) -> Option<&str> {
-    if !is_assignment(word) {
-        return None;
-    }
+/// The variable the assignment `word` (`NAME=value`, `NAME+=value`) sets, what is done with
+/// its value and the value; `None` when it is none of [`VARIABLES`] or [`FAMILIES`].
+fn read(word: &str) -> Option<(&str, Runs, &str)> {
     let (name, value) = word.split_once('=')?;
-    let appends = name.ends_with('+');
     let name = name.strip_suffix('+').unwrap_or(name);
-    if name == "PATH" && (appends || plain_path(value)) {
-        return None;
-    }
     let name = name.split_once('[').map_or(name, |(name, _)| name);
-    let named = RISKY.contains(&name) || RISKY_PREFIXES.iter().any(|p| name.starts_with(p));
-    named.then_some(name)
+    if FAMILIES.iter().any(|f| name.starts_with(f)) {
+        return Some((name, Runs::Unseen, value));
+    }
+    let (_, runs) = VARIABLES.iter().find(|(n, _)| *n == name)?;
+    Some((name, *runs, value))
 }
 
-/// Why the simple command `words` may run other code than its words name: it sets a [`risky`]
-/// variable before its program, or for the commands after it (`export`, `declare`...).
-pub fn changes_what_runs(words: &[String]) -> Option<String> {
+/// Whether the word `word` (`NAME=value`, as `env` reads it) sets a variable whose value runs.
+pub fn runs_value(word: &str) -> bool {
+    read(word).is_some()
+}
+
+/// The assignments of the simple command `words`: before its program, or given to a builtin
+/// that sets them for the commands after it.
+fn assignments(words: &[String]) -> impl Iterator<Item = (&str, Runs, &str)> {
     let start = program_start(words);
-    let before = words.get(..start).unwrap_or_default().iter();
     let set_for_later = match words.get(start) {
         Some(program) if SETTERS.contains(&program.as_str()) => words.get(start + 1..),
         _ => None,
     };
-    let name = before
+    words
+        .get(..start)
+        .unwrap_or_default()
+        .iter()
         .chain(set_for_later.unwrap_or_default())
-        .find_map(|w| risky(w))?;
+        .filter(|w| is_assignment(w))
+        .filter_map(|w| read(w))
+}
+
+/// The command lines that the variables `words` sets run (a pager, an editor, an ssh command,
+/// tar's options as `tar OPTIONS`, a prompt as `echo "PROMPT"`), for the gates to judge as they
+/// judge the command itself.
+pub fn lines_set(words: &[String]) -> Vec<String> {
+    assignments(words)
+        .filter_map(|(_, runs, value)| match runs {
+            Runs::Line => Some(value.trim_start_matches('|').to_owned()),
+            Runs::Program => Some(quote(value)),
+            Runs::TarOptions => Some(format!("tar {value}")),
+            Runs::Expanded => Some(format!("echo \"{}\"", value.replace('"', "\\\""))),
+            Runs::Unseen => None,
+        })
+        .filter(|line| !line.is_empty() && line != SUBSTITUTION)
+        .collect()
+}
+
+/// Why the simple command `words` runs what the gate cannot see: it sets a variable whose
+/// value is code it cannot read (`BASH_ENV`, git's configuration).
+pub fn changes_what_runs(words: &[String]) -> Option<String> {
+    let (name, _, _) = assignments(words).find(|(_, runs, _)| matches!(runs, Runs::Unseen))?;
     Some(format!(
-        "it sets `{name}`, which can make a program run other code than its own"
+        "it sets `{name}`, which makes a program run code this gate cannot see"
     ))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{changes_what_runs, risky};
+    use super::{changes_what_runs, lines_set, runs_value};
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_owned).collect()
     }
 
     #[test]
-    fn loader_shell_and_command_variables_are_risky() {
-        assert_eq!(risky("LD_PRELOAD=./x.so"), Some("LD_PRELOAD"));
-        assert_eq!(risky("GIT_SSH_COMMAND=sh"), Some("GIT_SSH_COMMAND"));
+    fn values_that_run_are_lines_to_judge() {
+        let lines = |line: &str| lines_set(&words(line));
+        assert_eq!(lines("PAGER=cat git log"), ["cat"]);
+        assert_eq!(lines("GIT_SSH=/tmp/x git fetch"), ["/tmp/x"]);
+        assert_eq!(lines("export EDITOR=vim"), ["vim"]);
         assert_eq!(
-            risky("GIT_CONFIG_KEY_0=core.pager"),
-            Some("GIT_CONFIG_KEY_0")
+            lines("TAR_OPTIONS=--to-command=sh tar xf a"),
+            ["tar --to-command=sh"]
         );
-        assert_eq!(risky("PATH=/tmp:/usr/bin"), Some("PATH"));
-        assert_eq!(risky("PATH=./bin:$PATH"), Some("PATH"));
-        assert_eq!(risky("PATH=/usr/bin:/bin"), None, "the system's own");
-        assert_eq!(
-            risky("PATH=$PATH:./node_modules/.bin"),
-            None,
-            "appended: shadows none"
+        assert_eq!(lines("PS4=$(x) bash -xc true"), ["echo \"$(x)\""]);
+        assert_eq!(lines("LESSOPEN=|lesspipe less f"), ["lesspipe"]);
+        assert!(lines("RUST_LOG=debug PYTHONPATH=. LD_PRELOAD=x.so PATH=/tmp ls").is_empty());
+        assert!(
+            lines("ls PAGER=x").is_empty(),
+            "an argument, not an assignment"
         );
-        assert_eq!(risky("PATH+=:/opt/x"), None, "appended too");
-        assert_eq!(risky("RUST_LOG=debug"), None);
-        assert_eq!(risky("LD_PRELOAD"), None, "not an assignment");
+        assert!(runs_value("GIT_SSH_COMMAND=x") && !runs_value("PATH=/tmp"));
     }
 
     #[test]
-    fn a_command_setting_one_is_told() {
+    fn code_the_gate_cannot_see_is_told() {
         let why = |line: &str| changes_what_runs(&words(line));
-        assert!(why("LD_PRELOAD=./x.so ls").is_some_and(|w| w.contains("LD_PRELOAD")));
-        assert!(why("A=1 PAGER=sh git log").is_some());
-        assert!(why("export GIT_SSH_COMMAND=./x").is_some());
-        assert!(why("PATH=/tmp").is_some(), "for the commands after it");
-        assert!(why("env -i PATH=/bin ls").is_none());
-        assert!(why("RUST_LOG=debug cargo test").is_none());
-        assert!(why("export RUST_LOG=debug").is_none());
-        assert!(
-            why("ls PATH=/tmp").is_none(),
-            "an argument, not an assignment"
-        );
+        assert!(why("BASH_ENV=./x bash -c true").is_some_and(|w| w.contains("BASH_ENV")));
+        assert!(why("GIT_CONFIG_COUNT=1 git log").is_some());
+        assert!(why("export GIT_CONFIG_PARAMETERS=x").is_some());
+        assert!(why("PAGER=cat git log").is_none());
     }
 }

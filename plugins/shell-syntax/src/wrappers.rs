@@ -734,17 +734,17 @@ fn as_user(read: &Options, shell_flags: &[&str]) -> Runs {
 }
 
 /// The assignments among the `NAME=value` words that `words` starts with that set a variable
-/// which changes what runs ([`crate::environment::risky`]).
+/// whose value runs ([`crate::environment`]).
 fn risky_assignments(words: &[String]) -> impl Iterator<Item = &String> {
     words
         .iter()
         .take_while(|w| is_env_assignment(w))
-        .filter(|w| crate::environment::risky(w).is_some())
+        .filter(|w| crate::environment::runs_value(w) && crate::is_assignment(w))
 }
 
-/// The command after the `NAME=value` words `words` starts with, those among them that change
-/// what runs kept in front of it (they are shell assignments), so that the gates see them
-/// ([`crate::environment::changes_what_runs`]) and still read the command.
+/// The command after the `NAME=value` words `words` starts with, those among them whose value
+/// runs kept in front of it (they are shell assignments), so that the gates judge that too
+/// ([`crate::environment`]) and still read the command.
 fn after_assignments(words: &[String]) -> Vec<String> {
     risky_assignments(words)
         .chain(words.iter().skip_while(|w| is_env_assignment(w)))
