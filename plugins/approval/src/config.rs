@@ -62,8 +62,8 @@ impl Default for Config {
     /// The same defaults as plugin.toml's `[config]`.
     fn default() -> Self {
         let programs = [
-            "sudo", "su", "doas", "pkexec", "dd", "mkfs", "fdisk", "parted", "shutdown", "reboot",
-            "poweroff", "halt", "kill", "pkill", "killall",
+            "sudo", "su", "doas", "pkexec", "run0", "dd", "mkfs", "fdisk", "parted", "shutdown",
+            "reboot", "poweroff", "halt", "kill", "pkill", "killall",
         ];
         Config {
             programs: programs.iter().map(|p| vec![(*p).to_owned()]).collect(),

@@ -196,7 +196,7 @@ fn matches_at(
         Some(Script::File(file)) if file.contains(SUBSTITUTION) => found.unclear(format!(
             "`{name}` runs a script that a command makes, which this gate cannot see"
         )),
-        // A script file runs programs of its own, as `./x.sh` does; shell-guard asks about it.
+        // A script file runs programs of its own, as `./x.sh` does, which no gate can read.
         Some(Script::File(_)) | None => {}
     }
 }

@@ -748,6 +748,12 @@ fn systemd_run(read: &Options) -> Result<Wrapped, String> {
 /// `run0 [OPTIONS] [CMD]`, systemd's `sudo`: the command, or a login shell; started in
 /// `--chdir DIR`, else in the user's home when `-u` names one, else here.
 fn run0(read: &Options) -> Result<Wrapped, String> {
+    let runs_more = read
+        .values("property")
+        .any(|v| v.trim_start().to_ascii_lowercase().starts_with("exec"));
+    if runs_more {
+        return Err("a unit property it sets (`Exec...=`) runs a command of its own".into());
+    }
     let dir = read
         .values("chdir")
         .last()
@@ -1077,6 +1083,7 @@ mod tests {
             Some("/srv".into())
         );
         assert!(asks("systemd-run -p 'ExecStartPre=/bin/rm -rf /' true"));
+        assert!(asks("run0 --property=ExecStartPost='/bin/rm -rf /' true"));
         assert!(asks("systemd-run --frob ls"));
 
         assert_eq!(runs("dbus-run-session -- rm -rf ~"), command("rm -rf ~"));

@@ -74,7 +74,24 @@ const AWK_FROM_FILES: &[&str] = &["file", "exec", "include", "load", "debug"];
 /// The vi and vim names whose `-c` and `+` commands are read (`rvim`, restricted, runs no
 /// shell).
 pub(crate) const VIMS: &[&str] = &[
-    "vi", "vim", "nvim", "ex", "view", "vimdiff", "nvimdiff", "gvim", "gview", "gvimdiff", "vimx",
+    "vi",
+    "vim",
+    "nvim",
+    "ex",
+    "view",
+    "vimdiff",
+    "nvimdiff",
+    "gvim",
+    "gview",
+    "gvimdiff",
+    "vimx",
+    "vim.basic",
+    "vim.tiny",
+    "vim.nox",
+    "vim.gtk3",
+    "evim",
+    "rvim",
+    "rview",
 ];
 
 /// An Ex command or a vim option: its whole name, and the fewest letters of it vim takes
@@ -267,6 +284,46 @@ impl SedScript {
         }
     }
 
+    /// A regular expression up to the next `delimiter` not escaped by a backslash nor inside a
+    /// bracket expression (`s/[/]/x/`: GNU sed reads the `/` in brackets as part of the
+    /// regex). A newline or the end first is an error.
+    fn regex(&mut self, delimiter: char) -> Option<()> {
+        loop {
+            match self.next()? {
+                '\\' => {
+                    self.next()?;
+                }
+                '\n' => return None,
+                '[' => self.bracket()?,
+                c if c == delimiter => return Some(()),
+                _ => {}
+            }
+        }
+    }
+
+    /// The rest of a bracket expression after its `[`: a first `^` and a first `]` are part
+    /// of it, `[:class:]`, `[.x.]` and `[=x=]` are read whole, and a backslash is itself.
+    fn bracket(&mut self) -> Option<()> {
+        if self.peek() == Some('^') {
+            self.at += 1;
+        }
+        if self.peek() == Some(']') {
+            self.at += 1;
+        }
+        loop {
+            match self.next()? {
+                '\n' => return None,
+                ']' => return Some(()),
+                '[' if matches!(self.peek(), Some(':' | '.' | '=')) => {
+                    let kind = self.next()?;
+                    while !(self.next()? == kind && self.peek() == Some(']')) {}
+                    self.at += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// An address, if one is here: a line number (`first~step`), `$`, `/regex/` or `\cregexc`
     /// with its `I` and `M` flags; after a comma, also `+N` and `~N`.
     fn address(&mut self, second: bool) -> Option<()> {
@@ -282,13 +339,13 @@ impl SedScript {
             Some('$') => self.at += 1,
             Some('/') => {
                 self.at += 1;
-                self.until('/')?;
+                self.regex('/')?;
                 self.skip(|c| c == 'I' || c == 'M');
             }
             Some('\\') => {
                 self.at += 1;
                 let delimiter = self.next()?;
-                self.until(delimiter)?;
+                self.regex(delimiter)?;
                 self.skip(|c| c == 'I' || c == 'M');
             }
             _ => {}
@@ -359,7 +416,7 @@ fn sed_executes(script: &str) -> Option<bool> {
             'e' => return Some(true),
             's' => {
                 let delimiter = s.next().filter(|d| *d != '\n' && *d != '\\')?;
-                s.until(delimiter)?;
+                s.regex(delimiter)?;
                 s.until(delimiter)?;
                 loop {
                     match s.peek() {
@@ -470,9 +527,13 @@ fn awk_calls(chars: &[char], at: usize) -> bool {
 /// (gawk's `@include`, `@load`, and its indirect calls, which may call `system`). Strings and
 /// regular expressions are skipped; as a `/` may divide or start a regular expression, every
 /// reading is followed at once, and any that finds one of these counts: the one awk makes is
-/// among them.
+/// among them. A program that continues a line with a backslash counts too: awk does not join
+/// a comment to the next line, and this reading does not tell comments apart.
 fn awk_runs(program: &str) -> bool {
-    let text = program.replace("\\\n", "");
+    if program.contains("\\\n") {
+        return true;
+    }
+    let text = program;
     let chars: Vec<char> = text.chars().collect();
     let mut now = BTreeSet::from([Awk::AfterOperator]);
     for (at, &c) in chars.iter().enumerate() {
@@ -624,7 +685,8 @@ pub(crate) fn vim(name: &str, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The Ex commands of `command`, cut at each `|` not escaped by a backslash.
+/// The Ex commands of `command`, cut at each `|` not escaped by a backslash and at each line
+/// break (vim separates commands at both).
 fn ex_pieces(command: &str) -> Vec<String> {
     let mut pieces = vec![String::new()];
     let mut chars = command.chars();
@@ -636,7 +698,7 @@ fn ex_pieces(command: &str) -> Vec<String> {
                     piece.extend(chars.next());
                 }
             }
-            '|' => pieces.push(String::new()),
+            '|' | '\n' | '\r' => pieces.push(String::new()),
             c => {
                 if let Some(piece) = pieces.last_mut() {
                     piece.push(c);
@@ -756,6 +818,17 @@ mod tests {
         assert!(asks("sed --expression='s/x/y/ge' f"));
         assert!(asks("sed -f script.sed f"));
         assert!(asks("sed 's/a/b' f"), "an unclosed s cannot be read");
+        assert!(
+            asks("sed 's/[//#]*/rm -rf ~/e' f"),
+            "the / in brackets is the regex's"
+        );
+        assert!(asks("sed '/[/#]*/e rm -rf ~' f"));
+        assert!(
+            asks("sed '#\\\ne rm -rf ~' f"),
+            "a comment ends at the line's end"
+        );
+        assert_eq!(runs("sed 's/[^/]*$//' f"), None);
+        assert_eq!(runs("sed -E 's/[[:space:]]+$//; s/[]x]/y/g' f"), None);
         assert!(asks("sed --frobnicate 's/a/b/' f"));
         assert_eq!(runs("sed -i 's/a/b/' f"), None);
         assert_eq!(runs("sed -n '/start/,/end/{/x/d;p}' f"), None);
@@ -773,6 +846,10 @@ mod tests {
     #[test]
     fn awk_programs_that_run_commands_are_read() {
         assert!(asks("awk 'BEGIN { system(\"rm -rf ~\") }'"));
+        assert!(
+            awk_runs("# \"\\\nBEGIN{system(\"rm -rf ~\")}"),
+            "a joined comment"
+        );
         assert!(asks("awk '{ print | \"sh\" }' f"));
         assert!(asks("gawk 'BEGIN { \"id\" | getline x }'"));
         assert!(asks("awk -f prog.awk f"));
@@ -795,6 +872,11 @@ mod tests {
     #[test]
     fn vim_commands_that_run_a_shell_are_read() {
         assert!(asks("vim -c '!rm -rf ~' f"));
+        assert!(
+            asks("vim -c 'd\ncall system(\"id\")' -c q f"),
+            "a line break ends a command"
+        );
+        assert!(asks("vim.basic -c '!id' f"));
         assert!(asks("vim -c ':call system(\"id\")' f"));
         assert!(asks("vi '+r !id' f"));
         assert!(asks("nvim --cmd 'lua os.execute(\"id\")' f"));

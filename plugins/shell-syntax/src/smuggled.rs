@@ -115,6 +115,7 @@ const GIT_RISKY_SECTIONS: &[&str] = &[
     "difftool",
     "filter",
     "gpg",
+    "help",
     "hook",
     "imap",
     "include",
@@ -126,6 +127,7 @@ const GIT_RISKY_SECTIONS: &[&str] = &[
     "protocol",
     "safe",
     "sendemail",
+    "tar",
     "trailer",
     "uploadpack",
 ];
@@ -284,7 +286,9 @@ fn tar(args: &[String]) -> Result<Option<Wrapped>, String> {
         };
         parts.push(match option {
             "checkpoint-action" => match value.strip_prefix("exec") {
-                Some(command) => Runs::Line(command.strip_prefix('=').unwrap_or(command).into()),
+                Some(command) => {
+                    Runs::Line(tar_unquoted(command.strip_prefix('=').unwrap_or(command))?)
+                }
                 None => continue, // bell, dot, echo, sleep, totals, ttyout, wait
             },
             "rsh-command" => Runs::Command(vec![value, UNSEEN.into(), "/etc/rmt".into()]),
@@ -292,6 +296,24 @@ fn tar(args: &[String]) -> Result<Option<Wrapped>, String> {
         });
     }
     Ok((!parts.is_empty()).then(|| (together(parts), None)))
+}
+
+/// The command of `--checkpoint-action=exec=COMMAND` as tar reads it: tar takes one pair of
+/// quotes around it away (`exec="rm -rf ~"` runs `rm -rf ~`) and undoes backslash escapes
+/// (`\040` is a space), which the gate does not follow: a command with a quote or a backslash
+/// left asks.
+fn tar_unquoted(command: &str) -> Result<String, String> {
+    let inner = ['"', '\'']
+        .iter()
+        .find_map(|q| command.strip_prefix(*q).and_then(|c| c.strip_suffix(*q)))
+        .unwrap_or(command);
+    if inner.contains(['"', '\'', '\\']) {
+        return Err(format!(
+            "its --checkpoint-action command `{}` is unquoted by tar as this gate does not follow",
+            shown(command)
+        ));
+    }
+    Ok(inner.to_owned())
 }
 
 /// `rsync`: `-e`/`--rsh=CMD` is the remote shell it runs, its words split by rsync (quotes
@@ -350,15 +372,28 @@ fn git_risky_key(key: &str) -> bool {
     GIT_RISKY_SECTIONS.contains(&section) || GIT_RISKY_KEYS.contains(&(section, name))
 }
 
+/// Values of a pager or editor setting that run nothing but a pager (or nothing at all):
+/// `git -c core.pager=cat log`, `-c pager.log=false`, as agents write them.
+const HARMLESS_PAGERS: &[&str] = &["", "cat", "true", "false", "less", "less -R", "more"];
+
+/// Whether `key=value` is a pager or editor setting with a [`HARMLESS_PAGERS`] value.
+fn harmless_pager(key: &str, value: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let pager = matches!(
+        key.as_str(),
+        "core.pager" | "core.editor" | "sequence.editor"
+    ) || key.starts_with("pager.");
+    pager && HARMLESS_PAGERS.contains(&value.trim())
+}
+
 /// An error when `setting` (`key=value`, or `key`, as `-c` and `--config-env` give one) is a
 /// risky one ([`git_risky_key`]): the command it names runs later, when git needs it.
 fn git_setting(setting: Option<&str>) -> Result<(), String> {
-    let key = setting
+    let (key, value) = setting
         .unwrap_or_default()
-        .split('=')
-        .next()
-        .unwrap_or_default();
-    if git_risky_key(key) {
+        .split_once('=')
+        .unwrap_or((setting.unwrap_or_default(), ""));
+    if git_risky_key(key) && !harmless_pager(key, value) {
         return Err(format!(
             "its setting `{}` names a command (or configuration) that git runs when it needs it, \
              which this gate does not follow",
@@ -373,6 +408,13 @@ fn git_setting(setting: Option<&str>) -> Result<(), String> {
 /// with a key that names a command make the gate ask; so does `--exec-path=DIR`, where git
 /// then finds its own commands.
 fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
+    // `ext::CMD` as a remote runs CMD (when `protocol.ext.allow` lets it).
+    if let Some(url) = args.iter().find(|a| a.contains("ext::")) {
+        return Err(format!(
+            "`{}` names a remote that runs a command",
+            shown(url)
+        ));
+    }
     let mut at = 0;
     while let Some(word) = args.get(at).filter(|w| w.starts_with('-')) {
         let w = word.as_str();
@@ -510,17 +552,22 @@ fn git_subcommand(subcommand: &str, rest: &[String]) -> Result<Option<Wrapped>, 
                 )));
             }
         }
-        "filter-branch"
-            if rest
-                .iter()
-                .any(|w| w.starts_with("--") && w.contains("filter")) =>
-        {
-            return Err("its filters are shell commands this gate does not follow".into());
+        // `--setup`, the filters and `--` options it evals: shell commands.
+        "filter-branch" => {
+            return Err(
+                "it runs shell commands (its filters, --setup) this gate does not follow".into(),
+            );
         }
         "config" => {
+            // The operands that look like keys (`section.name`): a value (`alias.me@x.org`)
+            // is none.
+            let looks_like_key = |w: &&String| {
+                !w.starts_with('-') && !w.contains(['@', '/', ' ', '=']) && w.contains('.')
+            };
             if let Some(key) = rest
                 .iter()
-                .find(|w| !w.starts_with('-') && git_risky_key(w))
+                .filter(looks_like_key)
+                .find(|w| git_risky_key(w))
             {
                 return Err(format!(
                     "it sets or reads `{}`, which names a command git runs when it needs it",
@@ -635,6 +682,13 @@ mod tests {
         assert_eq!(runs("tar -xzf x.tgz -C /tmp"), None);
         assert_eq!(runs("tar --checkpoint=1000 -cf x.tar d"), None);
         assert_eq!(runs("tar -cf x.tar --checkpoint-action=dot d"), None);
+        assert_eq!(
+            runs("tar -cf x d --checkpoint-action='exec=\"rm -rf ~\"'"),
+            line("rm -rf ~")
+        );
+        assert!(asks(
+            "tar -cf x d --checkpoint-action='exec=rm\\040-rf\\040~'"
+        ));
         assert_eq!(runs("tar -xfInstall.tar"), None);
     }
 
@@ -674,6 +728,17 @@ mod tests {
         assert!(asks("git clone -c core.fsmonitor=x repo"));
         assert!(asks("git log --ext-diff"));
         assert!(asks("git filter-branch --tree-filter 'rm -rf ~' HEAD"));
+        assert!(asks("git filter-branch --setup 'rm -rf ~' HEAD"));
+        assert!(asks(
+            "git -c tar.tgz.command='rm -rf ~;cat' archive --format=tgz HEAD"
+        ));
+        assert!(asks(
+            "git -c help.autocorrect=immediate rebse -x 'rm -rf ~' HEAD~1"
+        ));
+        assert!(asks("git ls-remote 'ext::sh -c rm% -rf% ~'"));
+        assert_eq!(runs("git -c core.pager=cat -c pager.log=false log"), None);
+        assert_eq!(runs("git config user.email alias.me@x.org"), None);
+        assert!(asks("git config --file .git/config core.fsmonitor ./x"));
         assert_eq!(
             runs("git clone -u 'rm -rf ~;' repo"),
             line("rm -rf ~; $(...)")

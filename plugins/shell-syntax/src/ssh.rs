@@ -28,11 +28,16 @@ enum SshConfig {
 /// A keyword that loads a library or more configuration is an error: the gate cannot tell
 /// what that runs.
 fn ssh_config(option: &str) -> Result<Option<SshConfig>, String> {
-    let text = option.trim_start();
-    let end = text
-        .find(|c: char| c.is_whitespace() || c == '=')
-        .unwrap_or(text.len());
-    let (keyword, rest) = text.split_at(end);
+    // As OpenSSH's `strdelim` reads it: blanks and `=`s before the keyword are skipped, and a
+    // keyword in double quotes is read without them (`"ProxyCommand"=...`).
+    let text = option.trim_start_matches(|c: char| c.is_whitespace() || c == '=');
+    let (keyword, rest) = match text.strip_prefix('"') {
+        Some(quoted) => quoted.split_once('"').unwrap_or((quoted, "")),
+        None => text.split_at(
+            text.find(|c: char| c.is_whitespace() || c == '=')
+                .unwrap_or(text.len()),
+        ),
+    };
     let rest = rest.trim_start();
     let value = rest
         .strip_prefix('=')
@@ -45,7 +50,7 @@ fn ssh_config(option: &str) -> Result<Option<SshConfig>, String> {
             Some(SshConfig::Local(value))
         }
         "remotecommand" if !none => Some(SshConfig::Remote(value)),
-        "pkcs11provider" | "securitykeyprovider" | "include" | "match" => {
+        "pkcs11provider" | "securitykeyprovider" | "include" | "match" | "xauthlocation" => {
             return Err(format!(
                 "its `-o {}` loads code or configuration this gate cannot read",
                 shown(keyword)
@@ -79,7 +84,10 @@ pub(crate) fn ssh(args: &[String]) -> Result<Wrapped, String> {
         match option.name {
             "o" => match ssh_config(value)? {
                 Some(SshConfig::Local(line)) => local.push(line),
-                Some(SshConfig::Remote(line)) => remote = Some(line),
+                // ssh keeps the first value it is given.
+                Some(SshConfig::Remote(line)) => {
+                    remote.get_or_insert(line);
+                }
                 None => {}
             },
             "F" if value != "none" && value != "/dev/null" => {
@@ -121,6 +129,19 @@ mod tests {
     #[test]
     fn ssh_runs_its_command_words_as_a_remote_line() {
         assert_eq!(runs("ssh host uptime"), line("uptime"));
+        let runs_rm = |l: &str| matches!(runs(l), Some(Runs::Line(x)) if x.contains("rm -rf ~"));
+        assert!(
+            runs_rm("ssh -o '\"ProxyCommand\"=rm -rf ~' -N h"),
+            "a quoted keyword"
+        );
+        assert!(
+            runs_rm("ssh -o '=ProxyCommand=rm -rf ~' -N h"),
+            "a leading ="
+        );
+        assert!(
+            runs_rm("ssh -o 'RemoteCommand=rm -rf ~' -o RemoteCommand=ls h"),
+            "ssh keeps the first"
+        );
         assert_eq!(runs("ssh -p 22 user@host rm -rf '~'"), line("rm -rf ~"));
         assert_eq!(runs("ssh host -l root -t sudo reboot"), line("sudo reboot"));
         assert_eq!(runs("ssh host -- ls -la"), line("ls -la"));
