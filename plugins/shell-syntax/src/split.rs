@@ -135,6 +135,8 @@ impl Reader {
             self.out.push(cur);
         }
         self.after = None;
+        // A `<<` with no word before the command ends has no body.
+        self.delimiter_next = None;
     }
 
     /// A substitution whose text is `inner`: judged on its own, unknown in its word.
