@@ -692,6 +692,20 @@ fn bwrap(args: &[String]) -> Result<Wrapped, String> {
         if word == "--chdir" {
             dir = args.get(at + 1).cloned();
         }
+        // A mount of one place at another (`--bind ~ /tmp/t`): the command's paths are then
+        // not the host's, which the gates judge.
+        if word.contains("bind")
+            && *takes == 2
+            && let (Some(source), Some(dest)) = (args.get(at + 1), args.get(at + 2))
+            && source.trim_end_matches('/') != dest.trim_end_matches('/')
+        {
+            return Err(format!(
+                "it mounts `{}` at `{}`, so the paths its command names are not the ones this \
+                 gate judges",
+                shown(source),
+                shown(dest)
+            ));
+        }
         at += 1 + takes;
     }
     if at > args.len() {
@@ -1040,6 +1054,11 @@ mod tests {
 
     #[test]
     fn sandboxes_run_their_command() {
+        assert!(asks("bwrap --dev-bind / / --bind ~ /tmp/t rm -rf /tmp/t"));
+        assert!(
+            !asks("bwrap --ro-bind /usr /usr --bind /work /work/ ls"),
+            "same places"
+        );
         assert_eq!(
             runs("firejail --noprofile --private=/tmp/x rm -rf ~"),
             command("rm -rf ~")
