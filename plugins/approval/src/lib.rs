@@ -87,8 +87,10 @@ pub fn check_action(
     let mut urls: Vec<&str> = effects.urls.iter().map(|u| u.url.as_str()).collect();
     urls.extend(args["url"].as_str().filter(|_| fetch_tool));
 
+    // What each run runs and writes, read once for the rules below.
+    let found: Vec<_> = runs.iter().map(|r| r.found(&config.programs)).collect();
     rules::dangerous_tool(&names, action, config)
-        .or_else(|| rules::programs(&runs, config))
+        .or_else(|| rules::programs(&runs, &found))
         .or_else(|| {
             writes.iter().find_map(|p| {
                 rules::outside_workspace(p, config).or_else(|| rules::protected_path(p, config))
@@ -97,8 +99,9 @@ pub fn check_action(
         // What a command line writes is judged for protected paths only: a relative target
         // (`> out.log`) is where the tool runs it, in the workspace, and its mounts hold it.
         .or_else(|| {
-            rules::written(&runs, config)
+            found
                 .iter()
+                .flat_map(|f| &f.writes)
                 .find_map(|p| rules::protected_path(p, config))
         })
         .or_else(|| urls.iter().find_map(|u| rules::unknown_host(u, config)))

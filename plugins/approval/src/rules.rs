@@ -96,8 +96,8 @@ impl Run {
         }
     }
 
-    /// What its commands run, by the `programs` entries.
-    fn found(&self, programs: &[Vec<String>]) -> Found {
+    /// What its commands run, by the `programs` entries, and what they write.
+    pub fn found(&self, programs: &[Vec<String>]) -> Found {
         let mut found = Found::default();
         if let Some((words, stdin)) = &self.program {
             let input = stdin.as_deref().map_or(Input::Nothing, Input::Text);
@@ -108,20 +108,6 @@ impl Run {
         }
         found
     }
-}
-
-/// The files `runs` write by what they run (redirections, `tee`, `cp`...: [`Found::writes`]),
-/// once each.
-pub fn written(runs: &[Run], config: &Config) -> Vec<String> {
-    let mut writes: Vec<String> = Vec::new();
-    for run in runs {
-        for path in run.found(&config.programs).writes {
-            if !writes.contains(&path) {
-                writes.push(path);
-            }
-        }
-    }
-    writes
 }
 
 /// Rule 1: the tool, by any of `names` (as called, its own name), is in `dangerous_tools`.
@@ -141,41 +127,32 @@ pub fn dangerous_tool(names: &[&str], action: &Action, config: &Config) -> Optio
 /// Rule 2: some of `runs` run programs listed in `programs`, or run something this gate cannot
 /// tell (a program named by an expansion, one behind a wrapper option it does not know, a
 /// script fed on input it cannot see): the operator's list cannot be checked against it.
-pub fn programs(runs: &[Run], config: &Config) -> Option<String> {
-    let mut found = Found::default();
+/// `found` is what each of `runs` was found to run ([`Run::found`]), in the same order.
+pub fn programs(runs: &[Run], found: &[Found]) -> Option<String> {
+    let mut all = Found::default();
     let (mut asked, mut unclear) = (Vec::new(), Vec::new());
-    for run in runs {
-        let here = run.found(&config.programs);
+    for (run, here) in runs.iter().zip(found) {
         let shown = format!("`{}`", quote(&run.shown));
         if !here.programs.is_empty() {
             asked.push(shown);
         } else if !here.unclear.is_empty() {
             unclear.push(shown);
         }
-        for entry in here.programs {
-            if !found.programs.contains(&entry) {
-                found.programs.push(entry);
-            }
-        }
-        for why in here.unclear {
-            if !found.unclear.contains(&why) {
-                found.unclear.push(why);
-            }
-        }
+        all.merge(here);
     }
-    if !found.programs.is_empty() {
+    if !all.programs.is_empty() {
         return Some(format!(
             "runs {}: approve running {}?",
-            and_list(&found.programs),
+            and_list(&all.programs),
             asked.join(" and ")
         ));
     }
-    (!found.unclear.is_empty()).then(|| {
+    (!all.unclear.is_empty()).then(|| {
         format!(
             "cannot tell what {} runs ({}), so not whether it runs a program on the approval \
              plugin's list: approve running it?",
             unclear.join(" and "),
-            quote(&found.unclear.join("; "))
+            quote(&all.unclear.join("; "))
         )
     })
 }

@@ -46,6 +46,19 @@ impl Found {
         }
     }
 
+    /// Add what `other` found, each once.
+    pub fn merge(&mut self, other: &Found) {
+        for entry in &other.programs {
+            self.program(entry.clone());
+        }
+        for why in &other.unclear {
+            self.unclear(why.clone());
+        }
+        for path in &other.writes {
+            self.write(path);
+        }
+    }
+
     /// Add a file written, once.
     fn write(&mut self, path: &str) {
         if !self.writes.iter().any(|w| w == path) {

@@ -533,8 +533,7 @@ fn awk_runs(program: &str) -> bool {
     if program.contains("\\\n") {
         return true;
     }
-    let text = program;
-    let chars: Vec<char> = text.chars().collect();
+    let chars: Vec<char> = program.chars().collect();
     let mut now = BTreeSet::from([Awk::AfterOperator]);
     for (at, &c) in chars.iter().enumerate() {
         let mut then = BTreeSet::new();
