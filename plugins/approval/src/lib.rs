@@ -19,8 +19,8 @@
 //! 3. `workspace`: actions whose effects write a path outside the workspace, or a relative one;
 //!    and `protected_paths`: writes inside it to files that configure what runs later outside
 //!    the sandbox (`.git/`, `.envrc`, `.vscode/`, `.github/workflows/`...), by the action's
-//!    effects or by what its command lines write (redirections, `tee`, `cp`, `mv`, `ln`,
-//!    `install`, `rsync`, `dd of=`);
+//!    effects or by what its command lines write (redirections, and what
+//!    [`shell_syntax::writes`] reads: `tee`, `cp`, `mv`, `sed -i`, `curl -o`, `tar -x -C`...);
 //! 4. `known_hosts`: actions whose effects fetch a URL whose host is not listed, or cannot be
 //!    told.
 //!

@@ -80,51 +80,6 @@ fn command_at(simple: &Simple, programs: &[Vec<String>], depth: u32, found: &mut
     matches_at(&simple.words, programs, simple.input(), depth, found);
 }
 
-/// The files the program `name` writes, given `args`, for the programs whose job is to write
-/// one: each operand of `tee`; the last operand (and the `-t`/`--target-directory` one) of
-/// `cp`, `mv`, `ln`, `install` and `rsync`; the `of=` of `dd`. Options are told from operands
-/// by their dash alone: a value given to an option as the next word may be taken for an
-/// operand, which only ever asks more.
-fn written_by<'a>(name: &str, args: &'a [String]) -> Vec<&'a str> {
-    let mut after_dashes = false;
-    let operands: Vec<&str> = args
-        .iter()
-        .filter(|a| {
-            let operand = after_dashes || !a.starts_with('-') || a.as_str() == "-";
-            after_dashes |= a.as_str() == "--";
-            operand && a.as_str() != "--"
-        })
-        .map(String::as_str)
-        .collect();
-    match name {
-        "tee" => operands,
-        "cp" | "mv" | "ln" | "install" | "rsync" => {
-            // coreutils' `-t DIR` (rsync's `-t` keeps times: its last operand is the target).
-            let coreutils = name != "rsync";
-            let mut targets: Vec<&str> = args
-                .iter()
-                .enumerate()
-                .filter_map(|(at, a)| {
-                    if a == "--target-directory" || (coreutils && a == "-t") {
-                        args.get(at + 1).map(String::as_str)
-                    } else {
-                        a.strip_prefix("--target-directory=").or_else(|| {
-                            a.strip_prefix("-t")
-                                .filter(|t| coreutils && !t.is_empty() && !a.starts_with("--"))
-                        })
-                    }
-                })
-                .collect();
-            if let [_, .., last] = operands.as_slice() {
-                targets.push(last);
-            }
-            targets
-        }
-        "dd" => args.iter().filter_map(|a| a.strip_prefix("of=")).collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// Read the simple command `words`, given what it reads on standard input: the entries of
 /// `programs` it runs (`"sudo"`, `"git push"`) and what cannot be told are added to `found`.
 pub fn matches(words: &[String], programs: &[Vec<String>], input: Input<'_>, found: &mut Found) {
@@ -161,8 +116,8 @@ fn matches_at(
         return;
     }
     let name = first.rsplit('/').next().unwrap_or(first);
-    for path in written_by(name, args) {
-        found.write(path);
+    for path in shell_syntax::writes::written(name, args) {
+        found.write(&path);
     }
     for entry in programs {
         if runs(entry, name, args) {
@@ -171,24 +126,7 @@ fn matches_at(
     }
     // Where the wrapper starts its command does not change which program it is.
     if let Some((inner, _dir)) = wrappers::runs(name, args) {
-        match inner {
-            Runs::Command(command) => matches_at(&command, programs, input, depth + 1, found),
-            Runs::Line(line) => line_at(&line, programs, depth + 1, found),
-            Runs::Xargs {
-                command,
-                replace,
-                delimiter,
-                from_file,
-            } => {
-                let input = if from_file { Input::Unseen } else { input };
-                // xargs gives the commands it starts no input of their own.
-                let runs = wrappers::xargs_commands(&command, replace.as_deref(), delimiter, input);
-                for command in runs {
-                    matches_at(&command, programs, Input::Nothing, depth + 1, found);
-                }
-            }
-            Runs::Unknown(why) => found.unclear(why),
-        }
+        wrapped(inner, programs, input, depth, found);
         return;
     }
     match wrappers::script(name, args) {
@@ -211,6 +149,33 @@ fn matches_at(
         )),
         // A script file runs programs of its own, as `./x.sh` does, which no gate can read.
         Some(Script::File(_)) | None => {}
+    }
+}
+
+/// What a wrapper runs (`runs`, given `input`), read for `programs` into `found`.
+fn wrapped(runs: Runs, programs: &[Vec<String>], input: Input<'_>, depth: u32, found: &mut Found) {
+    match runs {
+        Runs::Command(command) => matches_at(&command, programs, input, depth + 1, found),
+        Runs::Line(line) => line_at(&line, programs, depth + 1, found),
+        Runs::Xargs {
+            command,
+            replace,
+            delimiter,
+            from_file,
+        } => {
+            let input = if from_file { Input::Unseen } else { input };
+            // xargs gives the commands it starts no input of their own.
+            let runs = wrappers::xargs_commands(&command, replace.as_deref(), delimiter, input);
+            for command in runs {
+                matches_at(&command, programs, Input::Nothing, depth + 1, found);
+            }
+        }
+        Runs::Unknown(why) => found.unclear(why),
+        Runs::All(parts) => {
+            for part in parts {
+                wrapped(part, programs, input, depth, found);
+            }
+        }
     }
 }
 

@@ -225,33 +225,50 @@ fn program(words: &[String], depth: u32, input: Input<'_>, cwd: &Cwd) -> Option<
     if let Some((runs, dir)) = wrappers::runs(name, args) {
         // A wrapper may start its command elsewhere: `env -C /`, `sudo -i` (the user's home).
         let cwd = &dir.map_or_else(|| cwd.clone(), |dir| cwd.cd(&["--".to_owned(), dir], false));
-        return match runs {
-            Runs::Command(inner) => command(&inner, depth + 1, input, cwd),
-            Runs::Line(line) => check_line(&line, depth + 1, cwd),
-            Runs::Xargs {
-                command: inner,
-                replace,
-                delimiter,
-                from_file,
-            } => {
-                let input = if from_file { Input::Unseen } else { input };
-                // xargs gives the commands it starts no input of their own.
-                let runs = wrappers::xargs_commands(&inner, replace.as_deref(), delimiter, input);
-                gravest(
-                    runs.iter()
-                        .map(|run| command(run, depth + 1, Input::Nothing, cwd)),
-                )
-            }
-            Runs::Unknown(why) => Some(Finding::Ask(format!(
-                "cannot tell what `{}` runs ({why}): approve running it?",
-                shown(words)
-            ))),
-        };
+        return wrapped(runs, words, depth, input, cwd);
     }
     if let Some(script) = wrappers::script(name, args) {
         return shell(name, script, input, depth, cwd);
     }
     rules(name, args, depth, cwd)
+}
+
+/// What a wrapper (the command `words`) runs: `runs`, given `input`, in `cwd`.
+fn wrapped(
+    runs: Runs,
+    words: &[String],
+    depth: u32,
+    input: Input<'_>,
+    cwd: &Cwd,
+) -> Option<Finding> {
+    match runs {
+        Runs::Command(inner) => command(&inner, depth + 1, input, cwd),
+        Runs::Line(line) => check_line(&line, depth + 1, cwd),
+        Runs::Xargs {
+            command: inner,
+            replace,
+            delimiter,
+            from_file,
+        } => {
+            let input = if from_file { Input::Unseen } else { input };
+            // xargs gives the commands it starts no input of their own.
+            let runs = wrappers::xargs_commands(&inner, replace.as_deref(), delimiter, input);
+            gravest(
+                runs.iter()
+                    .map(|run| command(run, depth + 1, Input::Nothing, cwd)),
+            )
+        }
+        Runs::Unknown(why) => Some(Finding::Ask(format!(
+            "cannot tell what `{}` runs ({why}): approve running it?",
+            shown(words)
+        ))),
+        // A part the gate cannot read asks; one it can may still be rejected.
+        Runs::All(parts) => gravest(
+            parts
+                .into_iter()
+                .map(|part| wrapped(part, words, depth, input, cwd)),
+        ),
+    }
 }
 
 /// What the shell `name` runs by `script`, given `input` on standard input, started in `cwd`.

@@ -8,7 +8,7 @@
 //! line is cut into simple commands and words ([`split`]), where a substitution ends
 //! ([`until_close`]), what a redirection does with its word ([`redirection`]), and where a
 //! command's program is ([`program_start`]), and which environment variables it sets change what
-//! runs ([`environment`]).
+//! runs ([`environment`]), and which files a program writes ([`writes`]).
 
 pub mod environment;
 pub mod launchers;
@@ -21,6 +21,7 @@ mod ssh;
 #[cfg(test)]
 mod testing;
 pub mod wrappers;
+pub mod writes;
 
 /// `NAME=value` (also `NAME+=value`, `NAME[i]=value`), as in `FOO=1 cmd`: an assignment, not
 /// a program.

@@ -205,3 +205,119 @@ pub fn abbreviates(given: &str, option: &str) -> bool {
     let name = given.split('=').next().unwrap_or_default();
     !name.is_empty() && option.starts_with(name)
 }
+
+/// An option a lenient reader ([`scan`]) looks for among a program's words.
+pub(crate) struct Wanted {
+    /// Its long name, without `--` (empty when it has none).
+    pub(crate) long: &'static str,
+    /// The fewest letters of a prefix of `long` that name it (its whole length when the
+    /// program takes no abbreviations).
+    min: usize,
+    /// Its letter, when it has one.
+    pub(crate) short: Option<char>,
+    /// How it takes a value.
+    takes: Takes,
+}
+
+impl Wanted {
+    /// `--long` (or a prefix of it of `min` letters or more), and `-short`, taking a value.
+    pub(crate) const fn new(long: &'static str, min: usize, short: Option<char>) -> Wanted {
+        Wanted {
+            long,
+            min,
+            short,
+            takes: Takes::Value,
+        }
+    }
+
+    /// The same, for a flag: the letters after it in a cluster are options too.
+    pub(crate) const fn flag(long: &'static str, min: usize, short: Option<char>) -> Wanted {
+        Wanted {
+            long,
+            min,
+            short,
+            takes: Takes::Nothing,
+        }
+    }
+
+    /// The same, for an option whose value is only ever attached (`sed -i.bak`,
+    /// `--in-place=.bak`): the rest of its cluster, or nothing.
+    pub(crate) const fn optional(long: &'static str, min: usize, short: Option<char>) -> Wanted {
+        Wanted {
+            long,
+            min,
+            short,
+            takes: Takes::Attached,
+        }
+    }
+}
+
+/// The options of `specs` found among `args` (up to a `--`), each with its value (after `=`,
+/// the rest of a cluster, or the next word): options and operands may be mixed, as GNU getopt
+/// and popt allow. In a cluster of letters, a letter of `valued` takes the rest as its value,
+/// so none after it is an option. Unlike [`read`], a word it does not know is passed over and
+/// the value of an option it does not look for is not skipped: a reader looking for options
+/// that run or write something then finds more, never less.
+pub(crate) fn scan(
+    args: &[String],
+    specs: &[Wanted],
+    valued: &str,
+) -> Vec<(usize, Option<String>)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        at += 1;
+        if word == "--" {
+            break;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (long, None),
+            };
+            let named =
+                |s: &Wanted| !s.long.is_empty() && name.len() >= s.min && s.long.starts_with(name);
+            if let Some(which) = specs.iter().position(named) {
+                let takes = specs.get(which).is_some_and(|s| s.takes == Takes::Value);
+                let value = attached.or_else(|| {
+                    takes.then(|| {
+                        at += 1;
+                        args.get(at - 1).cloned()
+                    })?
+                });
+                found.push((which, value));
+            }
+            continue;
+        }
+        let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) else {
+            continue; // an operand
+        };
+        for (i, letter) in letters.char_indices() {
+            let rest = letters.get(i + letter.len_utf8()..).unwrap_or_default();
+            if let Some((which, spec)) = specs
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.short == Some(letter))
+            {
+                let value = match spec.takes {
+                    Takes::Nothing => {
+                        found.push((which, None));
+                        continue;
+                    }
+                    Takes::Attached => (!rest.is_empty()).then(|| rest.to_owned()),
+                    Takes::Value if rest.is_empty() => {
+                        at += 1;
+                        args.get(at - 1).cloned()
+                    }
+                    Takes::Value => Some(rest.to_owned()),
+                };
+                found.push((which, value));
+                break;
+            }
+            if valued.contains(letter) {
+                break; // the rest of the cluster is its value
+            }
+        }
+    }
+    found
+}

@@ -174,7 +174,7 @@ mod tests {
         );
         assert_eq!(
             runs("parallel -j2 echo {1}-{2} ::: a b ::: c"),
-            line("sh -c 'echo a-c'\nsh -c 'echo b-c'")
+            all(vec![line("echo a-c"), line("echo b-c")])
         );
         assert_eq!(runs("parallel ::: 'rm -rf ~'"), line("rm -rf ~"));
         assert_eq!(runs("parallel echo ::: 'a; rm'"), line("echo 'a; rm'"));

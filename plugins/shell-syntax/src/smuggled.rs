@@ -16,38 +16,21 @@
 //!
 
 use crate::launchers::shown;
+use crate::options::{Wanted, scan};
 use crate::scripts;
 use crate::wrappers::{Runs, UNSEEN, Wrapped, split_words, together};
 
-/// An option that makes a program run a command, as [`scan`] looks for it.
-struct Smuggler {
-    /// Its long name, without `--` (empty when it has none).
-    long: &'static str,
-    /// The fewest letters of a prefix of `long` that name it (its whole length when the
-    /// program takes no abbreviations).
-    min: usize,
-    /// Its letter, when it has one.
-    short: Option<char>,
-}
-
-impl Smuggler {
-    /// `--long` (or a prefix of it of `min` letters or more), and `-short`.
-    const fn new(long: &'static str, min: usize, short: Option<char>) -> Smuggler {
-        Smuggler { long, min, short }
-    }
-}
-
 /// `tar`'s options that run a command (GNU tar 1.35: `argp`, which takes a prefix that names
 /// one option only; `--checkpoint`, a whole option, is no prefix of `--checkpoint-action`).
-const TAR: &[Smuggler] = &[
-    Smuggler::new("to-command", 4, None),
-    Smuggler::new("checkpoint-action", 11, None),
-    Smuggler::new("use-compress-program", 3, Some('I')),
-    Smuggler::new("info-script", 3, Some('F')),
-    Smuggler::new("new-volume-script", 4, None),
-    Smuggler::new("rsh-command", 2, None),
-    Smuggler::new("rmt-command", 2, None),
-    Smuggler::new("set-mtime-command", 11, None),
+const TAR: &[Wanted] = &[
+    Wanted::new("to-command", 4, None),
+    Wanted::new("checkpoint-action", 11, None),
+    Wanted::new("use-compress-program", 3, Some('I')),
+    Wanted::new("info-script", 3, Some('F')),
+    Wanted::new("new-volume-script", 4, None),
+    Wanted::new("rsh-command", 2, None),
+    Wanted::new("rmt-command", 2, None),
+    Wanted::new("set-mtime-command", 11, None),
 ];
 
 /// `tar`'s letters that take a value: in a cluster the rest of it, else the next word; in the
@@ -55,10 +38,10 @@ const TAR: &[Smuggler] = &[
 const TAR_VALUED: &str = "bCfFgHIKLNTVX";
 
 /// `rsync`'s options that run a command (popt, which takes no abbreviations).
-const RSYNC: &[Smuggler] = &[
-    Smuggler::new("rsh", 3, Some('e')),
-    Smuggler::new("rsync-path", 10, None),
-    Smuggler::new("remote-option", 13, Some('M')),
+const RSYNC: &[Wanted] = &[
+    Wanted::new("rsh", 3, Some('e')),
+    Wanted::new("rsync-path", 10, None),
+    Wanted::new("remote-option", 13, Some('M')),
 ];
 
 /// `rsync`'s letters that take a value.
@@ -161,28 +144,28 @@ const GIT_RISKY_KEYS: &[(&str, &str)] = &[
 // of two letters that names several is an error to git, and makes the gate ask.
 
 /// `--upload-pack=CMD` (`clone`, `fetch`, `pull`, `ls-remote`, `fetch-pack`).
-const GIT_UPLOAD_PACK: Smuggler = Smuggler::new("upload-pack", 2, None);
+const GIT_UPLOAD_PACK: Wanted = Wanted::new("upload-pack", 2, None);
 /// `--exec=CMD` (`push`, `send-pack`, `archive`, `ls-remote`, `fetch-pack`).
-const GIT_EXEC: Smuggler = Smuggler::new("exec", 2, None);
+const GIT_EXEC: Wanted = Wanted::new("exec", 2, None);
 /// `--receive-pack=CMD` (`push`, `send-pack`).
-const GIT_RECEIVE_PACK: Smuggler = Smuggler::new("receive-pack", 2, None);
+const GIT_RECEIVE_PACK: Wanted = Wanted::new("receive-pack", 2, None);
 /// `--template=DIR` (`clone`, `init`): the hooks it copies in run later.
-const GIT_TEMPLATE: Smuggler = Smuggler::new("template", 2, None);
+const GIT_TEMPLATE: Wanted = Wanted::new("template", 2, None);
 /// `--ext-diff`, of every command that shows a diff.
-const GIT_EXT_DIFF: &[Smuggler] = &[Smuggler::new("ext-diff", 3, None)];
+const GIT_EXT_DIFF: &[Wanted] = &[Wanted::new("ext-diff", 3, None)];
 /// `clone`'s `-u`/`--upload-pack`, `--template` and `-c`/`--config`.
-const GIT_CLONE: &[Smuggler] = &[
-    Smuggler::new("upload-pack", 2, Some('u')),
+const GIT_CLONE: &[Wanted] = &[
+    Wanted::new("upload-pack", 2, Some('u')),
     GIT_TEMPLATE,
-    Smuggler::new("config", 2, Some('c')),
+    Wanted::new("config", 2, Some('c')),
 ];
 /// `send-email`'s options that name a command, and `--smtp-server`, which may name a program.
-const GIT_SEND_EMAIL: &[Smuggler] = &[
-    Smuggler::new("to-cmd", 4, None),
-    Smuggler::new("cc-cmd", 4, None),
-    Smuggler::new("header-cmd", 8, None),
-    Smuggler::new("sendmail-cmd", 10, None),
-    Smuggler::new("smtp-server", 11, None),
+const GIT_SEND_EMAIL: &[Wanted] = &[
+    Wanted::new("to-cmd", 4, None),
+    Wanted::new("cc-cmd", 4, None),
+    Wanted::new("header-cmd", 8, None),
+    Wanted::new("sendmail-cmd", 10, None),
+    Wanted::new("smtp-server", 11, None),
 ];
 
 /// What the program called `name` (a base name) runs through its options, given `args`, and
@@ -203,58 +186,6 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
         Ok(found) => found,
         Err(why) => Some((Runs::Unknown(format!("`{name}`: {why}")), None)),
     }
-}
-
-/// The options of `specs` found among `args` (up to a `--`), each with its value (after `=`,
-/// the rest of a cluster, or the next word): options and operands may be mixed, as GNU getopt
-/// and popt allow. In a cluster of letters, a letter of `valued` takes the rest as its value,
-/// so none after it is an option.
-fn scan(args: &[String], specs: &[Smuggler], valued: &str) -> Vec<(usize, Option<String>)> {
-    let mut found = Vec::new();
-    let mut at = 0;
-    while let Some(word) = args.get(at) {
-        at += 1;
-        if word == "--" {
-            break;
-        }
-        if let Some(long) = word.strip_prefix("--") {
-            let (name, attached) = match long.split_once('=') {
-                Some((name, value)) => (name, Some(value.to_owned())),
-                None => (long, None),
-            };
-            let named = |s: &Smuggler| {
-                !s.long.is_empty() && name.len() >= s.min && s.long.starts_with(name)
-            };
-            if let Some(which) = specs.iter().position(named) {
-                let value = attached.or_else(|| {
-                    at += 1;
-                    args.get(at - 1).cloned()
-                });
-                found.push((which, value));
-            }
-            continue;
-        }
-        let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) else {
-            continue; // an operand
-        };
-        for (i, letter) in letters.char_indices() {
-            let rest = letters.get(i + letter.len_utf8()..).unwrap_or_default();
-            if let Some(which) = specs.iter().position(|s| s.short == Some(letter)) {
-                let value = if rest.is_empty() {
-                    at += 1;
-                    args.get(at - 1).cloned()
-                } else {
-                    Some(rest.to_owned())
-                };
-                found.push((which, value));
-                break;
-            }
-            if valued.contains(letter) {
-                break; // the rest of the cluster is its value
-            }
-        }
-    }
-    found
 }
 
 /// `tar`: `--to-command=CMD` (each file extracted is piped to it), `--checkpoint-action=exec=CMD`,
@@ -406,11 +337,13 @@ fn git_setting(setting: Option<&str>) -> Result<(), String> {
 /// `git`: its own options first (each compared whole, as git.c does; one it does not take is
 /// an error), then the subcommand's ([`git_subcommand`]). `-c KEY=VALUE` and `--config-env`
 /// with a key that names a command make the gate ask; so does `--exec-path=DIR`, where git
-/// then finds its own commands.
+/// then finds its own commands. What the gate cannot read is one part of what runs, beside
+/// what it can: `git -c core.pager=P rebase -x CMD` still runs CMD.
 fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
+    let mut unclear = Vec::new();
     // `ext::CMD` as a remote runs CMD (when `protocol.ext.allow` lets it).
     if let Some(url) = args.iter().find(|a| a.contains("ext::")) {
-        return Err(format!(
+        unclear.push(format!(
             "`{}` names a remote that runs a command",
             shown(url)
         ));
@@ -421,13 +354,14 @@ fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
         match w {
             "--help" | "-h" | "--version" | "-v" | "--exec-path" => return Ok(None),
             "-c" | "--config-env" => {
-                git_setting(args.get(at + 1).map(String::as_str))?;
+                unclear.extend(git_setting(args.get(at + 1).map(String::as_str)).err());
                 at += 2;
             }
             _ if GIT_FLAGS.contains(&w) => at += 1,
             _ if GIT_VALUED.contains(&w) => at += 2,
             _ if w.starts_with("--config-env=") => {
-                git_setting(w.split_once('=').map(|(_, setting)| setting))?;
+                let setting = w.split_once('=').map(|(_, setting)| setting);
+                unclear.extend(git_setting(setting).err());
                 at += 1;
             }
             _ if GIT_ATTACHED.iter().any(|p| w.starts_with(p)) => at += 1,
@@ -441,14 +375,27 @@ fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
             _ => return Err(format!("option `{}` is not one this gate knows", shown(w))),
         }
     }
-    match args.get(at..).unwrap_or_default().split_first() {
+    let found = match args.get(at..).unwrap_or_default().split_first() {
         Some((subcommand, rest)) => git_subcommand(subcommand, rest),
         None => Ok(None),
+    };
+    if unclear.is_empty() {
+        return found;
     }
+    let (runs, dir) = match found {
+        Ok(found) => found.unwrap_or((Runs::Command(Vec::new()), None)),
+        Err(why) => (Runs::Unknown(format!("`git`: {why}")), None),
+    };
+    let mut parts: Vec<Runs> = unclear
+        .into_iter()
+        .map(|why| Runs::Unknown(format!("`git`: {why}")))
+        .collect();
+    parts.push(runs);
+    Ok(Some((together(parts), dir)))
 }
 
 /// The values `scan` finds of the one option `spec` among `args`.
-fn values_of(args: &[String], spec: Smuggler, valued: &str) -> Vec<Option<String>> {
+fn values_of(args: &[String], spec: Wanted, valued: &str) -> Vec<Option<String>> {
     scan(args, &[spec], valued)
         .into_iter()
         .map(|(_, value)| value)
@@ -475,11 +422,14 @@ fn git_subcommand(subcommand: &str, rest: &[String]) -> Result<Option<Wrapped>, 
     let mut parts = Vec::new();
     match subcommand {
         "clone" => {
+            let unclear = |why: String| Runs::Unknown(format!("`git`: {why}"));
             for (which, value) in scan(rest, GIT_CLONE, "objc") {
                 match which {
                     0 => parts.push(line_with_path(given(value, "upload-pack")?)),
-                    1 => return Err("its --template copies in hooks, which run later".into()),
-                    _ => git_setting(value.as_deref())?,
+                    1 => parts.push(unclear(
+                        "its --template copies in hooks, which run later".into(),
+                    )),
+                    _ => parts.extend(git_setting(value.as_deref()).err().map(unclear)),
                 }
             }
         }
@@ -506,13 +456,13 @@ fn git_subcommand(subcommand: &str, rest: &[String]) -> Result<Option<Wrapped>, 
             }
         }
         "rebase" => {
-            let exec = Smuggler::new("exec", 2, Some('x'));
+            let exec = Wanted::new("exec", 2, Some('x'));
             for value in values_of(rest, exec, "sX") {
                 parts.push(Runs::Line(given(value, "exec")?));
             }
         }
         "difftool" => {
-            let extcmd = Smuggler::new("extcmd", 2, Some('x'));
+            let extcmd = Wanted::new("extcmd", 2, Some('x'));
             for value in values_of(rest, extcmd, "t") {
                 let command = given(value, "extcmd")?;
                 parts.push(Runs::Line(format!("{command} {UNSEEN} {UNSEEN}")));
@@ -590,9 +540,9 @@ fn git_subcommand(subcommand: &str, rest: &[String]) -> Result<Option<Wrapped>, 
         }
         "daemon" | "instaweb" => {
             let hooks = [
-                Smuggler::new("access-hook", 2, None),
-                Smuggler::new("httpd", 2, Some('d')),
-                Smuggler::new("browser", 2, Some('b')),
+                Wanted::new("access-hook", 2, None),
+                Wanted::new("httpd", 2, Some('d')),
+                Wanted::new("browser", 2, Some('b')),
             ];
             if !scan(rest, &hooks, "lp").is_empty() {
                 return Err("it runs the program its option names".into());
@@ -674,7 +624,7 @@ mod tests {
         );
         assert_eq!(
             runs("tar -I gzip --to-command=cat -xf x"),
-            line("sh -c gzip\nsh -c cat")
+            all(vec![line("gzip"), line("cat")])
         );
         assert!(asks("tar -xf x --to-command"));
         // Ordinary use reads as tar.
@@ -736,6 +686,22 @@ mod tests {
             "git -c help.autocorrect=immediate rebse -x 'rm -rf ~' HEAD~1"
         ));
         assert!(asks("git ls-remote 'ext::sh -c rm% -rf% ~'"));
+        // What the gate cannot read sits beside what it can, which is still judged.
+        assert_eq!(
+            runs("git -c core.pager=x rebase -x 'rm -rf ~' HEAD~1"),
+            all(vec![
+                Some(Runs::Unknown(
+                    "`git`: its setting `core.pager` names a command (or configuration) that git \
+                     runs when it needs it, which this gate does not follow"
+                        .into()
+                )),
+                line("rm -rf ~"),
+            ])
+        );
+        assert!(matches!(
+            runs("git clone --template=t -u 'rm -rf ~' r"),
+            Some(Runs::All(parts)) if parts.contains(&Runs::Line("rm -rf ~ $(...)".into()))
+        ));
         assert_eq!(runs("git -c core.pager=cat -c pager.log=false log"), None);
         assert_eq!(runs("git config user.email alias.me@x.org"), None);
         assert!(asks("git config --file .git/config core.fsmonitor ./x"));

@@ -39,6 +39,19 @@ pub(crate) fn nothing() -> Option<Runs> {
     Some(Runs::Command(Vec::new()))
 }
 
+/// Each of `parts` runs.
+pub(crate) fn all(parts: Vec<Option<Runs>>) -> Option<Runs> {
+    Some(Runs::All(parts.into_iter().flatten().collect()))
+}
+
+/// Whether the gates cannot tell what `line` runs, or a part of it.
 pub(crate) fn asks(line: &str) -> bool {
-    matches!(runs(line), Some(Runs::Unknown(_)))
+    fn unclear(runs: &Runs) -> bool {
+        match runs {
+            Runs::Unknown(_) => true,
+            Runs::All(parts) => parts.iter().any(unclear),
+            _ => false,
+        }
+    }
+    runs(line).as_ref().is_some_and(unclear)
 }

@@ -12,7 +12,6 @@
 //!
 
 use crate::options::{self, Options};
-use crate::split::quote;
 
 /// What a wrapper runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +34,10 @@ pub enum Runs {
     },
     /// The gate cannot tell what runs: why.
     Unknown(String),
+    /// Each of these runs (made by `together`, never empty or nested): a launcher's helper
+    /// programs and its command, the commands several options name, or a part the gate cannot
+    /// read beside those it can.
+    All(Vec<Runs>),
 }
 
 /// What a shell runs.
@@ -684,35 +687,23 @@ pub(crate) fn shell() -> Runs {
 }
 
 /// What runs when a program runs several things (`fakeroot -f FAKED CMD`, `tar
-/// --to-command=A -I B`, `ssh -o ProxyCommand=P host CMD`): `parts`, each a
-/// [`Runs::Command`] or a [`Runs::Line`], as one line, each command its words quoted and each
-/// line given to `sh -c` (so that a line that does not close a quote or a here-document cannot
-/// swallow the next). One part is returned as it is, none is [`Runs::Command`] with no words,
-/// and a [`Runs::Unknown`] or [`Runs::Xargs`] among them is returned alone, as the gate cannot
-/// join it: the first such wins.
+/// --to-command=A -I B`, `git -c core.pager=P rebase -x CMD`): `parts`, each judged on its
+/// own, so that one the gate cannot read does not hide another it can. Parts that run nothing
+/// are dropped and nested [`Runs::All`] flattened; one part is returned as it is, none is
+/// [`Runs::Command`] with no words.
 pub(crate) fn together(parts: Vec<Runs>) -> Runs {
-    let mut parts: Vec<Runs> = parts
-        .into_iter()
-        .filter(|part| !matches!(part, Runs::Command(words) if words.is_empty()))
-        .collect();
-    if let Some(at) = parts
-        .iter()
-        .position(|part| matches!(part, Runs::Unknown(_) | Runs::Xargs { .. }))
-    {
-        return parts.swap_remove(at);
+    let mut flat = Vec::with_capacity(parts.len());
+    for part in parts {
+        match part {
+            Runs::Command(words) if words.is_empty() => {}
+            Runs::All(inner) => flat.extend(inner),
+            part => flat.push(part),
+        }
     }
-    if parts.len() < 2 {
-        return parts.pop().unwrap_or(Runs::Command(Vec::new()));
+    if flat.len() < 2 {
+        return flat.pop().unwrap_or(Runs::Command(Vec::new()));
     }
-    let lines: Vec<String> = parts
-        .iter()
-        .map(|part| match part {
-            Runs::Command(words) => words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "),
-            Runs::Line(line) => format!("sh -c {}", quote(line)),
-            Runs::Xargs { .. } | Runs::Unknown(_) => String::new(),
-        })
-        .collect();
-    Runs::Line(lines.join("\n"))
+    Runs::All(flat)
 }
 
 /// `NAME=value`, as `env` and `sudo` read their operands: any word with `=` after its start.
