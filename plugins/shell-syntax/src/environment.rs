@@ -1,7 +1,8 @@
 //! Environment variables whose value a program runs: a command line (`PAGER`, `EDITOR`,
 //! `GIT_SSH_COMMAND`, `RSYNC_RSH`, `LESSOPEN`...), a program (`GIT_SSH`, `GIT_ASKPASS`...),
-//! options (`TAR_OPTIONS`), text the shell expands (`PS4='$(...)'`), or code the gate cannot
-//! see (`BASH_ENV` names a script; git's configuration given in the environment). A command
+//! options (`TAR_OPTIONS`, `ZIPOPT`), text the shell expands (`PS4='$(...)'`), or code the gate
+//! cannot see (`BASH_ENV` names a script; git's configuration given in the environment; the
+//! JVM's options; `HOME`, where programs find their configuration). A command
 //! that sets one before its program (`NAME=value cmd`), through `env` or `sudo` (which keep such
 //! assignments in front of the command they run, [`crate::wrappers`]), or for the commands
 //! after it (`export NAME=value`), runs that too: [`lines_set`] gives it as command lines to
@@ -22,8 +23,8 @@ enum Runs {
     Line,
     /// Runs it as a program.
     Program,
-    /// Reads it as options of `tar`.
-    TarOptions,
+    /// Reads it as options of this program (`TAR_OPTIONS`, `ZIPOPT`).
+    Options(&'static str),
     /// Expands it as the shell expands a double-quoted word (prompts).
     Expanded,
     /// Runs code the gate cannot see.
@@ -51,7 +52,11 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("SSH_ASKPASS", Runs::Program),
     ("GIT_EXTERNAL_DIFF", Runs::Program),
     ("GIT_PROXY_COMMAND", Runs::Program),
-    ("TAR_OPTIONS", Runs::TarOptions),
+    ("RUSTC_WRAPPER", Runs::Program),
+    ("RUSTC_WORKSPACE_WRAPPER", Runs::Program),
+    ("CARGO_BUILD_RUSTC_WRAPPER", Runs::Program),
+    ("TAR_OPTIONS", Runs::Options("tar")),
+    ("ZIPOPT", Runs::Options("zip")),
     ("PS1", Runs::Expanded),
     ("PS2", Runs::Expanded),
     ("PS4", Runs::Expanded),
@@ -59,6 +64,15 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("GIT_ALLOW_PROTOCOL", Runs::Unseen),
     ("GIT_EXEC_PATH", Runs::Unseen),
     ("GIT_TEMPLATE_DIR", Runs::Unseen),
+    // The JVM reads options from these: `-XX:OnError=CMD` runs a command line, `-javaagent:`
+    // loads code.
+    ("JAVA_TOOL_OPTIONS", Runs::Unseen),
+    ("_JAVA_OPTIONS", Runs::Unseen),
+    ("JDK_JAVA_OPTIONS", Runs::Unseen),
+    // Where programs find their configuration (`~/.gitconfig`'s `core.fsmonitor`, `~/.ssh/config`'s
+    // `ProxyCommand`), which may be a file the agent wrote.
+    ("HOME", Runs::Unseen),
+    ("XDG_CONFIG_HOME", Runs::Unseen),
 ];
 
 /// Families of them, by the start of their names: git's configuration given in the
@@ -112,7 +126,7 @@ pub fn lines_set(words: &[String]) -> Vec<String> {
         .filter_map(|(_, runs, value)| match runs {
             Runs::Line => Some(value.trim_start_matches('|').to_owned()),
             Runs::Program => Some(quote(value)),
-            Runs::TarOptions => Some(format!("tar {value}")),
+            Runs::Options(program) => Some(format!("{program} {value}")),
             Runs::Expanded => Some(format!("echo \"{}\"", value.replace('"', "\\\""))),
             Runs::Unseen => None,
         })
@@ -149,6 +163,8 @@ mod tests {
         );
         assert_eq!(lines("PS4=$(x) bash -xc true"), ["echo \"$(x)\""]);
         assert_eq!(lines("LESSOPEN=|lesspipe less f"), ["lesspipe"]);
+        assert_eq!(lines("ZIPOPT=-TTx zip a.zip f"), ["zip -TTx"]);
+        assert_eq!(lines("RUSTC_WRAPPER=./w cargo build"), ["./w"]);
         assert!(lines("RUST_LOG=debug PYTHONPATH=. LD_PRELOAD=x.so PATH=/tmp ls").is_empty());
         assert!(
             lines("ls PAGER=x").is_empty(),
@@ -164,5 +180,7 @@ mod tests {
         assert!(why("GIT_CONFIG_COUNT=1 git log").is_some());
         assert!(why("export GIT_CONFIG_PARAMETERS=x").is_some());
         assert!(why("PAGER=cat git log").is_none());
+        assert!(why("HOME=. git status").is_some_and(|w| w.contains("HOME")));
+        assert!(why("JAVA_TOOL_OPTIONS=-XX:OnError=x java -jar a.jar").is_some());
     }
 }

@@ -639,6 +639,17 @@ fn torsocks(args: &[String]) -> Result<Runs, String> {
 /// each (and `-c`, `-?`); the program is the first other word, or the user's shell. With `-c`
 /// the command's words are a line for the shell.
 fn firejail(args: &[String]) -> Result<Runs, String> {
+    let settings = args
+        .iter()
+        .take_while(|w| *w != "--")
+        .filter_map(|w| w.strip_prefix("--env="))
+        .map(str::to_owned)
+        .collect();
+    firejail_runs(args).map(|runs| with_settings(settings, runs))
+}
+
+/// What `firejail` runs, its `--env=` aside.
+fn firejail_runs(args: &[String]) -> Result<Runs, String> {
     let mut line = false;
     for (at, word) in args.iter().enumerate() {
         let command = match word.as_str() {
@@ -669,6 +680,7 @@ fn firejail(args: &[String]) -> Result<Runs, String> {
 fn bwrap(args: &[String]) -> Result<Wrapped, String> {
     let mut at = 0;
     let mut dir = None;
+    let mut settings = Vec::new();
     while let Some(word) = args.get(at) {
         if word == "--" {
             at += 1;
@@ -692,6 +704,11 @@ fn bwrap(args: &[String]) -> Result<Wrapped, String> {
         if word == "--chdir" {
             dir = args.get(at + 1).cloned();
         }
+        if let ("--setenv", Some(name), Some(value)) =
+            (word.as_str(), args.get(at + 1), args.get(at + 2))
+        {
+            settings.push(format!("{name}={value}"));
+        }
         // A mount of one place at another (`--bind ~ /tmp/t`): the command's paths are then
         // not the host's, which the gates judge.
         if word.contains("bind")
@@ -711,10 +728,8 @@ fn bwrap(args: &[String]) -> Result<Wrapped, String> {
     if at > args.len() {
         return Err("its last option lacks its values".into());
     }
-    Ok((
-        Runs::Command(args.get(at..).unwrap_or_default().to_vec()),
-        dir,
-    ))
+    let command = Runs::Command(args.get(at..).unwrap_or_default().to_vec());
+    Ok((with_settings(settings, command), dir))
 }
 
 /// `systemd-run [OPTIONS] [--] CMD`: the command, or with `--shell` `$SHELL`. A service starts
@@ -756,7 +771,36 @@ fn systemd_run(read: &Options) -> Result<Wrapped, String> {
         None if read.has("user") => Some("~".into()),
         None => Some("/".into()),
     };
-    Ok((runs, dir))
+    Ok((with_settings(setenv(read), runs), dir))
+}
+
+/// The `NAME=VALUE` settings of `-E`/`--setenv` (systemd-run, run0); `NAME` alone passes on
+/// the caller's value, which the gate judged where it was set.
+fn setenv(read: &Options) -> Vec<String> {
+    read.values("setenv").map(str::to_owned).collect()
+}
+
+/// `runs`, run with the environment variables `settings` (`NAME=value`, as a launcher's
+/// option gives them) set: those whose value runs ([`crate::environment`]) put in front of
+/// its command as shell assignments are, so that the gates judge them as they judge `NAME=value
+/// CMD` (a `true` carries them when what runs is no plain command).
+fn with_settings(settings: Vec<String>, runs: Runs) -> Runs {
+    let mut risky: Vec<String> = settings
+        .into_iter()
+        .filter(|s| crate::environment::runs_value(s) && crate::is_assignment(s))
+        .collect();
+    match runs {
+        _ if risky.is_empty() => runs,
+        Runs::Command(words) if words.is_empty() => Runs::Command(words),
+        Runs::Command(words) => {
+            risky.extend(words);
+            Runs::Command(risky)
+        }
+        other => {
+            risky.push("true".to_owned());
+            together(vec![Runs::Command(risky), other])
+        }
+    }
 }
 
 /// `run0 [OPTIONS] [CMD]`, systemd's `sudo`: the command, or a login shell; started in
@@ -773,7 +817,10 @@ fn run0(read: &Options) -> Result<Wrapped, String> {
         .last()
         .map(str::to_owned)
         .or_else(|| home(read.has("user") || read.has("area")));
-    Ok((command_or_shell(&read.rest), dir))
+    Ok((
+        with_settings(setenv(read), command_or_shell(&read.rest)),
+        dir,
+    ))
 }
 
 /// `valgrind [OPTIONS] PROG ARGS`: as its launcher reads them, the program is the first word
@@ -1054,6 +1101,24 @@ mod tests {
 
     #[test]
     fn sandboxes_run_their_command() {
+        // Variables whose value runs, set by the launcher's options, are judged too.
+        assert_eq!(
+            runs("firejail --env=PAGER='rm -rf ~' --quiet git log"),
+            command("PAGER='rm -rf ~' git log")
+        );
+        assert_eq!(
+            runs("firejail --env=LANG=C -c 'git log'"),
+            line("git log"),
+            "a variable that runs nothing is not kept"
+        );
+        assert_eq!(
+            runs("firejail --env=BASH_ENV=./x -c 'true'"),
+            all(vec![command("BASH_ENV=./x true"), line("true")])
+        );
+        assert_eq!(
+            runs("bwrap --setenv GIT_SSH_COMMAND 'rm -rf ~' --ro-bind / / git fetch"),
+            command("GIT_SSH_COMMAND='rm -rf ~' git fetch")
+        );
         assert!(asks("bwrap --dev-bind / / --bind ~ /tmp/t rm -rf /tmp/t"));
         assert!(
             !asks("bwrap --ro-bind /usr /usr --bind /work /work/ ls"),
@@ -1088,6 +1153,19 @@ mod tests {
 
     #[test]
     fn service_and_session_starters_run_their_command() {
+        assert_eq!(
+            runs("systemd-run -E EDITOR='rm -rf ~' --scope git commit"),
+            command("EDITOR='rm -rf ~' git commit")
+        );
+        assert_eq!(
+            runs("run0 --setenv=HOME=/tmp/h git status"),
+            command("HOME=/tmp/h git status")
+        );
+        assert_eq!(
+            runs("systemd-run --setenv=PAGER --scope git log"),
+            command("git log"),
+            "the caller's value"
+        );
         assert_eq!(
             runs("systemd-run --user -p MemoryMax=1G rm -rf ~"),
             command("rm -rf ~")

@@ -177,6 +177,7 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
         "rsync" => rsync(args),
         "git" => git(args),
         "zip" => Ok(zip(args)),
+        "scp" | "sftp" => crate::ssh::copy(name, args),
         "sed" | "gsed" => scripts::sed(args),
         "awk" | "gawk" | "mawk" | "nawk" | "original-awk" => scripts::awk(args),
         n if scripts::VIMS.contains(&n) => scripts::vim(name, args).map(|()| None),

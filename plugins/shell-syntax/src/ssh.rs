@@ -4,7 +4,7 @@
 use crate::launchers::{nothing, shown};
 use crate::options;
 use crate::split::quote;
-use crate::wrappers::{Runs, Wrapped, shell};
+use crate::wrappers::{Runs, Wrapped, shell, together};
 
 /// `ssh` (OpenSSH): its getopt string, `1246ACGKMNTVXYZafgknqstvxy` and
 /// `B:D:E:F:I:J:L:O:P:Q:R:S:W:b:c:e:i:l:m:o:p:w:`.
@@ -122,6 +122,51 @@ pub(crate) fn ssh(args: &[String]) -> Result<Wrapped, String> {
     Ok((Runs::Line(lines.join("\n")), None))
 }
 
+/// `scp` (OpenSSH 9): its getopt string, `12346ABCTdfOpqRrstvD:F:J:M:P:S:X:c:i:l:o:`.
+const SCP: &[&str] = &[
+    "1", "2", "3", "4", "6", "A", "B", "C", "T", "d", "f", "O", "p", "q", "R", "r", "s", "t", "v",
+    "D=", "F=", "J=", "M=", "P=", "S=", "X=", "c=", "i=", "l=", "o=",
+];
+
+/// `sftp` (OpenSSH 9): its getopt string, `1246AafhNpqrvCc:D:i:l:o:s:S:b:P:R:B:F:J:X:`.
+const SFTP: &[&str] = &[
+    "1", "2", "4", "6", "A", "a", "f", "h", "N", "p", "q", "r", "v", "C", "c=", "D=", "i=", "l=",
+    "o=", "s=", "S=", "b=", "P=", "R=", "B=", "F=", "J=", "X=",
+];
+
+/// `scp` and `sftp`: what their options run here. `-o` as `ssh` reads it (`ProxyCommand`...),
+/// `-S PROGRAM` run in place of `ssh`, `sftp -D` (a line: the local sftp server it talks to
+/// instead of connecting), `scp -D PATH` (the same, a program); `-F FILE` and `sftp -b FILE`
+/// (whose `!CMD` lines run here) name files the gate cannot read. `None` when none of these is
+/// given: the program reads as itself.
+pub(crate) fn copy(name: &str, args: &[String]) -> Result<Option<Wrapped>, String> {
+    let sftp = name == "sftp";
+    let read = options::permuted(if sftp { SFTP } else { SCP }, args)?;
+    let mut parts = Vec::new();
+    for option in &read.given {
+        let value = option.value.clone().unwrap_or_default();
+        match option.name {
+            "o" => match ssh_config(&value)? {
+                Some(SshConfig::Local(line)) => parts.push(Runs::Line(line)),
+                Some(SshConfig::Remote(_)) | None => {}
+            },
+            "S" => parts.push(Runs::Command(vec![value])),
+            "D" if sftp => parts.push(Runs::Line(value)),
+            "D" => parts.push(Runs::Command(vec![value])),
+            "F" if value != "none" && value != "/dev/null" => {
+                return Err("its -F config file may name commands this gate cannot read".into());
+            }
+            "b" if sftp => {
+                return Err(
+                    "its -b batch file may run commands (`!CMD`) this gate cannot read".into(),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok((!parts.is_empty()).then(|| (together(parts), None)))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::testing::*;
@@ -166,5 +211,29 @@ mod tests {
         assert!(asks("ssh -F ./evil_config host ls"));
         assert!(asks("ssh -o PKCS11Provider=./x.so host"));
         assert!(asks("ssh -H host"));
+    }
+
+    #[test]
+    fn scp_and_sftp_options_that_run_a_command_are_read() {
+        assert_eq!(
+            runs("scp -o 'ProxyCommand=rm -rf ~' a h:b"),
+            line("rm -rf ~")
+        );
+        assert_eq!(runs("scp -S ./evil a h:b"), command("./evil"));
+        assert_eq!(
+            runs("sftp -D 'sh -c \"rm -rf ~\"' h"),
+            line("sh -c \"rm -rf ~\"")
+        );
+        assert_eq!(
+            runs("scp a h:b -oProxyCommand=x"),
+            line("x"),
+            "options after operands"
+        );
+        assert!(asks("sftp -b cmds h"));
+        assert!(asks("scp -F ./cfg a h:b"));
+        assert!(asks("scp -o PKCS11Provider=./x.so a h:b"));
+        assert!(asks("scp -Z a h:b"));
+        assert_eq!(runs("scp -rp -P 2222 a h:b"), None);
+        assert_eq!(runs("sftp -o BatchMode=yes h"), None);
     }
 }
