@@ -13,6 +13,7 @@
 
 pub mod edit;
 pub mod embed;
+mod files;
 mod index;
 pub mod ingest;
 mod lines;
