@@ -732,8 +732,8 @@ fn decode(file: &str, bytes: &[u8], warnings: &mut Vec<Warning>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::files::write_atomically;
     use crate::memory::MemoryConfig;
+    use crate::memory::files::write_atomically;
 
     fn store() -> Memory {
         Memory::in_memory(MemoryConfig::default()).expect("store")

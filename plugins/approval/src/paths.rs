@@ -1,5 +1,7 @@
 //! Guest paths, compared lexically (a gate cannot look at the filesystem).
 
+use shell_syntax::glob::{glob, has_glob};
+
 /// `path` with `.`, `..` and repeated `/` resolved, or `None` when it is not absolute.
 /// `..` at the root stays at the root, as the kernel has it.
 pub fn normalise(path: &str) -> Option<String> {
@@ -36,26 +38,76 @@ pub fn inside(path: &str, dir: &str) -> bool {
 /// `/workspace/.github/workflows/ci.yml`, and `.env` covers `/workspace/app/.env` but not
 /// `/workspace/.env.example`. Compared without regard to ASCII case, for hosts whose
 /// filesystems ignore it.
+///
+/// `path` may hold globs (`.gi?/config`, `*/.envrc`): it is protected when a name it may
+/// match is. As bash globs by default, a name starting with `.` is matched only by a pattern
+/// that starts with one.
 pub fn protected(path: &str, entry: &str) -> bool {
     let path = path.to_ascii_lowercase();
     let entry = entry.to_ascii_lowercase();
-    if entry.starts_with('/') {
-        return normalise(&entry).is_some_and(|place| inside(&path, &place));
-    }
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if entry.starts_with('/') {
+        let Some(place) = normalise(&entry) else {
+            return false;
+        };
+        if !has_glob(&path) {
+            return inside(&path, &place);
+        }
+        let names: Vec<&str> = place.split('/').filter(|p| !p.is_empty()).collect();
+        return path.starts_with('/')
+            && parts.len() >= names.len()
+            && parts.iter().zip(&names).all(|(p, n)| may_name(p, n));
+    }
     let wanted: Vec<&str> = entry
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
         .collect();
     !wanted.is_empty()
-        && parts
-            .windows(wanted.len())
-            .any(|run| run == wanted.as_slice())
+        && parts.windows(wanted.len()).any(|run| {
+            run.iter()
+                .zip(&wanted)
+                .all(|(pattern, name)| may_name(pattern, name))
+        })
+}
+
+/// Whether the path component `pattern` (a glob, or a name) may be `name`.
+fn may_name(pattern: &str, name: &str) -> bool {
+    if !has_glob(pattern) {
+        return pattern == name;
+    }
+    (pattern.starts_with('.') || !name.starts_with('.')) && glob(pattern, name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::{inside, normalise, protected};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A glob that may name a protected file is judged protected: any character of such a
+        /// path but a `/` or a component's leading `.` made `?`, or a run of them `*`.
+        #[test]
+        fn a_glob_that_may_name_a_protected_path_is_protected(
+            entry in prop::sample::select(vec![".git/config", ".envrc", ".github/workflows/ci.yml", ".vscode/tasks.json"]),
+            before in "[a-z]{1,6}",
+            at in 0usize..40,
+            len in 1usize..4,
+            star in any::<bool>(),
+        ) {
+            let path = format!("/workspace/{before}/{entry}");
+            let protected_by = entry.split('/').next().unwrap_or(entry);
+            prop_assert!(protected(&path, protected_by));
+            let chars: Vec<char> = path.chars().collect();
+            let start = at % chars.len();
+            let end = (start + if star { len } else { 1 }).min(chars.len());
+            let leading_dot = |i: usize| chars[i] == '.' && i > 0 && chars[i - 1] == '/';
+            prop_assume!((start..end).all(|i| chars[i] != '/' && !leading_dot(i)));
+            let mut glob: String = chars[..start].iter().collect();
+            glob.push(if star { '*' } else { '?' });
+            glob.extend(&chars[end..]);
+            prop_assert!(protected(&glob, protected_by), "{glob} by {protected_by}");
+        }
+    }
 
     #[test]
     fn normalise_resolves_dots() {
@@ -119,6 +171,14 @@ mod tests {
             ("/workspace/secrets2", "/workspace/secrets", false),
             ("/workspace/a", "", false),
             ("/workspace/a", "/", true),
+            ("/workspace/.gi?/config", ".git/", true),
+            ("/workspace/.[g]it/hooks/x", ".git/", true),
+            ("/workspace/*/.envrc", ".envrc", true),
+            ("/workspace/.e*", ".env", true),
+            ("/workspace/*", ".env", false),
+            ("/workspace/*.log", ".git/", false),
+            ("/workspace/sec*/a", "/workspace/secrets", true),
+            ("/work*", "/workspace/secrets", false),
         ];
         for (path, entry, want) in cases {
             assert_eq!(protected(path, entry), want, "{path} by {entry:?}");

@@ -191,10 +191,12 @@ pub fn outside_workspace(path: &str, config: &Config) -> Option<String> {
 /// editor tasks, CI workflows). A relative path is matched as written.
 pub fn protected_path(path: &str, config: &Config) -> Option<String> {
     let normal = paths::normalise(path).unwrap_or_else(|| path.to_owned());
+    // `tee .env{rc,}` writes both names.
+    let expanded = shell_syntax::glob::expand_braces(&normal);
     let entry = config
         .protected_paths
         .iter()
-        .find(|entry| paths::protected(&normal, entry))?;
+        .find(|entry| expanded.iter().any(|one| paths::protected(one, entry)))?;
     let as_written = if normal == path {
         String::new()
     } else {

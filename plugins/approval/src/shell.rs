@@ -26,8 +26,8 @@ pub struct Found {
     /// Why what some of them run cannot be told, once each.
     pub unclear: Vec<String>,
     /// The files they write, as written: the targets of their output redirections (`>`,
-    /// `>>`, `>&FILE`, `<>`) and what `tee`, `cp`, `mv`, `ln`, `install`, `rsync` and `dd of=`
-    /// write ([`written_by`]), once each.
+    /// `>>`, `>&FILE`, `<>`) and what programs that write files write (`tee`, `cp`, `sed -i`,
+    /// `curl -o`...: [`shell_syntax::writes`]), once each.
     pub writes: Vec<String>,
 }
 
@@ -116,8 +116,12 @@ fn matches_at(
         return;
     }
     let name = first.rsplit('/').next().unwrap_or(first);
-    for path in shell_syntax::writes::written(name, args) {
-        found.write(&path);
+    let written = shell_syntax::writes::written(name, args);
+    for path in &written.paths {
+        found.write(path);
+    }
+    if let Some(why) = written.unclear {
+        found.unclear(why);
     }
     for entry in programs {
         if runs(entry, name, args) {

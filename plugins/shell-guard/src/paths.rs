@@ -4,6 +4,9 @@
 //! program sees it (a variable, a substitution, `~user`, braces) is told apart: what it names
 //! cannot be known here. A glob is kept, and compared as one: `/e*c` may be `/etc`.
 
+use shell_syntax::glob::braces;
+pub use shell_syntax::glob::{glob, has_glob};
+
 /// Top-level directories whose recursive removal or re-permissioning wrecks the machine.
 const SYSTEM_DIRS: &[&str] = &[
     "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
@@ -243,27 +246,11 @@ pub fn expands(word: &str) -> bool {
         || braces(word)
 }
 
-/// Whether `word` holds a glob: `*`, `?` or `[`.
-pub fn has_glob(word: &str) -> bool {
-    word.contains(['*', '?', '['])
-}
-
 /// What follows a home directory at the start of `word` (`~/a` → `/a`, `$HOME` → ``).
 fn home_rest(word: &str) -> Option<&str> {
     ["~", "${HOME}", "$HOME"].iter().find_map(|home| {
         word.strip_prefix(home)
             .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-    })
-}
-
-/// `{a,b}` or `{1..3}` somewhere in `word`.
-fn braces(word: &str) -> bool {
-    word.split('{').skip(1).any(|after| {
-        after
-            .split('}')
-            .next()
-            .is_some_and(|inner| inner.contains(',') || inner.contains(".."))
-            && after.contains('}')
     })
 }
 
@@ -284,84 +271,4 @@ fn may_match(path: &str, dir: &str) -> bool {
     let names: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
     pattern.contains(&"**")
         || (pattern.len() == names.len() && pattern.iter().zip(&names).all(|(p, n)| glob(p, n)))
-}
-
-/// One piece of a glob.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Token {
-    /// `*`: any run of characters.
-    Star,
-    /// `?` or a bracket expression: any one character (what the brackets hold is not read,
-    /// which only matches more).
-    One,
-    /// This character.
-    Char(char),
-}
-
-/// Whether the glob `pattern` may match the name `name` (one path component).
-pub fn glob(pattern: &str, name: &str) -> bool {
-    let tokens = tokens(pattern);
-    let name: Vec<char> = name.chars().collect();
-    let (mut p, mut n) = (0, 0);
-    // The last `*` seen, and where in `name` it is tried to end: moved on when what follows
-    // does not match, so that the match takes time linear in the two lengths' product.
-    let mut star: Option<(usize, usize)> = None;
-    while let Some(&c) = name.get(n) {
-        match tokens.get(p) {
-            Some(Token::Star) => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(Token::One) => {
-                p += 1;
-                n += 1;
-            }
-            Some(Token::Char(t)) if *t == c => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((at, from)) => {
-                    p = at + 1;
-                    n = from + 1;
-                    star = Some((at, from + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    tokens
-        .get(p..)
-        .unwrap_or_default()
-        .iter()
-        .all(|t| *t == Token::Star)
-}
-
-fn tokens(pattern: &str) -> Vec<Token> {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(&c) = chars.get(i) {
-        i += 1;
-        out.push(match c {
-            '*' => Token::Star,
-            '?' => Token::One,
-            '[' => {
-                // `[]x]` and `[!]x]`: a `]` first is one of the characters.
-                let first = i + usize::from(matches!(chars.get(i).copied(), Some('!' | '^')));
-                let close = chars
-                    .get(first + 1..)
-                    .and_then(|rest| rest.iter().position(|c| *c == ']'));
-                match close {
-                    Some(close) => {
-                        i = first + 1 + close + 1;
-                        Token::One
-                    }
-                    None => Token::Char('['),
-                }
-            }
-            c => Token::Char(c),
-        });
-    }
-    out
 }

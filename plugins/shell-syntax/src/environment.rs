@@ -52,6 +52,18 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("SSH_ASKPASS", Runs::Program),
     ("GIT_EXTERNAL_DIFF", Runs::Program),
     ("GIT_PROXY_COMMAND", Runs::Program),
+    // Build tools run these: make gives `$(CC)` to the shell, cargo runs `RUSTC`.
+    ("CC", Runs::Line),
+    ("CXX", Runs::Line),
+    ("CPP", Runs::Line),
+    ("LD", Runs::Line),
+    ("AR", Runs::Line),
+    ("AS", Runs::Line),
+    ("MAKE", Runs::Line),
+    ("SHELL", Runs::Line),
+    ("CONFIG_SHELL", Runs::Line),
+    ("RUSTC", Runs::Program),
+    ("RUSTDOC", Runs::Program),
     ("RUSTC_WRAPPER", Runs::Program),
     ("RUSTC_WORKSPACE_WRAPPER", Runs::Program),
     ("CARGO_BUILD_RUSTC_WRAPPER", Runs::Program),
@@ -73,6 +85,9 @@ const VARIABLES: &[(&str, Runs)] = &[
     // `ProxyCommand`), which may be a file the agent wrote.
     ("HOME", Runs::Unseen),
     ("XDG_CONFIG_HOME", Runs::Unseen),
+    ("GIT_DIR", Runs::Unseen),
+    ("CURL_HOME", Runs::Unseen),
+    ("WGETRC", Runs::Unseen),
 ];
 
 /// Families of them, by the start of their names: git's configuration given in the
@@ -89,8 +104,17 @@ fn read(word: &str) -> Option<(&str, Runs, &str)> {
     let (name, value) = word.split_once('=')?;
     let name = name.strip_suffix('+').unwrap_or(name);
     let name = name.split_once('[').map_or(name, |(name, _)| name);
+    // Set to its own value (`env -i HOME="$HOME" make`), it changes nothing.
+    let own = [format!("${name}"), format!("${{{name}}}")];
+    if own.iter().any(|o| o == value) {
+        return None;
+    }
     if FAMILIES.iter().any(|f| name.starts_with(f)) {
         return Some((name, Runs::Unseen, value));
+    }
+    // cargo's `target.<triple>.runner`, split on blanks, the program run after it.
+    if name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER") {
+        return Some((name, Runs::Line, value));
     }
     let (_, runs) = VARIABLES.iter().find(|(n, _)| *n == name)?;
     Some((name, *runs, value))
@@ -165,6 +189,11 @@ mod tests {
         assert_eq!(lines("LESSOPEN=|lesspipe less f"), ["lesspipe"]);
         assert_eq!(lines("ZIPOPT=-TTx zip a.zip f"), ["zip -TTx"]);
         assert_eq!(lines("RUSTC_WRAPPER=./w cargo build"), ["./w"]);
+        assert_eq!(lines("CC=clang make"), ["clang"]);
+        assert_eq!(
+            lines("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./r cargo run"),
+            ["./r"]
+        );
         assert!(lines("RUST_LOG=debug PYTHONPATH=. LD_PRELOAD=x.so PATH=/tmp ls").is_empty());
         assert!(
             lines("ls PAGER=x").is_empty(),
@@ -181,6 +210,9 @@ mod tests {
         assert!(why("export GIT_CONFIG_PARAMETERS=x").is_some());
         assert!(why("PAGER=cat git log").is_none());
         assert!(why("HOME=. git status").is_some_and(|w| w.contains("HOME")));
+        assert!(why("HOME=$HOME PATH=$PATH make").is_none());
+        assert!(!runs_value("HOME=${HOME}") && runs_value("HOME=${HOME}/x"));
+        assert!(why("GIT_DIR=./x git status").is_some());
         assert!(why("JAVA_TOOL_OPTIONS=-XX:OnError=x java -jar a.jar").is_some());
     }
 }

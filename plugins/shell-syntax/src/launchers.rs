@@ -743,12 +743,9 @@ fn systemd_run(read: &Options) -> Result<Wrapped, String> {
         "socket-property",
         "timer-property",
     ];
-    let runs_more = properties
-        .iter()
-        .flat_map(|p| read.values(p))
-        .any(|v| v.trim_start().to_ascii_lowercase().starts_with("exec"));
-    if runs_more {
-        return Err("a unit property it sets (`Exec...=`) runs a command of its own".into());
+    let mut settings = setenv(read);
+    for property in properties.iter().flat_map(|p| read.values(p)) {
+        settings.extend(unit_environment(property)?);
     }
     let runs = if !read.rest.is_empty() {
         Runs::Command(read.rest.clone())
@@ -771,7 +768,28 @@ fn systemd_run(read: &Options) -> Result<Wrapped, String> {
         None if read.has("user") => Some("~".into()),
         None => Some("/".into()),
     };
-    Ok((with_settings(setenv(read), runs), dir))
+    Ok((with_settings(settings, runs), dir))
+}
+
+/// What the unit property `property` (`-p NAME=VALUE`) sets in the environment of the command:
+/// the assignments of `Environment=` (split as systemd splits them, quotes grouping). An
+/// `Exec...=` property runs a command of its own, and `EnvironmentFile=` reads assignments
+/// from a file: the gate cannot tell those.
+fn unit_environment(property: &str) -> Result<Vec<String>, String> {
+    let (name, value) = property.split_once('=').unwrap_or((property, ""));
+    let name = name.trim().to_ascii_lowercase();
+    if name.starts_with("exec") {
+        return Err("a unit property it sets (`Exec...=`) runs a command of its own".into());
+    }
+    if name == "environmentfile" {
+        return Err(
+            "its `EnvironmentFile=` sets variables from a file this gate cannot see".into(),
+        );
+    }
+    if name == "environment" {
+        return Ok(crate::wrappers::split_words(value, false));
+    }
+    Ok(Vec::new())
 }
 
 /// The `NAME=VALUE` settings of `-E`/`--setenv` (systemd-run, run0); `NAME` alone passes on
@@ -806,21 +824,16 @@ fn with_settings(settings: Vec<String>, runs: Runs) -> Runs {
 /// `run0 [OPTIONS] [CMD]`, systemd's `sudo`: the command, or a login shell; started in
 /// `--chdir DIR`, else in the user's home when `-u` names one, else here.
 fn run0(read: &Options) -> Result<Wrapped, String> {
-    let runs_more = read
-        .values("property")
-        .any(|v| v.trim_start().to_ascii_lowercase().starts_with("exec"));
-    if runs_more {
-        return Err("a unit property it sets (`Exec...=`) runs a command of its own".into());
+    let mut settings = setenv(read);
+    for property in read.values("property") {
+        settings.extend(unit_environment(property)?);
     }
     let dir = read
         .values("chdir")
         .last()
         .map(str::to_owned)
         .or_else(|| home(read.has("user") || read.has("area")));
-    Ok((
-        with_settings(setenv(read), command_or_shell(&read.rest)),
-        dir,
-    ))
+    Ok((with_settings(settings, command_or_shell(&read.rest)), dir))
 }
 
 /// `valgrind [OPTIONS] PROG ARGS`: as its launcher reads them, the program is the first word
@@ -1157,6 +1170,12 @@ mod tests {
             runs("systemd-run -E EDITOR='rm -rf ~' --scope git commit"),
             command("EDITOR='rm -rf ~' git commit")
         );
+        assert_eq!(
+            runs("systemd-run --user -p 'Environment=\"GIT_SSH_COMMAND=rm -rf ~\" A=1' git fetch"),
+            command("GIT_SSH_COMMAND='rm -rf ~' git fetch")
+        );
+        assert!(asks("systemd-run -p EnvironmentFile=./e git log"));
+        assert!(asks("run0 --property=ExecStartPre=/bin/x ls"));
         assert_eq!(
             runs("run0 --setenv=HOME=/tmp/h git status"),
             command("HOME=/tmp/h git status")

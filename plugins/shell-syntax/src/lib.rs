@@ -11,6 +11,7 @@
 //! runs ([`environment`]), and which files a program writes ([`writes`]).
 
 pub mod environment;
+pub mod glob;
 pub mod launchers;
 pub mod options;
 mod parallel;

@@ -195,19 +195,53 @@ pub(crate) fn sed(args: &[String]) -> Result<Option<Wrapped>, String> {
     if read.has("file") {
         return Err("it reads its script from a file (-f), which this gate cannot see".into());
     }
-    let script = if read.has("expression") {
-        read.values("expression").collect::<Vec<_>>().join("\n")
-    } else {
-        match read.rest.first() {
-            Some(script) => script.clone(),
-            None => return Ok(None),
-        }
+    let Some(script) = sed_script(&read) else {
+        return Ok(None);
     };
     match sed_executes(&script) {
         Some(false) => Ok(None),
         Some(true) => Err("its script runs a command (the `e` command, or `s///e`)".into()),
         None => Err("its script is not one this gate can read".into()),
     }
+}
+
+/// The script of `sed` read with [`SED`]: its `-e`s joined by newlines, else its first
+/// operand.
+fn sed_script(read: &options::Options) -> Option<String> {
+    if read.has("expression") {
+        return Some(read.values("expression").collect::<Vec<_>>().join("\n"));
+    }
+    read.rest.first().cloned()
+}
+
+/// The files a `sed` run writes by its script's `w` and `W` commands and `s///w` flags
+/// (`sed -n 'w out' f`), and, with `-i`, the files it edits: every operand after the script.
+/// A script from a file (`-f`) or one this reading fails on: why it cannot be told.
+pub(crate) fn sed_writes(args: &[String]) -> Result<Vec<String>, String> {
+    let read = options::permuted(SED, args)?;
+    if read.has("file") {
+        return Err("its script comes from a file (-f), which may write with `w`".into());
+    }
+    let Some(script) = sed_script(&read) else {
+        return Ok(Vec::new());
+    };
+    let mut writes = sed_read(&script)
+        .ok_or("its script is not one this gate can read")?
+        .writes;
+    if read.has("in-place") {
+        let files = read.rest.iter().skip(usize::from(!read.has("expression")));
+        writes.extend(files.cloned());
+    }
+    Ok(writes)
+}
+
+/// What reading a sed script found.
+#[derive(Default)]
+struct SedRead {
+    /// Whether it runs a command (`e`, `s///e`).
+    executes: bool,
+    /// The files its `w`, `W` and `s///w` write.
+    writes: Vec<String>,
 }
 
 /// A sed script being read, one character at a time.
@@ -247,6 +281,21 @@ impl SedScript {
     fn line(&mut self) {
         self.skip(|c| c != '\n');
         self.at += 1;
+    }
+
+    /// The file name of `w` or `W`: after blanks, the rest of the line; and past it.
+    fn file(&mut self) -> String {
+        self.blanks();
+        let start = self.at;
+        self.skip(|c| c != '\n');
+        let name = self
+            .chars
+            .get(start..self.at)
+            .unwrap_or_default()
+            .iter()
+            .collect();
+        self.at += 1;
+        name
     }
 
     /// A label (`:a`, `b a`): up to a blank, newline, `;`, `}` or `#`.
@@ -377,6 +426,13 @@ impl SedScript {
 /// `s` command. `None` when it cannot be read (GNU sed would refuse it too, or it uses what
 /// this reading does not know).
 fn sed_executes(script: &str) -> Option<bool> {
+    sed_read(script).map(|read| read.executes)
+}
+
+/// What the GNU sed script `script` does that the gates must see ([`SedRead`]); `None` when it
+/// cannot be read.
+fn sed_read(script: &str) -> Option<SedRead> {
+    let mut read = SedRead::default();
     let mut s = SedScript {
         chars: script.chars().collect(),
         at: 0,
@@ -384,7 +440,7 @@ fn sed_executes(script: &str) -> Option<bool> {
     loop {
         s.skip(|c| c.is_whitespace() || c == ';');
         if s.peek().is_none() {
-            return Some(false);
+            return Some(read);
         }
         s.address(false)?;
         s.blanks();
@@ -402,7 +458,8 @@ fn sed_executes(script: &str) -> Option<bool> {
             '{' => {}
             '}' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
             | 'F' => s.end()?,
-            '#' | 'r' | 'R' | 'w' | 'W' => s.line(),
+            '#' | 'r' | 'R' => s.line(),
+            'w' | 'W' => read.writes.push(s.file()),
             ':' | 'b' | 't' | 'T' | 'v' => {
                 s.label();
                 s.end()?;
@@ -413,16 +470,23 @@ fn sed_executes(script: &str) -> Option<bool> {
                 s.end()?;
             }
             'a' | 'i' | 'c' => s.text(),
-            'e' => return Some(true),
+            'e' => {
+                read.executes = true;
+                s.line();
+            }
             's' => {
                 let delimiter = s.next().filter(|d| *d != '\n' && *d != '\\')?;
                 s.regex(delimiter)?;
                 s.until(delimiter)?;
                 loop {
                     match s.peek() {
-                        Some('e') => return Some(true),
+                        Some('e') => {
+                            read.executes = true;
+                            s.at += 1;
+                        }
                         Some('w') => {
-                            s.line();
+                            s.at += 1;
+                            read.writes.push(s.file());
                             break;
                         }
                         Some(c) if c.is_ascii_digit() || "gpiImM".contains(c) => s.at += 1,

@@ -79,6 +79,10 @@ const GIT_VALUED: &[&str] = &[
     "--attr-source",
 ];
 
+/// Why `--git-dir` (as `GIT_DIR`) makes the gates ask.
+const GIT_DIR_UNSEEN: &str = "its --git-dir names a repository whose configuration (hooks, core.fsmonitor) may run \
+     commands this gate cannot see";
+
 /// `git`'s options before its subcommand given as `--name=value`.
 const GIT_ATTACHED: &[&str] = &[
     "--git-dir=",
@@ -359,6 +363,14 @@ fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
                 at += 2;
             }
             _ if GIT_FLAGS.contains(&w) => at += 1,
+            "--git-dir" => {
+                unclear.push(GIT_DIR_UNSEEN.into());
+                at += 2;
+            }
+            _ if w.starts_with("--git-dir=") => {
+                unclear.push(GIT_DIR_UNSEEN.into());
+                at += 1;
+            }
             _ if GIT_VALUED.contains(&w) => at += 2,
             _ if w.starts_with("--config-env=") => {
                 let setting = w.split_once('=').map(|(_, setting)| setting);
@@ -367,11 +379,12 @@ fn git(args: &[String]) -> Result<Option<Wrapped>, String> {
             }
             _ if GIT_ATTACHED.iter().any(|p| w.starts_with(p)) => at += 1,
             _ if w.starts_with("--exec-path=") => {
-                return Err(
+                unclear.push(
                     "its --exec-path= makes it run its own commands from a directory this gate \
                      cannot see"
                         .into(),
                 );
+                at += 1;
             }
             _ => return Err(format!("option `{}` is not one this gate knows", shown(w))),
         }
@@ -416,11 +429,13 @@ fn given(value: Option<String>, option: &str) -> Result<String, String> {
 /// `config` setting a risky key, `--ext-diff`, `filter-branch`'s filters, `send-email`'s
 /// `--*-cmd` and the like make the gate ask.
 fn git_subcommand(subcommand: &str, rest: &[String]) -> Result<Option<Wrapped>, String> {
-    if !scan(rest, GIT_EXT_DIFF, "").is_empty() {
-        return Err("its --ext-diff runs the diff command its configuration names".into());
-    }
     let line_with_path = |command: String| Runs::Line(format!("{command} {UNSEEN}"));
     let mut parts = Vec::new();
+    if !scan(rest, GIT_EXT_DIFF, "").is_empty() {
+        parts.push(Runs::Unknown(
+            "`git`: its --ext-diff runs the diff command its configuration names".into(),
+        ));
+    }
     match subcommand {
         "clone" => {
             let unclear = |why: String| Runs::Unknown(format!("`git`: {why}"));
@@ -687,6 +702,17 @@ mod tests {
             "git -c help.autocorrect=immediate rebse -x 'rm -rf ~' HEAD~1"
         ));
         assert!(asks("git ls-remote 'ext::sh -c rm% -rf% ~'"));
+        let rm = |p: &Runs| matches!(p, Runs::Line(l) if l.starts_with("rm -rf ~"));
+        for line in [
+            "git --exec-path=/tmp rebase -x 'rm -rf ~' @~1",
+            "git difftool --ext-diff -x 'rm -rf ~'",
+            "git --git-dir=./x rebase -x 'rm -rf ~' @~1",
+        ] {
+            assert!(
+                matches!(runs(line), Some(Runs::All(parts)) if parts.iter().any(rm)),
+                "{line}"
+            );
+        }
         // What the gate cannot read sits beside what it can, which is still judged.
         assert_eq!(
             runs("git -c core.pager=x rebase -x 'rm -rf ~' HEAD~1"),

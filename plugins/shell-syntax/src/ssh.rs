@@ -136,9 +136,10 @@ const SFTP: &[&str] = &[
 
 /// `scp` and `sftp`: what their options run here. `-o` as `ssh` reads it (`ProxyCommand`...),
 /// `-S PROGRAM` run in place of `ssh`, `sftp -D` (a line: the local sftp server it talks to
-/// instead of connecting), `scp -D PATH` (the same, a program); `-F FILE` and `sftp -b FILE`
-/// (whose `!CMD` lines run here) name files the gate cannot read. `None` when none of these is
-/// given: the program reads as itself.
+/// instead of connecting), `scp -D PATH` (the same, a program); `-F FILE` names configuration
+/// the gate cannot read, and `sftp` runs the `!CMD` lines of its batch file (`-b`) or standard
+/// input, which the gate does not read either. `None` when `scp` is given none of these: it
+/// reads as itself.
 pub(crate) fn copy(name: &str, args: &[String]) -> Result<Option<Wrapped>, String> {
     let sftp = name == "sftp";
     let read = options::permuted(if sftp { SFTP } else { SCP }, args)?;
@@ -156,13 +157,19 @@ pub(crate) fn copy(name: &str, args: &[String]) -> Result<Option<Wrapped>, Strin
             "F" if value != "none" && value != "/dev/null" => {
                 return Err("its -F config file may name commands this gate cannot read".into());
             }
-            "b" if sftp => {
-                return Err(
-                    "its -b batch file may run commands (`!CMD`) this gate cannot read".into(),
-                );
-            }
             _ => {}
         }
+    }
+    if sftp {
+        // `!CMD` lines run here, from its batch file or, without one, from standard input.
+        let from = if read.has("b") {
+            "its -b batch file"
+        } else {
+            "standard input"
+        };
+        parts.push(Runs::Unknown(format!(
+            "`sftp` runs the `!` commands it reads from {from}, which this gate does not read"
+        )));
     }
     Ok((!parts.is_empty()).then(|| (together(parts), None)))
 }
@@ -220,20 +227,24 @@ mod tests {
             line("rm -rf ~")
         );
         assert_eq!(runs("scp -S ./evil a h:b"), command("./evil"));
-        assert_eq!(
+        assert!(matches!(
             runs("sftp -D 'sh -c \"rm -rf ~\"' h"),
-            line("sh -c \"rm -rf ~\"")
-        );
+            Some(Runs::All(parts)) if parts.contains(&Runs::Line("sh -c \"rm -rf ~\"".into()))
+        ));
         assert_eq!(
             runs("scp a h:b -oProxyCommand=x"),
             line("x"),
             "options after operands"
         );
         assert!(asks("sftp -b cmds h"));
+        assert!(asks("sftp h"), "it reads `!` commands on standard input");
+        assert!(matches!(
+            runs("sftp -o 'ProxyCommand=rm -rf ~' h"),
+            Some(Runs::All(parts)) if parts.contains(&Runs::Line("rm -rf ~".into()))
+        ));
         assert!(asks("scp -F ./cfg a h:b"));
         assert!(asks("scp -o PKCS11Provider=./x.so a h:b"));
         assert!(asks("scp -Z a h:b"));
         assert_eq!(runs("scp -rp -P 2222 a h:b"), None);
-        assert_eq!(runs("sftp -o BatchMode=yes h"), None);
     }
 }

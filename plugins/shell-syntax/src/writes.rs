@@ -1,32 +1,62 @@
 //! What a program writes, for the programs whose job is to write files: the operands of `tee`
-//! and `sponge`; the target of `cp`, `mv`, `ln`, `install` and `rsync`; `dd of=`; the files
-//! `sed -i` and `perl -i` edit in place; `curl -o` (and its header, cookie and trace files);
-//! `wget -O` (and its log, cookies and `-P` directory); the archive `tar -c`/`-r`/`-u` writes
-//! and the directory `tar -x -C` or `unzip -d` extracts into. A directory stands for what is
-//! written in it: the gate cannot see an archive's members or a URL's file name.
+//! and `sponge`; the target of `cp`, `mv`, `ln`, `install`, `rsync` and `scp`; `dd of=`; what
+//! `sed` writes (`-i`, its `w` commands); the files `perl -i` edits in place; `curl -o`, `-O`
+//! (the URL's name), `-w '%output{FILE}'` and its header, cookie and trace files; `wget`'s
+//! file (`-O`, else the URL's name), log, cookies and `-P` directory; the archive `tar
+//! -c`/`-r`/`-u` writes, its `--index-file`, and the directory `tar -x -C` (or
+//! `--one-top-level`) or `unzip -d` extracts into. A directory stands for what is written in
+//! it: the gate cannot see an archive's members.
 //!
 //! Read leniently ([`crate::options::scan`]): an option value given in the next word may be
-//! taken for an operand, which only ever names more paths, never fewer.
+//! taken for an operand, which only ever names more paths, never fewer. Where the program
+//! itself picks the name (`curl -J`, `wget --content-disposition`) or reads it from a file the
+//! gate cannot see (`curl -K`, `sed -f`), [`Written::unclear`] says so.
 
 use crate::options::{Wanted, scan};
 
-/// The paths the program called `name` (a base name) writes, given `args`, as written.
-pub fn written(name: &str, args: &[String]) -> Vec<String> {
+/// What a program writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// The paths, as written (relative ones from where it runs).
+    pub paths: Vec<String>,
+    /// Why it may write elsewhere too, where the gate cannot tell.
+    pub unclear: Option<String>,
+}
+
+impl Written {
+    fn paths(paths: Vec<String>) -> Written {
+        Written {
+            paths,
+            unclear: None,
+        }
+    }
+}
+
+/// What the program called `name` (a base name) writes, given `args`.
+pub fn written(name: &str, args: &[String]) -> Written {
     match name {
-        "tee" | "sponge" => operands(args),
-        "cp" | "mv" | "ln" | "install" | "rsync" => target(name, args),
-        "dd" => args
-            .iter()
-            .filter_map(|a| a.strip_prefix("of="))
-            .map(str::to_owned)
-            .collect(),
-        "sed" | "gsed" => sed(args),
-        "perl" => perl(args),
-        "curl" => values(args, CURL, CURL_VALUED),
+        "tee" | "sponge" => Written::paths(operands(args)),
+        "cp" | "mv" | "ln" | "install" => Written::paths(target(name, args)),
+        "rsync" | "scp" => Written::paths(last_local(args)),
+        "dd" => Written::paths(
+            args.iter()
+                .filter_map(|a| a.strip_prefix("of="))
+                .map(str::to_owned)
+                .collect(),
+        ),
+        "sed" | "gsed" => match crate::scripts::sed_writes(args) {
+            Ok(paths) => Written::paths(paths),
+            Err(why) => Written {
+                paths: Vec::new(),
+                unclear: Some(format!("`{name}`: {why}")),
+            },
+        },
+        "perl" => Written::paths(perl(args)),
+        "curl" => curl(args),
         "wget" => wget(args),
-        "tar" | "gtar" | "bsdtar" => tar(args),
-        "unzip" => values(args, &[Wanted::new("", 0, Some('d'))], ""),
-        _ => Vec::new(),
+        "tar" | "gtar" | "bsdtar" => Written::paths(tar(args)),
+        "unzip" => Written::paths(values(args, &[Wanted::new("", 0, Some('d'))], "")),
+        _ => Written::default(),
     }
 }
 
@@ -52,63 +82,51 @@ fn values(args: &[String], specs: &[Wanted], valued: &str) -> Vec<String> {
         .collect()
 }
 
-/// `cp`, `mv`, `ln`, `install`, `rsync`: the last operand, and coreutils' `-t DIR` (rsync's
-/// `-t` keeps times).
+/// `cp`, `mv`, `ln`, `install`: `-t DIR`/`--target-directory=DIR` (also in a cluster, `-rt
+/// DIR`, and abbreviated), and the last operand; `ln` given one operand makes a link of that
+/// name here.
 fn target(name: &str, args: &[String]) -> Vec<String> {
-    let coreutils = name != "rsync";
-    let mut targets: Vec<String> = args
-        .iter()
-        .enumerate()
-        .filter_map(|(at, a)| {
-            if a == "--target-directory" || (coreutils && a == "-t") {
-                args.get(at + 1).map(String::as_str)
-            } else {
-                a.strip_prefix("--target-directory=").or_else(|| {
-                    a.strip_prefix("-t")
-                        .filter(|t| coreutils && !t.is_empty() && !a.starts_with("--"))
-                })
-            }
-        })
-        .map(str::to_owned)
-        .collect();
-    if let [_, .., last] = operands(args).as_slice() {
-        targets.push(last.clone());
+    let specs = [Wanted::new("target-directory", 2, Some('t'))];
+    let mut targets = values(args, &specs, "gmoS");
+    // With `-t`, every operand is a source.
+    match operands(args).as_slice() {
+        _ if !targets.is_empty() => {}
+        [_, .., last] => targets.push(last.clone()),
+        [only] if name == "ln" => {
+            let base = only
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(only);
+            targets.push(base.to_owned());
+        }
+        _ => {}
     }
     targets
 }
 
-/// `sed -i` (`--in-place`, `-i.bak`, `-ni`): every operand but the script, which is the first
-/// operand when no `-e`/`-f` gives one.
-fn sed(args: &[String]) -> Vec<String> {
-    let specs = [
-        Wanted::optional("in-place", 1, Some('i')),
-        Wanted::new("expression", 1, Some('e')),
-        Wanted::new("file", 1, Some('f')),
-        Wanted::new("line-length", 1, Some('l')),
-    ];
-    let found = scan(args, &specs, "");
-    if !found.iter().any(|(which, _)| *which == 0) {
+/// `rsync`, `scp`: the last operand, unless it names another host (`host:path`).
+fn last_local(args: &[String]) -> Vec<String> {
+    let operands = operands(args);
+    let Some(last) = operands.last().filter(|_| operands.len() > 1) else {
         return Vec::new();
-    }
-    let given: Vec<&String> = found
-        .iter()
-        .filter(|(which, _)| *which == 1 || *which == 2)
-        .filter_map(|(_, value)| value.as_ref())
-        .collect();
-    let mut files = operands(args);
-    if given.is_empty() {
-        files.drain(..files.len().min(1)); // the script
+    };
+    let remote = last
+        .split_once(':')
+        .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+    if remote {
+        Vec::new()
     } else {
-        files.retain(|f| !given.contains(&f));
+        vec![last.clone()]
     }
-    files
 }
 
-/// `perl -i` (`-pi`, `-i.bak`, `-pi.bak`: the rest of a cluster after `i` is the backup
-/// suffix): every operand but the code of `-e`/`-E`.
+/// `perl -i` (`-pi`, `-i.bak`, `-lpi`: perl reads its switches as perl.c does, `-l` and `-0`
+/// taking only digits, `-I DIR` the next word when none is attached, `-i` the rest of its word
+/// as the backup suffix): every operand but the code of `-e`/`-E` and the directories of `-I`.
 fn perl(args: &[String]) -> Vec<String> {
     let mut in_place = false;
-    let mut code: Vec<&String> = Vec::new();
+    let mut values: Vec<&String> = Vec::new();
     let mut at = 0;
     while let Some(word) = args.get(at) {
         at += 1;
@@ -116,25 +134,48 @@ fn perl(args: &[String]) -> Vec<String> {
             .strip_prefix('-')
             .filter(|l| !l.is_empty() && *l != "-")
         else {
-            // The script, or after `--` the files: perl's switches end here.
-            break;
+            break; // the script, or after `--` the files: perl's switches end here.
         };
-        for (i, letter) in letters.char_indices() {
-            let rest = letters.get(i + 1..).unwrap_or_default();
+        let chars: Vec<char> = letters.chars().collect();
+        let mut i = 0;
+        while let Some(&letter) = chars.get(i) {
+            i += 1;
+            let rest_empty = i >= chars.len();
             match letter {
                 'i' => {
                     in_place = true;
                     break;
                 }
-                'e' | 'E' => {
-                    if rest.is_empty() {
-                        code.extend(args.get(at));
+                'e' | 'E' | 'I' => {
+                    if rest_empty {
+                        values.extend(args.get(at));
                         at += 1;
                     }
                     break;
                 }
-                // Switches whose value is the rest of the cluster.
-                'I' | 'M' | 'm' | 'F' | 'd' | 'D' | 'x' | 'C' | 'l' | '0' => break,
+                'l' | '0' => {
+                    // Octal digits, or after `-0x` hexadecimal ones.
+                    let hex = letter == '0' && chars.get(i).is_some_and(|c| *c == 'x');
+                    i += usize::from(hex);
+                    let digit = |c: &char| {
+                        if hex {
+                            c.is_ascii_hexdigit()
+                        } else {
+                            ('0'..='7').contains(c)
+                        }
+                    };
+                    while chars.get(i).is_some_and(digit) {
+                        i += 1;
+                    }
+                }
+                'd' => {
+                    i += usize::from(chars.get(i) == Some(&'t'));
+                    if matches!(chars.get(i), Some(':' | '=')) {
+                        break;
+                    }
+                }
+                // Switches whose value is the rest of the word.
+                'M' | 'm' | 'F' | 'D' | 'x' | 'C' | 'V' => break,
                 _ => {}
             }
         }
@@ -143,11 +184,13 @@ fn perl(args: &[String]) -> Vec<String> {
         return Vec::new();
     }
     let mut files = operands(args);
-    files.retain(|f| !code.contains(&f));
+    files.retain(|f| !values.contains(&f));
     files
 }
 
-/// `curl`'s options that write a file, and `--output-dir`, where `-O` and `-o` write.
+/// `curl`'s options that write a file, `--output-dir` (where `-O` and `-o` write) and
+/// `--write-out` (whose `%output{FILE}` writes the rest of its text to FILE), before those
+/// that say where only curl or a file knows.
 const CURL: &[Wanted] = &[
     Wanted::new("output", 6, Some('o')),
     Wanted::new("output-dir", 7, None),
@@ -160,13 +203,109 @@ const CURL: &[Wanted] = &[
     Wanted::new("stderr", 3, None),
     Wanted::new("hsts", 4, None),
     Wanted::new("alt-svc", 3, None),
+    Wanted::new("write-out", 3, Some('w')),
+    Wanted::flag("remote-name", 8, Some('O')),
+    Wanted::flag("remote-name-all", 12, None),
+    Wanted::flag("remote-header-name", 8, Some('J')),
+    Wanted::new("config", 3, Some('K')),
 ];
 
 /// `curl`'s letters that take a value.
 const CURL_VALUED: &str = "AbcCdDeEFHKmoPQrtTuUwxXyYz";
 
+/// `curl`: the files of its options; with `-O`, each URL's last path segment.
+fn curl(args: &[String]) -> Written {
+    let mut out = Written::default();
+    let mut remote_name = false;
+    for (which, value) in scan(args, CURL, CURL_VALUED) {
+        match CURL.get(which).map_or("", |w| w.long) {
+            "write-out" => out
+                .paths
+                .extend(value.as_deref().map(write_out).unwrap_or_default()),
+            "remote-name" | "remote-name-all" => remote_name = true,
+            "remote-header-name" => {
+                out.unclear = Some("`curl -J` names the file as the server says".into());
+            }
+            "config" => {
+                out.unclear = Some("`curl -K` reads options (an output file) from a file".into());
+            }
+            _ => out.paths.extend(value),
+        }
+    }
+    if remote_name {
+        out.paths
+            .extend(urls(args).filter_map(|url| url_name(url, false)));
+    }
+    out
+}
+
+/// The files `%output{FILE}` (or `%output{>>FILE}`) in curl's `--write-out` text writes.
+fn write_out(text: &str) -> Vec<String> {
+    text.split("%output{")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}'))
+        .map(|(file, _)| file.trim_start_matches(">>").to_owned())
+        .collect()
+}
+
+/// The operands of `args` that are URLs (`scheme://...`).
+fn urls(args: &[String]) -> impl Iterator<Item = &str> {
+    args.iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-') && a.contains("://"))
+}
+
+/// `url`'s host and path (without query or fragment), percent-escapes decoded when `decode`
+/// (wget decodes them, curl does not).
+fn url_parts(url: &str, decode: bool) -> (String, String) {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let path = if decode {
+        percent_decoded(path)
+    } else {
+        path.to_owned()
+    };
+    (host.to_owned(), path)
+}
+
+/// The name a download of `url` is saved under: its last path segment, `None` when it has
+/// none.
+fn url_name(url: &str, decode: bool) -> Option<String> {
+    let (_, path) = url_parts(url, decode);
+    path.rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+}
+
+/// `text` with its `%XX` escapes decoded (an escape that is not one is kept).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(decoded) if b == b'%' => {
+                out.push(decoded);
+                i += 3;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `wget`'s options that write a file, `-P`, the directory it saves into, and `-e`, a
-/// `.wgetrc` command, which may set any of them.
+/// `.wgetrc` command, which may set any of them; then those that change the name a URL is
+/// saved under, or hand it to the server.
 const WGET: &[Wanted] = &[
     Wanted::new("output-document", 8, Some('O')),
     Wanted::new("output-file", 8, Some('o')),
@@ -174,37 +313,94 @@ const WGET: &[Wanted] = &[
     Wanted::new("directory-prefix", 3, Some('P')),
     Wanted::new("save-cookies", 6, None),
     Wanted::new("execute", 3, Some('e')),
+    Wanted::new("default-page", 3, None),
+    Wanted::flag("force-directories", 7, Some('x')),
+    Wanted::flag("no-host-directories", 4, None),
+    Wanted::flag("content-disposition", 3, None),
+    Wanted::flag("trust-server-names", 3, None),
+    Wanted::new("config", 4, None),
 ];
 
-/// `wget`'s letters that take a value.
+/// `wget`'s letters that take a value (`-nH` is `n` with the value `H`).
 const WGET_VALUED: &str = "aABDeiIlnoOPQRtTUwXY";
 
 /// The `.wgetrc` commands that name a file or directory wget writes (its commands are read
 /// without case, `_` or `-`).
 const WGETRC_WRITES: &[&str] = &["outputdocument", "logfile", "dirprefix", "savecookies"];
 
-/// `wget`: the values of [`WGET`]; of `-e COMMAND`, the value of a command that names a
-/// place it writes.
-fn wget(args: &[String]) -> Vec<String> {
-    let execute = WGET.len() - 1;
-    scan(args, WGET, WGET_VALUED)
-        .into_iter()
-        .filter_map(|(which, value)| {
-            let value = value?;
-            if which != execute {
-                return Some(value);
+/// `wget`: the values of [`WGET`]'s file options; of `-e COMMAND`, the value of a command that
+/// names a place it writes; without `-O`, each URL's name (its path with `-x`, after its host
+/// unless `-nH`), in `-P`'s directory.
+fn wget(args: &[String]) -> Written {
+    let mut out = Written::default();
+    let (mut document, mut prefix, mut page) = (false, None, None);
+    let (mut directories, mut no_host) = (false, false);
+    for (which, value) in scan(args, WGET, WGET_VALUED) {
+        match WGET.get(which).map_or("", |w| w.long) {
+            "execute" => {
+                let Some((command, value)) = value.as_deref().and_then(|v| v.split_once('='))
+                else {
+                    continue;
+                };
+                let command: String = command
+                    .chars()
+                    .filter(|c| !matches!(c, '_' | '-') && !c.is_whitespace())
+                    .collect::<String>()
+                    .to_ascii_lowercase();
+                if WGETRC_WRITES.contains(&command.as_str()) {
+                    out.paths.push(value.trim().to_owned());
+                }
             }
-            let (command, value) = value.split_once('=')?;
-            let command: String = command
-                .chars()
-                .filter(|c| !matches!(c, '_' | '-') && !c.is_whitespace())
-                .collect::<String>()
-                .to_ascii_lowercase();
-            WGETRC_WRITES
-                .contains(&command.as_str())
-                .then(|| value.trim().to_owned())
-        })
-        .collect()
+            "default-page" => page = value,
+            "force-directories" => directories = true,
+            "no-host-directories" => no_host = true,
+            "content-disposition" | "trust-server-names" => {
+                out.unclear = Some("this `wget` names the file as the server says".into());
+            }
+            "config" => {
+                out.unclear = Some("`wget --config` reads its settings from a file".into());
+            }
+            long => {
+                document |= long == "output-document";
+                if long == "directory-prefix" {
+                    prefix.clone_from(&value);
+                }
+                out.paths.extend(value);
+            }
+        }
+    }
+    // `-nH` as wget reads it: `-n` with `H` among its letters.
+    no_host |= args.iter().any(|a| {
+        a.strip_prefix("-n")
+            .is_some_and(|flags| !a.starts_with("--") && flags.contains('H'))
+    });
+    if !document {
+        for url in urls(args) {
+            let (host, path) = url_parts(url, true);
+            let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+            let name = match path.rsplit('/').next().filter(|n| !n.is_empty()) {
+                Some(name) => name.to_owned(),
+                None => page.clone().unwrap_or_else(|| "index.html".into()),
+            };
+            let mut saved = String::new();
+            for part in [
+                prefix.as_deref(),
+                (directories && !no_host).then_some(host.as_str()),
+            ]
+            .into_iter()
+            .flatten()
+            .chain(directories.then_some(dir))
+            {
+                if !part.is_empty() {
+                    saved.push_str(part.trim_end_matches('/'));
+                    saved.push('/');
+                }
+            }
+            saved.push_str(&name);
+            out.paths.push(saved);
+        }
+    }
+    out
 }
 
 /// `tar`'s modes and the options that say where it writes (GNU tar's `argp` takes a prefix
@@ -220,18 +416,16 @@ const TAR: &[Wanted] = &[
     Wanted::flag("get", 2, None),
     Wanted::new("file", 3, Some('f')),
     Wanted::new("directory", 3, Some('C')),
+    Wanted::optional("one-top-level", 3, None),
+    Wanted::new("index-file", 3, None),
 ];
-
-/// Where in [`TAR`] the modes that write the archive end, and the modes end.
-const TAR_WRITES_ARCHIVE: usize = 6;
-const TAR_MODES: usize = 8;
 
 /// `tar`'s letters that take a value.
 const TAR_VALUED: &str = "bCfFgHIKLNTVX";
 
 /// `tar`: the archive (`-f`) when it creates, appends to, updates or deletes from one; the
-/// directory (`-C`) when it extracts. The old style (`tar xzfC x.tgz dir`) gives a cluster
-/// first, its values in the words after it.
+/// directory (`-C`, `--one-top-level=DIR`) when it extracts; its `--index-file`. The old style
+/// (`tar xzfC x.tgz dir`) gives a cluster first, its values in the words after it.
 fn tar(args: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     let mut rest = args;
@@ -250,18 +444,26 @@ fn tar(args: &[String]) -> Vec<String> {
         rest = args.get(used.min(args.len())..).unwrap_or_default();
     }
     found.extend(scan(rest, TAR, TAR_VALUED));
-    let writes_archive = found.iter().any(|(w, _)| *w < TAR_WRITES_ARCHIVE);
-    let extracts = found
-        .iter()
-        .any(|(w, _)| (TAR_WRITES_ARCHIVE..TAR_MODES).contains(w));
-    let wanted = |which: usize| {
-        let option = TAR.get(which).map_or("", |s| s.long);
-        (option == "file" && writes_archive) || (option == "directory" && extracts)
-    };
+    let named = |which: &usize| TAR.get(*which).map_or("", |s| s.long);
+    let has = |modes: &[&str]| found.iter().any(|(w, _)| modes.contains(&named(w)));
+    let writes_archive = has(&[
+        "create",
+        "append",
+        "update",
+        "catenate",
+        "concatenate",
+        "delete",
+    ]);
+    let extracts = has(&["extract", "get"]);
     found
-        .into_iter()
-        .filter(|(which, _)| wanted(*which))
-        .filter_map(|(_, value)| value)
+        .iter()
+        .filter(|(which, _)| match named(which) {
+            "file" => writes_archive,
+            "directory" | "one-top-level" => extracts,
+            "index-file" => true,
+            _ => false,
+        })
+        .filter_map(|(_, value)| value.clone())
         .filter(|value| value != "-")
         .collect()
 }
@@ -274,30 +476,48 @@ mod tests {
     fn writes(line: &str) -> Vec<String> {
         let words = words(line);
         let (name, args) = words.split_first().expect("a command");
-        written(name, args)
+        written(name, args).paths
+    }
+
+    fn unclear(line: &str) -> bool {
+        let words = words(line);
+        let (name, args) = words.split_first().expect("a command");
+        written(name, args).unclear.is_some()
     }
 
     #[test]
     fn copies_and_tees_write_their_target() {
         assert_eq!(writes("tee -a a b"), ["a", "b"]);
         assert_eq!(writes("cp -r src dst"), ["dst"]);
-        assert_eq!(writes("cp -t dir a b"), ["dir", "b"]);
+        assert_eq!(writes("cp -t dir a b"), ["dir"]);
+        assert_eq!(writes("cp -rt .git/hooks pre-commit"), [".git/hooks"]);
+        assert_eq!(writes("mv --target=.git/hooks x"), [".git/hooks"]);
+        assert_eq!(writes("install -Dt .git/hooks x"), [".git/hooks"]);
+        assert_eq!(writes("ln -s /tmp/p/.envrc"), [".envrc"]);
         assert_eq!(writes("rsync -t a b"), ["b"]);
+        assert!(writes("rsync -a a host:b").is_empty());
+        assert_eq!(
+            writes("scp h:payload .git/hooks/pre-commit"),
+            [".git/hooks/pre-commit"]
+        );
+        assert!(writes("scp dist/app host:/srv").is_empty());
         assert_eq!(writes("dd if=x of=/dev/sda"), ["/dev/sda"]);
         assert_eq!(writes("sponge .envrc"), [".envrc"]);
     }
 
     #[test]
-    fn editors_in_place_write_their_files() {
+    fn editors_write_their_files() {
         assert_eq!(writes("sed -i 's/a/b/' .git/config"), [".git/config"]);
         assert_eq!(writes("sed -ni.bak -e p a b"), ["a", "b"]);
         assert_eq!(writes("sed --in-place=.bak 's/a/b/' f"), ["f"]);
-        assert_eq!(writes("sed -E -i -f s.sed f"), ["f"]);
         assert!(writes("sed 's/a/b/' .git/config").is_empty());
         assert!(
             writes("sed -n -e '/i/p' f").is_empty(),
             "-e's value is no -i"
         );
+        assert_eq!(writes("sed -n 'w .git/hooks/x' /tmp/p"), [".git/hooks/x"]);
+        assert_eq!(writes("sed 's/a/b/w .envrc' f"), [".envrc"]);
+        assert!(unclear("sed -i -f s.sed f"), "a script from a file");
         assert_eq!(writes("perl -pi -e 's/a/b/' .envrc"), [".envrc"]);
         assert_eq!(writes("perl -i.bak -pe 's/a/b/' a b"), ["a", "b"]);
         assert_eq!(
@@ -305,16 +525,26 @@ mod tests {
             ["s/a/b/", "f"],
             "-i's suffix is e"
         );
+        assert_eq!(writes("perl -lpi -e 's/a/b/' .git/config"), [".git/config"]);
+        assert_eq!(writes("perl -0777 -pi -e 's/a/b/' .envrc"), [".envrc"]);
+        assert_eq!(writes("perl -0pi -e 's/a/b/' .envrc"), [".envrc"]);
+        assert!(
+            writes("perl -0e 'print 1' -- .envrc").is_empty(),
+            "-0 then -e"
+        );
+        assert_eq!(writes("perl -I lib -pi -e 's/x/y/' ci.yml"), ["ci.yml"]);
+        assert_eq!(writes("perl -dt -pi -e 1 f"), ["f"]);
         assert!(writes("perl -ne 'print if /i/' .git/config").is_empty());
         assert_eq!(
             writes("perl -e 'print 1' -i f"),
             ["f"],
-            "switches go on after -e's code"
+            "switches go on after -e"
         );
         assert!(
             writes("perl -e 'print 1' -- -i").is_empty(),
             "after --: its @ARGV"
         );
+        assert!(writes("perl -Mstrict -e 1 .envrc").is_empty());
     }
 
     #[test]
@@ -324,14 +554,36 @@ mod tests {
             [".git/hooks/x"]
         );
         assert_eq!(writes("curl -o.envrc https://e.x"), [".envrc"]);
-        assert_eq!(writes("curl --output=a --output-dir d -O u"), ["a", "d"]);
+        assert_eq!(writes("curl --output=a --output-dir d u"), ["a", "d"]);
         assert_eq!(writes("curl -c jar -D h u"), ["jar", "h"]);
         assert!(writes("curl -sSL -H 'o: x' https://e.x").is_empty());
+        assert_eq!(writes("curl -O https://e.x/a/.npmrc?x=1"), [".npmrc"]);
+        assert_eq!(
+            writes("curl -s -o /dev/null -w '%output{>>.git/config}x' https://e.x"),
+            ["/dev/null", ".git/config"]
+        );
+        assert!(unclear("curl -OJ https://e.x/a"));
+        assert!(unclear("curl -K cfg https://e.x/a"));
         assert_eq!(writes("wget -qO .npmrc u"), [".npmrc"]);
         assert_eq!(writes("wget --output-document=f u"), ["f"]);
-        assert_eq!(writes("wget -P .git/hooks u"), [".git/hooks"]);
+        assert_eq!(
+            writes("wget -P .git/hooks https://e.x/p"),
+            [".git/hooks", ".git/hooks/p"]
+        );
         assert_eq!(writes("wget -e output_document=.env u"), [".env"]);
-        assert!(writes("wget -e robots=off -r u").is_empty());
+        assert_eq!(writes("wget -e robots=off https://e.x/a.tgz"), ["a.tgz"]);
+        assert_eq!(writes("wget https://e.x/%2enpmrc"), [".npmrc"]);
+        assert_eq!(
+            writes("wget -x -nH https://e.x/.git/hooks/pre-commit"),
+            [".git/hooks/pre-commit"]
+        );
+        assert_eq!(writes("wget -x https://e.x/a/b"), ["e.x/a/b"]);
+        assert_eq!(
+            writes("wget --default-page=.envrc https://e.x/"),
+            [".envrc"]
+        );
+        assert_eq!(writes("wget https://e.x"), ["index.html"]);
+        assert!(unclear("wget --content-disposition https://e.x/a"));
     }
 
     #[test]
@@ -339,6 +591,11 @@ mod tests {
         assert_eq!(writes("tar -xzf x.tgz -C .git/hooks"), [".git/hooks"]);
         assert_eq!(writes("tar xzfC x.tgz .git/hooks"), [".git/hooks"]);
         assert_eq!(writes("tar --extract --file=x --directory=d"), ["d"]);
+        assert_eq!(
+            writes("tar -xf x.tgz --one-top-level=.git/hooks"),
+            [".git/hooks"]
+        );
+        assert_eq!(writes("tar -tf x.tar --index-file=.envrc"), [".envrc"]);
         assert_eq!(writes("tar -czf .git/x.tgz src"), [".git/x.tgz"]);
         assert_eq!(writes("tar czf out.tgz dir"), ["out.tgz"]);
         assert_eq!(writes("tar -rf a.tar b"), ["a.tar"]);
