@@ -25,6 +25,9 @@ enum Runs {
     Program,
     /// Reads it as options of this program (`TAR_OPTIONS`, `ZIPOPT`).
     Options(&'static str),
+    /// Runs it as the shell it gives its command lines to (`make`'s `SHELL`): a shell is
+    /// what it would run anyway; another program is judged as a program.
+    Shell,
     /// Expands it as the shell expands a double-quoted word (prompts).
     Expanded,
     /// Runs code the gate cannot see.
@@ -60,8 +63,8 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("AR", Runs::Line),
     ("AS", Runs::Line),
     ("MAKE", Runs::Line),
-    ("SHELL", Runs::Line),
-    ("CONFIG_SHELL", Runs::Line),
+    ("SHELL", Runs::Shell),
+    ("CONFIG_SHELL", Runs::Shell),
     ("RUSTC", Runs::Program),
     ("RUSTDOC", Runs::Program),
     ("RUSTC_WRAPPER", Runs::Program),
@@ -150,6 +153,10 @@ pub fn lines_set(words: &[String]) -> Vec<String> {
         .filter_map(|(_, runs, value)| match runs {
             Runs::Line => Some(value.trim_start_matches('|').to_owned()),
             Runs::Program => Some(quote(value)),
+            Runs::Shell => {
+                let name = value.rsplit('/').next().unwrap_or(value);
+                (!crate::wrappers::SHELLS.contains(&name)).then(|| quote(value))
+            }
             Runs::Options(program) => Some(format!("{program} {value}")),
             Runs::Expanded => Some(format!("echo \"{}\"", value.replace('"', "\\\""))),
             Runs::Unseen => None,
@@ -190,6 +197,8 @@ mod tests {
         assert_eq!(lines("ZIPOPT=-TTx zip a.zip f"), ["zip -TTx"]);
         assert_eq!(lines("RUSTC_WRAPPER=./w cargo build"), ["./w"]);
         assert_eq!(lines("CC=clang make"), ["clang"]);
+        assert!(lines("SHELL=/bin/bash make").is_empty());
+        assert_eq!(lines("SHELL=./x make"), ["./x"]);
         assert_eq!(
             lines("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./r cargo run"),
             ["./r"]

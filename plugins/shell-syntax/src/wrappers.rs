@@ -401,7 +401,7 @@ const FISH: &[&str] = &[
 
 /// Shells whose `-c` makes their first operand a command line, and that otherwise run the file
 /// their first operand names, or what they read on standard input (fish is read apart).
-const SHELLS: &[&str] = &[
+pub(crate) const SHELLS: &[&str] = &[
     "sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "yash", "posh",
     "csh", "tcsh",
 ];
