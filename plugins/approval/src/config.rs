@@ -56,6 +56,9 @@ const PROTECTED_PATHS: &[&str] = &[
     ".profile",
     ".zshrc",
     ".ssh/",
+    ".gitconfig",
+    ".wgetrc",
+    ".curlrc",
 ];
 
 impl Default for Config {

@@ -1,6 +1,6 @@
 //! Guest paths, compared lexically (a gate cannot look at the filesystem).
 
-use shell_syntax::glob::{glob, has_glob};
+use shell_syntax::glob::{extglob, glob, has_glob};
 
 /// `path` with `.`, `..` and repeated `/` resolved, or `None` when it is not absolute.
 /// `..` at the root stays at the root, as the kernel has it.
@@ -50,7 +50,7 @@ pub fn protected(path: &str, entry: &str) -> bool {
         let Some(place) = normalise(&entry) else {
             return false;
         };
-        if !has_glob(&path) {
+        if !has_glob(&path) && !path.contains(['$', '`']) {
             return inside(&path, &place);
         }
         let names: Vec<&str> = place.split('/').filter(|p| !p.is_empty()).collect();
@@ -70,8 +70,13 @@ pub fn protected(path: &str, entry: &str) -> bool {
         })
 }
 
-/// Whether the path component `pattern` (a glob, or a name) may be `name`.
+/// Whether the path component `pattern` (a glob, or a name) may be `name`. A component the
+/// shell expands (`$d`, `$(...)`, a backtick) or an extglob group (`.@(git)`, which `glob`
+/// does not read) may be any name.
 fn may_name(pattern: &str, name: &str) -> bool {
+    if pattern.contains(['$', '`']) || extglob(pattern) {
+        return true;
+    }
     if !has_glob(pattern) {
         return pattern == name;
     }
@@ -179,6 +184,9 @@ mod tests {
             ("/workspace/*.log", ".git/", false),
             ("/workspace/sec*/a", "/workspace/secrets", true),
             ("/work*", "/workspace/secrets", false),
+            ("/workspace/$d/config", ".git/", true),
+            ("/workspace/.@(git)/config", ".git/", true),
+            ("/workspace/out.log", ".git/", false),
         ];
         for (path, entry, want) in cases {
             assert_eq!(protected(path, entry), want, "{path} by {entry:?}");

@@ -191,8 +191,15 @@ pub fn outside_workspace(path: &str, config: &Config) -> Option<String> {
 /// editor tasks, CI workflows). A relative path is matched as written.
 pub fn protected_path(path: &str, config: &Config) -> Option<String> {
     let normal = paths::normalise(path).unwrap_or_else(|| path.to_owned());
-    // `tee .env{rc,}` writes both names.
-    let expanded = shell_syntax::glob::expand_braces(&normal);
+    // `tee .env{rc,}` writes both names (each read after its expansion: `{.git/info,a}/../x`);
+    // braces too many to expand may name anything.
+    let expanded: Vec<String> = match shell_syntax::glob::expand_braces(path) {
+        Some(words) => words
+            .into_iter()
+            .map(|w| paths::normalise(&w).unwrap_or(w))
+            .collect(),
+        None => vec!["/$".repeat(16)],
+    };
     let entry = config
         .protected_paths
         .iter()

@@ -98,6 +98,9 @@ const VARIABLES: &[(&str, Runs)] = &[
 /// exported functions (`BASH_FUNC_name%%`).
 const FAMILIES: &[&str] = &["GIT_CONFIG", "BASH_FUNC_"];
 
+/// Programs that take `NAME=value` operands as variables (`make CC=clang`).
+const MAKES: &[&str] = &["make", "gmake", "bmake", "remake"];
+
 /// Builtins that set variables for the commands after them.
 const SETTERS: &[&str] = &["export", "declare", "typeset", "readonly", "local"];
 
@@ -107,11 +110,6 @@ fn read(word: &str) -> Option<(&str, Runs, &str)> {
     let (name, value) = word.split_once('=')?;
     let name = name.strip_suffix('+').unwrap_or(name);
     let name = name.split_once('[').map_or(name, |(name, _)| name);
-    // Set to its own value (`env -i HOME="$HOME" make`), it changes nothing.
-    let own = [format!("${name}"), format!("${{{name}}}")];
-    if own.iter().any(|o| o == value) {
-        return None;
-    }
     if FAMILIES.iter().any(|f| name.starts_with(f)) {
         return Some((name, Runs::Unseen, value));
     }
@@ -132,8 +130,12 @@ pub fn runs_value(word: &str) -> bool {
 /// that sets them for the commands after it.
 fn assignments(words: &[String]) -> impl Iterator<Item = (&str, Runs, &str)> {
     let start = program_start(words);
+    // `make CC=...` sets its variables from its operands, as the environment would.
     let set_for_later = match words.get(start) {
         Some(program) if SETTERS.contains(&program.as_str()) => words.get(start + 1..),
+        Some(program) if MAKES.contains(&program.rsplit('/').next().unwrap_or(program)) => {
+            words.get(start + 1..)
+        }
         _ => None,
     };
     words
@@ -198,6 +200,8 @@ mod tests {
         assert_eq!(lines("RUSTC_WRAPPER=./w cargo build"), ["./w"]);
         assert_eq!(lines("CC=clang make"), ["clang"]);
         assert!(lines("SHELL=/bin/bash make").is_empty());
+        assert_eq!(lines("make CC=sudo all"), ["sudo"]);
+        assert!(lines("cc CC=x").is_empty(), "an operand of another program");
         assert_eq!(lines("SHELL=./x make"), ["./x"]);
         assert_eq!(
             lines("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./r cargo run"),
@@ -219,8 +223,10 @@ mod tests {
         assert!(why("export GIT_CONFIG_PARAMETERS=x").is_some());
         assert!(why("PAGER=cat git log").is_none());
         assert!(why("HOME=. git status").is_some_and(|w| w.contains("HOME")));
-        assert!(why("HOME=$HOME PATH=$PATH make").is_none());
-        assert!(!runs_value("HOME=${HOME}") && runs_value("HOME=${HOME}/x"));
+        assert!(
+            why("HOME=$HOME make").is_some(),
+            "'$HOME' quoted is the directory `$HOME`: no value is taken as no change"
+        );
         assert!(why("GIT_DIR=./x git status").is_some());
         assert!(why("JAVA_TOOL_OPTIONS=-XX:OnError=x java -jar a.jar").is_some());
     }

@@ -2,9 +2,15 @@
 //! glob may match a name, for gates that compare paths a command names with the places they
 //! guard (`rm -rf /e*c` may be `/etc`; `tee .env{rc,}` writes `.envrc`).
 
-/// Whether `word` holds a glob: `*`, `?` or `[`.
+/// Whether `word` holds a glob: `*`, `?` or `[` (which cover extglob's `*(...)` and `?(...)`),
+/// or extglob's `@(...)`, `+(...)`, `!(...)`.
 pub fn has_glob(word: &str) -> bool {
-    word.contains(['*', '?', '['])
+    word.contains(['*', '?', '[']) || extglob(word)
+}
+
+/// Whether `word` holds an extglob group other than `*(...)` and `?(...)`: `@(`, `+(`, `!(`.
+pub fn extglob(word: &str) -> bool {
+    ["@(", "+(", "!("].iter().any(|g| word.contains(g))
 }
 
 /// `{a,b}` or `{1..3}` somewhere in `word`.
@@ -100,15 +106,20 @@ fn tokens(pattern: &str) -> Vec<Token> {
 
 /// The words the braces of `word` expand to (`.env{rc,}` → `.envrc`, `.env`), as bash expands
 /// them, a group at a time; a sequence (`{1..3}`) becomes `*`, which matches what it would
-/// give. More than [`MAX_EXPANSIONS`] words, or groups nested past a few levels: `word` with
-/// every group as `*`.
-pub fn expand_braces(word: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if expand_into(word, &mut out, 0).is_none() {
-        return vec![starred(word)];
+/// give. `None` past [`MAX_EXPANSIONS`] words, groups nested past a few levels, or a word
+/// longer than [`MAX_BRACED`]: the caller cannot tell what it names.
+pub fn expand_braces(word: &str) -> Option<Vec<String>> {
+    if word.len() > MAX_BRACED && word.contains('{') {
+        return None;
     }
-    out
+    let mut out = Vec::new();
+    expand_into(word, &mut out, 0)?;
+    Some(out)
 }
+
+/// The longest word with braces [`expand_braces`] reads (finding groups takes time quadratic
+/// in a run of unclosed braces).
+pub const MAX_BRACED: usize = 1024;
 
 /// Most words [`expand_braces`] gives.
 pub const MAX_EXPANSIONS: usize = 64;
@@ -186,32 +197,22 @@ fn split_top(inner: &str) -> Vec<&str> {
     parts
 }
 
-/// `word` with each brace group that expands replaced by `*`.
-fn starred(word: &str) -> String {
-    let mut word = word.to_owned();
-    while let Some((open, close)) = first_group(&word) {
-        word.replace_range(open..=close, "*");
-    }
-    word
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{expand_braces, glob};
+    use super::{expand_braces, glob, has_glob};
 
     #[test]
     fn braces_expand_as_bash_expands_them() {
-        assert_eq!(expand_braces(".env{rc,}"), [".envrc", ".env"]);
-        assert_eq!(
-            expand_braces("{.git,x}/config"),
-            [".git/config", "x/config"]
-        );
-        assert_eq!(expand_braces("a{b,c{d,e}}"), ["ab", "acd", "ace"]);
-        assert_eq!(expand_braces("log{1..3}"), ["log*"]);
-        assert_eq!(expand_braces("{x}"), ["{x}"], "no comma: no expansion");
-        assert_eq!(expand_braces("plain"), ["plain"]);
-        let many = "{a,b}".repeat(10);
-        assert_eq!(expand_braces(&many), ["*".repeat(10)], "past the limit");
+        let expand = |w: &str| expand_braces(w).unwrap_or_default();
+        assert_eq!(expand(".env{rc,}"), [".envrc", ".env"]);
+        assert_eq!(expand("{.git,x}/config"), [".git/config", "x/config"]);
+        assert_eq!(expand("a{b,c{d,e}}"), ["ab", "acd", "ace"]);
+        assert_eq!(expand("log{1..3}"), ["log*"]);
+        assert_eq!(expand("{x}"), ["{x}"], "no comma: no expansion");
+        assert_eq!(expand("plain"), ["plain"]);
+        assert_eq!(expand_braces(&"{a,b}".repeat(10)), None, "past the limit");
+        assert_eq!(expand_braces(&"{".repeat(5000)), None, "too long to read");
+        assert!(has_glob(".@(git)") && !has_glob("a(b)"));
         assert!(glob(".gi?", ".git") && !glob("x*", ".git"));
     }
 }

@@ -219,18 +219,26 @@ fn sed_script(read: &options::Options) -> Option<String> {
 /// A script from a file (`-f`) or one this reading fails on: why it cannot be told.
 pub(crate) fn sed_writes(args: &[String]) -> Result<Vec<String>, String> {
     let read = options::permuted(SED, args)?;
-    if read.has("file") {
+    // `--sandbox` refuses `w`, `r` and `e`.
+    let mut writes = if read.has("sandbox") {
+        Vec::new()
+    } else if read.has("file") {
         return Err("its script comes from a file (-f), which may write with `w`".into());
-    }
-    let Some(script) = sed_script(&read) else {
-        return Ok(Vec::new());
+    } else {
+        match sed_script(&read) {
+            Some(script) => {
+                sed_read(&script)
+                    .ok_or("its script is not one this gate can read")?
+                    .writes
+            }
+            None => return Ok(Vec::new()),
+        }
     };
-    let mut writes = sed_read(&script)
-        .ok_or("its script is not one this gate can read")?
-        .writes;
     if read.has("in-place") {
-        let files = read.rest.iter().skip(usize::from(!read.has("expression")));
-        writes.extend(files.cloned());
+        let script = usize::from(!read.has("expression") && !read.has("file"));
+        let files = read.rest.iter().skip(script).cloned().collect();
+        let suffix = read.values("in-place").last().unwrap_or_default();
+        writes.extend(crate::writes::backups(files, suffix));
     }
     Ok(writes)
 }

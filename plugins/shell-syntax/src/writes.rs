@@ -36,6 +36,9 @@ impl Written {
 pub fn written(name: &str, args: &[String]) -> Written {
     match name {
         "tee" | "sponge" => Written::paths(operands(args)),
+        // The second operand: `uniq IN OUT`, `link FILE NEW`, `xxd -r IN OUT`.
+        "uniq" | "link" | "xxd" => Written::paths(operands(args).into_iter().skip(1).collect()),
+        "sort" => Written::paths(values(args, &[Wanted::new("output", 1, Some('o'))], "kSTt")),
         "cp" | "mv" | "ln" | "install" => Written::paths(target(name, args)),
         "rsync" | "scp" => Written::paths(last_local(args)),
         "dd" => Written::paths(
@@ -53,7 +56,7 @@ pub fn written(name: &str, args: &[String]) -> Written {
         },
         "perl" => Written::paths(perl(args)),
         "curl" => curl(args),
-        "wget" => wget(args),
+        "wget" | "wget2" => wget(args),
         "tar" | "gtar" | "bsdtar" => Written::paths(tar(args)),
         "unzip" => Written::paths(values(args, &[Wanted::new("", 0, Some('d'))], "")),
         _ => Written::default(),
@@ -86,7 +89,7 @@ fn values(args: &[String], specs: &[Wanted], valued: &str) -> Vec<String> {
 /// DIR`, and abbreviated), and the last operand; `ln` given one operand makes a link of that
 /// name here.
 fn target(name: &str, args: &[String]) -> Vec<String> {
-    let specs = [Wanted::new("target-directory", 2, Some('t'))];
+    let specs = [Wanted::new("target-directory", 1, Some('t'))];
     let mut targets = values(args, &specs, "gmoS");
     // With `-t`, every operand is a source.
     match operands(args).as_slice() {
@@ -101,6 +104,10 @@ fn target(name: &str, args: &[String]) -> Vec<String> {
             targets.push(base.to_owned());
         }
         _ => {}
+    }
+    // What a link leads to is written through it later (`ln -s .git g; tee g/config`).
+    if name == "ln" {
+        targets.extend(operands(args));
     }
     targets
 }
@@ -123,10 +130,11 @@ fn last_local(args: &[String]) -> Vec<String> {
 
 /// `perl -i` (`-pi`, `-i.bak`, `-lpi`: perl reads its switches as perl.c does, `-l` and `-0`
 /// taking only digits, `-I DIR` the next word when none is attached, `-i` the rest of its word
-/// as the backup suffix): every operand but the code of `-e`/`-E` and the directories of `-I`.
+/// as the backup suffix): every operand but the code of `-e`/`-E` and the directories of `-I`,
+/// and each one's backup ([`backups`]).
 fn perl(args: &[String]) -> Vec<String> {
-    let mut in_place = false;
-    let mut values: Vec<&String> = Vec::new();
+    let mut suffix: Option<String> = None;
+    let mut values: Vec<usize> = Vec::new();
     let mut at = 0;
     while let Some(word) = args.get(at) {
         at += 1;
@@ -140,15 +148,14 @@ fn perl(args: &[String]) -> Vec<String> {
         let mut i = 0;
         while let Some(&letter) = chars.get(i) {
             i += 1;
-            let rest_empty = i >= chars.len();
             match letter {
                 'i' => {
-                    in_place = true;
+                    suffix = Some(chars.get(i..).unwrap_or_default().iter().collect());
                     break;
                 }
                 'e' | 'E' | 'I' => {
-                    if rest_empty {
-                        values.extend(args.get(at));
+                    if i >= chars.len() {
+                        values.push(at);
                         at += 1;
                     }
                     break;
@@ -180,12 +187,39 @@ fn perl(args: &[String]) -> Vec<String> {
             }
         }
     }
-    if !in_place {
+    let Some(suffix) = suffix else {
         return Vec::new();
+    };
+    let mut after_dashes = false;
+    let files: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter(|(at, a)| {
+            let operand = after_dashes || !a.starts_with('-') || a.as_str() == "-";
+            after_dashes |= a.as_str() == "--";
+            operand && a.as_str() != "--" && !values.contains(at)
+        })
+        .map(|(_, a)| a.clone())
+        .collect();
+    backups(files, &suffix)
+}
+
+/// `files`, edited in place, and the backups of them a `-i` `suffix` makes (sed and perl
+/// alike): the file's name with the suffix after it, or, when the suffix holds a `*`, the
+/// suffix with each `*` the file's base name (`-i'.git/hooks/*'` moves `x` to
+/// `.git/hooks/x`).
+pub(crate) fn backups(files: Vec<String>, suffix: &str) -> Vec<String> {
+    let mut out = Vec::with_capacity(files.len() * 2);
+    for file in files {
+        if suffix.contains('*') {
+            let base = file.rsplit('/').next().unwrap_or(&file);
+            out.push(suffix.replace('*', base));
+        } else if !suffix.is_empty() {
+            out.push(format!("{file}{suffix}"));
+        }
+        out.push(file);
     }
-    let mut files = operands(args);
-    files.retain(|f| !values.contains(&f));
-    files
+    out
 }
 
 /// `curl`'s options that write a file, `--output-dir` (where `-O` and `-o` write) and
@@ -208,6 +242,7 @@ const CURL: &[Wanted] = &[
     Wanted::flag("remote-name-all", 12, None),
     Wanted::flag("remote-header-name", 8, Some('J')),
     Wanted::new("config", 3, Some('K')),
+    Wanted::new("url", 3, None),
 ];
 
 /// `curl`'s letters that take a value.
@@ -215,10 +250,27 @@ const CURL_VALUED: &str = "AbcCdDeEFHKmoPQrtTuUwxXyYz";
 
 /// `curl`: the files of its options; with `-O`, each URL's last path segment.
 fn curl(args: &[String]) -> Written {
+    // curl 8.3+'s `--expand-OPTION` is OPTION with variables expanded in its value.
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| match a.strip_prefix("--expand-") {
+            Some(option) => format!("--{option}"),
+            None => a.clone(),
+        })
+        .collect();
     let mut out = Written::default();
     let mut remote_name = false;
-    for (which, value) in scan(args, CURL, CURL_VALUED) {
+    let mut urls_given = Vec::new();
+    for (which, value) in scan(&args, CURL, CURL_VALUED) {
         match CURL.get(which).map_or("", |w| w.long) {
+            "write-out" if value.as_deref().is_some_and(|v| v.starts_with('@')) => {
+                out.unclear =
+                    Some("`curl -w @FILE` reads its format (`%output{}`) from a file".into());
+            }
+            "url" => urls_given.extend(value),
+            "output" if value.as_deref().is_some_and(numbered) => {
+                out.unclear = Some("`curl -o` names the file after parts of the URL (`#1`)".into());
+            }
             "write-out" => out
                 .paths
                 .extend(value.as_deref().map(write_out).unwrap_or_default()),
@@ -233,10 +285,18 @@ fn curl(args: &[String]) -> Written {
         }
     }
     if remote_name {
+        let names = urls(&args).chain(urls_given.iter().map(String::as_str));
         out.paths
-            .extend(urls(args).filter_map(|url| url_name(url, false)));
+            .extend(names.filter_map(|url| url_name(url, false)));
     }
     out
+}
+
+/// Whether curl's `-o` value `name` refers to a part of a globbed URL (`#1`).
+fn numbered(name: &str) -> bool {
+    name.split('#')
+        .skip(1)
+        .any(|after| after.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// The files `%output{FILE}` (or `%output{>>FILE}`) in curl's `--write-out` text writes.
@@ -248,17 +308,23 @@ fn write_out(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The operands of `args` that are URLs (`scheme://...`).
+/// The operands of `args` that may be URLs: any word without a leading `-` (curl and wget
+/// take `host/path` without a scheme). An option's value may be among them, which only names
+/// more files.
 fn urls(args: &[String]) -> impl Iterator<Item = &str> {
     args.iter()
         .map(String::as_str)
-        .filter(|a| !a.starts_with('-') && a.contains("://"))
+        .filter(|a| !a.starts_with('-'))
 }
 
 /// `url`'s host and path (without query or fragment), percent-escapes decoded when `decode`
 /// (wget decodes them, curl does not).
 fn url_parts(url: &str, decode: bool) -> (String, String) {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    if !url.contains("://") && !url.contains('/') {
+        // A bare word: a host, or a file name given to an option.
+        return (rest.to_owned(), String::new());
+    }
     let rest = rest.split(['?', '#']).next().unwrap_or_default();
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
     let path = if decode {
@@ -319,6 +385,10 @@ const WGET: &[Wanted] = &[
     Wanted::flag("content-disposition", 3, None),
     Wanted::flag("trust-server-names", 3, None),
     Wanted::new("config", 4, None),
+    Wanted::flag("recursive", 3, Some('r')),
+    Wanted::flag("mirror", 2, Some('m')),
+    Wanted::flag("page-requisites", 2, Some('p')),
+    Wanted::new("input-file", 2, Some('i')),
 ];
 
 /// `wget`'s letters that take a value (`-nH` is `n` with the value `H`).
@@ -335,7 +405,10 @@ fn wget(args: &[String]) -> Written {
     let mut out = Written::default();
     let (mut document, mut prefix, mut page) = (false, None, None);
     let (mut directories, mut no_host) = (false, false);
-    for (which, value) in scan(args, WGET, WGET_VALUED) {
+    let found = scan(args, WGET, WGET_VALUED);
+    // The values of its options are no URLs.
+    let taken: Vec<String> = found.iter().filter_map(|(_, v)| v.clone()).collect();
+    for (which, value) in found {
         match WGET.get(which).map_or("", |w| w.long) {
             "execute" => {
                 let Some((command, value)) = value.as_deref().and_then(|v| v.split_once('='))
@@ -347,15 +420,34 @@ fn wget(args: &[String]) -> Written {
                     .filter(|c| !matches!(c, '_' | '-') && !c.is_whitespace())
                     .collect::<String>()
                     .to_ascii_lowercase();
-                if WGETRC_WRITES.contains(&command.as_str()) {
-                    out.paths.push(value.trim().to_owned());
+                let value = value.trim();
+                let on = ["on", "1", "yes"].contains(&value.to_ascii_lowercase().as_str());
+                match command.as_str() {
+                    c if WGETRC_WRITES.contains(&c) => out.paths.push(value.to_owned()),
+                    "defaultpage" => page = Some(value.to_owned()),
+                    "dirstruct" => directories = on,
+                    "addhostdir" => no_host = !on,
+                    "contentdisposition" | "trustservernames" | "recursive" | "mirror"
+                    | "inputfile" | "pagerequisites" => {
+                        out.unclear = Some(format!(
+                            "`wget -e {command}=...` has the server or a file name what it saves"
+                        ));
+                    }
+                    _ => {}
                 }
             }
             "default-page" => page = value,
             "force-directories" => directories = true,
             "no-host-directories" => no_host = true,
-            "content-disposition" | "trust-server-names" => {
-                out.unclear = Some("this `wget` names the file as the server says".into());
+            "content-disposition"
+            | "trust-server-names"
+            | "recursive"
+            | "mirror"
+            | "page-requisites" => {
+                out.unclear = Some("this `wget` names the files as the server says".into());
+            }
+            "input-file" => {
+                out.unclear = Some("`wget -i` reads the URLs it saves from a file".into());
             }
             "config" => {
                 out.unclear = Some("`wget --config` reads its settings from a file".into());
@@ -375,7 +467,11 @@ fn wget(args: &[String]) -> Written {
             .is_some_and(|flags| !a.starts_with("--") && flags.contains('H'))
     });
     if !document {
-        for url in urls(args) {
+        for url in urls(args).filter(|u| !taken.iter().any(|t| t == u)) {
+            // A bare word is a host (saved as the default page) or an option's value.
+            if !url.contains('/') && page.is_none() {
+                continue;
+            }
             let (host, path) = url_parts(url, true);
             let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
             let name = match path.rsplit('/').next().filter(|n| !n.is_empty()) {
@@ -493,7 +589,12 @@ mod tests {
         assert_eq!(writes("cp -rt .git/hooks pre-commit"), [".git/hooks"]);
         assert_eq!(writes("mv --target=.git/hooks x"), [".git/hooks"]);
         assert_eq!(writes("install -Dt .git/hooks x"), [".git/hooks"]);
-        assert_eq!(writes("ln -s /tmp/p/.envrc"), [".envrc"]);
+        assert_eq!(writes("ln -s /tmp/p/.envrc"), [".envrc", "/tmp/p/.envrc"]);
+        assert_eq!(
+            writes("ln -s .git g"),
+            ["g", ".git", "g"],
+            "what the link leads to"
+        );
         assert_eq!(writes("rsync -t a b"), ["b"]);
         assert!(writes("rsync -a a host:b").is_empty());
         assert_eq!(
@@ -508,8 +609,23 @@ mod tests {
     #[test]
     fn editors_write_their_files() {
         assert_eq!(writes("sed -i 's/a/b/' .git/config"), [".git/config"]);
-        assert_eq!(writes("sed -ni.bak -e p a b"), ["a", "b"]);
-        assert_eq!(writes("sed --in-place=.bak 's/a/b/' f"), ["f"]);
+        assert_eq!(writes("sed -ni.bak -e p a b"), ["a.bak", "a", "b.bak", "b"]);
+        assert_eq!(
+            writes("sed -i'.git/hooks/*' 's/^$//' pre-commit"),
+            [".git/hooks/pre-commit", "pre-commit"],
+            "a backup suffix with `*` names the backup"
+        );
+        assert_eq!(writes("perl -i'.envr*' -pe1 c"), [".envrc", "c"]);
+        assert_eq!(
+            writes("perl -I .envrc -pi -e 's/y/z/' .envrc"),
+            [".envrc"],
+            "by position"
+        );
+        assert!(writes("sed --sandbox -n p f").is_empty() && !unclear("sed --sandbox -f x.sed f"));
+        assert_eq!(writes("sort -o .envrc a"), [".envrc"]);
+        assert_eq!(writes("uniq a .envrc"), [".envrc"]);
+        assert_eq!(writes("cp --t .git/hooks x"), [".git/hooks"]);
+        assert_eq!(writes("sed --in-place=.bak 's/a/b/' f"), ["f.bak", "f"]);
         assert!(writes("sed 's/a/b/' .git/config").is_empty());
         assert!(
             writes("sed -n -e '/i/p' f").is_empty(),
@@ -519,10 +635,13 @@ mod tests {
         assert_eq!(writes("sed 's/a/b/w .envrc' f"), [".envrc"]);
         assert!(unclear("sed -i -f s.sed f"), "a script from a file");
         assert_eq!(writes("perl -pi -e 's/a/b/' .envrc"), [".envrc"]);
-        assert_eq!(writes("perl -i.bak -pe 's/a/b/' a b"), ["a", "b"]);
+        assert_eq!(
+            writes("perl -i.bak -pe 's/a/b/' a b"),
+            ["a.bak", "a", "b.bak", "b"]
+        );
         assert_eq!(
             writes("perl -pie 's/a/b/' f"),
-            ["s/a/b/", "f"],
+            ["s/a/b/e", "s/a/b/", "fe", "f"],
             "-i's suffix is e"
         );
         assert_eq!(writes("perl -lpi -e 's/a/b/' .git/config"), [".git/config"]);
