@@ -101,8 +101,8 @@ pub fn check_action(
         .or_else(|| {
             found
                 .iter()
-                .flat_map(|f| &f.writes)
-                .find_map(|p| rules::protected_path(p, config))
+                .flat_map(shell::Found::written)
+                .find_map(|p| rules::protected_path(&p, config))
         })
         .or_else(|| urls.iter().find_map(|u| rules::unknown_host(u, config)))
         .map_or(Verdict::Pass, Verdict::RequireApproval)

@@ -29,6 +29,9 @@ pub struct Found {
     /// `>>`, `>&FILE`, `<>`) and what programs that write files write (`tee`, `cp`, `sed -i`,
     /// `curl -o`...: [`shell_syntax::writes`]), once each.
     pub writes: Vec<String>,
+    /// The directories a `cd`, `pushd` or a wrapper (`env -C DIR`, `sudo -D DIR`) moves to,
+    /// once each: a relative write may land in any of them.
+    pub dirs: Vec<String>,
 }
 
 impl Found {
@@ -57,6 +60,29 @@ impl Found {
         for path in &other.writes {
             self.write(path);
         }
+        for dir in &other.dirs {
+            self.dir(dir.clone());
+        }
+    }
+
+    /// Add a directory moved to, once.
+    fn dir(&mut self, dir: String) {
+        if !self.dirs.contains(&dir) {
+            self.dirs.push(dir);
+        }
+    }
+
+    /// The files written, and each relative one as it would be in each directory moved to
+    /// (`cd .git && tee config` writes `.git/config`; the order of the moves and writes is
+    /// not followed, which only names more files).
+    pub fn written(&self) -> Vec<String> {
+        let mut all = self.writes.clone();
+        for dir in &self.dirs {
+            let dir = dir.trim_end_matches('/');
+            let relative = self.writes.iter().filter(|w| !w.starts_with('/'));
+            all.extend(relative.map(|w| format!("{dir}/{w}")));
+        }
+        all
     }
 
     /// Add a file written, once.
@@ -129,7 +155,16 @@ fn matches_at(
         }
     }
     // Where the wrapper starts its command does not change which program it is.
-    if let Some((inner, _dir)) = wrappers::runs(name, args) {
+    if name == "cd" || name == "pushd" {
+        let dir = args
+            .iter()
+            .find(|a| !a.starts_with('-') || a.as_str() == "-");
+        found.dir(dir.cloned().unwrap_or_else(|| "~".into()));
+    }
+    if let Some((inner, dir)) = wrappers::runs(name, args) {
+        if let Some(dir) = dir {
+            found.dir(dir);
+        }
         wrapped(inner, programs, input, depth, found);
         return;
     }
