@@ -170,10 +170,35 @@ pub fn lines_set(words: &[String]) -> Vec<String> {
 /// Why the simple command `words` runs what the gate cannot see: it sets a variable whose
 /// value is code it cannot read (`BASH_ENV`, git's configuration).
 pub fn changes_what_runs(words: &[String]) -> Option<String> {
+    if let Some(name) = set_unseen(words) {
+        return Some(format!(
+            "it sets `{name}`, whose value runs, to what it reads or loops over, which this \
+             gate does not follow"
+        ));
+    }
     let (name, _, _) = assignments(words).find(|(_, runs, _)| matches!(runs, Runs::Unseen))?;
     Some(format!(
         "it sets `{name}`, which makes a program run code this gate cannot see"
     ))
+}
+
+/// Builtins that set a variable named by an operand to a value the gate does not follow: its
+/// input (`read PAGER`), a format (`printf -v PAGER ...`), a loop's words (`for PAGER in ...`).
+const INDIRECT_SETTERS: &[&str] = &["read", "mapfile", "readarray", "printf", "for", "select"];
+
+/// The variable among [`VARIABLES`] or [`FAMILIES`] that the simple command `words` sets
+/// through one of [`INDIRECT_SETTERS`], if any (any operand that names one counts).
+fn set_unseen(words: &[String]) -> Option<&str> {
+    let start = program_start(words);
+    let program = words.get(start)?;
+    if !INDIRECT_SETTERS.contains(&program.as_str()) {
+        return None;
+    }
+    words
+        .get(start + 1..)?
+        .iter()
+        .map(String::as_str)
+        .find(|w| read(&format!("{w}=")).is_some())
 }
 
 #[cfg(test)]
@@ -228,6 +253,9 @@ mod tests {
             "'$HOME' quoted is the directory `$HOME`: no value is taken as no change"
         );
         assert!(why("GIT_DIR=./x git status").is_some());
+        assert!(why("read -r PAGER").is_some_and(|w| w.contains("PAGER")));
+        assert!(why("printf -v GIT_SSH_COMMAND %s x").is_some());
+        assert!(why("read -r line").is_none() && why("printf %s PAGERS").is_none());
         assert!(why("JAVA_TOOL_OPTIONS=-XX:OnError=x java -jar a.jar").is_some());
     }
 }
