@@ -121,9 +121,9 @@ fn read(word: &str) -> Option<(&str, Runs, &str)> {
     Some((name, *runs, value))
 }
 
-/// Whether the word `word` (`NAME=value`, as `env` reads it) sets a variable whose value runs.
+/// Whether the word `word` is a shell assignment (`NAME=value`) of a variable whose value runs.
 pub fn runs_value(word: &str) -> bool {
-    read(word).is_some()
+    is_assignment(word) && read(word).is_some()
 }
 
 /// The assignments of the simple command `words`: before its program, or given to a builtin

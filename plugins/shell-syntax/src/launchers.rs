@@ -805,7 +805,7 @@ fn setenv(read: &Options) -> Vec<String> {
 fn with_settings(settings: Vec<String>, runs: Runs) -> Runs {
     let mut risky: Vec<String> = settings
         .into_iter()
-        .filter(|s| crate::environment::runs_value(s) && crate::is_assignment(s))
+        .filter(|s| crate::environment::runs_value(s))
         .collect();
     match runs {
         _ if risky.is_empty() => runs,

@@ -37,6 +37,28 @@ const TAR: &[Wanted] = &[
 /// old style (`tar cfI x.tar prog`), the words after the cluster, in order.
 const TAR_VALUED: &str = "bCfFgHIKLNTVX";
 
+/// The options of `specs` found among `tar`'s `args`, as [`scan`] finds them, after the old
+/// style's first word (a cluster without a `-`, whose letters that take a value take the
+/// words after it, in order: `tar xzfC x.tgz dir`).
+pub(crate) fn tar_scan(args: &[String], specs: &[Wanted]) -> Vec<(usize, Option<String>)> {
+    let mut found = Vec::new();
+    let mut rest = args;
+    if let Some(first) = args.first().filter(|w| !w.starts_with('-')) {
+        let mut used = 1;
+        for letter in first.chars() {
+            let which = specs.iter().position(|s| s.short == Some(letter));
+            let value = TAR_VALUED.contains(letter).then(|| {
+                used += 1;
+                args.get(used - 1).cloned()
+            });
+            found.extend(which.map(|w| (w, value.flatten())));
+        }
+        rest = args.get(used.min(args.len())..).unwrap_or_default();
+    }
+    found.extend(scan(rest, specs, TAR_VALUED));
+    found
+}
+
 /// `rsync`'s options that run a command (popt, which takes no abbreviations).
 const RSYNC: &[Wanted] = &[
     Wanted::new("rsh", 3, Some('e')),
@@ -199,21 +221,7 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
 /// line the remote shell runs; `--rsh-command=PROG` is a program run with the remote host and
 /// `/etc/rmt` (whose host the gate does not follow).
 fn tar(args: &[String]) -> Result<Option<Wrapped>, String> {
-    let mut found = Vec::new();
-    let mut rest = args;
-    // The old style: the first word, without a `-`, is a cluster whose values follow it.
-    if let Some(first) = args.first().filter(|w| !w.starts_with('-')) {
-        let mut used = 1;
-        for letter in first.chars().filter(|c| TAR_VALUED.contains(*c)) {
-            let value = args.get(used).cloned();
-            used += 1;
-            if let Some(which) = TAR.iter().position(|s| s.short == Some(letter)) {
-                found.push((which, value));
-            }
-        }
-        rest = args.get(used.min(args.len())..).unwrap_or_default();
-    }
-    found.extend(scan(rest, TAR, TAR_VALUED));
+    let found = tar_scan(args, TAR);
     let mut parts = Vec::new();
     for (which, value) in found {
         let option = TAR.get(which).map_or("", |s| s.long);

@@ -730,7 +730,7 @@ fn risky_assignments(words: &[String]) -> impl Iterator<Item = &String> {
     words
         .iter()
         .take_while(|w| is_env_assignment(w))
-        .filter(|w| crate::environment::runs_value(w) && crate::is_assignment(w))
+        .filter(|w| crate::environment::runs_value(w))
 }
 
 /// The command after the `NAME=value` words `words` starts with, those among them whose value

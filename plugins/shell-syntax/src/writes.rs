@@ -66,14 +66,21 @@ pub fn written(name: &str, args: &[String]) -> Written {
 /// The words of `args` that are not options: those without a leading `-` (or `-` alone), and
 /// all after `--`.
 fn operands(args: &[String]) -> Vec<String> {
+    operands_but(args, &[])
+}
+
+/// The same, but for the words at the positions `values` (option values given as the next
+/// word, which only the program's own reading tells apart).
+fn operands_but(args: &[String], values: &[usize]) -> Vec<String> {
     let mut after_dashes = false;
     args.iter()
-        .filter(|a| {
+        .enumerate()
+        .filter(|(at, a)| {
             let operand = after_dashes || !a.starts_with('-') || a.as_str() == "-";
             after_dashes |= a.as_str() == "--";
-            operand && a.as_str() != "--"
+            operand && a.as_str() != "--" && !values.contains(at)
         })
-        .cloned()
+        .map(|(_, a)| a.clone())
         .collect()
 }
 
@@ -190,18 +197,7 @@ fn perl(args: &[String]) -> Vec<String> {
     let Some(suffix) = suffix else {
         return Vec::new();
     };
-    let mut after_dashes = false;
-    let files: Vec<String> = args
-        .iter()
-        .enumerate()
-        .filter(|(at, a)| {
-            let operand = after_dashes || !a.starts_with('-') || a.as_str() == "-";
-            after_dashes |= a.as_str() == "--";
-            operand && a.as_str() != "--" && !values.contains(at)
-        })
-        .map(|(_, a)| a.clone())
-        .collect();
-    backups(files, &suffix)
+    backups(operands_but(args, &values), &suffix)
 }
 
 /// `files`, edited in place, and the backups of them a `-i` `suffix` makes (sed and perl
@@ -516,30 +512,11 @@ const TAR: &[Wanted] = &[
     Wanted::new("index-file", 3, None),
 ];
 
-/// `tar`'s letters that take a value.
-const TAR_VALUED: &str = "bCfFgHIKLNTVX";
-
 /// `tar`: the archive (`-f`) when it creates, appends to, updates or deletes from one; the
 /// directory (`-C`, `--one-top-level=DIR`) when it extracts; its `--index-file`. The old style
 /// (`tar xzfC x.tgz dir`) gives a cluster first, its values in the words after it.
 fn tar(args: &[String]) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = args;
-    if let Some(first) = args.first().filter(|w| !w.starts_with('-')) {
-        let mut used = 1;
-        for letter in first.chars() {
-            let which = TAR.iter().position(|s| s.short == Some(letter));
-            if TAR_VALUED.contains(letter) {
-                let value = args.get(used).cloned();
-                used += 1;
-                found.extend(which.map(|w| (w, value)));
-            } else {
-                found.extend(which.map(|w| (w, None)));
-            }
-        }
-        rest = args.get(used.min(args.len())..).unwrap_or_default();
-    }
-    found.extend(scan(rest, TAR, TAR_VALUED));
+    let found = crate::smuggled::tar_scan(args, TAR);
     let named = |which: &usize| TAR.get(*which).map_or("", |s| s.long);
     let has = |modes: &[&str]| found.iter().any(|(w, _)| modes.contains(&named(w)));
     let writes_archive = has(&[
