@@ -793,44 +793,71 @@ impl Plugin {
     }
 
     pub(crate) fn describe_gate(&self) -> Result<types::GateInfo, PluginError> {
-        self.wait(async {
-            call_fresh!(
+        self.describe(|| async {
+            let (result, store) = call_fresh!(
                 self,
                 Role::Gate,
                 Self::describe_budget(DESCRIBE_INFO_BYTES),
                 |budget| self.gate_store_with(&Arc::default(), budget),
                 self.gate_pres(),
                 passepartout_plugin_gate().call_describe(store)
-            )
-            .0
+            );
+            Ok((result, describe_fuel_used(&store)))
         })
     }
 
     pub(crate) fn describe_tools(&self) -> Result<Vec<types::ToolInfo>, PluginError> {
-        self.wait(async {
-            call_fresh!(
+        self.describe(|| async {
+            let (result, store) = call_fresh!(
                 self,
                 Role::Gate,
                 Self::describe_budget(DESCRIBE_TOOLS_BYTES),
                 |budget| self.bare_tool_store(budget),
                 self.tool_pres(),
                 passepartout_plugin_tool().call_describe(store)
-            )
-            .0
+            );
+            Ok((result, describe_fuel_used(&store)))
         })
     }
 
     pub(crate) fn describe_skill(&self) -> Result<types::SkillInfo, PluginError> {
-        self.wait(async {
-            call_fresh!(
+        self.describe(|| async {
+            let (result, store) = call_fresh!(
                 self,
                 Role::Gate,
                 Self::describe_budget(DESCRIBE_INFO_BYTES),
                 |budget| self.bare_tool_store(budget),
                 self.skill_pres(),
                 passepartout_plugin_skill().call_describe(store)
-            )
-            .0
+            );
+            Ok((result, describe_fuel_used(&store)))
+        })
+    }
+
+    /// Make a load-time call (`attempt`: its result and the fuel it burned), once more in a
+    /// fresh instance when it timed out having burned less than half its fuel. Its deadline is
+    /// wall-clock time: on a starved machine (two cores under load) a big guest's instantiation
+    /// alone can outlast it, and a plugin refused at load fails closed but harshly (the daemon
+    /// or the install stops). A guest that computes is stopped by its fuel or its first deadline;
+    /// one that waits in a host call (it holds no capability, so only a sleep) is refused after
+    /// two: the load is held up by at most twice [`super::limits::DESCRIBE_TIMEOUT`].
+    fn describe<R, F>(&self, attempt: impl Fn() -> F) -> Result<R, PluginError>
+    where
+        F: std::future::Future<Output = Result<(Result<R, PluginError>, u64), PluginError>>,
+    {
+        self.wait(async {
+            let (first, used) = attempt().await?;
+            match first {
+                Err(PluginError::TimedOut { .. }) if used < super::limits::DESCRIBE_FUEL / 2 => {
+                    tracing::warn!(
+                        "{}: describe timed out having burned {used} fuel (a starved machine, \
+                         or a guest waiting); trying once more in a fresh instance",
+                        self.id
+                    );
+                    attempt().await?.0
+                }
+                other => other,
+            }
         })
     }
 
@@ -962,6 +989,12 @@ impl LiveGate<'_> {
             }
         }
     }
+}
+
+/// Fuel a load-time call burned, read from its spent Store.
+fn describe_fuel_used<T>(store: &Store<T>) -> u64 {
+    let given = super::limits::DESCRIBE_FUEL;
+    given.saturating_sub(store.get_fuel().unwrap_or(given))
 }
 
 /// Turn a failed call into the error that says which limit or rule stopped it.

@@ -36,8 +36,9 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 pub const MAX_ASKED_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Fuel for load-time calls (`describe`), which nothing raises.
 pub const DESCRIBE_FUEL: u64 = 500_000_000;
-/// Deadline for load-time calls (`describe`), which nothing raises: one plugin can never hold
-/// up the daemon's start for longer.
+/// Deadline for load-time calls (`describe`), which nothing raises. A call that times out having
+/// done little work is made once more (a starved machine, not a looping guest): one plugin can
+/// never hold up the daemon's start for more than twice this.
 pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 fn ms(d: Duration) -> u64 {
