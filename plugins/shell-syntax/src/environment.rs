@@ -9,7 +9,7 @@
 //! judge, [`changes_what_runs`] says why what it runs cannot be told.
 //!
 //! Variables that only say where to find programs or libraries (`PATH`, `LD_PRELOAD`,
-//! `PYTHONPATH`) are not among them: they lead to files, and running a file (`./x`) is judged
+//! `PYTHONPATH`, `RUSTFLAGS`' `-C linker=`) are not among them: they lead to files, and running a file (`./x`) is judged
 //! by its name anyway; treating them as unknown made everyday commands (`PYTHONPATH=. pytest`)
 //! ask without protecting anything.
 
@@ -25,6 +25,9 @@ enum Runs {
     Program,
     /// Reads it as options of this program (`TAR_OPTIONS`, `ZIPOPT`).
     Options(&'static str),
+    /// Reads it as the value of this option of a program (`CARGO_TARGET_DIR` is `cargo
+    /// --target-dir`): what the program writes there is judged.
+    Value(&'static str),
     /// Runs it as the shell it gives its command lines to (`make`'s `SHELL`): a shell is
     /// what it would run anyway; another program is judged as a program.
     Shell,
@@ -70,6 +73,16 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("RUSTC_WRAPPER", Runs::Program),
     ("RUSTC_WORKSPACE_WRAPPER", Runs::Program),
     ("CARGO_BUILD_RUSTC_WRAPPER", Runs::Program),
+    ("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", Runs::Program),
+    ("CARGO_BUILD_RUSTC", Runs::Program),
+    ("CARGO_BUILD_RUSTDOC", Runs::Program),
+    ("CARGO_HOST_LINKER", Runs::Program),
+    // cargo splits a credential provider on blanks and runs it when it needs a token.
+    ("CARGO_CREDENTIAL_PROVIDER", Runs::Line),
+    ("CARGO_REGISTRY_CREDENTIAL_PROVIDER", Runs::Line),
+    ("CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", Runs::Unseen),
+    ("CARGO_TARGET_DIR", Runs::Value("cargo --target-dir")),
+    ("CARGO_BUILD_TARGET_DIR", Runs::Value("cargo --target-dir")),
     ("TAR_OPTIONS", Runs::Options("tar")),
     ("ZIPOPT", Runs::Options("zip")),
     ("PS1", Runs::Expanded),
@@ -89,6 +102,8 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("HOME", Runs::Unseen),
     ("XDG_CONFIG_HOME", Runs::Unseen),
     ("GIT_DIR", Runs::Unseen),
+    // cargo's own configuration (`config.toml`: runners, linkers, wrappers).
+    ("CARGO_HOME", Runs::Unseen),
     ("CURL_HOME", Runs::Unseen),
     ("WGETRC", Runs::Unseen),
 ];
@@ -113,8 +128,17 @@ fn read(word: &str) -> Option<(&str, Runs, &str)> {
     if FAMILIES.iter().any(|f| name.starts_with(f)) {
         return Some((name, Runs::Unseen, value));
     }
-    // cargo's `target.<triple>.runner`, split on blanks, the program run after it.
-    if name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER") {
+    // cargo's `target.<triple>.runner`, split on blanks, the program run after it; its
+    // `linker`, a program; a registry's credential provider, split on blanks.
+    if let Some(rest) = name.strip_prefix("CARGO_TARGET_") {
+        if rest.ends_with("_RUNNER") {
+            return Some((name, Runs::Line, value));
+        }
+        if rest.ends_with("_LINKER") {
+            return Some((name, Runs::Program, value));
+        }
+    }
+    if name.starts_with("CARGO_REGISTRIES_") && name.ends_with("_CREDENTIAL_PROVIDER") {
         return Some((name, Runs::Line, value));
     }
     let (_, runs) = VARIABLES.iter().find(|(n, _)| *n == name)?;
@@ -160,6 +184,7 @@ pub fn lines_set(words: &[String]) -> Vec<String> {
                 (!crate::wrappers::SHELLS.contains(&name)).then(|| quote(value))
             }
             Runs::Options(program) => Some(format!("{program} {value}")),
+            Runs::Value(option) => Some(format!("{option} {}", quote(value))),
             Runs::Expanded => Some(format!("echo \"{}\"", value.replace('"', "\\\""))),
             Runs::Unseen => None,
         })
@@ -232,6 +257,19 @@ mod tests {
             lines("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./r cargo run"),
             ["./r"]
         );
+        assert_eq!(
+            lines("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=sudo cargo build"),
+            ["sudo"]
+        );
+        assert_eq!(
+            lines("CARGO_REGISTRIES_X_CREDENTIAL_PROVIDER=sudo cargo publish"),
+            ["sudo"]
+        );
+        assert_eq!(
+            lines("CARGO_TARGET_DIR=.git/t cargo build"),
+            ["cargo --target-dir .git/t"]
+        );
+        assert!(lines("RUSTFLAGS='-D warnings' cargo build").is_empty());
         assert!(lines("RUST_LOG=debug PYTHONPATH=. LD_PRELOAD=x.so PATH=/tmp ls").is_empty());
         assert!(
             lines("ls PAGER=x").is_empty(),
@@ -244,6 +282,7 @@ mod tests {
     fn code_the_gate_cannot_see_is_told() {
         let why = |line: &str| changes_what_runs(&words(line));
         assert!(why("BASH_ENV=./x bash -c true").is_some_and(|w| w.contains("BASH_ENV")));
+        assert!(why("CARGO_HOME=./h cargo build").is_some_and(|w| w.contains("CARGO_HOME")));
         assert!(why("GIT_CONFIG_COUNT=1 git log").is_some());
         assert!(why("export GIT_CONFIG_PARAMETERS=x").is_some());
         assert!(why("PAGER=cat git log").is_none());

@@ -648,6 +648,16 @@ fn firejail(args: &[String]) -> Result<Runs, String> {
     firejail_runs(args).map(|runs| with_settings(settings, runs))
 }
 
+/// The file a `firejail` option reads settings from: `--profile=` or `--include=` naming a
+/// file (a path, or a name with an extension) rather than a profile it ships
+/// (`--profile=firefox`).
+fn firejail_file(word: &str) -> Option<&str> {
+    let value = word
+        .strip_prefix("--profile=")
+        .or_else(|| word.strip_prefix("--include="))?;
+    value.contains(['/', '.', '$', '`', '~']).then_some(value)
+}
+
 /// What `firejail` runs, its `--env=` aside.
 fn firejail_runs(args: &[String]) -> Result<Runs, String> {
     let mut line = false;
@@ -659,6 +669,12 @@ fn firejail_runs(args: &[String]) -> Result<Runs, String> {
                 continue;
             }
             "-?" => return Ok(nothing()),
+            w if firejail_file(w).is_some() => {
+                return Err(format!(
+                    "`{}` reads settings from a file this gate cannot see (`env`, `join`...)",
+                    shown(w)
+                ));
+            }
             w if w.starts_with("--") => continue,
             w if w.starts_with('-') => {
                 return Err(format!("option `{}` is not one this gate knows", shown(w)));
@@ -1144,6 +1160,10 @@ mod tests {
         assert_eq!(runs("firejail --net=none -- rm -rf ~"), command("rm -rf ~"));
         assert_eq!(runs("firejail -c 'rm -rf ~'"), line("rm -rf ~"));
         assert_eq!(runs("firejail --private"), command("sh"));
+        assert!(asks("firejail --profile=/tmp/p git log"));
+        assert!(asks("firejail --include=x.inc git log"));
+        assert!(asks("firejail --profile=$P git log"));
+        assert_eq!(runs("firejail --profile=git git log"), command("git log"));
         assert!(asks("firejail -x ls"));
 
         assert_eq!(

@@ -202,6 +202,7 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
         "tar" | "gtar" => tar(args),
         "rsync" => rsync(args),
         "git" => git(args),
+        "cargo" => cargo(args).map(|()| None),
         "zip" => Ok(zip(args)),
         "scp" | "sftp" => crate::ssh::copy(name, args),
         "sed" | "gsed" => scripts::sed(args),
@@ -213,6 +214,107 @@ pub fn runs(name: &str, args: &[String]) -> Option<(Runs, Option<String>)> {
         Ok(found) => found,
         Err(why) => Some((Runs::Unknown(format!("`{name}`: {why}")), None)),
     }
+}
+
+/// cargo's settings that name a program it runs or configuration the gate cannot see, by
+/// their dotted keys (`*` any one part): runners, linkers, the compiler and its wrappers,
+/// credential providers, the browser of `doc --open`, included files.
+const CARGO_RISKY_KEYS: &[&[&str]] = &[
+    &["target", "*", "runner"],
+    &["target", "*", "linker"],
+    &["host", "linker"],
+    &["host", "*", "linker"],
+    &["build", "rustc"],
+    &["build", "rustc-wrapper"],
+    &["build", "rustc-workspace-wrapper"],
+    &["build", "rustdoc"],
+    &["doc", "browser"],
+    &["credential-provider"],
+    &["registry", "credential-provider"],
+    &["registry", "global-credential-providers"],
+    &["registries", "*", "credential-provider"],
+    &["include"],
+];
+
+/// `cargo --config KEY=VALUE` (or `--config=`, anywhere before `--`, as cargo takes it
+/// after its subcommand too): a setting among [`CARGO_RISKY_KEYS`] (or a table holding one,
+/// `target.x={runner="..."}`), one of `env.NAME` for a variable whose value runs (cargo sets it
+/// for what it runs), or a configuration file (a value without `=`) is unclear. Other settings
+/// (`profile.release.debug=true`) pass.
+fn cargo(args: &[String]) -> Result<(), String> {
+    let settings = scan(args, &[Wanted::new("config", 6, None)], "");
+    for (_, setting) in settings {
+        let setting = setting.unwrap_or_default();
+        let Some((key, value)) = toml_setting(&setting) else {
+            return Err(format!(
+                "its --config `{}` names a configuration file, which this gate cannot see",
+                shown(&setting)
+            ));
+        };
+        let parts: Vec<String> = toml_key(key)
+            .into_iter()
+            .map(|p| p.to_ascii_lowercase().replace('_', "-"))
+            .collect();
+        let table = value.trim_start().starts_with('{');
+        let risky = CARGO_RISKY_KEYS.iter().any(|pattern| {
+            let matching = pattern.iter().zip(&parts).all(|(p, k)| *p == "*" || p == k);
+            matching && (pattern.len() == parts.len() || table && pattern.len() > parts.len())
+        });
+        let sets_judged = match parts.as_slice() {
+            [env] => env == "env" && table,
+            [env, name, ..] => {
+                env == "env"
+                    && crate::environment::runs_value(&format!(
+                        "{}=",
+                        name.to_ascii_uppercase().replace('-', "_")
+                    ))
+            }
+            _ => false,
+        };
+        if risky || sets_judged {
+            return Err(format!(
+                "its setting `{}` names a program (or configuration) that cargo runs when it \
+                 needs it, which this gate does not follow",
+                shown(key.trim())
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A `--config` setting split at its first `=` outside quotes (`target."cfg(unix)".runner`
+/// holds dots and may hold `=`); `None` when it has none (a file's name).
+fn toml_setting(setting: &str) -> Option<(&str, &str)> {
+    let mut quote = None;
+    for (at, c) in setting.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), _) if c == q => quote = None,
+            (None, '=') => return Some((setting.get(..at)?, setting.get(at + 1..)?)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The parts of a dotted TOML key, unquoted (`target."x.y".runner` is three).
+fn toml_key(key: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut quote = None;
+    for c in key.chars() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), _) if c == q => quote = None,
+            (None, '.') => parts.push(String::new()),
+            (None, c) if c.is_whitespace() => {}
+            (_, c) => {
+                if let Some(last) = parts.last_mut() {
+                    last.push(c);
+                }
+            }
+        }
+    }
+    parts
 }
 
 /// `tar`: `--to-command=CMD` (each file extracted is piped to it), `--checkpoint-action=exec=CMD`,
@@ -623,6 +725,36 @@ fn zip(args: &[String]) -> Option<Wrapped> {
 #[cfg(test)]
 mod tests {
     use crate::testing::*;
+
+    #[test]
+    fn cargo_settings_that_name_a_program_ask() {
+        assert!(asks(
+            "cargo --config 'target.x86_64-unknown-linux-gnu.runner=\"sudo\"' run"
+        ));
+        assert!(asks(
+            "cargo run --config 'target.\"cfg(target_os=\\\"linux\\\")\".runner=\"x\"'"
+        ));
+        assert!(asks(
+            "cargo build --config 'target.x86_64-unknown-linux-gnu={runner=\"x\"}'"
+        ));
+        assert!(asks("cargo build --config 'target={x={runner=\"x\"}}'"));
+        assert!(asks("cargo build --config host.linker=./ld"));
+        assert!(asks("cargo build --config build.rustc_wrapper=./w"));
+        assert!(asks(
+            "cargo publish --config 'registries.x.credential-provider=\"sh\"'"
+        ));
+        assert!(asks("cargo doc --open --config doc.browser=x"));
+        assert!(asks("cargo build --config include=x.toml"));
+        assert!(asks(
+            "cargo build --config 'env.GIT_SSH_COMMAND={value=\"x\",force=true}'"
+        ));
+        assert!(asks("cargo build --config env.git_ssh_command=x"));
+        assert!(asks("cargo build --config ../c.toml"));
+        assert_eq!(runs("cargo build --config env.RUST_LOG=debug"), None);
+        assert_eq!(runs("cargo build --config 'profile.dev.opt-level=3'"), None);
+        assert_eq!(runs("cargo run -- --config x"), None);
+        assert_eq!(runs("cargo build"), None);
+    }
 
     #[test]
     fn tar_options_that_run_a_command_are_read() {

@@ -59,6 +59,8 @@ pub fn written(name: &str, args: &[String]) -> Written {
         "wget" | "wget2" => wget(args),
         "tar" | "gtar" | "bsdtar" => Written::paths(tar(args)),
         "unzip" => Written::paths(values(args, &[Wanted::new("", 0, Some('d'))], "")),
+        "systemd-run" | "run0" => Written::paths(unit_output(args)),
+        "cargo" => Written::paths(cargo(args)),
         _ => Written::default(),
     }
 }
@@ -510,6 +512,8 @@ const TAR: &[Wanted] = &[
     Wanted::new("directory", 3, Some('C')),
     Wanted::optional("one-top-level", 3, None),
     Wanted::new("index-file", 3, None),
+    Wanted::flag("list", 2, Some('t')),
+    Wanted::flag("diff", 2, Some('d')),
 ];
 
 /// `tar`: the archive (`-f`) when it creates, appends to, updates or deletes from one; the
@@ -528,6 +532,22 @@ fn tar(args: &[String]) -> Vec<String> {
         "delete",
     ]);
     let extracts = has(&["extract", "get"]);
+    // No mode at all: options given apart from a command (`TAR_OPTIONS`, judged as a line of
+    // its own) that may apply to any tar that follows.
+    let unknown = !has(&[
+        "create",
+        "append",
+        "update",
+        "catenate",
+        "concatenate",
+        "delete",
+        "extract",
+        "get",
+        "list",
+        "diff",
+    ]);
+    let writes_archive = writes_archive || unknown;
+    let extracts = extracts || unknown;
     found
         .iter()
         .filter(|(which, _)| match named(which) {
@@ -539,6 +559,68 @@ fn tar(args: &[String]) -> Vec<String> {
         .filter_map(|(_, value)| value.clone())
         .filter(|value| value != "-")
         .collect()
+}
+
+/// `systemd-run`, `run0`: the files a unit's output goes to (`-p StandardOutput=file:PATH`,
+/// `append:`, `truncate:`, and the same for `StandardError=`).
+fn unit_output(args: &[String]) -> Vec<String> {
+    values(args, &[Wanted::new("property", 8, Some('p'))], "")
+        .iter()
+        .filter_map(|p| {
+            p.strip_prefix("StandardOutput=")
+                .or_else(|| p.strip_prefix("StandardError="))
+        })
+        .filter_map(|to| {
+            ["file:", "append:", "truncate:"]
+                .iter()
+                .find_map(|kind| to.strip_prefix(kind))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// cargo's options whose value is a directory it writes (build output, an install's root).
+const CARGO: &[Wanted] = &[
+    Wanted::new("target-dir", 10, None),
+    Wanted::new("artifact-dir", 12, None),
+    Wanted::new("out-dir", 7, None),
+    Wanted::new("root", 4, None),
+];
+
+/// `cargo`: where it builds (`--target-dir`, `--artifact-dir`, `--out-dir`, `--root`, and
+/// `--config build.target-dir=`), and the crate `new` or `init` makes.
+fn cargo(args: &[String]) -> Vec<String> {
+    let mut paths = values(args, CARGO, "");
+    for setting in values(args, &[Wanted::new("config", 6, None)], "") {
+        if let Some((key, value)) = setting.split_once('=')
+            && key.replace(['"', '\'', ' '], "") == "build.target-dir"
+        {
+            paths.push(value.trim().trim_matches(['"', '\'']).to_owned());
+        }
+    }
+    // Its subcommand: the first word that is no option, past the values of its global options.
+    let valued = [
+        "--vcs",
+        "--name",
+        "--edition",
+        "--registry",
+        "--color",
+        "--config",
+        "-Z",
+        "-C",
+    ];
+    let mut words = args.iter().take_while(|w| *w != "--");
+    let mut subcommand = None;
+    while let Some(word) = words.next() {
+        if valued.contains(&word.as_str()) {
+            words.next();
+        } else if subcommand.is_none() && !word.starts_with(['-', '+']) {
+            subcommand = Some(word.as_str());
+        } else if matches!(subcommand, Some("new" | "init")) && !word.starts_with('-') {
+            paths.push(word.clone());
+        }
+    }
+    paths
 }
 
 #[cfg(test)]
@@ -556,6 +638,34 @@ mod tests {
         let words = words(line);
         let (name, args) = words.split_first().expect("a command");
         written(name, args).unclear.is_some()
+    }
+
+    #[test]
+    fn options_apart_from_a_tar_command_may_extract_or_create() {
+        assert_eq!(writes("tar --directory=.git/hooks"), [".git/hooks"]);
+        assert_eq!(writes("tar -f.git/config"), [".git/config"]);
+        assert!(writes("tar -tf x.tar -C .git").is_empty());
+        assert!(writes("tar -C .git -cf /tmp/x.tar .").contains(&"/tmp/x.tar".to_owned()));
+        assert!(!writes("tar -C .git -cf /tmp/x.tar .").contains(&".git".to_owned()));
+    }
+
+    #[test]
+    fn cargo_and_unit_outputs_are_written() {
+        assert_eq!(writes("cargo build --target-dir=.git/t"), [".git/t"]);
+        assert_eq!(writes("cargo install x --root .git"), [".git"]);
+        assert_eq!(
+            writes("cargo build --config 'build.target-dir=\".git\"'"),
+            [".git"]
+        );
+        assert_eq!(writes("cargo +nightly new --vcs none .git/x"), [".git/x"]);
+        assert_eq!(writes("cargo init"), Vec::<String>::new());
+        assert!(writes("cargo build --features new --bin x").is_empty());
+        assert!(writes("cargo run -- new x").is_empty());
+        assert_eq!(
+            writes("systemd-run -p StandardError=truncate:/w/.envrc -pStandardOutput=file:/o x"),
+            ["/w/.envrc", "/o"]
+        );
+        assert!(writes("systemd-run -p StandardOutput=journal x").is_empty());
     }
 
     #[test]
