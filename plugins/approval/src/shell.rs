@@ -142,7 +142,7 @@ fn matches_at(
         return;
     }
     let name = first.rsplit('/').next().unwrap_or(first);
-    let written = shell_syntax::writes::written(name, args);
+    let written = shell_syntax::writes::written(name, args, input);
     for path in &written.paths {
         found.write(path);
     }

@@ -15,6 +15,7 @@ pub mod glob;
 pub mod launchers;
 pub mod options;
 mod parallel;
+mod patches;
 mod scripts;
 pub mod smuggled;
 pub mod split;

@@ -4,7 +4,8 @@
 //! (the URL's name), `-w '%output{FILE}'` and its header, cookie and trace files; `wget`'s
 //! file (`-O`, else the URL's name), log, cookies and `-P` directory; the archive `tar
 //! -c`/`-r`/`-u` writes, its `--index-file`, and the directory `tar -x -C` (or
-//! `--one-top-level`) or `unzip -d` extracts into. A directory stands for what is written in
+//! `--one-top-level`) or `unzip -d` extracts into; what `patch` and `git apply` write
+//! ([`crate::patches`]). A directory stands for what is written in
 //! it: the gate cannot see an archive's members.
 //!
 //! Read leniently ([`crate::options::scan`]): an option value given in the next word may be
@@ -13,6 +14,7 @@
 //! gate cannot see (`curl -K`, `sed -f`), [`Written::unclear`] says so.
 
 use crate::options::{Wanted, scan};
+use crate::wrappers::Input;
 
 /// What a program writes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,9 +34,12 @@ impl Written {
     }
 }
 
-/// What the program called `name` (a base name) writes, given `args`.
-pub fn written(name: &str, args: &[String]) -> Written {
+/// What the program called `name` (a base name) writes, given `args` and what it reads on
+/// standard input (the diff `patch` and `git apply` apply, [`crate::patches`]).
+pub fn written(name: &str, args: &[String], input: Input<'_>) -> Written {
     match name {
+        "patch" | "gpatch" => crate::patches::patch(args, input),
+        "git" => crate::patches::git(args, input),
         "tee" | "sponge" => Written::paths(operands(args)),
         // The second operand: `uniq IN OUT`, `link FILE NEW`, `xxd -r IN OUT`.
         "uniq" | "link" | "xxd" => Written::paths(operands(args).into_iter().skip(1).collect()),
@@ -627,17 +632,18 @@ fn cargo(args: &[String]) -> Vec<String> {
 mod tests {
     use super::written;
     use crate::testing::words;
+    use crate::wrappers::Input;
 
     fn writes(line: &str) -> Vec<String> {
         let words = words(line);
         let (name, args) = words.split_first().expect("a command");
-        written(name, args).paths
+        written(name, args, Input::Unseen).paths
     }
 
     fn unclear(line: &str) -> bool {
         let words = words(line);
         let (name, args) = words.split_first().expect("a command");
-        written(name, args).unclear.is_some()
+        written(name, args, Input::Unseen).unclear.is_some()
     }
 
     #[test]
