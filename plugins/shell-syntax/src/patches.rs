@@ -1,8 +1,7 @@
 //! What applying a diff writes: `patch`, `git apply` and `git am` write the files their diff
-//! names. A diff given as the command's here-string (`<<< '...'`) is read for its names (`---
-//! a/x`, `+++ b/x`, `diff --git a/x b/x`, `rename to x`...); one in a file, a pipe or a
-//! here-document (whose body [`crate::split`] reads as lines of commands), or one holding an
-//! expansion, is [`Written::unclear`], unless the command names what it writes itself (`patch
+//! names. A diff given as the command's here-document or here-string is read for its names
+//! (`--- a/x`, `+++ b/x`, `diff --git a/x b/x`, `rename to x`...); one in a file or a pipe, or
+//! one holding an expansion, is [`Written::unclear`], unless the command names what it writes itself (`patch
 //! FILE`, `patch -o OUT`) or writes nothing (`git apply --check`).
 //!
 //! A name is written with its leading directories stripped as `-p` says, and with every

@@ -35,8 +35,10 @@ pub struct Simple {
     pub words: Vec<String>,
     /// The files it writes by redirection (`>`, `>>`, `>|`, `>&FILE`, `<>`).
     pub redirects: Vec<String>,
-    /// The text of its here-string (`<<< WORD`), when the last of its input redirections is
-    /// one; else what it reads comes from a pipe or a file the gate cannot see.
+    /// The text of its here-string (`<<< WORD`) or here-document (its body, read up to its
+    /// delimiter line; variables and substitutions in it not expanded), when the last of its
+    /// input redirections is one; else what it reads comes from a pipe or a file the gate
+    /// cannot see.
     pub here: Option<String>,
 }
 
@@ -90,8 +92,17 @@ struct Reader {
     /// The next word is a here-document's delimiter (`<<`; `<<-`: with its body's leading
     /// tabs stripped).
     delimiter_next: Option<bool>,
-    /// The here-documents whose bodies start after the current line: delimiter, tabs stripped.
-    heredocs: Vec<(String, bool)>,
+    /// The here-documents whose bodies start after the current line: delimiter, tabs stripped,
+    /// and the command that reads it (its place in `out` once ended, and the count of input
+    /// redirections it had made by then: a later one replaces the document).
+    heredocs: Vec<(String, bool, usize, usize)>,
+    /// Whether the here-document whose delimiter comes next is standard input (no descriptor
+    /// other than 0 before its `<<`).
+    delimiter_stdin: bool,
+    /// The input redirections of the current command so far.
+    inputs: usize,
+    /// For each command in `out`, how many input redirections it made.
+    inputs_of: Vec<usize>,
 }
 
 impl Reader {
@@ -100,7 +111,19 @@ impl Reader {
         if std::mem::take(&mut self.in_word) {
             let word = std::mem::take(&mut self.word);
             if let Some(tabs) = self.delimiter_next.take() {
-                self.heredocs.push((word.clone(), tabs));
+                // The count no command reaches when the document is not its standard input.
+                let nth = if self.delimiter_stdin {
+                    self.inputs + 1
+                } else {
+                    0
+                };
+                self.heredocs
+                    .push((word.clone(), tabs, self.out.len(), nth));
+            }
+            if let Some(Redirected::Input | Redirected::HereString | Redirected::ReadWrite) =
+                self.after
+            {
+                self.inputs += 1;
             }
             self.cur.add(word, self.after.take());
         }
@@ -110,8 +133,11 @@ impl Reader {
     /// delimiter line. Each body line is read as a line of its own (a shell reading the body
     /// runs it; a quote in one cannot reach past it) and, after its delimiter, the line goes
     /// on as commands.
+    /// The body becomes the text its command reads when it is that command's last input
+    /// redirection.
     fn heredoc_bodies(&mut self, chars: &mut Peekable<Chars<'_>>) {
-        for (delimiter, tabs) in std::mem::take(&mut self.heredocs) {
+        for (delimiter, tabs, command, nth) in std::mem::take(&mut self.heredocs) {
+            let mut body = String::new();
             while chars.peek().is_some() {
                 let line: String = chars.by_ref().take_while(|&c| c != '\n').collect();
                 let bare = if tabs {
@@ -122,7 +148,14 @@ impl Reader {
                 if bare == delimiter {
                     break;
                 }
+                body.push_str(bare);
+                body.push('\n');
                 self.nested.push(line);
+            }
+            if self.inputs_of.get(command) == Some(&nth)
+                && let Some(reader) = self.out.get_mut(command)
+            {
+                reader.here = Some(body);
             }
         }
     }
@@ -131,8 +164,15 @@ impl Reader {
     fn end_command(&mut self) {
         self.end_word();
         let cur = std::mem::take(&mut self.cur);
-        if !cur.is_empty() {
+        let inputs = std::mem::take(&mut self.inputs);
+        if cur.is_empty() {
+            // Nothing reads a here-document of a command with no words (`<<EOF;`): the place
+            // it was given is the next command's.
+            let next = self.out.len();
+            self.heredocs.retain(|(_, _, command, _)| *command != next);
+        } else {
             self.out.push(cur);
+            self.inputs_of.push(inputs);
         }
         self.after = None;
         // A `<<` with no word before the command ends has no body.
@@ -208,18 +248,26 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
             }
             '<' | '>' => {
                 // `2>x`, `0<x`: the digits before the operator are a descriptor, not a word.
+                let mut stdin = true;
                 if r.in_word && r.word.chars().all(|d| d.is_ascii_digit()) {
+                    stdin = r.word.trim_start_matches('0').is_empty();
                     r.word.clear();
                     r.in_word = false;
                 }
                 r.end_word();
                 let head: String = std::iter::once(c).chain(chars.clone()).take(3).collect();
-                let (what, len) = redirection(&head);
+                let (mut what, len) = redirection(&head);
                 for _ in 1..len {
                     chars.next();
                 }
+                // Text given to another descriptor (`3<<< x`, `3<<EOF`) is not what the command
+                // reads on standard input: as far as the gate knows, that is then unseen.
+                if what == Redirected::HereString && !stdin {
+                    what = Redirected::Input;
+                }
                 if what == Redirected::Input && head.starts_with("<<") {
                     r.delimiter_next = Some(head.starts_with("<<-"));
+                    r.delimiter_stdin = stdin;
                 }
                 r.after = Some(what);
             }
@@ -299,6 +347,31 @@ mod tests {
         assert_eq!(got, [vec!["cat"], vec!["rm", "-rf", "~"], vec!["its"]]);
         let got = words("bash <<-'END'\n\trm -rf ~\n\tEND\nls");
         assert_eq!(got, [vec!["bash"], vec!["ls"], vec!["rm", "-rf", "~"]]);
+    }
+
+    #[test]
+    fn a_here_document_is_what_its_command_reads() {
+        let here = |line: &str| -> Vec<Option<String>> {
+            split(line).into_iter().map(|s| s.here).collect()
+        };
+        let body = Some("a\n$x\n".to_owned());
+        assert_eq!(
+            here("patch -p1 <<'EOF'\na\n$x\nEOF"),
+            [body.clone(), None, None]
+        );
+        assert_eq!(here("patch <<-E | tee l\n\ta\n\t$x\n\tE")[0], body);
+        // The last input redirection wins; another descriptor's text is not standard input.
+        assert_eq!(here("patch <<E < x.diff\na\nE")[0], None);
+        assert_eq!(here("patch < x.diff <<E\na\nE")[0], Some("a\n".into()));
+        assert_eq!(here("patch 3<<E\na\nE")[0], None);
+        assert_eq!(here("patch 0<<E\na\nE")[0], Some("a\n".into()));
+        assert_eq!(here("cat x | xargs rm 3<<< '/tmp/a'")[1], None);
+        // A document given to no command is nobody's: not the next command's.
+        assert_eq!(here("<<E; patch < x.diff\na\nE")[0], None);
+        assert_eq!(
+            here("cat <<A; patch <<B\n1\nA\n2\nB")[..2],
+            [Some("1\n".into()), Some("2\n".into())]
+        );
     }
 
     #[test]
