@@ -93,16 +93,18 @@ pub fn check_action(
         .or_else(|| rules::programs(&runs, &found))
         .or_else(|| {
             writes.iter().find_map(|p| {
-                rules::outside_workspace(p, config).or_else(|| rules::protected_path(p, config))
+                rules::outside_workspace(p, config)
+                    .or_else(|| rules::protected_path(p, config, false))
             })
         })
         // What a command line writes is judged for protected paths only: a relative target
         // (`> out.log`) is where the tool runs it, in the workspace, and its mounts hold it.
         .or_else(|| {
-            found
-                .iter()
-                .flat_map(shell::Found::written)
-                .find_map(|p| rules::protected_path(&p, config))
+            found.iter().find_map(|f| {
+                f.written()
+                    .iter()
+                    .find_map(|p| rules::protected_path(p, config, f.dotglob))
+            })
         })
         .or_else(|| urls.iter().find_map(|u| rules::unknown_host(u, config)))
         .map_or(Verdict::Pass, Verdict::RequireApproval)

@@ -41,8 +41,8 @@ pub fn inside(path: &str, dir: &str) -> bool {
 ///
 /// `path` may hold globs (`.gi?/config`, `*/.envrc`): it is protected when a name it may
 /// match is. As bash globs by default, a name starting with `.` is matched only by a pattern
-/// that starts with one.
-pub fn protected(path: &str, entry: &str) -> bool {
+/// that starts with one; with `dotglob` (`shopt -s dotglob`, or `GLOBIGNORE` set) by any.
+pub fn protected(path: &str, entry: &str, dotglob: bool) -> bool {
     let path = path.to_ascii_lowercase();
     let entry = entry.to_ascii_lowercase();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
@@ -56,7 +56,10 @@ pub fn protected(path: &str, entry: &str) -> bool {
         let names: Vec<&str> = place.split('/').filter(|p| !p.is_empty()).collect();
         return path.starts_with('/')
             && parts.len() >= names.len()
-            && parts.iter().zip(&names).all(|(p, n)| may_name(p, n));
+            && parts
+                .iter()
+                .zip(&names)
+                .all(|(p, n)| may_name(p, n, dotglob));
     }
     let wanted: Vec<&str> = entry
         .split('/')
@@ -66,21 +69,21 @@ pub fn protected(path: &str, entry: &str) -> bool {
         && parts.windows(wanted.len()).any(|run| {
             run.iter()
                 .zip(&wanted)
-                .all(|(pattern, name)| may_name(pattern, name))
+                .all(|(pattern, name)| may_name(pattern, name, dotglob))
         })
 }
 
 /// Whether the path component `pattern` (a glob, or a name) may be `name`. A component the
 /// shell expands (`$d`, `$(...)`, a backtick) or an extglob group (`.@(git)`, which `glob`
 /// does not read) may be any name.
-fn may_name(pattern: &str, name: &str) -> bool {
+fn may_name(pattern: &str, name: &str, dotglob: bool) -> bool {
     if pattern.contains(['$', '`']) || extglob(pattern) {
         return true;
     }
     if !has_glob(pattern) {
         return pattern == name;
     }
-    (pattern.starts_with('.') || !name.starts_with('.')) && glob(pattern, name)
+    (dotglob || pattern.starts_with('.') || !name.starts_with('.')) && glob(pattern, name)
 }
 
 #[cfg(test)]
@@ -98,19 +101,20 @@ mod tests {
             at in 0usize..40,
             len in 1usize..4,
             star in any::<bool>(),
+            dotglob in any::<bool>(),
         ) {
             let path = format!("/workspace/{before}/{entry}");
             let protected_by = entry.split('/').next().unwrap_or(entry);
-            prop_assert!(protected(&path, protected_by));
+            prop_assert!(protected(&path, protected_by, false));
             let chars: Vec<char> = path.chars().collect();
             let start = at % chars.len();
             let end = (start + if star { len } else { 1 }).min(chars.len());
             let leading_dot = |i: usize| chars[i] == '.' && i > 0 && chars[i - 1] == '/';
-            prop_assume!((start..end).all(|i| chars[i] != '/' && !leading_dot(i)));
+            prop_assume!((start..end).all(|i| chars[i] != '/' && (dotglob || !leading_dot(i))));
             let mut glob: String = chars[..start].iter().collect();
             glob.push(if star { '*' } else { '?' });
             glob.extend(&chars[end..]);
-            prop_assert!(protected(&glob, protected_by), "{glob} by {protected_by}");
+            prop_assert!(protected(&glob, protected_by, dotglob), "{glob} by {protected_by}");
         }
     }
 
@@ -189,7 +193,7 @@ mod tests {
             ("/workspace/out.log", ".git/", false),
         ];
         for (path, entry, want) in cases {
-            assert_eq!(protected(path, entry), want, "{path} by {entry:?}");
+            assert_eq!(protected(path, entry, false), want, "{path} by {entry:?}");
         }
     }
 }

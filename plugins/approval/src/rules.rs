@@ -188,8 +188,9 @@ pub fn outside_workspace(path: &str, config: &Config) -> Option<String> {
 
 /// Rule 3b: `path`, written inside the workspace, is one of `protected_paths` or inside one:
 /// a file that configures what runs later, outside the sandbox (git hooks and config, direnv,
-/// editor tasks, CI workflows). A relative path is matched as written.
-pub fn protected_path(path: &str, config: &Config) -> Option<String> {
+/// editor tasks, CI workflows). A relative path is matched as written; its globs match names
+/// starting with `.` only with `dotglob` ([`paths::protected`]).
+pub fn protected_path(path: &str, config: &Config, dotglob: bool) -> Option<String> {
     let normal = paths::normalise(path).unwrap_or_else(|| path.to_owned());
     // `tee .env{rc,}` writes both names (each read after its expansion: `{.git/info,a}/../x`);
     // braces too many to expand may name anything.
@@ -200,10 +201,11 @@ pub fn protected_path(path: &str, config: &Config) -> Option<String> {
             .collect(),
         None => vec!["/$".repeat(16)],
     };
-    let entry = config
-        .protected_paths
-        .iter()
-        .find(|entry| expanded.iter().any(|one| paths::protected(one, entry)))?;
+    let entry = config.protected_paths.iter().find(|entry| {
+        expanded
+            .iter()
+            .any(|one| paths::protected(one, entry, dotglob))
+    })?;
     let as_written = if normal == path {
         String::new()
     } else {

@@ -32,6 +32,10 @@ pub struct Found {
     /// The directories a `cd`, `pushd` or a wrapper (`env -C DIR`, `sudo -D DIR`) moves to,
     /// once each: a relative write may land in any of them.
     pub dirs: Vec<String>,
+    /// Whether a command makes the shell's globs match names starting with `.` (`shopt -s
+    /// dotglob`, `bash -O dotglob`, or `GLOBIGNORE` set, which does the same): `*/config`
+    /// may then be `.git/config`. Where on the line it does so is not followed.
+    pub dotglob: bool,
 }
 
 impl Found {
@@ -63,6 +67,7 @@ impl Found {
         for dir in &other.dirs {
             self.dir(dir.clone());
         }
+        self.dotglob |= other.dotglob;
     }
 
     /// Add a directory moved to, once.
@@ -128,6 +133,7 @@ fn matches_at(
     if let Some(why) = shell_syntax::environment::changes_what_runs(words) {
         found.unclear(why);
     }
+    found.dotglob |= sets_dotglob(words);
     for line in shell_syntax::environment::lines_set(words) {
         line_at(&line, programs, depth + 1, found);
     }
@@ -224,6 +230,22 @@ fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) 
     for simple in split(line) {
         command_at(&simple, programs, depth, found);
     }
+}
+
+/// Whether the simple command `words` turns bash's `dotglob` on (`shopt -s dotglob`, `bash -O
+/// dotglob`) or sets `GLOBIGNORE` (by assignment, `export`, `read`...: any word naming it).
+fn sets_dotglob(words: &[String]) -> bool {
+    let shopt = words.iter().any(|w| w == "shopt") && words.iter().any(|w| w == "-s");
+    words.iter().enumerate().any(|(at, w)| {
+        w.strip_prefix("GLOBIGNORE")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['=', '+', '[']))
+            || w == "dotglob"
+                && (shopt
+                    || at
+                        .checked_sub(1)
+                        .and_then(|b| words.get(b))
+                        .is_some_and(|b| b == "-O"))
+    })
 }
 
 /// A program word the shell changes before it runs: a variable or a substitution, a glob or
