@@ -6,6 +6,14 @@ use std::process::Command;
 
 use super::{AuthoringError, Kind, SDK_DEPENDENCIES, SDK_FILES, WORKSPACE_LOCK};
 
+/// What `plugin build` adds to the project's cargo configuration: 1 MiB of heap in the memory
+/// the plugin starts with. wasm-ld gives it exactly its data and stack, so the first
+/// allocations of every call grow it, and the runtime's instance pool then changes the memory's
+/// protection twice per call (the shrink flushes every core's TLB): ~7% of a loaded daemon's
+/// CPU for one gate that did (docs/performance.md). The first-party plugins are built so too
+/// (`host/build/guests.rs`).
+const INITIAL_HEAP: &str = "target.wasm32-wasip2.rustflags=[\"-Clink-arg=--initial-heap=1048576\"]";
+
 /// The files of a new Rust project (all but `cases.json`).
 pub(super) fn files(name: &str, kind: Kind) -> Vec<(String, String)> {
     let crate_name = name.replace('-', "_");
@@ -69,7 +77,14 @@ pub(super) fn build(dir: &Path, target_dir: &Path, component: &str) -> Result<()
     }
     let status = Command::new("cargo")
         .current_dir(dir)
-        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--config",
+            INITIAL_HEAP,
+        ])
         .env("CARGO_TARGET_DIR", target_dir)
         .status()
         .map_err(|e| AuthoringError::Missing {
