@@ -232,19 +232,20 @@ fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) 
     }
 }
 
-/// Whether the simple command `words` turns bash's `dotglob` on (`shopt -s dotglob`, `bash -O
-/// dotglob`) or sets `GLOBIGNORE` (by assignment, `export`, `read`...: any word naming it).
+/// Whether the simple command `words` may turn bash's `dotglob` on: any word naming it,
+/// `GLOBIGNORE` (which does the same) or `BASHOPTS` (a new bash's options), however it is
+/// spelled around them (`shopt -qs dotglob`, `bash -eO dotglob`, `: ${GLOBIGNORE:=x}`);
+/// `shopt` given an expansion (`shopt -s $o`); an assignment to a name the shell expands
+/// (`declare $v=x`). `shopt -u dotglob` counts too: only ever more globs are judged wide.
 fn sets_dotglob(words: &[String]) -> bool {
-    let shopt = words.iter().any(|w| w == "shopt") && words.iter().any(|w| w == "-s");
-    words.iter().enumerate().any(|(at, w)| {
-        w.strip_prefix("GLOBIGNORE")
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['=', '+', '[']))
-            || w == "dotglob"
-                && (shopt
-                    || at
-                        .checked_sub(1)
-                        .and_then(|b| words.get(b))
-                        .is_some_and(|b| b == "-O"))
+    let shopt = words.iter().any(|w| w == "shopt");
+    words.iter().any(|w| {
+        ["dotglob", "GLOBIGNORE", "BASHOPTS"]
+            .iter()
+            .any(|name| w.contains(name))
+            || (shopt && w.contains(['$', '`']))
+            || w.split_once('=')
+                .is_some_and(|(name, _)| name.contains(['$', '`']))
     })
 }
 

@@ -82,6 +82,8 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("CARGO_REGISTRY_CREDENTIAL_PROVIDER", Runs::Line),
     ("CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", Runs::Unseen),
     ("CARGO_TARGET_DIR", Runs::Value("cargo --target-dir")),
+    ("CARGO_INSTALL_ROOT", Runs::Value("cargo --root")),
+    ("CARGO_DOC_BROWSER", Runs::Line),
     ("CARGO_BUILD_TARGET_DIR", Runs::Value("cargo --target-dir")),
     ("TAR_OPTIONS", Runs::Options("tar")),
     ("ZIPOPT", Runs::Options("zip")),
@@ -104,6 +106,10 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("GIT_DIR", Runs::Unseen),
     // cargo's own configuration (`config.toml`: runners, linkers, wrappers).
     ("CARGO_HOME", Runs::Unseen),
+    // The names `patch` gives its backups (`.e` + `nvrc`).
+    ("SIMPLE_BACKUP_SUFFIX", Runs::Unseen),
+    ("VERSION_CONTROL", Runs::Unseen),
+    ("PATCH_VERSION_CONTROL", Runs::Unseen),
     ("CURL_HOME", Runs::Unseen),
     ("WGETRC", Runs::Unseen),
 ];
@@ -138,8 +144,14 @@ fn read(word: &str) -> Option<(&str, Runs, &str)> {
             return Some((name, Runs::Program, value));
         }
     }
-    if name.starts_with("CARGO_REGISTRIES_") && name.ends_with("_CREDENTIAL_PROVIDER") {
+    if name.starts_with("CARGO_REGISTRIES_") && name.ends_with("_CREDENTIAL_PROVIDER")
+        || name.starts_with("CARGO_CREDENTIAL_ALIAS_")
+    {
         return Some((name, Runs::Line, value));
+    }
+    // A cargo alias may carry `--config` settings of its own.
+    if name.starts_with("CARGO_ALIAS_") {
+        return Some((name, Runs::Unseen, value));
     }
     let (_, runs) = VARIABLES.iter().find(|(n, _)| *n == name)?;
     Some((name, *runs, value))
@@ -283,6 +295,8 @@ mod tests {
         let why = |line: &str| changes_what_runs(&words(line));
         assert!(why("BASH_ENV=./x bash -c true").is_some_and(|w| w.contains("BASH_ENV")));
         assert!(why("CARGO_HOME=./h cargo build").is_some_and(|w| w.contains("CARGO_HOME")));
+        assert!(why("CARGO_ALIAS_B=run cargo b").is_some());
+        assert!(why("SIMPLE_BACKUP_SUFFIX=nvrc patch -b .e x.diff").is_some());
         assert!(why("GIT_CONFIG_COUNT=1 git log").is_some());
         assert!(why("export GIT_CONFIG_PARAMETERS=x").is_some());
         assert!(why("PAGER=cat git log").is_none());

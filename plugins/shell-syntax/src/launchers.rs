@@ -648,14 +648,12 @@ fn firejail(args: &[String]) -> Result<Runs, String> {
     firejail_runs(args).map(|runs| with_settings(settings, runs))
 }
 
-/// The file a `firejail` option reads settings from: `--profile=` or `--include=` naming a
-/// file (a path, or a name with an extension) rather than a profile it ships
-/// (`--profile=firefox`).
+/// The file a `firejail` option reads settings from: `--profile=` or `--include=`. Even a
+/// bare name (`--profile=git`) is read from the working directory first when a file of that
+/// name is there, which may be one the agent wrote.
 fn firejail_file(word: &str) -> Option<&str> {
-    let value = word
-        .strip_prefix("--profile=")
-        .or_else(|| word.strip_prefix("--include="))?;
-    value.contains(['/', '.', '$', '`', '~']).then_some(value)
+    word.strip_prefix("--profile=")
+        .or_else(|| word.strip_prefix("--include="))
 }
 
 /// What `firejail` runs, its `--env=` aside.
@@ -1163,7 +1161,8 @@ mod tests {
         assert!(asks("firejail --profile=/tmp/p git log"));
         assert!(asks("firejail --include=x.inc git log"));
         assert!(asks("firejail --profile=$P git log"));
-        assert_eq!(runs("firejail --profile=git git log"), command("git log"));
+        assert!(asks("firejail --profile=git git log"));
+        assert_eq!(runs("firejail --noprofile git log"), command("git log"));
         assert!(asks("firejail -x ls"));
 
         assert_eq!(

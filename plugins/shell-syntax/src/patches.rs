@@ -96,42 +96,87 @@ fn values<'a>(given: &'a [Given], short: &str, long: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// `patch`: its `-o`, `-r`, `-B`/`-Y` backup prefixes and the file it is told to patch; else
-/// the files the diff on its standard input names (unclear when that is not seen, or read with
-/// `-i`); all relative to `-d`.
+/// `patch`'s options that make backups, whose names it builds from prefixes and suffixes
+/// (`-b -z nvrc` backs `.e` up as `.envrc`; `-B`, `-Y`, `-V`; `SIMPLE_BACKUP_SUFFIX` is judged
+/// among the variables).
+const PATCH_BACKUPS: &[(&str, &str)] = &[
+    ("b", "backup"),
+    ("B", "prefix"),
+    ("Y", "basename-prefix"),
+    ("z", "suffix"),
+    ("V", "version-control"),
+];
+
+/// `patch`: its `-o`, `-r`, the file it is told to patch, and the files the diff on its
+/// standard input names (a git diff's copies and renames are written whatever file is named;
+/// unclear when the diff is not seen, or is read with `-i` or from a second operand); all under
+/// each `-d` in turn (each is a `chdir`). Backups ask; `--dry-run` writes nothing.
 pub fn patch(args: &[String], input: Input<'_>) -> Written {
     let (given, operands) = read(args, PATCH_VALUED, PATCH_VALUED_LONG);
-    let mut paths: Vec<String> = ["output", "reject-file", "prefix", "basename-prefix"]
+    if flag(&given, "", "dry-run") {
+        return Written::default();
+    }
+    let mut paths: Vec<String> = ["output", "reject-file"]
         .iter()
-        .zip(["o", "r", "B", "Y"])
+        .zip(["o", "r"])
         .flat_map(|(long, short)| values(&given, short, long))
         .filter(|v| *v != "-")
         .map(str::to_owned)
         .collect();
+    paths.extend(operands.first().cloned());
     let strip = values(&given, "p", "strip")
         .last()
         .and_then(|p| p.parse().ok());
     let mut unclear = None;
-    if let Some(original) = operands.first() {
-        paths.push(original.clone());
-    } else if values(&given, "o", "output").is_empty() {
-        match (values(&given, "i", "input").is_empty(), seen(input)) {
-            (true, Some(diff)) => paths.extend(named(diff, strip)),
-            _ => {
-                unclear = Some(
-                    "`patch` writes the files its diff names, and this gate cannot see the diff"
-                        .to_owned(),
-                );
-            }
+    let to_output = !values(&given, "o", "output").is_empty();
+    let from_file = !values(&given, "i", "input").is_empty() || operands.len() > 1;
+    match seen(input).filter(|_| !from_file) {
+        Some(diff) => match named(diff, strip) {
+            Ok(names) if !to_output => paths.extend(names),
+            Ok(_) => {}
+            Err(why) => unclear = Some(format!("`patch`: {why}")),
+        },
+        None => {
+            unclear = Some(
+                "`patch` writes the files its diff names, and this gate cannot see the diff"
+                    .to_owned(),
+            );
         }
     }
-    let dir = values(&given, "d", "directory")
-        .last()
-        .map(|d| (*d).to_owned());
-    Written {
-        paths: within(dir.as_deref(), paths),
-        unclear,
+    if PATCH_BACKUPS
+        .iter()
+        .any(|(short, long)| flag(&given, short, long))
+    {
+        unclear = Some(
+            "`patch` names its backups from prefixes and suffixes this gate does not follow"
+                .to_owned(),
+        );
     }
+    let mut dirs = values(&given, "d", "directory");
+    dirs.reverse();
+    let paths = dirs
+        .into_iter()
+        .fold(paths, |paths, dir| within(Some(dir), paths));
+    Written { paths, unclear }
+}
+
+/// Whether the flag with the letter `short` or a long name of which the word given is a prefix
+/// is on: given last without `no-` (`--no-check` turns `--check` off).
+fn flag(given: &[Given], short: &str, long: &str) -> bool {
+    let mut on = false;
+    for (name, _) in given {
+        if (!short.is_empty() && name == short)
+            || (name.len() > 1 && long.starts_with(name.as_str()))
+        {
+            on = true;
+        } else if name
+            .strip_prefix("no-")
+            .is_some_and(|n| !n.is_empty() && long.starts_with(n))
+        {
+            on = false;
+        }
+    }
+    on
 }
 
 /// git's options before its subcommand that take the next word as their value.
@@ -143,12 +188,28 @@ const GIT_VALUED: &[&str] = &[
     "--namespace",
     "--config-env",
     "--super-prefix",
+    "--attr-source",
+    "--shallow-file",
+    "--list-cmds",
+];
+
+/// `git apply`'s and `git am`'s long options that take a value, given in the next word.
+const GIT_APPLY_VALUED: &[&str] = &[
+    "directory",
+    "include",
+    "exclude",
+    "whitespace",
+    "build-fake-ancestor",
+    "patch-format",
+    "resolvemsg",
+    "quoted-cr",
+    "empty",
 ];
 
 /// `git apply` and `git am`: the files the diff on standard input names (`-p`, default 1;
-/// under `--directory` and `git -C`); with diff files as operands, unclear. `git apply
+/// under `--directory` and each `git -C`); with diff files as operands, unclear. `git apply
 /// --check`, `--stat`, `--numstat`, `--summary` (without `--apply`) and `--cached` write no
-/// file of the work tree. Any other subcommand: nothing here.
+/// file of the work tree, nor does `git am --abort`. Any other subcommand: nothing here.
 pub fn git(args: &[String], input: Input<'_>) -> Written {
     let mut dirs = Vec::new();
     let mut at = 0;
@@ -166,38 +227,44 @@ pub fn git(args: &[String], input: Input<'_>) -> Written {
         return Written::default();
     }
     let rest = args.get(at + 1..).unwrap_or_default();
-    let (given, operands) = read(rest, "pC", &["directory", "include", "exclude"]);
-    let has = |long: &str| {
-        given
-            .iter()
-            .any(|(name, _)| name.len() > 1 && long.starts_with(name))
-    };
+    let (given, operands) = read(rest, "pC", GIT_APPLY_VALUED);
+    let on = |long: &str| flag(&given, "", long);
     let reports_only = ["check", "stat", "numstat", "summary"]
         .iter()
-        .any(|l| has(l));
-    if subcommand == Some("apply") && (has("cached") || reports_only && !has("apply")) {
+        .any(|l| on(l));
+    if subcommand == Some("apply") && (on("cached") || reports_only && !on("apply")) {
         return Written::default();
     }
     // Ending a series (`--abort` puts back what was there before it) applies no new diff.
     if subcommand == Some("am")
         && ["abort", "quit", "show-current-patch"]
             .iter()
-            .any(|l| has(l))
+            .any(|l| on(l))
     {
         return Written::default();
     }
+    let unseen = |why: &str| Written {
+        paths: Vec::new(),
+        unclear: Some(format!(
+            "`git {}` writes the files its diff names, and {why}",
+            subcommand.unwrap_or_default()
+        )),
+    };
+    let Some(diff) = seen(input).filter(|_| operands.is_empty()) else {
+        return unseen("this gate cannot see the diff");
+    };
+    // A mail's body may be encoded (quoted-printable, base64): `git am` decodes the names.
+    if subcommand == Some("am")
+        && diff
+            .to_ascii_lowercase()
+            .contains("content-transfer-encoding")
+    {
+        return unseen("the mail's encoding hides them from this gate");
+    }
     let strip = values(&given, "p", "").last().and_then(|p| p.parse().ok());
-    let mut paths = match seen(input) {
-        Some(diff) if operands.is_empty() => named(diff, Some(strip.unwrap_or(1))),
-        _ => {
-            return Written {
-                paths: Vec::new(),
-                unclear: Some(format!(
-                    "`git {}` writes the files its diff names, and this gate cannot see the diff",
-                    subcommand.unwrap_or_default()
-                )),
-            };
-        }
+    let mut paths = match named(diff, Some(strip.unwrap_or(1))) {
+        Ok(paths) => paths,
+        Err(why) => return unseen(&why),
     };
     if let Some(root) = values(&given, "", "directory").last() {
         paths = within(Some(root), paths);
@@ -211,17 +278,17 @@ pub fn git(args: &[String], input: Input<'_>) -> Written {
     }
 }
 
-/// The diff `input` gives, when the gate sees all of it: a variable or a substitution in it
-/// (`<<< "$DIFF"`) may stand for any diff.
+/// The diff `input` gives, when the gate sees it ([`crate::split`] gives no text for a
+/// here-string or an unquoted here-document the shell would expand).
 fn seen(input: Input<'_>) -> Option<&str> {
     match input {
-        Input::Text(text) if !text.contains(['$', '`']) => Some(text),
+        Input::Text(text) => Some(text),
         _ => None,
     }
 }
 
 /// `paths`, the relative ones put under `dir`.
-fn within(dir: Option<&str>, paths: Vec<String>) -> Vec<String> {
+pub(crate) fn within(dir: Option<&str>, paths: Vec<String>) -> Vec<String> {
     let Some(dir) = dir else {
         return paths;
     };
@@ -237,49 +304,81 @@ fn within(dir: Option<&str>, paths: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// The most names of a diff, and components of one name, read; past them the diff asks
+/// (reading every strip of every name costs their product).
+const MAX_NAMES: usize = 4096;
+const MAX_COMPONENTS: usize = 64;
+
 /// The files the diff `text` names, each with `strip` leading directories taken away, or with
-/// every number of them when `strip` is not known.
-fn named(text: &str, strip: Option<usize>) -> Vec<String> {
-    let mut names = Vec::new();
+/// every number of them when `strip` is not known. Headers are read as GNU patch reads them:
+/// after leading blanks (and a mail's `X`), the name up to a tab, and up to its first blank
+/// too. A name in C quotes with an escape, or past the bounds above, is an error.
+fn named(text: &str, strip: Option<usize>) -> Result<Vec<String>, String> {
+    let mut names = std::collections::BTreeSet::new();
     for line in text.lines() {
-        let line = line.trim_end_matches('\r');
+        let line = line.trim_end_matches('\r').trim_start();
+        let line = line.strip_prefix('X').unwrap_or(line);
         if let Some(pair) = line.strip_prefix("diff --git ") {
             names.extend(pair.split(' ').map(unquoted));
             continue;
         }
-        let header = ["--- ", "+++ ", "*** ", "Index: ", "rename to ", "copy to "]
+        let header = ["---", "+++", "***", "Index:", "rename to", "copy to"]
             .iter()
-            .find_map(|h| line.strip_prefix(h));
+            .find_map(|h| line.strip_prefix(h))
+            .filter(|rest| rest.starts_with([' ', '\t']));
         if let Some(name) = header {
-            // A timestamp follows a tab; a context diff's hunk header (`*** 1,3 ****`) is
-            // read as a name, which only adds one.
-            names.push(unquoted(name.split('\t').next().unwrap_or(name)));
+            // A timestamp follows a tab; a context diff's hunk header (`*** 1,3 ****`) and a
+            // removed or added line starting with `-- `/`++ ` are read as names, which only
+            // adds some.
+            let name = name.trim_start();
+            let to_tab = name.split('\t').next().unwrap_or(name);
+            names.insert(unquoted(to_tab));
+            if let Some(to_blank) = to_tab.split(' ').next().filter(|w| *w != to_tab) {
+                names.insert(unquoted(to_blank));
+            }
+        }
+        if names.len() > MAX_NAMES {
+            return Err(format!("its diff names more than {MAX_NAMES} files"));
         }
     }
-    let mut paths = Vec::new();
-    for name in names.iter().filter(|n| !n.is_empty() && *n != "/dev/null") {
+    let mut paths = std::collections::BTreeSet::new();
+    for name in &names {
+        let name = name.as_ref().map_err(Clone::clone)?;
+        if name.is_empty() || name == "/dev/null" {
+            continue;
+        }
         let parts: Vec<&str> = name.split('/').collect();
+        if parts.len() > MAX_COMPONENTS {
+            return Err(format!(
+                "a name in its diff has more than {MAX_COMPONENTS} parts"
+            ));
+        }
         let strips: Vec<usize> = match strip {
             Some(n) => vec![n],
             None => (0..parts.len()).collect(),
         };
         for n in strips {
             let kept = parts.get(n..).unwrap_or_default().join("/");
-            if !kept.is_empty() && !paths.contains(&kept) {
-                paths.push(kept);
+            if !kept.is_empty() {
+                paths.insert(kept);
             }
         }
     }
-    paths
+    Ok(paths.into_iter().collect())
 }
 
-/// A name as a diff writes it, its quotes taken away (`"a/x y"`; git quotes names with
-/// unusual characters and escapes them, which only the escapes' letters are kept of).
-fn unquoted(name: &str) -> String {
+/// A name as a diff writes it, its quotes taken away (`"a/x y"`). git and GNU patch decode C
+/// escapes in a quoted name (`\056` is `.`), which this gate does not: such a name is an error.
+fn unquoted(name: &str) -> Result<String, String> {
     let name = name.trim();
-    name.strip_prefix('"')
-        .and_then(|n| n.strip_suffix('"'))
-        .map_or_else(|| name.to_owned(), |n| n.replace('\\', ""))
+    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(inner) if inner.contains('\\') => Err(format!(
+            "its diff names `{}` with escapes this gate does not decode",
+            crate::launchers::shown(name)
+        )),
+        Some(inner) => Ok(inner.to_owned()),
+        None => Ok(name.to_owned()),
+    }
 }
 
 #[cfg(test)]
@@ -302,8 +401,7 @@ mod tests {
         let (paths, unclear) = patched("-p1", Input::Text(DIFF));
         assert_eq!(paths, [".envrc"]);
         assert!(!unclear);
-        assert!(patched("-p1", Input::Text("$DIFF")).1);
-        assert!(patched("-p1", Input::Text(crate::split::SUBSTITUTION)).1);
+
         let (paths, _) = patched(
             "",
             Input::Text("--- x/.git/hooks/a\t2020\n+++ y/.git/hooks/a\n"),
@@ -311,18 +409,48 @@ mod tests {
         assert!(paths.contains(&".git/hooks/a".to_owned()), "{paths:?}");
         assert!(patched("-p1", Input::Unseen).1);
         assert!(patched("-p1 -i fix.diff", Input::Text(DIFF)).1);
+        // A file named to patch still leaves a git diff's copies and renames written; the
+        // diff in a second operand is not seen.
         assert_eq!(
             patched("src/a.c fix.diff", Input::Unseen),
-            (vec!["src/a.c".into()], false)
+            (vec!["src/a.c".into()], true)
+        );
+        let copy = "diff --git a/src/a.c b/.envrc\ncopy from src/a.c\ncopy to .envrc\n";
+        assert!(
+            patched("-p1 src/a.c", Input::Text(copy))
+                .0
+                .contains(&".envrc".to_owned())
         );
         assert_eq!(
-            patched("-o out.c", Input::Unseen),
+            patched("-o out.c", Input::Text(DIFF)),
             (vec!["out.c".into()], false)
         );
+        assert!(patched("-o out.c", Input::Unseen).1);
         let (paths, _) = patched("-d sub -p1 -r .git/r", Input::Text(DIFF));
         assert_eq!(paths, ["sub/.git/r", "sub/.envrc"]);
         let (paths, _) = patched("--dir=.git --strip 0", Input::Text("+++ config\n"));
         assert_eq!(paths, [".git/config"]);
+        // Each -d is a chdir.
+        let (paths, _) = patched("-d .git -d hooks -p1", Input::Text("+++ b/pre-commit\n"));
+        assert_eq!(paths, [".git/hooks/pre-commit"]);
+        // Headers as GNU patch reads them: a tab after +++, a blank ending the name, indented,
+        // a mail's X; C-quoted names with escapes ask.
+        for header in ["+++\t.envrc", "+++ .envrc x", "  +++ .envrc", "X+++ .envrc"] {
+            let (paths, _) = patched("-p0", Input::Text(header));
+            assert!(paths.contains(&".envrc".to_owned()), "{header}: {paths:?}");
+        }
+        assert!(patched("-p1", Input::Text("+++ \"b/.e\\156vrc\"\n")).1);
+        // Backups ask; a dry run writes nothing.
+        assert!(patched("-b -z nvrc -p0", Input::Text("+++ .e\n")).1);
+        assert!(patched("--backup -p0", Input::Text("+++ .e\n")).1);
+        assert_eq!(patched("--dry-run -p1", Input::Unseen), (vec![], false));
+        // Bounded work: too many names, or too deep a name, asks.
+        let deep = format!("+++ {}x\n", "a/".repeat(100));
+        assert!(patched("", Input::Text(&deep)).1);
+        let many = "+++ x\n".repeat(5000);
+        assert!(!patched("", Input::Text(&many)).1, "one name, many times");
+        let many: String = (0..5000).map(|i| format!("+++ f{i}\n")).collect();
+        assert!(patched("", Input::Text(&many)).1);
     }
 
     #[test]
@@ -361,5 +489,24 @@ mod tests {
         assert_eq!(applied("log -p", Input::Unseen), (vec![], false));
         assert_eq!(applied("am --abort", Input::Unseen), (vec![], false));
         assert!(applied("am --continue", Input::Unseen).1);
+        // Global options with a value; a negated --check or --cached applies.
+        assert_eq!(
+            applied("--attr-source HEAD apply", Input::Text(DIFF)).0,
+            [".envrc"]
+        );
+        assert_eq!(
+            applied("apply --check --no-check", Input::Text(DIFF)).0,
+            [".envrc"]
+        );
+        assert_eq!(
+            applied("apply --cached --no-cached", Input::Text(DIFF)).0,
+            [".envrc"]
+        );
+        assert_eq!(
+            applied("apply --whitespace fix", Input::Text(DIFF)),
+            (vec![".envrc".into()], false)
+        );
+        assert!(applied("am", Input::Text("Content-Transfer-Encoding: base64\n")).1);
+        assert!(applied("apply", Input::Text("diff --git \"a/\\056git/x\" b/y\n")).1);
     }
 }

@@ -255,6 +255,8 @@ fn cargo(args: &[String]) -> Result<(), String> {
             .into_iter()
             .map(|p| p.to_ascii_lowercase().replace('_', "-"))
             .collect();
+        // A quoted part may hold escapes (`"\u0072unner"`), which this gate does not decode.
+        let escaped = parts.iter().any(|p| p.contains('\\'));
         let table = value.trim_start().starts_with('{');
         let risky = CARGO_RISKY_KEYS.iter().any(|pattern| {
             let matching = pattern.iter().zip(&parts).all(|(p, k)| *p == "*" || p == k);
@@ -271,7 +273,7 @@ fn cargo(args: &[String]) -> Result<(), String> {
             }
             _ => false,
         };
-        if risky || sets_judged {
+        if risky || sets_judged || escaped {
             return Err(format!(
                 "its setting `{}` names a program (or configuration) that cargo runs when it \
                  needs it, which this gate does not follow",
@@ -750,6 +752,9 @@ mod tests {
         ));
         assert!(asks("cargo build --config env.git_ssh_command=x"));
         assert!(asks("cargo build --config ../c.toml"));
+        assert!(asks(
+            "cargo run --config 'target.x86_64-unknown-linux-gnu.\"\\u0072unner\"=\"sudo\"'"
+        ));
         assert_eq!(runs("cargo build --config env.RUST_LOG=debug"), None);
         assert_eq!(runs("cargo build --config 'profile.dev.opt-level=3'"), None);
         assert_eq!(runs("cargo run -- --config x"), None);

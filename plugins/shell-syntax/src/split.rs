@@ -78,6 +78,32 @@ pub fn split(line: &str) -> Vec<Simple> {
     out
 }
 
+/// Whether `word` is bash's `{name}` before a redirection: a new descriptor, its number put in
+/// the variable.
+fn is_named_fd(word: &str) -> bool {
+    word.strip_prefix('{')
+        .and_then(|w| w.strip_suffix('}'))
+        .is_some_and(|name| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+/// A here-document whose body is still to be read.
+struct Heredoc {
+    /// The line that ends it.
+    delimiter: String,
+    /// Whether its body's leading tabs are stripped (`<<-`).
+    tabs: bool,
+    /// Whether its delimiter was quoted: the shell then expands nothing in the body.
+    quoted: bool,
+    /// The command that reads it: its place in `out` once ended.
+    command: usize,
+    /// The count of input redirections that command had made with it: a later one replaces
+    /// it (0: it is given to another descriptor than standard input).
+    nth: usize,
+}
+
 /// The word being read and the command it goes into.
 #[derive(Default)]
 struct Reader {
@@ -92,15 +118,21 @@ struct Reader {
     /// The next word is a here-document's delimiter (`<<`; `<<-`: with its body's leading
     /// tabs stripped).
     delimiter_next: Option<bool>,
-    /// The here-documents whose bodies start after the current line: delimiter, tabs stripped,
-    /// and the command that reads it (its place in `out` once ended, and the count of input
-    /// redirections it had made by then: a later one replaces the document).
-    heredocs: Vec<(String, bool, usize, usize)>,
+    /// The here-documents whose bodies start after the current line.
+    heredocs: Vec<Heredoc>,
     /// Whether the here-document whose delimiter comes next is standard input (no descriptor
     /// other than 0 before its `<<`).
     delimiter_stdin: bool,
     /// The input redirections of the current command so far.
     inputs: usize,
+    /// The current word has quotes or a backslash in it (a here-document delimiter so written
+    /// keeps its body as written).
+    quoted: bool,
+    /// The current word has an expansion the shell makes (`$`, a substitution) outside single
+    /// quotes: a here-string so written reads what the gate cannot see.
+    expands: bool,
+    /// The next redirection changes standard input whatever its operator (`0>&3`, `0>f`).
+    stdin_next: bool,
     /// For each command in `out`, how many input redirections it made.
     inputs_of: Vec<usize>,
 }
@@ -108,24 +140,39 @@ struct Reader {
 impl Reader {
     /// End the current word; a word after `>` or `<` is a redirection's, not an argument.
     fn end_word(&mut self) {
+        let quoted = std::mem::take(&mut self.quoted);
+        let expands = std::mem::take(&mut self.expands);
         if std::mem::take(&mut self.in_word) {
             let word = std::mem::take(&mut self.word);
             if let Some(tabs) = self.delimiter_next.take() {
-                // The count no command reaches when the document is not its standard input.
-                let nth = if self.delimiter_stdin {
-                    self.inputs + 1
-                } else {
-                    0
-                };
-                self.heredocs
-                    .push((word.clone(), tabs, self.out.len(), nth));
+                self.heredocs.push(Heredoc {
+                    delimiter: word.clone(),
+                    tabs,
+                    quoted,
+                    command: self.out.len(),
+                    // The count no command reaches when the document is not its standard input.
+                    nth: if self.delimiter_stdin {
+                        self.inputs + 1
+                    } else {
+                        0
+                    },
+                });
             }
-            if let Some(Redirected::Input | Redirected::HereString | Redirected::ReadWrite) =
-                self.after
+            let mut after = self.after.take();
+            // A here-string holding an expansion is text the gate cannot see.
+            if after == Some(Redirected::HereString) && expands {
+                after = Some(Redirected::Input);
+            }
+            if std::mem::take(&mut self.stdin_next) {
+                // `0>&3`, `0>f`: standard input is moved, whatever the operator does besides.
+                self.cur.here = None;
+                self.inputs += 1;
+            } else if let Some(Redirected::Input | Redirected::HereString | Redirected::ReadWrite) =
+                after
             {
                 self.inputs += 1;
             }
-            self.cur.add(word, self.after.take());
+            self.cur.add(word, after);
         }
     }
 
@@ -135,25 +182,33 @@ impl Reader {
     /// on as commands.
     /// The body becomes the text its command reads when it is that command's last input
     /// redirection.
+    /// A body the gate cannot take as written is none: one whose delimiter line never comes
+    /// (cut short, as inside a substitution the gate ended at a `)` of the body), or one the
+    /// shell expands (an unquoted delimiter) holding `$`, a backquote or a backslash.
     fn heredoc_bodies(&mut self, chars: &mut Peekable<Chars<'_>>) {
-        for (delimiter, tabs, command, nth) in std::mem::take(&mut self.heredocs) {
+        for doc in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
+            let mut ended = false;
             while chars.peek().is_some() {
                 let line: String = chars.by_ref().take_while(|&c| c != '\n').collect();
-                let bare = if tabs {
+                let bare = if doc.tabs {
                     line.trim_start_matches('\t')
                 } else {
                     &line
                 };
-                if bare == delimiter {
+                if bare == doc.delimiter {
+                    ended = true;
                     break;
                 }
                 body.push_str(bare);
                 body.push('\n');
                 self.nested.push(line);
             }
-            if self.inputs_of.get(command) == Some(&nth)
-                && let Some(reader) = self.out.get_mut(command)
+            let as_written = doc.quoted || !body.contains(['$', '`', '\\']);
+            if ended
+                && as_written
+                && self.inputs_of.get(doc.command) == Some(&doc.nth)
+                && let Some(reader) = self.out.get_mut(doc.command)
             {
                 reader.here = Some(body);
             }
@@ -169,7 +224,9 @@ impl Reader {
             // Nothing reads a here-document of a command with no words (`<<EOF;`): the place
             // it was given is the next command's.
             let next = self.out.len();
-            self.heredocs.retain(|(_, _, command, _)| *command != next);
+            while self.heredocs.last().is_some_and(|doc| doc.command == next) {
+                self.heredocs.pop();
+            }
         } else {
             self.out.push(cur);
             self.inputs_of.push(inputs);
@@ -181,6 +238,7 @@ impl Reader {
 
     /// A substitution whose text is `inner`: judged on its own, unknown in its word.
     fn substitution(&mut self, inner: String) {
+        self.expands = true;
         self.nested.push(inner);
         self.word.push_str(SUBSTITUTION);
         self.in_word = true;
@@ -207,15 +265,18 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                 // A backslash at the very end stands for itself.
                 r.word.push(chars.next().unwrap_or('\\'));
                 r.in_word = true;
+                r.quoted = true;
             }
             // A comment, to the end of its line (a backslash there joins nothing).
             '#' if !r.in_word => while chars.next_if(|&c| c != '\n').is_some() {},
             '\'' => {
                 r.in_word = true;
+                r.quoted = true;
                 r.word.extend(chars.by_ref().take_while(|&c| c != '\''));
             }
             '"' => {
                 r.in_word = true;
+                r.quoted = true;
                 while let Some(c) = chars.next() {
                     match c {
                         '"' => break,
@@ -228,7 +289,10 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                             chars.next();
                             r.substitution(until_close(&mut chars));
                         }
-                        c => r.word.push(c),
+                        c => {
+                            r.expands |= c == '$';
+                            r.word.push(c);
+                        }
                     }
                 }
             }
@@ -247,14 +311,23 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                 r.word.push(')');
             }
             '<' | '>' => {
-                // `2>x`, `0<x`: the digits before the operator are a descriptor, not a word.
-                let mut stdin = true;
-                if r.in_word && r.word.chars().all(|d| d.is_ascii_digit()) {
-                    stdin = r.word.trim_start_matches('0').is_empty();
-                    r.word.clear();
+                // `2>x`, `0<x`, `{fd}<x`: the digits (or the `{name}` bash gives a new
+                // descriptor) before the operator are a descriptor, not a word.
+                let mut fd = None;
+                if r.in_word && (r.word.chars().all(|d| d.is_ascii_digit()) || is_named_fd(&r.word))
+                {
+                    fd = Some(std::mem::take(&mut r.word));
                     r.in_word = false;
+                    r.quoted = false;
+                    r.expands = false;
                 }
                 r.end_word();
+                let zero = fd
+                    .as_deref()
+                    .is_some_and(|d| !d.is_empty() && d.trim_start_matches('0').is_empty());
+                // `<` is standard input's unless another descriptor is named; `>` only when 0 is.
+                let stdin = if c == '<' { fd.is_none() || zero } else { zero };
+                r.stdin_next = c == '>' && zero;
                 let head: String = std::iter::once(c).chain(chars.clone()).take(3).collect();
                 let (mut what, len) = redirection(&head);
                 for _ in 1..len {
@@ -278,6 +351,7 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
             ';' | '&' | '|' | '(' | ')' => r.end_command(),
             c if c.is_whitespace() => r.end_word(),
             c => {
+                r.expands |= c == '$';
                 r.word.push(c);
                 r.in_word = true;
             }
@@ -359,7 +433,7 @@ mod tests {
             here("patch -p1 <<'EOF'\na\n$x\nEOF"),
             [body.clone(), None, None]
         );
-        assert_eq!(here("patch <<-E | tee l\n\ta\n\t$x\n\tE")[0], body);
+        assert_eq!(here("patch <<-'E' | tee l\n\ta\n\t$x\n\tE")[0], body);
         // The last input redirection wins; another descriptor's text is not standard input.
         assert_eq!(here("patch <<E < x.diff\na\nE")[0], None);
         assert_eq!(here("patch < x.diff <<E\na\nE")[0], Some("a\n".into()));
@@ -372,6 +446,21 @@ mod tests {
             here("cat <<A; patch <<B\n1\nA\n2\nB")[..2],
             [Some("1\n".into()), Some("2\n".into())]
         );
+        // Named descriptors and a moved standard input.
+        assert_eq!(here("cat x | xargs rm -rf {fd}<<< /tmp/a")[1], None);
+        assert_eq!(split("patch {fd}</dev/null")[0].words, ["patch"]);
+        assert_eq!(here("xargs rm 3<&0 <<< /tmp/a 0>&3")[0], None);
+        assert_eq!(here("patch 3<e.diff <<'E' 0>&3\na\nE")[0], None);
+        assert_eq!(here("xargs rm <<< /tmp/a 2>&1")[0], Some("/tmp/a".into()));
+        // What the shell expands in an unquoted document, or a here-string, is not seen.
+        assert_eq!(here("bash <<E\necho $x\nE")[0], None);
+        assert_eq!(here("xargs rm -rf <<E\n/ro\\\not\nE")[0], None);
+        assert_eq!(here("bash <<'E'\necho $x\nE")[0], Some("echo $x\n".into()));
+        assert_eq!(here("bash <<\\E\necho $x\nE")[0], Some("echo $x\n".into()));
+        assert_eq!(here("bash <<< \"echo $x\"")[0], None);
+        assert_eq!(here("bash <<< 'echo $x'")[0], Some("echo $x".into()));
+        // A body whose delimiter never comes is not taken (a `)` in it ended a substitution).
+        assert_eq!(here("echo $(xargs rm -rf <<'E'\n)\n/usr\nE\n)")[1], None);
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn written(name: &str, args: &[String], input: Input<'_>) -> Written {
         "tar" | "gtar" | "bsdtar" => Written::paths(tar(args)),
         "unzip" => Written::paths(values(args, &[Wanted::new("", 0, Some('d'))], "")),
         "systemd-run" | "run0" => Written::paths(unit_output(args)),
-        "cargo" => Written::paths(cargo(args)),
+        "cargo" => cargo(args),
         _ => Written::default(),
     }
 }
@@ -593,14 +593,23 @@ const CARGO: &[Wanted] = &[
 ];
 
 /// `cargo`: where it builds (`--target-dir`, `--artifact-dir`, `--out-dir`, `--root`, and
-/// `--config build.target-dir=`), and the crate `new` or `init` makes.
-fn cargo(args: &[String]) -> Vec<String> {
+/// `--config build.target-dir=`), and the crate `new` or `init` makes; all under `-C DIR`. A
+/// setting naming `target-dir` otherwise (`build={target-dir="..."}`) is unclear.
+fn cargo(args: &[String]) -> Written {
     let mut paths = values(args, CARGO, "");
+    let mut unclear = None;
     for setting in values(args, &[Wanted::new("config", 6, None)], "") {
-        if let Some((key, value)) = setting.split_once('=')
-            && key.replace(['"', '\'', ' '], "") == "build.target-dir"
-        {
-            paths.push(value.trim().trim_matches(['"', '\'']).to_owned());
+        match setting.split_once('=') {
+            Some((key, value)) if key.replace(['"', '\'', ' '], "") == "build.target-dir" => {
+                paths.push(value.trim().trim_matches(['"', '\'']).to_owned());
+            }
+            _ if setting.contains("target-dir") || setting.contains("target_dir") => {
+                unclear = Some(format!(
+                    "`cargo`: its setting `{}` names where it builds as this gate does not read",
+                    crate::launchers::shown(&setting)
+                ));
+            }
+            _ => {}
         }
     }
     // Its subcommand: the first word that is no option, past the values of its global options.
@@ -625,7 +634,11 @@ fn cargo(args: &[String]) -> Vec<String> {
             paths.push(word.clone());
         }
     }
-    paths
+    let dir = values(args, &[Wanted::new("", 0, Some('C'))], "").pop();
+    Written {
+        paths: crate::patches::within(dir.as_deref(), paths),
+        unclear,
+    }
 }
 
 #[cfg(test)]
@@ -667,6 +680,10 @@ mod tests {
         assert_eq!(writes("cargo init"), Vec::<String>::new());
         assert!(writes("cargo build --features new --bin x").is_empty());
         assert!(writes("cargo run -- new x").is_empty());
+        assert_eq!(writes("cargo -C .git new x"), [".git/x"]);
+        assert!(unclear(
+            "cargo build --config 'build={target-dir=\".git\"}'"
+        ));
         assert_eq!(
             writes("systemd-run -p StandardError=truncate:/w/.envrc -pStandardOutput=file:/o x"),
             ["/w/.envrc", "/o"]
