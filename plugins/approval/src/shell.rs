@@ -238,14 +238,31 @@ fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) 
 /// `shopt` given an expansion (`shopt -s $o`); an assignment to a name the shell expands
 /// (`declare $v=x`). `shopt -u dotglob` counts too: only ever more globs are judged wide.
 fn sets_dotglob(words: &[String]) -> bool {
-    let shopt = words.iter().any(|w| w == "shopt");
+    let program = words.get(program_start(words)).map(String::as_str);
+    // Builtins that set a variable named by an operand, which may be built at run time
+    // (`printf -v "${v}NORE" x`, `read "$n"`, `declare -n r="$n"`); `shopt` given an
+    // expansion or a glob (`shopt -s dotgl?b`).
+    let names_at_run_time = matches!(
+        program,
+        Some(
+            "shopt"
+                | "declare"
+                | "typeset"
+                | "export"
+                | "local"
+                | "readonly"
+                | "read"
+                | "printf"
+                | "mapfile"
+                | "readarray"
+                | "eval"
+        )
+    );
     words.iter().any(|w| {
         ["dotglob", "GLOBIGNORE", "BASHOPTS"]
             .iter()
             .any(|name| w.contains(name))
-            || (shopt && w.contains(['$', '`']))
-            || w.split_once('=')
-                .is_some_and(|(name, _)| name.contains(['$', '`']))
+            || (names_at_run_time && w.contains(['$', '`', '*', '?', '[']))
     })
 }
 

@@ -82,6 +82,11 @@ const VARIABLES: &[(&str, Runs)] = &[
     ("CARGO_REGISTRY_CREDENTIAL_PROVIDER", Runs::Line),
     ("CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", Runs::Unseen),
     ("CARGO_TARGET_DIR", Runs::Value("cargo --target-dir")),
+    ("CARGO_BUILD_BUILD_DIR", Runs::Value("cargo --target-dir")),
+    (
+        "CARGO_BUILD_ARTIFACT_DIR",
+        Runs::Value("cargo --target-dir"),
+    ),
     ("CARGO_INSTALL_ROOT", Runs::Value("cargo --root")),
     ("CARGO_DOC_BROWSER", Runs::Line),
     ("CARGO_BUILD_TARGET_DIR", Runs::Value("cargo --target-dir")),
@@ -187,6 +192,16 @@ fn assignments(words: &[String]) -> impl Iterator<Item = (&str, Runs, &str)> {
 /// tar's options as `tar OPTIONS`, a prompt as `echo "PROMPT"`), for the gates to judge as they
 /// judge the command itself.
 pub fn lines_set(words: &[String]) -> Vec<String> {
+    // `alias NAME=LINE`: the line runs wherever NAME is a command later (`bash -c` with
+    // `expand_aliases`, an interactive shell).
+    let start = program_start(words);
+    let aliased = words
+        .get(start)
+        .filter(|p| p.as_str() == "alias")
+        .and(words.get(start + 1..))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|w| w.split_once('=').map(|(_, line)| line.to_owned()));
     assignments(words)
         .filter_map(|(_, runs, value)| match runs {
             Runs::Line => Some(value.trim_start_matches('|').to_owned()),
@@ -200,6 +215,7 @@ pub fn lines_set(words: &[String]) -> Vec<String> {
             Runs::Expanded => Some(format!("echo \"{}\"", value.replace('"', "\\\""))),
             Runs::Unseen => None,
         })
+        .chain(aliased)
         .filter(|line| !line.is_empty() && line != SUBSTITUTION)
         .collect()
 }
@@ -282,6 +298,7 @@ mod tests {
             ["cargo --target-dir .git/t"]
         );
         assert!(lines("RUSTFLAGS='-D warnings' cargo build").is_empty());
+        assert_eq!(lines("alias ls=sudo"), ["sudo"]);
         assert!(lines("RUST_LOG=debug PYTHONPATH=. LD_PRELOAD=x.so PATH=/tmp ls").is_empty());
         assert!(
             lines("ls PAGER=x").is_empty(),

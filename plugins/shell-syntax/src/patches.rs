@@ -229,11 +229,21 @@ pub fn git(args: &[String], input: Input<'_>) -> Written {
     let rest = args.get(at + 1..).unwrap_or_default();
     let (given, operands) = read(rest, "pC", GIT_APPLY_VALUED);
     let on = |long: &str| flag(&given, "", long);
+    // A fake ancestor index is written whatever else the command does.
+    let ancestor: Vec<String> = values(&given, "", "build-fake-ancestor")
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let written = |paths: Vec<String>, unclear: Option<String>| {
+        let mut paths = paths;
+        paths.extend(ancestor.iter().cloned());
+        Written { paths, unclear }
+    };
     let reports_only = ["check", "stat", "numstat", "summary"]
         .iter()
         .any(|l| on(l));
     if subcommand == Some("apply") && (on("cached") || reports_only && !on("apply")) {
-        return Written::default();
+        return written(Vec::new(), None);
     }
     // Ending a series (`--abort` puts back what was there before it) applies no new diff.
     if subcommand == Some("am")
@@ -243,26 +253,29 @@ pub fn git(args: &[String], input: Input<'_>) -> Written {
     {
         return Written::default();
     }
-    let unseen = |why: &str| Written {
-        paths: Vec::new(),
-        unclear: Some(format!(
-            "`git {}` writes the files its diff names, and {why}",
-            subcommand.unwrap_or_default()
-        )),
+    let unseen = |why: &str| {
+        written(
+            Vec::new(),
+            Some(format!(
+                "`git {}` writes the files its diff names, and {why}",
+                subcommand.unwrap_or_default()
+            )),
+        )
     };
     let Some(diff) = seen(input).filter(|_| operands.is_empty()) else {
         return unseen("this gate cannot see the diff");
     };
-    // A mail's body may be encoded (quoted-printable, base64): `git am` decodes the names.
+    // A mail's body may be encoded (quoted-printable, base64) or flowed (lines joined):
+    // `git am` decodes the names.
+    let mail = diff.to_ascii_lowercase();
     if subcommand == Some("am")
-        && diff
-            .to_ascii_lowercase()
-            .contains("content-transfer-encoding")
+        && (mail.contains("content-transfer-encoding") || mail.contains("format=flowed"))
     {
         return unseen("the mail's encoding hides them from this gate");
     }
-    let strip = values(&given, "p", "").last().and_then(|p| p.parse().ok());
-    let mut paths = match named(diff, Some(strip.unwrap_or(1))) {
+    // git strips `-p` parts from most names, one fewer from `rename to`, and guesses 0 for a
+    // name without a slash: every strip is judged.
+    let mut paths = match named(diff, None) {
         Ok(paths) => paths,
         Err(why) => return unseen(&why),
     };
@@ -272,10 +285,7 @@ pub fn git(args: &[String], input: Input<'_>) -> Written {
     for dir in dirs.iter().rev() {
         paths = within(Some(dir), paths);
     }
-    Written {
-        paths,
-        unclear: None,
-    }
+    written(paths, None)
 }
 
 /// The diff `input` gives, when the gate sees it ([`crate::split`] gives no text for a
@@ -316,25 +326,29 @@ const MAX_COMPONENTS: usize = 64;
 fn named(text: &str, strip: Option<usize>) -> Result<Vec<String>, String> {
     let mut names = std::collections::BTreeSet::new();
     for line in text.lines() {
-        let line = line.trim_end_matches('\r').trim_start();
-        let line = line.strip_prefix('X').unwrap_or(line);
-        if let Some(pair) = line.strip_prefix("diff --git ") {
-            names.extend(pair.split(' ').map(unquoted));
-            continue;
-        }
-        let header = ["---", "+++", "***", "Index:", "rename to", "copy to"]
-            .iter()
-            .find_map(|h| line.strip_prefix(h))
-            .filter(|rest| rest.starts_with([' ', '\t']));
-        if let Some(name) = header {
-            // A timestamp follows a tab; a context diff's hunk header (`*** 1,3 ****`) and a
-            // removed or added line starting with `-- `/`++ ` are read as names, which only
-            // adds some.
-            let name = name.trim_start();
-            let to_tab = name.split('\t').next().unwrap_or(name);
-            names.insert(unquoted(to_tab));
-            if let Some(to_blank) = to_tab.split(' ').next().filter(|w| *w != to_tab) {
-                names.insert(unquoted(to_blank));
+        // GNU patch skips any run of blanks and a mail's `X` before a header.
+        let line = line.trim_start_matches(|c: char| c.is_whitespace() || c == 'X');
+        let header = [
+            "diff --git",
+            "---",
+            "+++",
+            "***",
+            "Index:",
+            "rename to",
+            "copy to",
+            "rename new",
+            "rename old",
+        ]
+        .iter()
+        .find_map(|h| line.strip_prefix(h));
+        if let Some(rest) = header {
+            // Every word after the header is taken for a name (a name ends at any blank, or
+            // at its closing quote; a timestamp or a hunk header such as `*** 1,3 ****` only
+            // adds names). The whole rest up to a tab is one too (a name with spaces).
+            let rest = rest.trim_start();
+            names.insert(unquoted(rest.split('\t').next().unwrap_or(rest)));
+            for word in rest.split(char::is_whitespace) {
+                names.insert(unquoted(word));
             }
         }
         if names.len() > MAX_NAMES {
@@ -371,14 +385,18 @@ fn named(text: &str, strip: Option<usize>) -> Result<Vec<String>, String> {
 /// escapes in a quoted name (`\056` is `.`), which this gate does not: such a name is an error.
 fn unquoted(name: &str) -> Result<String, String> {
     let name = name.trim();
-    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-        Some(inner) if inner.contains('\\') => Err(format!(
+    let Some(quoted) = name.strip_prefix('"') else {
+        return Ok(name.to_owned());
+    };
+    // The name ends at its closing quote (`"b/.envrc"x` is `b/.envrc`).
+    let inner = quoted.split('"').next().unwrap_or(quoted);
+    if inner.contains('\\') {
+        return Err(format!(
             "its diff names `{}` with escapes this gate does not decode",
             crate::launchers::shown(name)
-        )),
-        Some(inner) => Ok(inner.to_owned()),
-        None => Ok(name.to_owned()),
+        ));
     }
+    Ok(inner.to_owned())
 }
 
 #[cfg(test)]
@@ -396,17 +414,25 @@ mod tests {
         (written.paths, written.unclear.is_some())
     }
 
+    fn applied(line: &str, input: Input<'_>) -> (Vec<String>, bool) {
+        let w = git(&words(line), input);
+        (w.paths, w.unclear.is_some())
+    }
+
+    /// Whether `paths` holds `path`.
+    fn has(paths: &[String], path: &str) -> bool {
+        paths.iter().any(|p| p == path)
+    }
+
     #[test]
     fn patch_writes_what_its_diff_names_or_asks() {
         let (paths, unclear) = patched("-p1", Input::Text(DIFF));
-        assert_eq!(paths, [".envrc"]);
-        assert!(!unclear);
-
+        assert!(has(&paths, ".envrc") && !unclear, "{paths:?}");
         let (paths, _) = patched(
             "",
             Input::Text("--- x/.git/hooks/a\t2020\n+++ y/.git/hooks/a\n"),
         );
-        assert!(paths.contains(&".git/hooks/a".to_owned()), "{paths:?}");
+        assert!(has(&paths, ".git/hooks/a"), "{paths:?}");
         assert!(patched("-p1", Input::Unseen).1);
         assert!(patched("-p1 -i fix.diff", Input::Text(DIFF)).1);
         // A file named to patch still leaves a git diff's copies and renames written; the
@@ -416,28 +442,36 @@ mod tests {
             (vec!["src/a.c".into()], true)
         );
         let copy = "diff --git a/src/a.c b/.envrc\ncopy from src/a.c\ncopy to .envrc\n";
-        assert!(
-            patched("-p1 src/a.c", Input::Text(copy))
-                .0
-                .contains(&".envrc".to_owned())
-        );
+        assert!(has(&patched("-p1 src/a.c", Input::Text(copy)).0, ".envrc"));
         assert_eq!(
             patched("-o out.c", Input::Text(DIFF)),
             (vec!["out.c".into()], false)
         );
         assert!(patched("-o out.c", Input::Unseen).1);
         let (paths, _) = patched("-d sub -p1 -r .git/r", Input::Text(DIFF));
-        assert_eq!(paths, ["sub/.git/r", "sub/.envrc"]);
+        assert!(
+            has(&paths, "sub/.git/r") && has(&paths, "sub/.envrc"),
+            "{paths:?}"
+        );
         let (paths, _) = patched("--dir=.git --strip 0", Input::Text("+++ config\n"));
         assert_eq!(paths, [".git/config"]);
         // Each -d is a chdir.
         let (paths, _) = patched("-d .git -d hooks -p1", Input::Text("+++ b/pre-commit\n"));
         assert_eq!(paths, [".git/hooks/pre-commit"]);
-        // Headers as GNU patch reads them: a tab after +++, a blank ending the name, indented,
-        // a mail's X; C-quoted names with escapes ask.
-        for header in ["+++\t.envrc", "+++ .envrc x", "  +++ .envrc", "X+++ .envrc"] {
+        // Headers as GNU patch reads them: a tab after +++, a blank or a vertical tab ending
+        // the name, indented, a mail's X (any run), a quoted name with more after it; C-quoted
+        // names with escapes ask.
+        for header in [
+            "+++\t.envrc",
+            "+++ .envrc x",
+            "+++ .envrc\u{b}x",
+            "  +++ .envrc",
+            "XX+++ .envrc",
+            "+++ \".envrc\"x",
+            "Index:.envrc",
+        ] {
             let (paths, _) = patched("-p0", Input::Text(header));
-            assert!(paths.contains(&".envrc".to_owned()), "{header}: {paths:?}");
+            assert!(has(&paths, ".envrc"), "{header}: {paths:?}");
         }
         assert!(patched("-p1", Input::Text("+++ \"b/.e\\156vrc\"\n")).1);
         // Backups ask; a dry run writes nothing.
@@ -455,33 +489,29 @@ mod tests {
 
     #[test]
     fn git_apply_writes_what_its_diff_names_or_asks() {
-        let applied = |line: &str, input| {
-            let w = git(&words(line), input);
-            (w.paths, w.unclear.is_some())
-        };
-        assert_eq!(applied("apply", Input::Text(DIFF)).0, [".envrc"]);
-        assert_eq!(
-            applied("-C sub am -p2", Input::Text("+++ a/b/.envrc\n")).0,
-            ["sub/.envrc"]
-        );
-        assert_eq!(
-            applied(
+        assert!(has(&applied("apply", Input::Text(DIFF)).0, ".envrc"));
+        assert!(has(
+            &applied("-C sub am -p2", Input::Text("+++ a/b/.envrc\n")).0,
+            "sub/.envrc"
+        ));
+        assert!(has(
+            &applied(
                 "apply --directory=.github",
                 Input::Text("+++ b/workflows/ci.yml\n")
             )
             .0,
-            [".github/workflows/ci.yml"]
-        );
+            ".github/workflows/ci.yml"
+        ));
         assert!(applied("apply fix.diff", Input::Text(DIFF)).1);
         assert!(applied("apply", Input::Unseen).1);
         assert_eq!(
             applied("apply --check fix.diff", Input::Unseen),
             (vec![], false)
         );
-        assert_eq!(
-            applied("apply --stat --apply", Input::Text(DIFF)).0,
-            [".envrc"]
-        );
+        assert!(has(
+            &applied("apply --stat --apply", Input::Text(DIFF)).0,
+            ".envrc"
+        ));
         assert_eq!(
             applied("apply --cached x.diff", Input::Unseen),
             (vec![], false)
@@ -490,23 +520,43 @@ mod tests {
         assert_eq!(applied("am --abort", Input::Unseen), (vec![], false));
         assert!(applied("am --continue", Input::Unseen).1);
         // Global options with a value; a negated --check or --cached applies.
-        assert_eq!(
-            applied("--attr-source HEAD apply", Input::Text(DIFF)).0,
-            [".envrc"]
-        );
-        assert_eq!(
-            applied("apply --check --no-check", Input::Text(DIFF)).0,
-            [".envrc"]
-        );
-        assert_eq!(
-            applied("apply --cached --no-cached", Input::Text(DIFF)).0,
-            [".envrc"]
-        );
-        assert_eq!(
-            applied("apply --whitespace fix", Input::Text(DIFF)),
-            (vec![".envrc".into()], false)
-        );
+        for line in [
+            "--attr-source HEAD apply",
+            "apply --check --no-check",
+            "apply --cached --no-cached",
+            "apply --whitespace fix",
+        ] {
+            let (paths, unclear) = applied(line, Input::Text(DIFF));
+            assert!(has(&paths, ".envrc") && !unclear, "{line}: {paths:?}");
+        }
         assert!(applied("am", Input::Text("Content-Transfer-Encoding: base64\n")).1);
+        assert!(
+            applied(
+                "am",
+                Input::Text("Content-Type: text/plain; format=flowed\n")
+            )
+            .1
+        );
         assert!(applied("apply", Input::Text("diff --git \"a/\\056git/x\" b/y\n")).1);
+        // git strips one part fewer from `rename to`, and none from a name without a slash.
+        let rename = "diff --git a/n b/n\nrename from n\nrename to .envrc\n";
+        assert!(has(&applied("apply", Input::Text(rename)).0, ".envrc"));
+        assert!(has(
+            &applied("apply", Input::Text("+++ .envrc\n")).0,
+            ".envrc"
+        ));
+        assert!(has(
+            &applied("apply -p0", Input::Text("rename new .envrc\n")).0,
+            ".envrc"
+        ));
+        // A fake ancestor index is written even by --check.
+        assert!(has(
+            &applied(
+                "apply --check --build-fake-ancestor=.git/config",
+                Input::Unseen
+            )
+            .0,
+            ".git/config"
+        ));
     }
 }

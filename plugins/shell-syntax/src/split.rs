@@ -80,13 +80,10 @@ pub fn split(line: &str) -> Vec<Simple> {
 
 /// Whether `word` is bash's `{name}` before a redirection: a new descriptor, its number put in
 /// the variable.
+/// Any `{...}` counts (`{a[0]}` names an array element): a word taken for a descriptor is only
+/// dropped from the arguments, while text taken for standard input would be trusted.
 fn is_named_fd(word: &str) -> bool {
-    word.strip_prefix('{')
-        .and_then(|w| w.strip_suffix('}'))
-        .is_some_and(|name| {
-            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
+    word.len() > 2 && word.starts_with('{') && word.ends_with('}')
 }
 
 /// A here-document whose body is still to be read.
@@ -97,6 +94,9 @@ struct Heredoc {
     tabs: bool,
     /// Whether its delimiter was quoted: the shell then expands nothing in the body.
     quoted: bool,
+    /// Whether the gate reads its delimiter as bash does: no backslash (bash keeps some inside
+    /// double quotes that the gate drops) and no expansion or substitution in it.
+    plain: bool,
     /// The command that reads it: its place in `out` once ended.
     command: usize,
     /// The count of input redirections that command had made with it: a later one replaces
@@ -128,6 +128,9 @@ struct Reader {
     /// The current word has quotes or a backslash in it (a here-document delimiter so written
     /// keeps its body as written).
     quoted: bool,
+    /// The current word has a backslash inside double quotes (which bash keeps before most
+    /// characters, where the gate drops it).
+    backslashed: bool,
     /// The current word has an expansion the shell makes (`$`, a substitution) outside single
     /// quotes: a here-string so written reads what the gate cannot see.
     expands: bool,
@@ -141,6 +144,7 @@ impl Reader {
     /// End the current word; a word after `>` or `<` is a redirection's, not an argument.
     fn end_word(&mut self) {
         let quoted = std::mem::take(&mut self.quoted);
+        let backslashed = std::mem::take(&mut self.backslashed);
         let expands = std::mem::take(&mut self.expands);
         if std::mem::take(&mut self.in_word) {
             let word = std::mem::take(&mut self.word);
@@ -149,6 +153,7 @@ impl Reader {
                     delimiter: word.clone(),
                     tabs,
                     quoted,
+                    plain: !backslashed && !expands && !word.contains(['$', '`']),
                     command: self.out.len(),
                     // The count no command reaches when the document is not its standard input.
                     nth: if self.delimiter_stdin {
@@ -204,7 +209,11 @@ impl Reader {
                 body.push('\n');
                 self.nested.push(line);
             }
-            let as_written = doc.quoted || !body.contains(['$', '`', '\\']);
+            // What the shell changes in an unquoted body: expansions, `\\`, a backslash-newline.
+            let expanded = body.contains(['$', '`'])
+                || body.contains("\\\\")
+                || body.lines().any(|l| l.ends_with('\\'));
+            let as_written = (doc.quoted && doc.plain) || !doc.quoted && !expanded;
             if ended
                 && as_written
                 && self.inputs_of.get(doc.command) == Some(&doc.nth)
@@ -283,7 +292,10 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                         '\\' if chars.peek() == Some(&'\n') => {
                             chars.next();
                         }
-                        '\\' => r.word.push(chars.next().unwrap_or('\\')),
+                        '\\' => {
+                            r.backslashed = true;
+                            r.word.push(chars.next().unwrap_or('\\'));
+                        }
                         '`' => r.substitution(chars.by_ref().take_while(|&c| c != '`').collect()),
                         '$' if chars.peek() == Some(&'(') => {
                             chars.next();
@@ -314,8 +326,8 @@ fn split_into(line: &str, depth: u32, out: &mut Vec<Simple>) {
                 // `2>x`, `0<x`, `{fd}<x`: the digits (or the `{name}` bash gives a new
                 // descriptor) before the operator are a descriptor, not a word.
                 let mut fd = None;
-                if r.in_word && (r.word.chars().all(|d| d.is_ascii_digit()) || is_named_fd(&r.word))
-                {
+                let digits = !r.word.is_empty() && r.word.chars().all(|d| d.is_ascii_digit());
+                if r.in_word && (digits || is_named_fd(&r.word)) {
                     fd = Some(std::mem::take(&mut r.word));
                     r.in_word = false;
                     r.quoted = false;
@@ -461,6 +473,19 @@ mod tests {
         assert_eq!(here("bash <<< 'echo $x'")[0], Some("echo $x".into()));
         // A body whose delimiter never comes is not taken (a `)` in it ended a substitution).
         assert_eq!(here("echo $(xargs rm -rf <<'E'\n)\n/usr\nE\n)")[1], None);
+        // A delimiter the gate reads otherwise than bash; {a[0]} is a descriptor.
+        assert_eq!(
+            here("xargs rm -rf <<\"E\\F\"\n/tmp/x\nEF\n/home\nE\\F")[0],
+            None
+        );
+        assert_eq!(here("xargs rm <<`E`\n/tmp/x\n`E`")[0], None);
+        assert_eq!(here("cat x | xargs rm -rf {a[0]}<<< /tmp/x")[1], None);
+        // A backslash the shell keeps in an unquoted body; an empty word is no descriptor.
+        assert_eq!(
+            here("patch <<E\nprintf \"a\\n\"\nE")[0],
+            Some("printf \"a\\n\"\n".into())
+        );
+        assert_eq!(split("echo ''<<< x")[0].words, ["echo", ""]);
     }
 
     #[test]

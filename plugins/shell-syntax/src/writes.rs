@@ -592,6 +592,9 @@ const CARGO: &[Wanted] = &[
     Wanted::new("root", 4, None),
 ];
 
+/// cargo's settings naming where it builds.
+const BUILD_DIRS: &[&str] = &["build.target-dir", "build.build-dir", "build.artifact-dir"];
+
 /// `cargo`: where it builds (`--target-dir`, `--artifact-dir`, `--out-dir`, `--root`, and
 /// `--config build.target-dir=`), and the crate `new` or `init` makes; all under `-C DIR`. A
 /// setting naming `target-dir` otherwise (`build={target-dir="..."}`) is unclear.
@@ -600,10 +603,16 @@ fn cargo(args: &[String]) -> Written {
     let mut unclear = None;
     for setting in values(args, &[Wanted::new("config", 6, None)], "") {
         match setting.split_once('=') {
-            Some((key, value)) if key.replace(['"', '\'', ' '], "") == "build.target-dir" => {
+            Some((key, value))
+                if BUILD_DIRS.contains(&key.replace(['"', '\'', ' '], "").as_str())
+                    && !value.contains('\\') =>
+            {
                 paths.push(value.trim().trim_matches(['"', '\'']).to_owned());
             }
-            _ if setting.contains("target-dir") || setting.contains("target_dir") => {
+            _ if ["target", "build-dir", "build_dir", "artifact"]
+                .iter()
+                .any(|k| setting.contains(k)) =>
+            {
                 unclear = Some(format!(
                     "`cargo`: its setting `{}` names where it builds as this gate does not read",
                     crate::launchers::shown(&setting)
@@ -633,6 +642,10 @@ fn cargo(args: &[String]) -> Written {
         } else if matches!(subcommand, Some("new" | "init")) && !word.starts_with('-') {
             paths.push(word.clone());
         }
+    }
+    // `cargo init` with no path makes its crate here.
+    if subcommand == Some("init") && !paths.iter().any(|p| !p.starts_with('-')) {
+        paths.push(".".into());
     }
     let dir = values(args, &[Wanted::new("", 0, Some('C'))], "").pop();
     Written {
@@ -677,13 +690,21 @@ mod tests {
             [".git"]
         );
         assert_eq!(writes("cargo +nightly new --vcs none .git/x"), [".git/x"]);
-        assert_eq!(writes("cargo init"), Vec::<String>::new());
+        assert_eq!(writes("cargo init"), ["."]);
         assert!(writes("cargo build --features new --bin x").is_empty());
         assert!(writes("cargo run -- new x").is_empty());
         assert_eq!(writes("cargo -C .git new x"), [".git/x"]);
         assert!(unclear(
             "cargo build --config 'build={target-dir=\".git\"}'"
         ));
+        assert!(unclear(
+            "cargo build --config 'build.target-dir=\"\\u002egit/x\"'"
+        ));
+        assert_eq!(
+            writes("cargo build --config build.artifact-dir=.git/h"),
+            [".git/h"]
+        );
+        assert_eq!(writes("cargo -C .git init"), [".git/."]);
         assert_eq!(
             writes("systemd-run -p StandardError=truncate:/w/.envrc -pStandardOutput=file:/o x"),
             ["/w/.envrc", "/o"]
