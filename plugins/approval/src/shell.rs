@@ -234,9 +234,10 @@ fn line_at(line: &str, programs: &[Vec<String>], depth: u32, found: &mut Found) 
 
 /// Whether the simple command `words` may turn bash's `dotglob` on: any word naming it,
 /// `GLOBIGNORE` (which does the same) or `BASHOPTS` (a new bash's options), however it is
-/// spelled around them (`shopt -qs dotglob`, `bash -eO dotglob`, `: ${GLOBIGNORE:=x}`);
-/// `shopt` given an expansion (`shopt -s $o`); an assignment to a name the shell expands
-/// (`declare $v=x`). `shopt -u dotglob` counts too: only ever more globs are judged wide.
+/// spelled around them (`shopt -qs dotglob`, `bash -eO dotglob`, `: ${GLOBIGNORE:=x}`); a
+/// builtin that sets a variable given an expansion or a glob, whose name is then built at run
+/// time (`shopt -s dotgl?b`, `declare $v=x`, `printf -v "${v}NORE" x`). `shopt -u dotglob`
+/// counts too: only ever more globs are judged wide.
 fn sets_dotglob(words: &[String]) -> bool {
     let program = words.get(program_start(words)).map(String::as_str);
     // Builtins that set a variable named by an operand, which may be built at run time

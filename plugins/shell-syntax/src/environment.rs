@@ -9,9 +9,10 @@
 //! judge, [`changes_what_runs`] says why what it runs cannot be told.
 //!
 //! Variables that only say where to find programs or libraries (`PATH`, `LD_PRELOAD`,
-//! `PYTHONPATH`, `RUSTFLAGS`' `-C linker=`) are not among them: they lead to files, and running a file (`./x`) is judged
-//! by its name anyway; treating them as unknown made everyday commands (`PYTHONPATH=. pytest`)
-//! ask without protecting anything.
+//! `PYTHONPATH`, `RUSTFLAGS`' `-C linker=`) are not among them: they lead to files, and running
+//! a file (`./x`) is judged by its name anyway; treating them as unknown made everyday commands
+//! (`PYTHONPATH=. pytest`) ask without protecting anything. An `alias`'s line is judged as a
+//! command line too.
 
 use crate::split::{SUBSTITUTION, quote};
 use crate::{is_assignment, program_start};

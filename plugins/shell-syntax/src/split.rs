@@ -79,9 +79,9 @@ pub fn split(line: &str) -> Vec<Simple> {
 }
 
 /// Whether `word` is bash's `{name}` before a redirection: a new descriptor, its number put in
-/// the variable.
-/// Any `{...}` counts (`{a[0]}` names an array element): a word taken for a descriptor is only
-/// dropped from the arguments, while text taken for standard input would be trusted.
+/// the variable. Any `{...}` counts (`{a[0]}` names an array element): a word taken for a
+/// descriptor is only dropped from the arguments, while text taken for standard input would be
+/// trusted.
 fn is_named_fd(word: &str) -> bool {
     word.len() > 2 && word.starts_with('{') && word.ends_with('}')
 }
@@ -186,10 +186,10 @@ impl Reader {
     /// runs it; a quote in one cannot reach past it) and, after its delimiter, the line goes
     /// on as commands.
     /// The body becomes the text its command reads when it is that command's last input
-    /// redirection.
-    /// A body the gate cannot take as written is none: one whose delimiter line never comes
-    /// (cut short, as inside a substitution the gate ended at a `)` of the body), or one the
-    /// shell expands (an unquoted delimiter) holding `$`, a backquote or a backslash.
+    /// redirection and the gate can take it as written: not when its delimiter line never
+    /// comes (cut short, as inside a substitution the gate ended at a `)` of the body), when
+    /// the gate reads a quoted delimiter otherwise than bash, or when the shell expands the
+    /// body (an unquoted delimiter) and it holds `$`, a backquote, `\\` or a backslash-newline.
     fn heredoc_bodies(&mut self, chars: &mut Peekable<Chars<'_>>) {
         for doc in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
