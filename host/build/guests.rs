@@ -8,8 +8,8 @@ use std::process::Command;
 /// The WASI target every guest is built for.
 pub const TARGET: &str = "wasm32-wasip2";
 
-/// The flags every guest is built with (`CARGO_ENCODED_RUSTFLAGS`: one per line... separated by
-/// 0x1f): 1 MiB of initial heap.
+/// The flags every guest is built with, as `CARGO_ENCODED_RUSTFLAGS` (flags separated by 0x1f):
+/// 1 MiB of initial heap.
 const GUEST_RUSTFLAGS: &str = "-Clink-arg=--initial-heap=1048576";
 
 /// Build `packages` (workspace members) with the `guest` profile. Returns, per package, the path
@@ -53,7 +53,7 @@ pub fn build(workspace: &Path, packages: &[&str]) -> Vec<(String, PathBuf)> {
         cmd.env_remove(var);
     }
     // Room for the heap in the memory a guest starts with. wasm-ld makes it exactly the data
-    // and the stack, so a guest's first allocations grow it in every call, and wasmtime's
+    // and the stack, so a call allocating past the last page's slack grows it, and wasmtime's
     // pooling allocator then changes the slot's protection twice (grown in the call, shrunk
     // back at the next instantiation; the shrink flushes the TLB of every core): shell-guard
     // grew 17 -> 18 pages per call, ~7% of the daemon's CPU under load. Pages never touched
