@@ -609,9 +609,12 @@ fn cargo(args: &[String]) -> Written {
             {
                 paths.push(value.trim().trim_matches(['"', '\'']).to_owned());
             }
-            _ if ["target", "build-dir", "build_dir", "artifact"]
+            // `build={target-dir=...}`, `build={"target\u002ddir"=...}`: a table or an escape.
+            _ if BUILD_DIRS
                 .iter()
-                .any(|k| setting.contains(k)) =>
+                .filter_map(|k| k.strip_prefix("build."))
+                .any(|k| setting.contains(k) || setting.contains(&k.replace('-', "_")))
+                || setting.trim_start().starts_with("build") && setting.contains(['{', '\\']) =>
             {
                 unclear = Some(format!(
                     "`cargo`: its setting `{}` names where it builds as this gate does not read",
@@ -697,6 +700,10 @@ mod tests {
         assert!(unclear(
             "cargo build --config 'build={target-dir=\".git\"}'"
         ));
+        assert!(!unclear(
+            "cargo build --config 'target.x86_64-unknown-linux-gnu.rustflags=[]'"
+        ));
+        assert!(!unclear("cargo build --config build.target=wasm32-wasip2"));
         assert!(unclear(
             "cargo build --config 'build.target-dir=\"\\u002egit/x\"'"
         ));
